@@ -1,0 +1,107 @@
+'use strict'
+
+// Every error httpsys throws, with a stable `code`.
+//
+// Two families live here:
+// - node's own codes for the http layer (ERR_HTTP_HEADERS_SENT, ...), so apps that
+//   test `err.code` behave as they do on node's http module;
+// - ERR_HTTPSYS_* for everything else. Their messages say what happened and the exact
+//   next step. test/unit/errors.test.js keeps the README's error table in step.
+//
+// Usage: `throw new codes.ERR_HTTPSYS_PORT_IN_USE({ port: 8080, owner: 'pid 42 (nginx)' })`.
+// The details object is copied onto the error (err.port, err.owner, ...), except `cause`.
+
+const codes = Object.create(null)
+
+/**
+ * @param {string} code stable identifier
+ * @param {(d: object) => string} message builds the message from the details
+ * @param {ErrorConstructor} [Base=Error]
+ */
+function define (code, message, Base = Error) {
+  class HttpsysCodedError extends Base {
+    constructor (details = {}) {
+      const d = typeof details === 'object' && details !== null ? details : { value: details }
+      super(message(d), d.cause ? { cause: d.cause } : undefined)
+      for (const key of Object.keys(d)) {
+        if (key !== 'cause' && key !== 'message') this[key] = d[key]
+      }
+      this.code = code
+    }
+
+    get name () { return `${Base.name} [${code}]` }
+  }
+  Object.defineProperty(HttpsysCodedError, 'name', { value: code })
+  codes[code] = HttpsysCodedError
+}
+
+const str = (v) => typeof v === 'string' ? JSON.stringify(v) : String(v)
+
+// ---------------------------------------------------------------------------
+// node-compatible codes (src/http). Messages follow node's wording.
+
+define('ERR_HTTP_HEADERS_SENT', (d) => `Cannot ${d.action || 'set headers'} after they are sent to the client`)
+define('ERR_STREAM_WRITE_AFTER_END', () => 'write after end')
+define('ERR_STREAM_DESTROYED', (d) => `Cannot call ${d.method || 'write'} after a stream was destroyed`)
+define('ERR_STREAM_ALREADY_FINISHED', (d) => `Cannot call ${d.method || 'end'} after a stream was finished`)
+define('ERR_STREAM_NULL_VALUES', () => 'May not write null values to stream', TypeError)
+define('ERR_INVALID_ARG_TYPE', (d) => `The "${d.name}" argument must be ${d.expected}. Received ${d.actual === undefined ? 'undefined' : typeof d.actual}`, TypeError)
+define('ERR_INVALID_ARG_VALUE', (d) => `The argument '${d.name}' ${d.reason || 'is invalid'}. Received ${str(d.value)}`, TypeError)
+define('ERR_HTTP_INVALID_STATUS_CODE', (d) => `Invalid status code: ${d.value}`, RangeError)
+define('ERR_INVALID_HTTP_TOKEN', (d) => `${d.label || 'Header name'} must be a valid HTTP token ["${d.value}"]`, TypeError)
+define('ERR_HTTP_INVALID_HEADER_VALUE', (d) => `Invalid value "${d.value}" for header "${d.header}"`, TypeError)
+define('ERR_INVALID_CHAR', (d) => `Invalid character in ${d.field || 'header content'}${d.header ? ` ["${d.header}"]` : ''}`, TypeError)
+define('ERR_HTTP_CONTENT_LENGTH_MISMATCH', (d) => `Response body's content-length of ${d.actual} byte(s) does not match the content-length of ${d.expected} byte(s) set in header`)
+define('ERR_HTTP_BODY_NOT_ALLOWED', () => 'Adding content for this request method or response status is not allowed.')
+define('ERR_SERVER_ALREADY_LISTEN', () => 'Listen method has been called more than once without closing.')
+define('ERR_SERVER_NOT_RUNNING', () => 'Server is not running.')
+define('ERR_METHOD_NOT_IMPLEMENTED', (d) => `The ${d.method} method is not implemented`)
+
+// ---------------------------------------------------------------------------
+// URL prefixes (src/urlprefix.js)
+
+define('ERR_HTTPSYS_BAD_PREFIX', (d) =>
+  `Invalid URL prefix ${str(d.prefix)}: ${d.reason}. ` +
+  'A prefix reads scheme://host:port/path/ (scheme http or https, a port, a path ending in /), ' +
+  'for example http://+:8080/api/.', TypeError)
+define('ERR_HTTPSYS_URL_CONFLICT', (d) =>
+  `The URL prefix ${d.prefix} is already registered${d.owner ? ` by ${d.owner}` : ''}. ` +
+  'Stop the other owner or choose another prefix (another path, or another port).')
+
+// ---------------------------------------------------------------------------
+// The router: ports and the hub (src/hub, src/queue)
+
+define('ERR_HTTPSYS_PORT_IN_USE', (d) =>
+  `Port ${d.port}${d.host ? ` on ${d.host}` : ''} is already in use${d.owner ? ` by ${d.owner}` : ''}. ` +
+  `Stop that process or choose another port (on Linux \`ss -ltnp 'sport = :${d.port}'\` shows the owner).`)
+define('ERR_HTTPSYS_ACCESS_DENIED', (d) =>
+  `Not allowed to listen on port ${d.port}${d.host ? ` on ${d.host}` : ''}: ports below 1024 need privileges. ` +
+  'Use a port >= 1024, run as root, or grant node the right once: ' +
+  `\`sudo setcap 'cap_net_bind_service=+ep' ${d.execPath || process.execPath}\`.`)
+define('ERR_HTTPSYS_QUEUE_NOT_FOUND', (d) =>
+  `No request queue named ${str(d.queue)} exists on the router. ` +
+  'Start the app through `httpsys start` (which creates its queue) or give the server a URL prefix to listen on.')
+define('ERR_HTTPSYS_HUB_UNREACHABLE', (d) =>
+  `Cannot reach the httpsys hub at ${d.path}${d.cause ? ` (${d.cause.code || d.cause.message})` : ''}. ` +
+  'The supervisor that started this process has stopped; start the app again with `httpsys start`.')
+define('ERR_HTTPSYS_PROTOCOL', (d) =>
+  `The httpsys hub and this worker do not speak the same protocol: ${d.reason}. ` +
+  'Run the worker with the same httpsys version as the supervisor (reinstall with `npm install`).')
+define('ERR_HTTPSYS_QUEUE_CLOSED', (d) =>
+  `The request queue ${d.queue ? str(d.queue) + ' ' : ''}was closed by the router.`)
+
+// ---------------------------------------------------------------------------
+// Configuration and the CLI (src/config, src/cli, src/supervisor)
+
+define('ERR_HTTPSYS_CONFIG_NOT_FOUND', (d) =>
+  `No config file at ${d.path}. Pass a script (\`httpsys start app.js\`) or a config file (\`httpsys start -c httpsys.config.js\`).`)
+define('ERR_HTTPSYS_CONFIG_LOAD', (d) =>
+  `Cannot load the config file ${d.path}: ${d.cause ? d.cause.message : 'unknown error'}. ` +
+  'Check it with `node ' + (d.path || 'httpsys.config.js') + '`; it must export { apps: [...] }.')
+define('ERR_HTTPSYS_CONFIG_INVALID', (d) =>
+  `Invalid config at ${d.key}: ${d.reason}.${d.fix ? ' ' + d.fix : ''}`, TypeError)
+define('ERR_HTTPSYS_SCRIPT_NOT_FOUND', (d) =>
+  `The app script ${d.script} does not exist${d.app ? ` (app ${str(d.app)})` : ''}. ` +
+  'Check the path; relative paths are resolved from the app\'s cwd.')
+
+module.exports = { codes }

@@ -1,0 +1,97 @@
+'use strict'
+
+// The preload: `node --require httpsys/register app.js`.
+//
+// It swaps node's http server classes for httpsys ones before the app (or a framework
+// such as express, which builds its request/response prototypes from
+// http.IncomingMessage/ServerResponse when it is first required) loads, so an
+// unmodified app receives its requests from a request queue.
+//
+// Rules this file decides (architecture.md, "The preload"):
+// - Under the supervisor (HTTPSYS_HUB and HTTPSYS_QUEUE set) every server that
+//   listens attaches to the app's queue. The app's own fork() children and cluster
+//   workers inherit this preload through execArgv and the environment, so they attach
+//   to the same queue too: a cluster app becomes N workers on one queue, which is what
+//   it meant. Their pids are not instances of the supervisor, so they never count for
+//   readiness.
+// - Standalone (no HTTPSYS_HUB) the queue backend starts an in-process hub, so the
+//   app still serves on the port it asked for.
+// - https servers: the hub does not terminate TLS yet, so on the hub backend https
+//   servers stay node's own (they keep working as they did); only backends that
+//   terminate TLS (HTTP.SYS) replace them.
+// - The supervisor stops a worker with an IPC message, never with a signal (on
+//   Windows a child gets no SIGTERM: libuv turns every signal into
+//   TerminateProcess). The message becomes the app's own SIGTERM/SIGINT listeners
+//   when it has any, else a graceful close of every httpsys server and an exit once
+//   they are idle.
+
+const http = require('node:http')
+const https = require('node:https')
+const { syncBuiltinESMExports } = require('node:module')
+const ours = require('./http')
+
+const kInstalled = Symbol.for('httpsys.register.installed')
+const SHUTDOWN = 'httpsys:shutdown'
+
+function install () {
+  if (globalThis[kInstalled]) return
+  globalThis[kInstalled] = true
+
+  replace(http, ours)
+  if (tlsTerminatedByRouter()) replace(https, ours.https || ours)
+  // ESM `import { createServer } from 'node:http'` reads the builtin's named exports,
+  // which are a snapshot: refresh them so ESM apps see our classes too.
+  syncBuiltinESMExports()
+
+  if (typeof process.send === 'function' && process.env.HTTPSYS_HUB) listenForShutdown()
+}
+
+function replace (target, source) {
+  target.createServer = source.createServer
+  target.Server = source.Server
+  target.IncomingMessage = source.IncomingMessage
+  target.ServerResponse = source.ServerResponse
+}
+
+function tlsTerminatedByRouter () {
+  // The hub (Linux, macOS) has no TLS yet; the HTTP.SYS backend will set this.
+  return process.env.HTTPSYS_BACKEND === 'httpsys'
+}
+
+function listenForShutdown () {
+  process.on('message', onMessage)
+  // A 'message' listener refs the IPC channel, which would keep an app alive that
+  // would otherwise exit on its own (a script that finished its work).
+  if (process.channel && typeof process.channel.unref === 'function') process.channel.unref()
+}
+
+let stopping = false
+
+function onMessage (msg) {
+  if (!msg || msg.type !== SHUTDOWN || stopping) return
+  stopping = true
+  const signal = process.listenerCount('SIGTERM') > 0
+    ? 'SIGTERM'
+    : process.listenerCount('SIGINT') > 0 ? 'SIGINT' : null
+  if (signal) {
+    // The app knows how to stop itself (close its servers, its pools): let it.
+    process.emit(signal, signal)
+    return
+  }
+  closeServersThenExit()
+}
+
+function closeServersThenExit () {
+  const servers = ours.listeningServers()
+  let pending = servers.length
+  if (pending === 0) return process.exit(0)
+  for (const server of servers) {
+    server.close(() => {
+      if (--pending === 0) process.exit(0)
+    })
+  }
+}
+
+install()
+
+module.exports = { install, SHUTDOWN }
