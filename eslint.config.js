@@ -1,6 +1,7 @@
 'use strict'
 
 const neostandard = require('neostandard')
+const globals = require('globals')
 
 module.exports = [
   ...neostandard({ ignores: ['node_modules/**', 'coverage/**', 'build/**', 'prebuilds/**'] }),
@@ -8,6 +9,10 @@ module.exports = [
     rules: {
       'n/prefer-node-protocol': 'error'
     }
+  },
+  {
+    files: ['test/**/*.js'],
+    languageOptions: { globals: { ...globals.jest } }
   },
   {
     files: ['src/**/*.js'],

@@ -40,7 +40,7 @@ const str = (v) => typeof v === 'string' ? JSON.stringify(v) : String(v)
 // ---------------------------------------------------------------------------
 // node-compatible codes (src/http). Messages follow node's wording.
 
-define('ERR_HTTP_HEADERS_SENT', (d) => `Cannot ${d.action || 'set headers'} after they are sent to the client`)
+define('ERR_HTTP_HEADERS_SENT', (d) => `Cannot ${d.action || 'set'} headers after they are sent to the client`)
 define('ERR_STREAM_WRITE_AFTER_END', () => 'write after end')
 define('ERR_STREAM_DESTROYED', (d) => `Cannot call ${d.method || 'write'} after a stream was destroyed`)
 define('ERR_STREAM_ALREADY_FINISHED', (d) => `Cannot call ${d.method || 'end'} after a stream was finished`)
@@ -89,6 +89,11 @@ define('ERR_HTTPSYS_PROTOCOL', (d) =>
   'Run the worker with the same httpsys version as the supervisor (reinstall with `npm install`).')
 define('ERR_HTTPSYS_QUEUE_CLOSED', (d) =>
   `The request queue ${d.queue ? str(d.queue) + ' ' : ''}was closed by the router.`)
+define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
+  `A request queue named ${str(d.queue)} already exists on the router. Choose another name, or attach to it instead of creating it.`)
+define('ERR_HTTPSYS_TLS_UNSUPPORTED', (d) =>
+  `https prefixes need TLS termination, which the hub does not do yet${d.prefix ? ` (${d.prefix})` : ''}; ` +
+  'use http://... behind a TLS proxy, or run on Windows with HTTP.SYS.')
 
 // ---------------------------------------------------------------------------
 // Configuration and the CLI (src/config, src/cli, src/supervisor)

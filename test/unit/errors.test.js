@@ -37,6 +37,6 @@ describe('errors', () => {
   test('node-compatible codes keep node\'s classes', () => {
     expect(new codes.ERR_INVALID_ARG_TYPE({ name: 'x', expected: 'a string' })).toBeInstanceOf(TypeError)
     expect(new codes.ERR_HTTP_INVALID_STATUS_CODE({ value: 42 })).toBeInstanceOf(RangeError)
-    expect(new codes.ERR_HTTP_HEADERS_SENT({ action: 'set' }).message).toBe('Cannot set after they are sent to the client')
+    expect(new codes.ERR_HTTP_HEADERS_SENT({ action: 'set' }).message).toBe('Cannot set headers after they are sent to the client')
   })
 })
