@@ -89,6 +89,9 @@ define('ERR_HTTPSYS_PROTOCOL', (d) =>
   'Run the worker with the same httpsys version as the supervisor (reinstall with `npm install`).')
 define('ERR_HTTPSYS_QUEUE_CLOSED', (d) =>
   `The request queue ${d.queue ? str(d.queue) + ' ' : ''}was closed by the router.`)
+define('ERR_HTTPSYS_HTTP_PARSE', (d) =>
+  `A client sent a request the router cannot accept (${d.status}: ${d.reason}); the router answers ${d.status} and closes the connection. ` +
+  'Fix the client, or raise the router\'s header/body size limits in the config if the request was legitimate.')
 define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
   `A request queue named ${str(d.queue)} already exists on the router. Choose another name, or attach to it instead of creating it.`)
 define('ERR_HTTPSYS_TLS_UNSUPPORTED', (d) =>
