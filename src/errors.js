@@ -9,9 +9,12 @@
 //   next step. test/unit/errors.test.js keeps the README's error table in step.
 //
 // Usage: `throw new codes.ERR_HTTPSYS_PORT_IN_USE({ port: 8080, owner: 'pid 42 (nginx)' })`.
-// The details object is copied onto the error (err.port, err.owner, ...), except `cause`.
+// The details object is copied onto the error (err.port, err.owner, ...), except the
+// keys Error itself owns (name, message, stack, code, cause).
 
 const codes = Object.create(null)
+// detail keys used only by the message: they would shadow Error's own properties
+const RESERVED = new Set(['cause', 'message', 'name', 'stack', 'code'])
 
 /**
  * @param {string} code stable identifier
@@ -24,7 +27,7 @@ function define (code, message, Base = Error) {
       const d = typeof details === 'object' && details !== null ? details : { value: details }
       super(message(d), d.cause ? { cause: d.cause } : undefined)
       for (const key of Object.keys(d)) {
-        if (key !== 'cause' && key !== 'message') this[key] = d[key]
+        if (!RESERVED.has(key)) this[key] = d[key]
       }
       this.code = code
     }
