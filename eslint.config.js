@@ -11,6 +11,10 @@ module.exports = [
     }
   },
   {
+    files: ['bin/httpsys'],
+    languageOptions: { sourceType: 'commonjs' }
+  },
+  {
     files: ['test/**/*.js'],
     languageOptions: { globals: { ...globals.jest } }
   },

@@ -113,6 +113,6 @@ define('ERR_HTTPSYS_CONFIG_INVALID', (d) =>
   `Invalid config at ${d.key}: ${d.reason}.${d.fix ? ' ' + d.fix : ''}`, TypeError)
 define('ERR_HTTPSYS_SCRIPT_NOT_FOUND', (d) =>
   `The app script ${d.script} does not exist${d.app ? ` (app ${str(d.app)})` : ''}. ` +
-  'Check the path; relative paths are resolved from the app\'s cwd.')
+  'Check the path: in a config file it is relative to the app\'s cwd (the config file\'s folder by default), on the command line to the current directory.')
 
 module.exports = { codes }

@@ -60,6 +60,10 @@ function tlsTerminatedByRouter () {
 
 function listenForShutdown () {
   process.on('message', onMessage)
+  // The supervisor is gone (killed, crashed): it owned the hub, so this worker can
+  // serve nothing more, and as the leader of its own process group nobody else will
+  // stop it. Leave rather than linger as an orphan.
+  process.on('disconnect', () => process.exit(0))
   // A 'message' listener refs the IPC channel, which would keep an app alive that
   // would otherwise exit on its own (a script that finished its work).
   if (process.channel && typeof process.channel.unref === 'function') process.channel.unref()

@@ -1,0 +1,103 @@
+'use strict'
+
+// `httpsys start`: maps argv to a plain request and hands it to src/config (which app(s))
+// and src/supervisor (run them in the foreground).
+
+const path = require('node:path')
+const { Option, InvalidArgumentError } = require('commander')
+const { parseInstances } = require('../config/schema')
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']
+// `httpsys start api.config.js` means the config file, as with pm2
+const CONFIG_FILE = /\.config\.(c?js|mjs|json)$/
+
+const EXAMPLES = `
+With a script, httpsys runs that one app; with no script it runs the apps of a config
+file (-c, default ./httpsys.config.js). Without --url the app's own listen(port) decides
+its prefix (http://+:<port>/). Ctrl+C stops every app gracefully; press it again to force.
+
+Examples:
+  $ httpsys start app.js
+  $ httpsys start app.js -u http://+:8080/ -i 2       two processes share one queue on :8080
+  $ httpsys start api.js -n api -u http://+:8080/api/ --node-args "--max-old-space-size=512"
+  $ httpsys start -c httpsys.config.js --json         JSON log lines (also when piped)
+  $ httpsys start app.js -- --port 3000               arguments after -- go to the app`
+
+function register (program) {
+  program.command('start')
+    .summary('run an app, or the apps of a config file, in the foreground')
+    .description('Run an app, or the apps of a config file, under the httpsys supervisor, in the foreground.')
+    .argument('[script]', 'the app\'s main file (a *.config.js file runs as -c)')
+    .argument('[args...]', 'arguments for the app (put them after --)')
+    .option('-c, --config <file>', 'run the apps of this config file (default: ./httpsys.config.js without a script)')
+    .option('-u, --url <prefix>', 'URL prefix routed to the app, e.g. http://+:8080/api/ (repeatable)', collect)
+    .option('-i, --instances <n>', 'processes serving the app: an integer, or "max" for one per CPU (default: 1)', instancesArg)
+    .option('-n, --name <name>', 'app name in logs and the queue name (default: the script name)')
+    .option('--node-args <args>', 'arguments for node itself, space-separated, e.g. "--max-old-space-size=512"')
+    .option('--cwd <dir>', 'directory the app runs in (default: the current one)')
+    .addOption(new Option('--log-level <level>', 'least level logged, for httpsys and the apps').choices(LOG_LEVELS).default('info'))
+    .option('--json', 'write JSON log lines even in a terminal')
+    .addHelpText('after', EXAMPLES)
+    .action(action)
+}
+
+async function action (script, args, options, command) {
+  const request = toRequest(script, args, options, command)
+  const { resolveStartConfig } = require('../config')
+  const { runForeground } = require('../supervisor')
+  const config = await resolveStartConfig(request)
+  const code = await runForeground(config, { json: request.json, logLevel: request.logLevel })
+  // the supervisor owns this process: once everything is stopped, nothing else may keep it
+  process.exit(code)
+}
+
+/** argv -> the plain request src/config understands; usage errors exit 2. */
+function toRequest (script, args, options, command) {
+  let config = options.config
+  if (script && !config && CONFIG_FILE.test(script)) {
+    config = script
+    script = undefined
+  }
+  const appFlags = [
+    script && 'a script',
+    args.length > 0 && 'app arguments',
+    options.url && '--url',
+    options.instances !== undefined && '--instances',
+    options.name !== undefined && '--name',
+    options.nodeArgs !== undefined && '--node-args',
+    options.cwd !== undefined && '--cwd'
+  ].filter(Boolean)
+  if (config && appFlags.length > 0) {
+    command.error(`error: ${appFlags.join(', ')} cannot be combined with a config file (${config}); ` +
+      'set these on the app in the config file, or start a script without -c')
+  }
+  if (!script && appFlags.length > 0) {
+    const s = appFlags.length === 1 ? 's' : ''
+    command.error(`error: ${appFlags.join(', ')} describe${s} one app and need${s} its script ` +
+      '(httpsys start app.js ...); for the apps of httpsys.config.js set them in the file')
+  }
+  return {
+    config,
+    script,
+    args,
+    urls: options.url,
+    instances: options.instances,
+    name: options.name,
+    nodeArgs: options.nodeArgs,
+    cwd: options.cwd !== undefined ? path.resolve(options.cwd) : undefined,
+    logLevel: options.logLevel,
+    json: Boolean(options.json)
+  }
+}
+
+function collect (value, previous) {
+  return (previous || []).concat(value)
+}
+
+function instancesArg (value) {
+  const n = parseInstances(value)
+  if (n === undefined) throw new InvalidArgumentError('It must be an integer >= 1 or "max".')
+  return n
+}
+
+module.exports = { register, toRequest }

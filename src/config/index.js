@@ -1,0 +1,38 @@
+'use strict'
+
+// Config: load a file, validate what it exports, or build the same config from
+// `httpsys start <script>` flags. What comes out is frozen and trusted downstream.
+
+const path = require('node:path')
+const { load } = require('./load')
+const { validate, isValidated } = require('./validate')
+const { fromFlags } = require('./from-flags')
+const { parseDuration } = require('./duration')
+const { parseInstances } = require('./schema')
+
+const DEFAULT_FILE = 'httpsys.config.js'
+
+/**
+ * The config `httpsys start` runs: from a config file when `config` is given or no
+ * script is, else one app from the flags.
+ * @param {object} request what the CLI parsed (see src/cli/start.js)
+ * @param {object} [options]
+ * @param {string} [options.cwd=process.cwd()]
+ */
+async function resolveStartConfig (request, { cwd = process.cwd() } = {}) {
+  if (request.script && !request.config) return fromFlags(request, { baseDir: cwd })
+  const file = path.resolve(cwd, request.config || DEFAULT_FILE)
+  const raw = await load(file)
+  return validate(raw, { baseDir: path.dirname(file) })
+}
+
+module.exports = {
+  load,
+  validate,
+  isValidated,
+  fromFlags,
+  resolveStartConfig,
+  parseDuration,
+  parseInstances,
+  DEFAULT_FILE
+}

@@ -1,0 +1,145 @@
+'use strict'
+
+// Validation happens once, here, at the edge: what leaves is a frozen, normalised config
+// the supervisor trusts without checking again. Every failure names the key path as the
+// user wrote it (`apps[1].instances`, or `--instances` for flags) and says how to fix it.
+
+const path = require('node:path')
+const { codes } = require('../errors')
+const { appSchema, appAliases, describe } = require('./schema')
+const { didYouMean } = require('./suggest')
+
+const kValidated = Symbol('httpsys.config.validated')
+const TOP_KEYS = ['apps']
+
+/**
+ * @param {unknown} raw what the config file exported
+ * @param {object} [options]
+ * @param {string} [options.baseDir=process.cwd()] where relative paths start (the config file's directory)
+ * @param {(path: Array<string|number>) => string} [options.keyLabel] how a key path is shown
+ * @param {(path: Array<string|number>, value: string) => string} [options.example] how a fix example is shown
+ * @returns {Readonly<{ apps: ReadonlyArray<object> }>}
+ */
+function validate (raw, options = {}) {
+  const opts = {
+    baseDir: path.resolve(options.baseDir || process.cwd()),
+    keyLabel: options.keyLabel || formatPath,
+    example: options.example || ((p, value) => `${p[p.length - 1]}: ${value}`)
+  }
+  const root = new Context([], opts)
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+      key: '(top level)',
+      reason: `the config must be an object, got ${describe(raw)}`,
+      fix: 'Export { apps: [{ name: "api", script: "api.js" }] } (module.exports = ... in httpsys.config.js).'
+    })
+  }
+  rejectUnknown(raw, TOP_KEYS, {}, root)
+  const list = raw.apps
+  const at = root.at('apps')
+  if (list === undefined) at.fail('is required', 'Add apps: [{ script: "app.js" }].')
+  if (!Array.isArray(list)) at.fail(`must be an array of apps, got ${describe(list)}`, 'Write apps: [{ script: "app.js" }].')
+  if (list.length === 0) at.fail('lists no app', 'Add at least one: apps: [{ script: "app.js" }].')
+
+  const apps = list.map((entry, i) => validateApp(entry, at.at(i)))
+  checkAcrossApps(apps, at)
+  const config = { apps }
+  Object.defineProperty(config, kValidated, { value: true })
+  return deepFreeze(config)
+}
+
+function validateApp (raw, ctx) {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    ctx.fail(`must be an object describing one app, got ${describe(raw)}`, 'For example { name: "api", script: "api.js" }.')
+  }
+  rejectUnknown(raw, Object.keys(appSchema), appAliases, ctx)
+  const app = {}
+  ctx.app = app
+  ctx.appName = typeof raw.name === 'string' ? raw.name : undefined
+  for (const [key, row] of Object.entries(appSchema)) {
+    const at = ctx.at(key)
+    if (raw[key] === undefined) {
+      if (row.required) at.fail('is required', row.required)
+      app[key] = row.default(at)
+    } else {
+      app[key] = row.check(raw[key], at)
+    }
+  }
+  return app
+}
+
+function checkAcrossApps (apps, ctx) {
+  const names = new Map()
+  const prefixes = new Map()
+  apps.forEach((app, i) => {
+    if (names.has(app.name)) {
+      const j = names.get(app.name)
+      ctx.at(i).at('name').fail(`${JSON.stringify(app.name)} is already the name of ${formatPath(['apps', j])}`,
+        'Give every app its own name (set name: "..." on one of them).')
+    }
+    names.set(app.name, i)
+    app.urls.forEach((prefix, k) => {
+      const owner = prefixes.get(prefix)
+      if (owner && owner.app !== app.name) {
+        ctx.at(i).at('urls').at(k).fail(`${prefix} is used by both app ${JSON.stringify(owner.app)} and app ${JSON.stringify(app.name)}`,
+          'Give each app its own prefix (another path or port); to run an app several times use instances instead.')
+      }
+      prefixes.set(prefix, { app: app.name })
+    })
+  })
+}
+
+function rejectUnknown (obj, known, aliases, ctx) {
+  for (const key of Object.keys(obj)) {
+    if (known.includes(key)) continue
+    const guess = didYouMean(key, known, aliases)
+    ctx.at(key).fail('is not a known key',
+      (guess ? `Did you mean ${JSON.stringify(guess)}? ` : '') + `Known keys: ${known.join(', ')}.`)
+  }
+}
+
+class Context {
+  constructor (keyPath, opts, parent) {
+    this.path = keyPath
+    this.opts = opts
+    this.baseDir = opts.baseDir
+    this.app = parent ? parent.app : undefined
+    this.appName = parent ? parent.appName : undefined
+  }
+
+  get name () { return String(this.path[this.path.length - 1]) }
+
+  get label () { return this.opts.keyLabel(this.path) }
+
+  at (segment) { return new Context([...this.path, segment], this.opts, this) }
+
+  /** an example assignment for this key, in the syntax the user wrote it in */
+  ex (value) { return this.opts.example(this.path, value) }
+
+  fail (reason, fix, cause) {
+    reason = String(reason).replace(/\.+$/, '')
+    throw new codes.ERR_HTTPSYS_CONFIG_INVALID({ key: this.label, reason, fix, app: this.appName, cause })
+  }
+}
+
+function formatPath (keyPath) {
+  let out = ''
+  for (const seg of keyPath) {
+    if (typeof seg === 'number') out += `[${seg}]`
+    else if (/^[A-Za-z_$][\w$]*$/.test(seg)) out += (out ? '.' : '') + seg
+    else out += `[${JSON.stringify(seg)}]`
+  }
+  return out || '(top level)'
+}
+
+function deepFreeze (value) {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const v of Object.values(value)) deepFreeze(v)
+  }
+  return value
+}
+
+const isValidated = (config) => Boolean(config && config[kValidated])
+
+module.exports = { validate, isValidated, formatPath }

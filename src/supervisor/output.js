@@ -1,0 +1,64 @@
+'use strict'
+
+// Where the supervisor's records go: JSON lines (NDJSON) when stdout is not a terminal or
+// with --json, pino-pretty with an `app#0 |` prefix in a terminal.
+//
+// Writes are synchronous: the supervisor exits with process.exit() after stopping and
+// must not lose its last lines, and an async pino destination cannot be flushed reliably
+// while a write is in flight. A slow reader therefore slows the supervisor; log files
+// (a later issue) get their own async destination.
+
+const tty = require('node:tty')
+const pino = require('pino')
+const { prettyFactory } = require('pino-pretty')
+
+// lifecycle fields the pretty message already spells out
+const LIFECYCLE_FIELDS = ['event', 'ms', 'code', 'signal', 'delay', 'urls', 'instances', 'hub', 'after', 'queue', 'workerId']
+
+/**
+ * @param {object} [options]
+ * @param {boolean} [options.json=false] JSON lines even in a terminal
+ * @param {string} [options.level='info']
+ * @param {number} [options.fd=1]
+ * @returns {import('pino').Logger}
+ */
+function createLogger ({ json = false, level = 'info', fd = 1 } = {}) {
+  const dest = pino.destination({ fd, sync: true })
+  // a closed terminal (SIGHUP) or a reader gone (EPIPE) must not crash the supervisor
+  // before it has stopped its apps: their records are lost, the stop goes on
+  dest.on('error', () => {})
+  const stream = !json && tty.isatty(fd) ? prettyStream(dest) : dest
+  // no base: worker records carry the worker's pid, lifecycle records the one they are about
+  return pino({ level, base: null }, stream)
+}
+
+function prettyStream (dest) {
+  const prettify = prettyFactory({
+    colorize: tty.isatty(1) && process.env.NO_COLOR === undefined,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,app,inst,stream,component',
+    singleLine: true,
+    messageFormat (log, messageKey) {
+      const who = log.app === undefined ? (log.component || 'httpsys') : log.inst === undefined ? log.app : `${log.app}#${log.inst}`
+      const msg = log[messageKey]
+      return `${who} | ${msg === undefined ? '' : msg}`
+    }
+  })
+  return {
+    write (line) {
+      let record
+      try {
+        record = JSON.parse(line)
+      } catch {
+        dest.write(line)
+        return
+      }
+      if (record.event !== undefined) {
+        for (const key of LIFECYCLE_FIELDS) delete record[key]
+      }
+      dest.write(prettify(record))
+    }
+  }
+}
+
+module.exports = { createLogger, prettyStream }

@@ -1,0 +1,27 @@
+'use strict'
+
+const { isValidated, validate } = require('../config')
+const { Supervisor } = require('./supervisor')
+const { createLogger } = require('./output')
+
+/**
+ * Start the hub and every app of a config; resolves once the queues exist and the
+ * workers are spawned (not when they are ready: listen to 'ready').
+ * @param {object} config a config from src/config, or a raw one (validated here, paths
+ *   relative to process.cwd())
+ * @param {object} [options]
+ * @param {import('pino').Logger} [options.logger] default: JSON lines or pretty on stdout
+ * @param {boolean} [options.json=false] for the default logger: JSON even in a terminal
+ * @param {string} [options.logLevel] for the default logger, and workers' HTTPSYS_LOG_LEVEL
+ * @param {string} [options.socketPath] the hub's socket (default: per user and run in os.tmpdir())
+ * @returns {Promise<Supervisor>} events: spawn, ready, exit ({ app, inst, pid, ... }), stopped, error
+ */
+async function start (config, options = {}) {
+  const valid = isValidated(config) ? config : validate(config)
+  const logger = options.logger || createLogger({ json: options.json, level: options.logLevel || 'info' })
+  const supervisor = new Supervisor(valid, { logger, logLevel: options.logLevel, socketPath: options.socketPath })
+  await supervisor.start()
+  return supervisor
+}
+
+module.exports = { start }

@@ -1,0 +1,170 @@
+'use strict'
+
+// Config validation: what a user reads when their config is wrong. Every error names the
+// key path and says how to fix it.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { validate, fromFlags } = require('../../../src/config')
+
+// made at load time: the tables below use it
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-config-'))
+fs.writeFileSync(path.join(dir, 'app.js'), '')
+fs.writeFileSync(path.join(dir, 'api.js'), '')
+fs.mkdirSync(path.join(dir, 'sub'))
+fs.writeFileSync(path.join(dir, 'sub', 'web.js'), '')
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const check = (raw) => () => validate(raw, { baseDir: dir })
+const app = (extra) => ({ apps: [{ script: 'app.js', ...extra }] })
+
+describe('rejects with the key path and the fix', () => {
+  test.each([
+    // [what, config, key, words the message must contain]
+    ['unknown key, a typo', app({ instance: 2 }), 'apps[0].instance', ['not a known key', 'Did you mean "instances"?']],
+    ['unknown key, singular url', app({ url: 'http://+:8080/' }), 'apps[0].url', ['Did you mean "urls"?']],
+    ['unknown key, camelCase', app({ killTimeout: 100 }), 'apps[0].killTimeout', ['Did you mean "kill_timeout"?']],
+    ['unknown key, pm2 spelling', app({ prefix: 'http://+:8080/' }), 'apps[0].prefix', ['Did you mean "urls"?']],
+    ['unknown key, nothing close', app({ zzzzzz: 1 }), 'apps[0].zzzzzz', ['not a known key', 'Known keys: cwd, script, name']],
+    ['unknown top-level key', { apps: [{ script: 'app.js' }], app: [] }, 'app', ['Did you mean "apps"?']],
+    ['no apps', {}, 'apps', ['is required', 'apps: [{ script: "app.js" }]']],
+    ['apps not an array', { apps: { script: 'app.js' } }, 'apps', ['must be an array', 'an object']],
+    ['empty apps', { apps: [] }, 'apps', ['lists no app', 'Add at least one']],
+    ['an app that is not an object', { apps: ['app.js'] }, 'apps[0]', ['must be an object', '"app.js"']],
+    ['missing script', { apps: [{ name: 'x' }] }, 'apps[0].script', ['is required', 'Add script: "app.js"']],
+    ['script not a string', app({ script: 3 }), 'apps[0].script', ['non-empty string', 'number 3', 'script: "app.js"']],
+    ['instances 0', app({ instances: 0 }), 'apps[0].instances', ['integer >= 1 or "max"', 'number 0', 'instances: 2']],
+    ['instances fractional', app({ instances: 1.5 }), 'apps[0].instances', ['number 1.5']],
+    ['instances a word', app({ instances: 'all' }), 'apps[0].instances', ['"all"', 'instances: "max"']],
+    ['args not a list', app({ args: 5 }), 'apps[0].args', ['string or an array of strings', 'args: ["--verbose"']],
+    ['args with a number', app({ args: ['--port', 3000] }), 'apps[0].args[1]', ['must be a string', 'Quote it: "3000"']],
+    ['node_args an object', app({ node_args: {} }), 'apps[0].node_args', ['string or an array of strings']],
+    ['env an array', app({ env: ['A=1'] }), 'apps[0].env', ['must be an object', 'env: { NODE_ENV: "production" }']],
+    ['env value an object', app({ env: { A: { b: 1 } } }), 'apps[0].env.A', ['string, number or boolean']],
+    ['env name with =', app({ env: { 'A=B': '1' } }), 'apps[0].env["A=B"]', ['not a valid environment variable name']],
+    ['cwd missing', app({ cwd: 'nope' }), 'apps[0].cwd', ['does not exist', path.join(dir, 'nope')]],
+    ['name with a space', app({ name: 'my app' }), 'apps[0].name', ['letters, digits', 'name: "api"']],
+    ['kill_timeout unit', app({ kill_timeout: '10 hours' }), 'apps[0].kill_timeout', ['must be a duration', 'kill_timeout: "5s"']],
+    ['kill_timeout negative', app({ kill_timeout: -1 }), 'apps[0].kill_timeout', ['must be a duration']],
+    ['bad prefix (no port)', app({ urls: ['http://+/'] }), 'apps[0].urls[0]', ['"http://+/" is not a URL prefix', 'port', 'for example http://+:8080/api/']],
+    ['bad prefix (scheme)', app({ urls: 'ftp://+:21/' }), 'apps[0].urls', ['not a URL prefix', 'http or https']],
+    ['urls a number', app({ urls: 8080 }), 'apps[0].urls', ['URL prefix or an array']],
+    ['duplicate names', { apps: [{ script: 'app.js', name: 'a' }, { script: 'api.js', name: 'a' }] }, 'apps[1].name', ['"a" is already the name of apps[0]']],
+    ['duplicate default names', { apps: [{ script: 'app.js' }, { script: 'app.js' }] }, 'apps[1].name', ['"app" is already the name']],
+    ['one prefix on two apps', {
+      apps: [
+        { script: 'app.js', name: 'one', urls: ['http://+:8080/x/'] },
+        { script: 'api.js', name: 'two', urls: ['http://+:9090/', 'HTTP://+:8080/x'] }
+      ]
+    }, 'apps[1].urls[1]', ['http://+:8080/x/ is used by both app "one" and app "two"', 'own prefix']]
+  ])('%s', (what, raw, key, words) => {
+    let err
+    try {
+      check(raw)()
+    } catch (e) {
+      err = e
+    }
+    expect(err).toBeDefined()
+    expect(err.code).toBe('ERR_HTTPSYS_CONFIG_INVALID')
+    expect(err.key).toBe(key)
+    expect(err.message).toContain(`Invalid config at ${key}: `)
+    for (const w of words) expect(err.message).toContain(w)
+  })
+})
+
+test('a script that does not exist is ERR_HTTPSYS_SCRIPT_NOT_FOUND naming the file and the app', () => {
+  expect(check({ apps: [{ name: 'api', script: 'missing.js' }] })).toThrow(expect.objectContaining({
+    code: 'ERR_HTTPSYS_SCRIPT_NOT_FOUND',
+    script: path.join(dir, 'missing.js'),
+    message: expect.stringContaining('(app "api")')
+  }))
+})
+
+test('a config that is not an object says what to export', () => {
+  expect(check([{ script: 'app.js' }])).toThrow(/must be an object, got an array.*module\.exports/)
+})
+
+test('defaults: name from the script, no urls, one instance, cwd of the config, 5 s kill_timeout', () => {
+  const config = validate({ apps: [{ script: 'app.js' }] }, { baseDir: dir })
+  expect(config).toEqual({
+    apps: [{
+      name: 'app',
+      script: path.join(dir, 'app.js'),
+      cwd: dir,
+      urls: [],
+      instances: 1,
+      args: [],
+      node_args: [],
+      env: {},
+      kill_timeout: 5000
+    }]
+  })
+})
+
+test('normalises: script relative to cwd, strings to lists, env values to strings, prefixes, "max"', () => {
+  const config = validate({
+    apps: [{
+      name: 'web',
+      cwd: 'sub',
+      script: 'web.js',
+      urls: 'HTTP://+:8080/Site',
+      instances: 'max',
+      args: '--a  b',
+      node_args: '--no-warnings --max-old-space-size=64',
+      env: { N: 1, B: true, S: 's' }
+    }]
+  }, { baseDir: dir })
+  const [web] = config.apps
+  expect(web.cwd).toBe(path.join(dir, 'sub'))
+  expect(web.script).toBe(path.join(dir, 'sub', 'web.js'))
+  expect(web.urls).toEqual(['http://+:8080/Site/'])
+  expect(web.instances).toBe(os.availableParallelism())
+  expect(web.args).toEqual(['--a', 'b'])
+  expect(web.node_args).toEqual(['--no-warnings', '--max-old-space-size=64'])
+  expect(web.env).toEqual({ N: '1', B: 'true', S: 's' })
+})
+
+test.each([
+  [2500, 2500],
+  ['2500', 2500],
+  ['750ms', 750],
+  ['10s', 10000],
+  ['1.5s', 1500],
+  ['2m', 120000],
+  [0, 0]
+])('kill_timeout %p is %p ms', (value, ms) => {
+  expect(validate(app({ kill_timeout: value }), { baseDir: dir }).apps[0].kill_timeout).toBe(ms)
+})
+
+test('the result is frozen: nobody downstream edits it by accident', () => {
+  const config = validate(app({ args: ['x'], env: { A: '1' } }), { baseDir: dir })
+  expect(Object.isFrozen(config)).toBe(true)
+  expect(Object.isFrozen(config.apps[0])).toBe(true)
+  expect(Object.isFrozen(config.apps[0].args)).toBe(true)
+  expect(Object.isFrozen(config.apps[0].env)).toBe(true)
+})
+
+test('the same prefix listed twice in one app is kept once', () => {
+  expect(validate(app({ urls: ['http://+:8080/', 'http://+:8080'] }), { baseDir: dir }).apps[0].urls).toEqual(['http://+:8080/'])
+})
+
+describe('from `httpsys start` flags', () => {
+  test('one app; the script is relative to the shell, errors name the flag', () => {
+    const config = fromFlags({ script: 'sub/web.js', urls: ['http://+:8080/'], instances: 2, nodeArgs: '--no-warnings', args: ['x'] }, { baseDir: dir })
+    expect(config.apps[0]).toMatchObject({
+      name: 'web', script: path.join(dir, 'sub', 'web.js'), cwd: dir, urls: ['http://+:8080/'], instances: 2, node_args: ['--no-warnings'], args: ['x']
+    })
+    expect(() => fromFlags({ script: 'app.js', urls: ['http://+/'] }, { baseDir: dir }))
+      .toThrow(/^Invalid config at --url: "http:\/\/\+\/" is not a URL prefix/)
+    expect(() => fromFlags({ script: 'app.js', name: 'a b' }, { baseDir: dir }))
+      .toThrow(/Invalid config at --name: .*For example --name api\./)
+    expect(() => fromFlags({ script: 'app.js', cwd: 'nope' }, { baseDir: dir }))
+      .toThrow(/Invalid config at --cwd: directory .*nope does not exist/)
+  })
+
+  test('a script name that is not a valid app name gives a usable default name', () => {
+    fs.writeFileSync(path.join(dir, 'my app!.js'), '')
+    expect(fromFlags({ script: 'my app!.js' }, { baseDir: dir }).apps[0].name).toBe('my-app-')
+  })
+})

@@ -1,0 +1,137 @@
+'use strict'
+
+// Supervisor with a stand-in hub and preload: the order users rely on (every queue
+// exists before any app starts; a port in use fails the start with nothing running),
+// readiness from the hub's attach, and stop (workers first, then the hub, once).
+
+const os = require('node:os')
+const path = require('node:path')
+const { EventEmitter } = require('node:events')
+const pino = require('pino')
+const { validate } = require('../../../src/config')
+const { codes } = require('../../../src/errors')
+const { Supervisor, hubSocketPath } = require('../../../src/supervisor/supervisor')
+
+const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
+const PRELOAD = path.join(APPS, 'fake-preload.js')
+
+let calls
+class FakeHub extends EventEmitter {
+  constructor (options) {
+    super()
+    this.options = options
+    calls.push(['new', options.socketPath])
+    FakeHub.last = this
+  }
+
+  async start () { calls.push(['start']) }
+
+  async createQueue (name, { urls }) {
+    if (FakeHub.fail && FakeHub.fail.name === name) throw FakeHub.fail.error
+    calls.push(['createQueue', name, urls])
+  }
+
+  async close () { calls.push(['close']) }
+}
+
+const running = []
+beforeEach(() => {
+  calls = []
+  FakeHub.fail = null
+})
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.kill()))
+})
+
+function makeSupervisor (apps) {
+  const config = validate({ apps }, { baseDir: APPS })
+  const records = []
+  const logger = pino({ level: 'info', base: null }, { write (line) { records.push(JSON.parse(line)) } })
+  const supervisor = new Supervisor(config, { logger, Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock' })
+  running.push(supervisor)
+  return { supervisor, records }
+}
+
+async function waitFor (records, predicate, timeout = 5000) {
+  const end = Date.now() + timeout
+  while (Date.now() < end) {
+    const found = records.filter(predicate)
+    if (found.length) return found
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error('timed out; records:\n' + records.map((r) => JSON.stringify(r)).join('\n'))
+}
+
+test('creates every queue before it spawns any worker, instances per app', async () => {
+  const { supervisor, records } = makeSupervisor([
+    { name: 'api', script: 'graceful.js', urls: ['http://+:8080/api/'], instances: 2 },
+    { name: 'web', script: 'graceful.js' }
+  ])
+  await supervisor.start()
+  expect(calls).toEqual([
+    ['new', '/tmp/httpsys-test.sock'],
+    ['start'],
+    ['createQueue', 'api', ['http://+:8080/api/']],
+    ['createQueue', 'web', []]
+  ])
+  const spawns = await waitFor(records, (r) => r.event === 'spawn')
+  expect(spawns.map((r) => `${r.app}#${r.inst}`)).toEqual(['api#0', 'api#1', 'web#0'])
+  expect(supervisor.list().map((w) => w.state)).toEqual(['starting', 'starting', 'starting'])
+})
+
+test('a queue that cannot be created fails the start; nothing is spawned and the hub is closed', async () => {
+  FakeHub.fail = { name: 'web', error: new codes.ERR_HTTPSYS_PORT_IN_USE({ port: 8080 }) }
+  const { supervisor, records } = makeSupervisor([
+    { name: 'api', script: 'graceful.js' },
+    { name: 'web', script: 'graceful.js' }
+  ])
+  await expect(supervisor.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_PORT_IN_USE', port: 8080 })
+  expect(calls[calls.length - 1]).toEqual(['close'])
+  expect(records.filter((r) => r.event === 'spawn')).toEqual([])
+  expect(supervisor.list()).toEqual([])
+})
+
+test('the hub reporting an attach makes that worker ready, with the time it took', async () => {
+  const { supervisor, records } = makeSupervisor([{ name: 'api', script: 'graceful.js', instances: 2 }])
+  await supervisor.start()
+  const ready = new Promise((resolve) => supervisor.once('ready', resolve))
+  const [, second] = supervisor.list()
+  FakeHub.last.emit('attach', { queue: 'api', pid: second.pid, workerId: 7 })
+  FakeHub.last.emit('attach', { queue: 'api', pid: 999999999, workerId: 8 }) // not ours: ignored
+  expect(await ready).toEqual({ app: 'api', inst: 1, pid: second.pid })
+  const [record] = records.filter((r) => r.event === 'ready')
+  expect(record).toMatchObject({ app: 'api', inst: 1, pid: second.pid, ms: expect.any(Number) })
+  expect(supervisor.list().map((w) => w.state)).toEqual(['starting', 'ready'])
+})
+
+test('stop ends every worker, then closes the hub; stopping twice is one stop', async () => {
+  const { supervisor, records } = makeSupervisor([
+    { name: 'api', script: 'graceful.js', instances: 2 },
+    { name: 'web', script: 'graceful.js' }
+  ])
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'spawn')
+  const stopped = jest.fn()
+  supervisor.on('stopped', stopped)
+  const first = supervisor.stop()
+  expect(supervisor.stop()).toBe(first)
+  await first
+  const exits = records.filter((r) => r.event === 'exit')
+  expect(exits).toHaveLength(3)
+  expect(exits.every((r) => r.code === 0)).toBe(true)
+  expect(calls.filter((c) => c[0] === 'close')).toHaveLength(1)
+  // the hub closes only after the last worker is gone
+  expect(records.findIndex((r) => r.event === 'stopped')).toBeGreaterThan(records.findLastIndex((r) => r.event === 'exit'))
+  expect(stopped).toHaveBeenCalledTimes(1)
+  await supervisor.stop()
+  expect(records.filter((r) => r.event === 'restart')).toEqual([])
+})
+
+test('the hub socket path is per user and per run, in the temp dir', () => {
+  const p = hubSocketPath(4242)
+  if (process.platform === 'win32') {
+    expect(p).toMatch(/^\\\\\.\\pipe\\httpsys-.+-4242$/)
+  } else {
+    expect(p).toBe(path.join(os.tmpdir(), `httpsys-${process.getuid()}-4242.sock`))
+  }
+})

@@ -1,0 +1,177 @@
+'use strict'
+
+// Worker against real processes, with a stand-in preload (no hub needed): what a user
+// sees of one app instance: its environment, its output as records, restarts after a
+// crash, and the stop ladder.
+
+const fs = require('node:fs')
+const path = require('node:path')
+const pino = require('pino')
+const { validate } = require('../../../src/config')
+const { Worker } = require('../../../src/supervisor/worker')
+
+const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
+const PRELOAD = path.join(APPS, 'fake-preload.js')
+
+const workers = []
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.kill()))
+})
+
+function memoryLogger () {
+  const records = []
+  const logger = pino({ level: 'info', base: null }, { write (line) { records.push(JSON.parse(line)) } })
+  return { logger, records }
+}
+
+function makeWorker (appConfig, inst = 0) {
+  const app = validate({ apps: [{ kill_timeout: 2000, ...appConfig }] }, { baseDir: APPS }).apps[0]
+  const { logger, records } = memoryLogger()
+  const worker = new Worker(app, inst, { hubPath: '/tmp/hub.sock', logger, preload: PRELOAD, env: { HTTPSYS_LOG_LEVEL: 'debug' } })
+  workers.push(worker)
+  return { worker, records }
+}
+
+async function waitFor (records, predicate, timeout = 5000) {
+  const end = Date.now() + timeout
+  while (Date.now() < end) {
+    const found = records.find(predicate)
+    if (found) return found
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error(`no matching record in ${timeout} ms; got:\n${records.map((r) => JSON.stringify(r)).join('\n')}`)
+}
+
+// a zombie (killed, not yet reaped by whoever adopted it) counts as dead
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return true
+  }
+}
+
+test('starts the script with the httpsys environment, its args, node args and cwd', async () => {
+  const { worker, records } = makeWorker({
+    name: 'api', script: 'env-dump.js', args: ['--flag', 'x'], node_args: '--no-warnings', env: { FIXTURE_VAR: 'yes' }
+  }, 1)
+  worker.start()
+  const line = await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('ENV '))
+  const seen = JSON.parse(line.msg.slice(4))
+  expect(seen.env).toEqual({
+    HTTPSYS_HUB: '/tmp/hub.sock',
+    HTTPSYS_QUEUE: 'api',
+    HTTPSYS_APP: 'api',
+    HTTPSYS_INSTANCE: '1',
+    NODE_APP_INSTANCE: '1',
+    HTTPSYS_LOG_LEVEL: 'debug',
+    FIXTURE_VAR: 'yes',
+    PORT: process.env.PORT
+  })
+  expect(seen.argv).toEqual(['--flag', 'x'])
+  expect(seen.execArgv).toEqual(['--no-warnings', '--require', PRELOAD])
+  expect(seen.cwd).toBe(APPS)
+  expect(records[0]).toMatchObject({ event: 'spawn', app: 'api', inst: 1, pid: worker.pid })
+})
+
+test('PORT is the port of the first configured URL prefix', async () => {
+  const { worker, records } = makeWorker({ script: 'env-dump.js', urls: ['http://+:8123/a/', 'http://+:9000/'] })
+  worker.start()
+  const line = await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('ENV '))
+  expect(JSON.parse(line.msg.slice(4)).env.PORT).toBe('8123')
+})
+
+test('every output line becomes one tagged record; pino lines are merged, the last partial line is kept', async () => {
+  const { worker, records } = makeWorker({ name: 'out', script: 'output.js', args: ['0'] })
+  worker.start()
+  await waitFor(records, (r) => r.event === 'exit')
+  const pid = records[0].pid
+  const lines = records.filter((r) => r.event === undefined)
+  expect(lines).toEqual(expect.arrayContaining([
+    expect.objectContaining({ level: 30, app: 'out', inst: 0, pid, stream: 'stdout', msg: 'plain line on stdout' }),
+    // merged: the worker's own level, time and fields, not a string inside a record
+    expect.objectContaining({ level: 40, time: 1700000000000, app: 'out', inst: 0, pid, stream: 'stderr', msg: 'pino record', custom: 42 }),
+    expect.objectContaining({ stream: 'stdout', msg: 'windows line' }),
+    expect.objectContaining({ stream: 'stdout', msg: 'last words: \u00e9t\u00e9' })
+  ]))
+  expect(lines).toHaveLength(4)
+  // the output comes before the exit record
+  expect(records.findIndex((r) => r.event === 'exit')).toBeGreaterThan(records.findIndex((r) => r.msg === 'last words: \u00e9t\u00e9'))
+})
+
+test('a crashed process is logged and started again', async () => {
+  const { worker, records } = makeWorker({ name: 'crashy', script: 'output.js', args: ['3'] })
+  worker.start()
+  const first = worker.pid
+  const exit = await waitFor(records, (r) => r.event === 'exit')
+  expect(exit).toMatchObject({ app: 'crashy', inst: 0, pid: first, code: 3, signal: null, level: 40 })
+  expect(await waitFor(records, (r) => r.event === 'restart')).toMatchObject({ app: 'crashy', inst: 0, delay: 100 })
+  const respawn = await waitFor(records, (r) => r.event === 'spawn' && r.pid !== first)
+  expect(respawn.pid).toEqual(expect.any(Number))
+})
+
+test('stop asks over IPC and the app exits by itself; no restart follows', async () => {
+  const { worker, records } = makeWorker({ name: 'nice', script: 'graceful.js' })
+  worker.start()
+  const pid = worker.pid
+  await waitFor(records, (r) => r.event === 'spawn')
+  const started = Date.now()
+  await worker.stop()
+  expect(Date.now() - started).toBeLessThan(1500)
+  expect(records.find((r) => r.msg === 'cleaning up')).toBeTruthy()
+  expect(records.find((r) => r.event === 'exit')).toMatchObject({ pid, code: 0, signal: null })
+  expect(worker.state).toBe('stopped')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  expect(records.filter((r) => r.event === 'spawn')).toHaveLength(1)
+  expect(alive(pid)).toBe(false)
+})
+
+test('an app that ignores the stop is killed with its children after kill_timeout', async () => {
+  const { worker, records } = makeWorker({ name: 'stubborn', script: 'stubborn.js', kill_timeout: 400 })
+  worker.start()
+  const line = await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('grandchild '))
+  const grandchild = Number(line.msg.split(' ')[1])
+  expect(alive(grandchild)).toBe(true)
+  const started = Date.now()
+  await worker.stop()
+  const took = Date.now() - started
+  expect(took).toBeGreaterThanOrEqual(350)
+  expect(took).toBeLessThan(2000)
+  expect(records.find((r) => r.msg === 'SIGTERM ignored')).toBeTruthy()
+  expect(records.find((r) => r.event === 'kill')).toMatchObject({ app: 'stubborn', level: 40 })
+  expect(records.find((r) => r.event === 'exit')).toMatchObject({ signal: 'SIGKILL' })
+  await waitForDeath(grandchild)
+})
+
+test('kill() does not wait; stop() and kill() twice are harmless', async () => {
+  const { worker, records } = makeWorker({ name: 'stubborn', script: 'stubborn.js', kill_timeout: 10000 })
+  worker.start()
+  await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('grandchild '))
+  const stopping = worker.stop()
+  const started = Date.now()
+  await Promise.all([worker.kill(), worker.kill(), worker.stop(), stopping])
+  expect(Date.now() - started).toBeLessThan(2000)
+  expect(records.filter((r) => r.event === 'exit')).toHaveLength(1)
+  await worker.stop()
+})
+
+test('stop during the restart delay leaves it stopped', async () => {
+  const { worker, records } = makeWorker({ name: 'crashy', script: 'output.js', args: ['1'] })
+  worker.start()
+  await waitFor(records, (r) => r.event === 'restart')
+  await worker.stop()
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  expect(records.filter((r) => r.event === 'spawn')).toHaveLength(1)
+  expect(worker.state).toBe('stopped')
+})
+
+async function waitForDeath (pid, timeout = 3000) {
+  const end = Date.now() + timeout
+  while (alive(pid) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20))
+  expect(alive(pid)).toBe(false)
+}
