@@ -1,0 +1,381 @@
+'use strict'
+
+// One client TCP connection: feeds bytes to the HTTP/1.1 parser, routes each request
+// (not each connection) to its queue, and writes responses back in request order
+// (pipelining) even when the requests went to different workers: a later response is
+// held until every earlier one is complete.
+//
+// Reading stops (socket paused, parser paused, the unparsed rest kept) when a request
+// body outruns its worker's credit or too many requests are in flight on this
+// connection, so nothing is buffered without bound.
+
+const { RequestParser } = require('./http-parser')
+const { HubRequest, CONTINUE_WANTED, CONTINUE_SENT } = require('./hub-request')
+const responses = require('./responses')
+const clock = require('./clock')
+
+// Requests parsed ahead of their responses on one connection before reading stops.
+const MAX_PIPELINE = 32
+
+const PAUSE_BODY = 1
+const PAUSE_PIPELINE = 2
+
+const IDLE = 0 // between requests (keep-alive timeout)
+const HEADERS = 1 // bytes of a head are arriving (headers timeout)
+const ACTIVE = 2 // requests in flight: the app's business, no hub timeout
+const ENDING = 3 // our FIN is sent; destroy if the peer lingers
+
+const LINGER_MS = 5000
+
+// Stands in for a head when the hub answers input that never became a request.
+const NO_HEAD = Object.freeze({
+  method: 'GET',
+  url: '/',
+  versionMajor: 1,
+  versionMinor: 1,
+  rawHeaders: [],
+  host: undefined,
+  contentLength: 0,
+  chunked: false,
+  keepAlive: false,
+  expectContinue: false,
+  upgrade: false,
+  hasBody: false
+})
+
+class ClientConnection {
+  /**
+   * @param {import('./hub').Hub} hub
+   * @param {import('node:net').Socket} socket
+   * @param {number} id
+   * @param {number} port the listener's port
+   */
+  constructor (hub, socket, id, port) {
+    this.hub = hub
+    this.socket = socket
+    this.id = id
+    this.localPort = port
+    this.localAddress = socket.localAddress || ''
+    this.remoteAddress = socket.remoteAddress || ''
+    this.remotePort = socket.remotePort || 0
+    this.family = socket.remoteFamily === 'IPv6' ? 6 : 4
+    this.first = null // oldest request whose response is not complete
+    this.last = null
+    this.pending = 0
+    this.current = null // the request whose body is being parsed
+    this.pauseMask = 0
+    this.leftover = null
+    this.inExecute = false
+    this.stopped = false // no more requests are read
+    this.closing = false // answer what is in flight with Connection: close, then end
+    this.readEnded = false
+    this.dead = false
+    this.phase = IDLE
+    this.deadline = clock.now() + hub.headersTimeout
+
+    this.parser = new RequestParser(
+      { maxHeaderSize: hub.maxHeaderSize, maxBodySize: hub.maxBodySize },
+      {
+        onHead: (head) => this.onHead(head),
+        onBody: (chunk) => { if (this.current !== null) this.current.onBodyChunk(chunk) },
+        onComplete: () => this.onComplete(),
+        onError: (err) => this.onParseError(err)
+      }
+    )
+    socket.on('data', (chunk) => this.onData(chunk))
+    socket.on('end', () => this.onEnd())
+    socket.on('drain', () => this.onDrain())
+    socket.on('error', () => {})
+    socket.on('close', () => this.onClose())
+  }
+
+  // -------------------------------------------------------------------------
+  // reading
+
+  onData (chunk) {
+    if (this.stopped) return
+    if (this.phase === IDLE) {
+      this.phase = HEADERS
+      this.deadline = clock.now() + this.hub.headersTimeout
+    }
+    if (this.leftover !== null || this.parser.paused) {
+      this.leftover = this.leftover === null ? chunk : Buffer.concat([this.leftover, chunk])
+      this.socket.pause()
+      return
+    }
+    this.feed(chunk)
+  }
+
+  feed (buf) {
+    for (;;) {
+      this.inExecute = true
+      let n
+      try {
+        n = this.parser.execute(buf)
+      } finally {
+        this.inExecute = false
+      }
+      if (this.stopped || this.dead) {
+        this.leftover = null
+        return
+      }
+      if (n >= buf.length) return
+      buf = buf.subarray(n)
+      if (this.parser.paused) {
+        this.leftover = buf
+        this.socket.pause()
+        return
+      }
+      if (n === 0) return // the parser refuses input without having said why: never spin
+    }
+  }
+
+  onHead (head) {
+    if (this.stopped) return
+    const req = new HubRequest(this, head)
+    if (this.last === null) this.first = req
+    else this.last.next = req
+    this.last = req
+    this.pending++
+    this.phase = ACTIVE
+    this.deadline = 0
+    if (head.hasBody) this.current = req
+    if (this.pending >= MAX_PIPELINE) this.pause(PAUSE_PIPELINE)
+    this.hub.route(this, req)
+  }
+
+  onComplete () {
+    const req = this.current
+    if (req !== null) {
+      this.current = null
+      req.onBodyComplete()
+      if (this.first === null && this.phase === ACTIVE) {
+        this.phase = IDLE
+        this.deadline = clock.now() + this.hub.keepAliveTimeout
+      }
+    }
+    // After a request that does not keep the connection, nothing more is read.
+    const last = this.last
+    if (last !== null && !last.keepAlive) this.stopReading()
+  }
+
+  onParseError (err) {
+    const status = err && err.status ? err.status : 400
+    // debug, not warn: clients control this, and a log line per bad request is a lever
+    this.hub.log.debug({ status, reason: err && err.reason, remoteAddress: this.remoteAddress }, 'bad request')
+    const req = this.current
+    this.current = null
+    this.stopReading()
+    if (req !== null && !req.resDone && !req.aborted) {
+      // The body of a routed request turned out malformed.
+      if (req.headSent) return this.destroy()
+      req.withdraw()
+      req.respondLocal(status, null, true)
+      return
+    }
+    const bad = new HubRequest(this, NO_HEAD)
+    if (this.last === null) this.first = bad
+    else this.last.next = bad
+    this.last = bad
+    this.pending++
+    bad.respondLocal(status, null, true)
+  }
+
+  /** A request's body exceeded its queue's maxBodySize. */
+  bodyTooLarge (req) {
+    this.current = null
+    this.stopReading()
+    if (req.headSent) return this.destroy()
+    req.withdraw()
+    req.respondLocal(413, null, true)
+  }
+
+  stopReading () {
+    if (this.stopped) return
+    this.stopped = true
+    this.leftover = null
+    this.parser.pause()
+  }
+
+  pause (reason) {
+    if (this.pauseMask === 0) this.parser.pause()
+    this.pauseMask |= reason
+  }
+
+  unpause (reason) {
+    if ((this.pauseMask & reason) === 0) return
+    this.pauseMask &= ~reason
+    if (this.pauseMask !== 0 || this.stopped || this.dead) return
+    this.parser.resume()
+    // Inside execute the parser simply carries on; otherwise feed what was kept.
+    if (this.inExecute) return
+    const rest = this.leftover
+    if (rest !== null) {
+      this.leftover = null
+      this.feed(rest)
+    }
+    if (!this.parser.paused && !this.stopped && !this.dead) this.socket.resume()
+  }
+
+  pauseForBody () {
+    this.pause(PAUSE_BODY)
+  }
+
+  resumeForBody (req) {
+    if (req === this.current || this.current === null) this.unpause(PAUSE_BODY)
+  }
+
+  // The client's FIN. A client that asked to close after its request (Connection:
+  // close, HTTP/1.0) may half-close and still read the answer. A keep-alive client that
+  // sends FIN with answers outstanding, or in the middle of a request, has gone away:
+  // its requests are aborted at their workers (nginx and HTTP.SYS treat it the same).
+  onEnd () {
+    this.readEnded = true
+    const cut = !this.stopped && this.parser.finish() !== null
+    this.stopped = true
+    const last = this.last
+    if (cut || (last !== null && last.keepAlive)) {
+      this.destroy()
+      return
+    }
+    if (this.first === null) this.endSocket()
+  }
+
+  // -------------------------------------------------------------------------
+  // writing (in request order)
+
+  /**
+   * Response bytes for req: written now when req is first in line, else held.
+   * @param {number} ack body bytes in buf to acknowledge to the worker once written
+   */
+  write (req, buf, ack) {
+    if (this.dead) return
+    if (req === this.first) {
+      const ok = this.socket.write(buf)
+      if (ack > 0 && req.worker !== null) {
+        if (ok) req.worker.sendWindow(req, ack)
+        else req.unacked += ack
+      }
+      return
+    }
+    if (req.out === null) req.out = []
+    req.out.push(buf)
+    req.heldAck += ack
+  }
+
+  writeContinue (req) {
+    if (req === this.first) {
+      req.continueState = CONTINUE_SENT
+      this.socket.write(responses.CONTINUE)
+    } else {
+      req.continueState = CONTINUE_WANTED
+    }
+  }
+
+  onDrain () {
+    const req = this.first
+    if (req !== null && req.unacked > 0 && req.worker !== null) {
+      const n = req.unacked
+      req.unacked = 0
+      req.worker.sendWindow(req, n)
+    }
+  }
+
+  /** req's response is complete: move the line on. */
+  done (req) {
+    if (req !== this.first || this.dead) return
+    let r = req
+    while (r !== null && r.resDone) {
+      this.pending--
+      if (r.close) {
+        this.first = this.last = null
+        this.abortFrom(r.next)
+        this.stopReading()
+        this.endSocket()
+        return
+      }
+      r = r.next
+      this.first = r
+      if (r === null) this.last = null
+      else this.flushHeld(r)
+    }
+    if (this.pending < MAX_PIPELINE) this.unpause(PAUSE_PIPELINE)
+    if (this.first === null) {
+      if (this.readEnded || this.closing) {
+        this.endSocket()
+      } else if (this.current === null) {
+        this.phase = IDLE
+        this.deadline = clock.now() + this.hub.keepAliveTimeout
+      }
+    }
+  }
+
+  flushHeld (r) {
+    if (r.continueState === CONTINUE_WANTED && !r.headSent) {
+      r.continueState = CONTINUE_SENT
+      this.socket.write(responses.CONTINUE)
+    }
+    const out = r.out
+    if (out === null) return
+    r.out = null
+    let ok = true
+    for (let i = 0; i < out.length; i++) ok = this.socket.write(out[i])
+    const n = r.heldAck
+    r.heldAck = 0
+    if (n > 0 && r.worker !== null) {
+      if (ok) r.worker.sendWindow(r, n)
+      else r.unacked += n
+    }
+  }
+
+  abortFrom (r) {
+    while (r !== null) {
+      r.abort()
+      r = r.next
+    }
+  }
+
+  endSocket () {
+    if (this.dead || this.phase === ENDING) return
+    this.phase = ENDING
+    this.deadline = clock.now() + LINGER_MS
+    // Normally the peer closes after our FIN; a closing hub does not wait for it.
+    this.socket.end(() => { if (this.hub.closing) this.destroy() })
+  }
+
+  /** hub.close(): no new requests; in-flight ones are answered with Connection: close. */
+  shutdown () {
+    this.closing = true
+    this.stopReading()
+    if (this.phase === ENDING ? this.socket.writableFinished : this.first === null) this.destroy()
+  }
+
+  /** The coarse clock says this connection's deadline passed. */
+  timeout () {
+    this.destroy()
+  }
+
+  destroy () {
+    if (this.dead) return
+    this.socket.destroy()
+    this.onClose()
+  }
+
+  onClose () {
+    if (this.dead) return
+    this.dead = true
+    this.stopped = true
+    this.leftover = null
+    const first = this.first
+    this.first = this.last = null
+    this.abortFrom(first)
+    const cur = this.current
+    if (cur !== null) {
+      this.current = null
+      cur.abort()
+    }
+    this.hub.connectionClosed(this)
+  }
+}
+
+module.exports = { ClientConnection, MAX_PIPELINE }

@@ -1,0 +1,276 @@
+'use strict'
+
+// One request inside the hub, from its head on a client connection until its response
+// is complete: which queue and worker hold it, its body flow control (the worker's
+// credit), and its response bytes. A plain class with a stable shape: it is created
+// per request on the hot path.
+
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../queue/contract')
+const { INITIAL_BODY_WINDOW, RES_HAS_CONNECTION } = require('./protocol')
+const responses = require('./responses')
+
+// Request-body bytes the hub holds for one request before it stops reading the client.
+const BODY_HOLD = INITIAL_BODY_WINDOW
+
+const CONTINUE_NONE = 0
+const CONTINUE_WANTED = 1 // send when this request's turn to write comes
+const CONTINUE_SENT = 2
+
+class HubRequest {
+  constructor (conn, head) {
+    this.conn = conn
+    this.head = head
+    this.next = null // the next request on this connection (responses go out in order)
+    this.queue = null
+    this.waiting = false // in queue.waiting
+    this.worker = null
+    this.wireId = 0
+    this.seq = 0 // the worker's REQUEST frame number (compared with its ACK)
+    this.aborted = false
+    this.isHead = head.method === 'HEAD'
+    this.keepAlive = head.keepAlive
+    // request body
+    this.bodyDone = !head.hasBody
+    this.bodyEndSent = false
+    this.discard = false
+    this.credit = 0
+    this.bodyBuf = null
+    this.bodyBufBytes = 0
+    this.bodyBytes = 0
+    this.replay = null // body chunks the worker may not have seen yet (until its ACK)
+    this.continueState = CONTINUE_NONE
+    // response
+    this.headSent = false
+    this.noBody = false
+    this.resDone = false
+    this.close = false
+    this.out = null // response bytes held while an earlier response is still going out
+    this.heldAck = 0
+    this.unacked = 0
+  }
+
+  // -------------------------------------------------------------------------
+  // request body (client -> worker)
+
+  onBodyChunk (chunk) {
+    this.bodyBytes += chunk.length
+    if (this.discard) return
+    const q = this.queue
+    if (q !== null && this.bodyBytes > q.maxBodySize) {
+      this.conn.bodyTooLarge(this)
+      return
+    }
+    if (this.worker !== null && this.bodyBuf === null && this.credit >= chunk.length) {
+      this.credit -= chunk.length
+      this.worker.sendBody(this, chunk)
+      return
+    }
+    if (this.bodyBuf === null) this.bodyBuf = []
+    this.bodyBuf.push(chunk)
+    this.bodyBufBytes += chunk.length
+    if (this.worker !== null) this.pumpBody()
+    if (this.bodyBufBytes >= BODY_HOLD) this.conn.pauseForBody()
+  }
+
+  onBodyComplete () {
+    this.bodyDone = true
+    if (this.worker !== null && this.bodyBuf === null && !this.bodyEndSent && !this.discard) {
+      this.bodyEndSent = true
+      this.worker.sendBodyEnd(this)
+    }
+  }
+
+  /** Sends held body bytes within the worker's credit. */
+  pumpBody () {
+    const w = this.worker
+    const buf = this.bodyBuf
+    if (buf !== null) {
+      while (this.credit > 0 && buf.length > 0) {
+        let chunk = buf[0]
+        if (chunk.length > this.credit) {
+          buf[0] = chunk.subarray(this.credit)
+          chunk = chunk.subarray(0, this.credit)
+        } else {
+          buf.shift()
+        }
+        this.credit -= chunk.length
+        this.bodyBufBytes -= chunk.length
+        w.sendBody(this, chunk)
+      }
+      if (buf.length === 0) this.bodyBuf = null
+      if (this.bodyBufBytes < BODY_HOLD) this.conn.resumeForBody(this)
+    }
+    if (this.bodyDone && this.bodyBuf === null && !this.bodyEndSent) {
+      this.bodyEndSent = true
+      w.sendBodyEnd(this)
+    }
+  }
+
+  /** The worker granted body credit (its readBody). */
+  onRead (n) {
+    this.credit += n
+    // HTTP.SYS sends 100 Continue on the first body read, so a worker that reads
+    // without calling writeContinue never leaves the client waiting.
+    if (this.head.expectContinue && this.continueState === CONTINUE_NONE && !this.headSent && !this.bodyDone) {
+      this.conn.writeContinue(this)
+    }
+    if (!this.discard) this.pumpBody()
+  }
+
+  onContinue () {
+    if (this.continueState === CONTINUE_NONE && !this.headSent && !this.bodyDone) this.conn.writeContinue(this)
+  }
+
+  /** Dispatched to a worker: start with the initial window and send what is held. */
+  onDispatched () {
+    this.credit = INITIAL_BODY_WINDOW
+    if (this.bodyBuf !== null || (this.bodyDone && this.head.hasBody)) this.pumpBody()
+  }
+
+  /** Its worker died before acknowledging it: make it new again for the next worker. */
+  resetForRequeue () {
+    this.worker = null
+    this.bodyEndSent = false
+    if (this.replay !== null) {
+      const sent = this.replay
+      this.replay = null
+      if (this.bodyBuf !== null) for (const c of this.bodyBuf) sent.push(c)
+      let bytes = 0
+      for (const c of sent) bytes += c.length
+      this.bodyBuf = sent.length > 0 ? sent : null
+      this.bodyBufBytes = bytes
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // response (worker -> client)
+
+  /** A RESPONSE frame; payload at b[p, end). */
+  onResponse (b, p, end) {
+    if (this.headSent) return
+    const status = b.readUInt16LE(p)
+    const flags = b[p + 2]
+    if ((flags & RESPONSE_OPAQUE) !== 0) {
+      // Opaque mode (upgrades) is reserved in the protocol but not implemented yet.
+      this.worker.sendAbort(this)
+      this.releaseWorker()
+      this.respondLocal(501, 'opaque', true)
+      return
+    }
+    this.headSent = true
+    this.noBody = this.isHead || status < 200 || status === 204 || status === 304
+    const more = (flags & RESPONSE_MORE) !== 0
+    const close = this.mustClose((flags & RESPONSE_CLOSE) !== 0)
+    this.close = close
+    let add = responses.ADD_NONE
+    if ((flags & RES_HAS_CONNECTION) === 0) {
+      if (close) add = responses.ADD_CLOSE
+      else if (this.head.versionMinor === 0 && this.head.versionMajor === 1) add = responses.ADD_KEEP_ALIVE
+    }
+    const buf = responses.fromFrame(b, p, end, add, this.noBody)
+    let ack = 0
+    if (more) {
+      const rlen = b.readUInt16LE(p + 8)
+      const bodyLen = end - (p + 14 + rlen + b.readUInt32LE(p + 10 + rlen))
+      if (this.noBody) {
+        if (bodyLen > 0) this.worker.sendWindow(this, bodyLen)
+      } else {
+        ack = bodyLen
+      }
+    } else {
+      this.finish()
+    }
+    this.conn.write(this, buf, ack)
+    if (!more) this.conn.done(this)
+  }
+
+  /** A RES_BODY frame: u8 flags, bytes. */
+  onResBody (b, start, end) {
+    if (!this.headSent || this.resDone) return
+    const flags = b[start]
+    const more = (flags & RESPONSE_MORE) !== 0
+    if ((flags & RESPONSE_CLOSE) !== 0) this.close = true
+    const n = end - start - 1
+    if (n > 0) {
+      if (this.noBody) {
+        if (more) this.worker.sendWindow(this, n)
+      } else {
+        this.conn.write(this, b.subarray(start + 1, end), more ? n : 0)
+      }
+    }
+    if (!more) {
+      this.finish()
+      this.conn.done(this)
+    }
+  }
+
+  mustClose (asked) {
+    if (asked || !this.keepAlive || this.conn.closing) return true
+    // The client waits for 100 Continue that will never come: it may or may not send
+    // the body, so the connection cannot be reused safely.
+    return !this.bodyDone && this.head.expectContinue && this.continueState !== CONTINUE_SENT
+  }
+
+  /** The response is complete: the worker is done with this request. */
+  finish () {
+    this.resDone = true
+    this.releaseWorker()
+    if (!this.bodyDone) this.startDiscard()
+  }
+
+  releaseWorker () {
+    const w = this.worker
+    if (w !== null) {
+      this.worker = null
+      w.release(this)
+    }
+  }
+
+  startDiscard () {
+    this.discard = true
+    this.bodyBuf = null
+    this.bodyBufBytes = 0
+    this.conn.resumeForBody(this)
+  }
+
+  /**
+   * The hub answers this request itself (400, 404, 413, 502, 503, ...).
+   * @param {number} status
+   * @param {string|null} variant a page variant (responses.js)
+   * @param {boolean} close close the connection after it
+   */
+  respondLocal (status, variant, close) {
+    if (this.headSent) return
+    this.headSent = true
+    this.resDone = true
+    this.close = close || this.mustClose(false)
+    const add = this.close
+      ? responses.ADD_CLOSE
+      : this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
+    if (!this.bodyDone) this.startDiscard()
+    this.conn.write(this, responses.local(status, variant, this.isHead, add), 0)
+    this.conn.done(this)
+  }
+
+  /** The client connection is gone, or the hub gives up on this request. */
+  abort () {
+    if (this.aborted) return
+    this.aborted = true
+    this.withdraw()
+    this.out = null
+  }
+
+  /** Takes the request back from its queue or worker (the hub answers it instead). */
+  withdraw () {
+    if (this.waiting) this.queue.forget(this)
+    const w = this.worker
+    if (w !== null && !this.resDone) {
+      w.sendAbort(this)
+      this.releaseWorker()
+    }
+    this.bodyBuf = null
+    this.bodyBufBytes = 0
+  }
+}
+
+module.exports = { HubRequest, BODY_HOLD, CONTINUE_NONE, CONTINUE_WANTED, CONTINUE_SENT }

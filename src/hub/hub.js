@@ -1,0 +1,436 @@
+'use strict'
+
+// The hub: the router role of HTTP.SYS in JavaScript (architecture.md). It owns the TCP
+// listeners, parses HTTP/1.1, routes each request by URL prefix to a named request
+// queue, and hands queued requests to the workers attached to that queue over a local
+// socket (protocol.js). It lives inside the supervisor, or in-process for a standalone
+// app (src/queue/index.js).
+
+const fs = require('node:fs')
+const net = require('node:net')
+const { EventEmitter } = require('node:events')
+const { codes } = require('../errors')
+const { parse, RoutingTable } = require('../urlprefix')
+const { Listeners } = require('./listeners')
+const { RequestQueue } = require('./request-queue')
+const { ClientConnection } = require('./client-connection')
+const { WorkerConnection } = require('./worker-connection')
+const { T } = require('./protocol')
+const clock = require('./clock')
+
+// Every request string travels with a u16 length (protocol.js).
+const MAX_HEADER_SIZE_LIMIT = 65535
+
+class Hub extends EventEmitter {
+  /**
+   * @param {object} opts
+   * @param {string} opts.socketPath where workers attach (Unix socket; a named pipe on Windows)
+   * @param {object} [opts.logger] pino logger (default: the httpsys logger, component hub)
+   * @param {number} [opts.maxHeaderSize=16384] bytes of request line + headers (431 above)
+   * @param {number} [opts.maxBodySize=104857600] request body bytes (413 above); per queue too
+   * @param {number} [opts.queueLength=1000] requests that may wait in a queue (503 above)
+   * @param {number} [opts.keepAliveTimeout=5000] ms an idle keep-alive connection stays open
+   * @param {number} [opts.headersTimeout=60000] ms for a request head to arrive
+   * @param {number} [opts.closeTimeout=5000] ms close() waits for in-flight responses
+   * @param {boolean} [opts.embedded=false] in-process hub: its worker sockets keep no process alive
+   */
+  constructor ({
+    socketPath,
+    logger,
+    maxHeaderSize = 16384,
+    maxBodySize = 100 * 1024 * 1024,
+    queueLength = 1000,
+    keepAliveTimeout = 5000,
+    headersTimeout = 60000,
+    closeTimeout = 5000,
+    embedded = false
+  } = {}) {
+    super()
+    if (typeof socketPath !== 'string' || socketPath === '') {
+      throw new codes.ERR_INVALID_ARG_TYPE({ name: 'socketPath', expected: 'a non-empty string', actual: socketPath })
+    }
+    if (!(maxHeaderSize > 0 && maxHeaderSize <= MAX_HEADER_SIZE_LIMIT)) {
+      throw new codes.ERR_INVALID_ARG_VALUE({ name: 'maxHeaderSize', value: maxHeaderSize, reason: `must be between 1 and ${MAX_HEADER_SIZE_LIMIT}` })
+    }
+    this.socketPath = socketPath
+    this.log = logger || require('../logger').child({ component: 'hub' })
+    this.maxHeaderSize = maxHeaderSize
+    this.maxBodySize = maxBodySize
+    this.queueLength = queueLength
+    this.keepAliveTimeout = keepAliveTimeout
+    this.headersTimeout = headersTimeout
+    this.closeTimeout = closeTimeout
+    this.embedded = embedded
+    this.table = new RoutingTable()
+    this.listeners = new Listeners((socket, port) => this.onClientSocket(socket, port), this.log)
+    this.queuesByName = new Map()
+    this.conns = new Set()
+    this.workers = new Set()
+    this.connSeq = 0
+    this.workerSeq = 0
+    this.anonSeq = 0
+    this.server = null
+    this.started = false
+    this.closing = false
+    this.closePromise = null
+    this.onConnsGone = null
+    this.stopClock = null
+    this.routeArgs = { scheme: 'http', port: 0, host: undefined, localAddress: '', path: '/' }
+  }
+
+  /** Listens for workers on socketPath (a stale socket file is removed first). */
+  async start () {
+    if (this.started) return
+    this.started = true
+    if (process.platform !== 'win32') {
+      try {
+        fs.unlinkSync(this.socketPath)
+      } catch (err) {
+        if (err.code !== 'ENOENT') throw err
+      }
+    }
+    const server = net.createServer((socket) => this.onWorkerSocket(socket))
+    await new Promise((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(this.socketPath, () => {
+        server.removeListener('error', reject)
+        resolve()
+      })
+    })
+    server.on('error', (err) => this.log.error({ err }, 'worker socket error'))
+    if (this.embedded) server.unref()
+    this.server = server
+    this.stopClock = clock.every((now) => this.sweep(now))
+    this.log.debug({ socketPath: this.socketPath }, 'hub started')
+  }
+
+  /**
+   * Creates a named request queue and registers its URL prefixes (binding their ports).
+   * @param {string} name
+   * @param {object} [opts]
+   * @param {string[]} [opts.urls=[]] UrlPrefix strings; a port of 0 binds a free port
+   * @param {number} [opts.queueLength] default: the hub's
+   * @param {number} [opts.maxBodySize] default: the hub's
+   * @returns {Promise<{name: string, urls: string[], ports: number[]}>}
+   * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT,
+   *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED, ERR_HTTPSYS_TLS_UNSUPPORTED
+   */
+  async createQueue (name, { urls = [], queueLength, maxBodySize } = {}) {
+    return this.makeQueue(name, { urls, queueLength, maxBodySize, owner: null })
+  }
+
+  async makeQueue (name, { urls, queueLength, maxBodySize, owner }) {
+    if (typeof name !== 'string' || name === '') {
+      throw new codes.ERR_INVALID_ARG_TYPE({ name: 'name', expected: 'a non-empty string', actual: name })
+    }
+    if (this.queuesByName.has(name)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name })
+    const q = new RequestQueue(name, {
+      queueLength: queueLength ?? this.queueLength,
+      maxBodySize: maxBodySize ?? this.maxBodySize,
+      owner
+    })
+    this.queuesByName.set(name, q)
+    try {
+      await this.registerUrls(q, urls)
+    } catch (err) {
+      if (this.queuesByName.get(name) === q) this.queuesByName.delete(name)
+      throw err
+    }
+    this.log.debug({ queue: name, urls: q.urls }, 'queue created')
+    return { name, urls: q.urls.slice(), ports: q.ports() }
+  }
+
+  /**
+   * Adds URL prefixes to an existing queue.
+   * @returns {Promise<string[]>} the queue's prefixes, port 0 resolved
+   */
+  async addUrls (name, urls) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+    await this.registerUrls(q, urls)
+    return q.urls.slice()
+  }
+
+  /** Removes a queue: waiting requests get 503, attached workers are closed. */
+  async deleteQueue (name) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+    this.removeQueue(q)
+  }
+
+  /** @returns {{name, urls, waiting, inFlight, served, workers: object[]}} */
+  queueStats (name) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+    return q.stats()
+  }
+
+  /** @returns {string[]} queue names */
+  queues () {
+    return [...this.queuesByName.keys()]
+  }
+
+  /** @returns {object|null} the bound address of the listener on port */
+  address (port) {
+    return this.listeners.address(port)
+  }
+
+  /**
+   * Stops listening, answers in-flight requests (bounded by closeTimeout), closes worker
+   * connections and removes the socket file.
+   */
+  close () {
+    if (this.closePromise === null) this.closePromise = this.shutdown()
+    return this.closePromise
+  }
+
+  // -------------------------------------------------------------------------
+  // internals
+
+  async registerUrls (q, urls) {
+    const list = Array.isArray(urls) ? urls : urls ? [urls] : []
+    const parsed = []
+    for (const u of list) {
+      const p = parse(u, { allowPortZero: true })
+      if (p.scheme === 'https') throw new codes.ERR_HTTPSYS_TLS_UNSUPPORTED({ prefix: p.prefix })
+      if (p.port !== 0 && (q.urls.includes(p.prefix) || parsed.some((x) => x.prefix === p.prefix))) continue
+      parsed.push(p)
+    }
+    const routed = []
+    const acquired = []
+    const resolved = new Array(parsed.length)
+    try {
+      // Conflicts first: a conflicting prefix must not bind anything.
+      for (let i = 0; i < parsed.length; i++) {
+        const p = parsed[i]
+        if (p.port === 0) continue
+        this.table.add(p.prefix, q)
+        routed.push(p.prefix)
+        resolved[i] = p
+      }
+      for (let i = 0; i < parsed.length; i++) {
+        const p = parsed[i]
+        if (p.port === 0) continue
+        await this.listeners.acquire(p.port)
+        acquired.push(p.port)
+      }
+      for (let i = 0; i < parsed.length; i++) {
+        const p = parsed[i]
+        if (p.port !== 0) continue
+        const port = await this.listeners.acquireFree()
+        acquired.push(port)
+        const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+        this.table.add(prefix, q)
+        routed.push(prefix)
+        resolved[i] = { prefix, port }
+      }
+    } catch (err) {
+      for (const prefix of routed) this.table.remove(prefix)
+      for (const port of acquired) this.listeners.release(port)
+      throw err
+    }
+    for (const r of resolved) q.addUrl(r.prefix, r.port)
+  }
+
+  removeQueue (q) {
+    if (q.deleted) return
+    q.deleted = true
+    if (this.queuesByName.get(q.name) === q) this.queuesByName.delete(q.name)
+    for (let i = 0; i < q.urls.length; i++) {
+      this.table.remove(q.urls[i])
+      this.listeners.release(q.urlPorts[i])
+    }
+    for (const req of q.takeWaiting()) req.respondLocal(503, 'noQueue', false)
+    for (const w of q.workers.slice()) w.closeByHub('queue deleted')
+    this.log.debug({ queue: q.name }, 'queue deleted')
+  }
+
+  /** Called by a client connection for each request head. */
+  route (conn, req) {
+    const head = req.head
+    const a = this.routeArgs
+    a.port = conn.localPort
+    a.host = head.host
+    a.localAddress = conn.localAddress
+    a.path = head.url
+    const r = this.table.route(a)
+    const q = r.target
+    if (q === undefined) {
+      req.respondLocal(r.status, r.status === 400 ? 'hostname' : null, false)
+      return
+    }
+    if (this.closing || q.deleted) {
+      req.respondLocal(503, 'noQueue', true)
+      return
+    }
+    req.queue = q
+    if (head.contentLength > q.maxBodySize) {
+      conn.bodyTooLarge(req)
+      return
+    }
+    if (!q.enqueue(req)) req.respondLocal(503, 'queueFull', false)
+  }
+
+  onClientSocket (socket, port) {
+    if (this.closing) {
+      socket.destroy()
+      return
+    }
+    this.connSeq = (this.connSeq + 1) >>> 0
+    this.conns.add(new ClientConnection(this, socket, this.connSeq, port))
+  }
+
+  connectionClosed (conn) {
+    this.conns.delete(conn)
+    if (this.conns.size === 0 && this.onConnsGone !== null) this.onConnsGone()
+  }
+
+  sweep (now) {
+    for (const c of this.conns) {
+      if (c.deadline !== 0 && c.deadline <= now) c.timeout()
+    }
+  }
+
+  onWorkerSocket (socket) {
+    if (this.closing) {
+      socket.destroy()
+      return
+    }
+    if (this.embedded) socket.unref()
+    const w = new WorkerConnection(this, socket, ++this.workerSeq)
+    this.workers.add(w)
+  }
+
+  /** A worker's HELLO: find, create or extend its queue, then attach it. */
+  async onHello (w, msg) {
+    const name = typeof msg.queue === 'string' && msg.queue !== '' ? msg.queue : null
+    const urls = Array.isArray(msg.urls) ? msg.urls.filter((u) => typeof u === 'string') : []
+    w.pid = Number.isInteger(msg.pid) ? msg.pid : 0
+    let q
+    try {
+      if (this.closing) throw new codes.ERR_HTTPSYS_QUEUE_CLOSED({ queue: name })
+      if (name !== null) {
+        q = this.queuesByName.get(name)
+        if (q === undefined) {
+          if (urls.length === 0) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+          await this.makeQueue(name, { urls, owner: w })
+          q = this.queuesByName.get(name)
+        } else if (q.urls.length === 0 && urls.length > 0) {
+          await this.registerUrls(q, urls)
+        } else if (urls.length > 0) {
+          this.log.debug({ queue: name, urls, pid: w.pid }, 'queue has prefixes already; the worker\'s are ignored')
+        }
+      } else {
+        if (urls.length === 0) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: '(none)' })
+        const anon = `~${w.pid}.${++this.anonSeq}`
+        await this.makeQueue(anon, { urls, owner: w })
+        q = this.queuesByName.get(anon)
+      }
+    } catch (err) {
+      if (!w.closed) {
+        const details = {}
+        for (const key of Object.keys(err)) if (key !== 'code') details[key] = err[key]
+        w.sendJson(T.HELLO_ERR, { code: err.code || 'ERR_HTTPSYS_PROTOCOL', message: err.message, details })
+        w.socket.end()
+      }
+      return
+    }
+    if (w.closed || q === undefined || q.deleted) {
+      if (q !== undefined && q.owner === w) this.removeQueue(q)
+      return
+    }
+    w.attach(q, msg.window)
+    q.addWorker(w)
+    w.sendJson(T.HELLO_OK, { queue: q.name, urls: q.urls.slice(), ports: q.ports(), workerId: w.id }, true)
+    this.log.debug({ queue: q.name, pid: w.pid, workerId: w.id }, 'worker attached')
+    this.emit('attach', { queue: q.name, pid: w.pid, workerId: w.id })
+    q.pump()
+  }
+
+  workerDetached (w, reason) {
+    if (w.detachEmitted || !w.attached) return
+    w.detachEmitted = true
+    this.emit('detach', { queue: w.queue.name, pid: w.pid, workerId: w.id, reason })
+  }
+
+  /**
+   * A worker's socket closed. Requests it never acknowledged go back to the front of
+   * the queue (it never saw them: nothing is lost); requests it saw but did not answer
+   * get 502, or lose their connection when the response had started.
+   */
+  workerClosed (w) {
+    this.workers.delete(w)
+    const q = w.queue
+    if (q !== null) q.removeWorker(w)
+    const reqs = w.inFlightRequests()
+    let requeued = 0
+    const gone = q === null || q.deleted || this.closing
+    for (let i = reqs.length - 1; i >= 0; i--) {
+      const r = reqs[i]
+      const unseen = r.seq > w.acked
+      if (unseen && !r.headSent && !gone) {
+        r.resetForRequeue() // before release(): it keeps the body bytes to replay
+        w.release(r)
+        q.requeueFront(r)
+        requeued++
+        continue
+      }
+      w.release(r)
+      r.worker = null
+      if (r.headSent) r.conn.destroy()
+      else if (unseen) r.respondLocal(503, 'noQueue', false)
+      else r.respondLocal(502, null, false)
+    }
+    if (reqs.length > 0) {
+      this.log.warn({ queue: q && q.name, pid: w.pid, requeued, failed: reqs.length - requeued }, 'worker left with requests in flight')
+    }
+    if (w.attached) this.workerDetached(w, w.closeReason || 'disconnect')
+    if (q === null) return
+    if (q.owner === w) this.removeQueue(q)
+    else q.pump()
+  }
+
+  async shutdown () {
+    this.closing = true
+    await this.listeners.closeAll()
+    for (const q of this.queuesByName.values()) {
+      for (const req of q.takeWaiting()) req.respondLocal(503, 'noQueue', true)
+    }
+    for (const c of [...this.conns]) c.shutdown()
+    if (this.conns.size > 0) {
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, this.closeTimeout)
+        this.onConnsGone = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+      this.onConnsGone = null
+      for (const c of [...this.conns]) c.destroy()
+    }
+    for (const q of [...this.queuesByName.values()]) this.removeQueue(q)
+    const gone = [...this.workers].map((w) => new Promise((resolve) => {
+      if (w.closed) return resolve()
+      w.socket.once('close', resolve)
+      w.closeByHub('hub closing')
+      setTimeout(() => w.destroy(), 1000).unref()
+    }))
+    await Promise.all(gone)
+    if (this.server !== null) {
+      await new Promise((resolve) => this.server.close(() => resolve()))
+      this.server = null
+      if (process.platform !== 'win32') {
+        try {
+          fs.unlinkSync(this.socketPath)
+        } catch {}
+      }
+    }
+    if (this.stopClock !== null) {
+      this.stopClock()
+      this.stopClock = null
+    }
+    this.log.debug('hub closed')
+  }
+}
+
+module.exports = { Hub }

@@ -1,0 +1,84 @@
+'use strict'
+
+// Who listens on a TCP port, so ERR_HTTPSYS_PORT_IN_USE can name the owner instead of
+// leaving the user to run `ss -ltnp`. Linux only, best effort: the listening socket's
+// inode from /proc/net/tcp{,6}, then the process holding that inode among /proc/*/fd.
+// Other users' processes are not readable without privileges; then no owner is named.
+
+const fs = require('node:fs')
+
+// The error path must stay fast even on a host with many processes.
+const BUDGET_MS = 300
+const LISTEN = '0A'
+
+/**
+ * @param {number} port
+ * @returns {string|undefined} e.g. 'pid 4242 (nginx)'
+ */
+function findPortOwner (port) {
+  if (process.platform !== 'linux') return undefined
+  try {
+    const inodes = listeningInodes(port)
+    if (inodes.size === 0) return undefined
+    return processHolding(inodes)
+  } catch {
+    return undefined
+  }
+}
+
+function listeningInodes (port) {
+  const inodes = new Set()
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text
+    try {
+      text = fs.readFileSync(file, 'latin1')
+    } catch {
+      continue
+    }
+    const lines = text.split('\n')
+    for (let i = 1; i < lines.length; i++) {
+      const cols = lines[i].trim().split(/\s+/)
+      if (cols.length < 10 || cols[3] !== LISTEN) continue
+      const local = cols[1]
+      if (parseInt(local.slice(local.lastIndexOf(':') + 1), 16) === port && cols[9] !== '0') inodes.add(cols[9])
+    }
+  }
+  return inodes
+}
+
+function processHolding (inodes) {
+  const wanted = new Set([...inodes].map((inode) => `socket:[${inode}]`))
+  const deadline = Date.now() + BUDGET_MS
+  const pids = fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))
+  // Our own process first: a port we hold ourselves is the common case in tests.
+  pids.sort((a, b) => (b === String(process.pid)) - (a === String(process.pid)))
+  for (const pid of pids) {
+    if (Date.now() > deadline) return undefined
+    let fds
+    try {
+      fds = fs.readdirSync(`/proc/${pid}/fd`)
+    } catch {
+      continue
+    }
+    for (const fd of fds) {
+      let link
+      try {
+        link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`)
+      } catch {
+        continue
+      }
+      if (wanted.has(link)) return `pid ${pid} (${comm(pid)})`
+    }
+  }
+  return undefined
+}
+
+function comm (pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() || 'unknown'
+  } catch {
+    return 'unknown'
+  }
+}
+
+module.exports = { findPortOwner }

@@ -1,0 +1,463 @@
+'use strict'
+
+// The hub <-> worker wire protocol (PROTOCOL.md has the byte layout and the rules).
+// Shared by src/hub (router side) and src/queue/hub-client.js (worker side), private to
+// both. Binary and length-prefixed because the per-request frames are the hot path;
+// JSON only in the rare control frames.
+//
+// Speed comes from batching: both sides append frames to one FrameWriter during a tick
+// and write what it holds with one socket write. Small payloads are copied into a slab;
+// large bodies are queued by reference so they are never copied.
+
+const VERSION = 1
+
+const HEADER_SIZE = 9 // u32 length | u8 type | u32 id
+const MAX_FRAME = 64 * 1024 * 1024
+// Bodies at least this long travel by reference (a separate writev part), not copied.
+const REF_THRESHOLD = 4096
+const SLAB_SIZE = 64 * 1024
+
+const T = Object.freeze({
+  HELLO: 1,
+  HELLO_OK: 2,
+  HELLO_ERR: 3,
+  REQUEST: 4,
+  BODY: 5,
+  BODY_END: 6,
+  ABORT: 7,
+  ACK: 8,
+  READ: 9,
+  RESPONSE: 10,
+  RES_BODY: 11,
+  WINDOW: 12,
+  CONTINUE: 13,
+  CANCEL: 14,
+  DETACH: 15,
+  DETACH_OK: 16,
+  CLOSE: 17
+})
+
+// REQUEST flags
+const REQ_HAS_BODY = 1
+const REQ_KEEP_ALIVE = 2
+const REQ_ENCRYPTED = 4
+const REQ_EXPECT_CONTINUE = 8
+const REQ_UPGRADE = 16
+
+// RESPONSE / RES_BODY flags: the contract's RESPONSE_MORE (1), RESPONSE_CLOSE (2) and
+// RESPONSE_OPAQUE (4) travel as they are; this one is the wire's own.
+const RES_HAS_CONNECTION = 64 // the worker's headers carry a Connection header
+
+// The worker's default receive window (REQUEST frames it may have unacknowledged), the
+// request-body window a request starts with, and the response-body window per request.
+const DEFAULT_RECEIVE_WINDOW = 128
+const INITIAL_BODY_WINDOW = 64 * 1024
+const RESPONSE_WINDOW = 256 * 1024
+
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * Appends frames; take() hands out what was appended as a list of Buffers for one
+ * socket write. Regions already handed out are never written again.
+ */
+class FrameWriter {
+  constructor () {
+    this.slab = Buffer.allocUnsafeSlow(SLAB_SIZE)
+    this.start = 0
+    this.pos = 0
+    this.parts = []
+    this.partBytes = 0
+  }
+
+  /** @returns {number} bytes waiting to be taken */
+  get length () {
+    return this.partBytes + this.pos - this.start
+  }
+
+  /** Makes room for n bytes at this.pos; returns this.pos. */
+  reserve (n) {
+    if (this.slab.length - this.pos < n) {
+      this._cut()
+      this.slab = Buffer.allocUnsafeSlow(n > SLAB_SIZE ? n : SLAB_SIZE)
+      this.start = this.pos = 0
+    }
+    return this.pos
+  }
+
+  /** Queues a buffer by reference after what was written so far. */
+  ref (buf) {
+    this._cut()
+    this.parts.push(buf)
+    this.partBytes += buf.length
+  }
+
+  /** @returns {Buffer[]} everything appended since the last take() */
+  take () {
+    this._cut()
+    const parts = this.parts
+    this.parts = []
+    this.partBytes = 0
+    return parts
+  }
+
+  _cut () {
+    if (this.pos > this.start) {
+      this.parts.push(this.slab.subarray(this.start, this.pos))
+      this.partBytes += this.pos - this.start
+      this.start = this.pos
+    }
+  }
+
+  header (type, id, payloadLength) {
+    const p = this.reserve(HEADER_SIZE + payloadLength)
+    writeHeader(this.slab, p, type, id, payloadLength)
+    this.pos = p + HEADER_SIZE
+    return this.pos
+  }
+
+  /** A frame without payload (BODY_END, ABORT, CONTINUE, CANCEL, DETACH, DETACH_OK). */
+  empty (type, id) {
+    this.header(type, id, 0)
+  }
+
+  /** A frame with one u32 (ACK, READ, WINDOW). */
+  u32 (type, id, value) {
+    const p = this.header(type, id, 4)
+    this.slab.writeUInt32LE(value >>> 0, p)
+    this.pos = p + 4
+  }
+
+  /** HELLO / HELLO_OK carry the version byte first; HELLO_ERR and CLOSE do not. */
+  json (type, id, value, withVersion) {
+    const body = Buffer.from(JSON.stringify(value), 'utf8')
+    const extra = withVersion ? 1 : 0
+    let p = this.header(type, id, extra + body.length)
+    if (withVersion) this.slab[p++] = VERSION
+    body.copy(this.slab, p)
+    this.pos = p + body.length
+  }
+
+  /** BODY: a piece of a request body. */
+  body (id, chunk) {
+    this.bytes(T.BODY, id, chunk, 0, chunk.length, -1)
+  }
+
+  /** RES_BODY: u8 flags, then bytes. chunk is a Buffer, a string (utf8) or null. */
+  resBody (id, flags, chunk) {
+    if (typeof chunk === 'string') {
+      if (chunk.length * 3 < REF_THRESHOLD) {
+        const p = this.header(T.RES_BODY, id, 1 + chunk.length * 3)
+        this.slab[p] = flags
+        const n = this.slab.utf8Write(chunk, p + 1)
+        this.slab.writeUInt32LE(5 + 1 + n, p - HEADER_SIZE)
+        this.pos = p + 1 + n
+        return n
+      }
+      chunk = Buffer.from(chunk, 'utf8')
+    } else if (chunk === null || chunk === undefined) {
+      chunk = EMPTY
+    }
+    this.bytes(T.RES_BODY, id, chunk, 0, chunk.length, flags)
+    return chunk.length
+  }
+
+  /** A frame of [u8 flags] + bytes; flags -1 means no flags byte. */
+  bytes (type, id, buf, start, end, flags) {
+    const n = end - start
+    const extra = flags >= 0 ? 1 : 0
+    if (n >= REF_THRESHOLD) {
+      const p = this.header(type, id, extra + n)
+      if (extra) this.slab[p] = flags
+      this.pos = p + extra
+      this.ref(start === 0 && end === buf.length ? buf : buf.subarray(start, end))
+      return
+    }
+    const p = this.header(type, id, extra + n)
+    if (extra) this.slab[p] = flags
+    if (n > 0) buf.copy(this.slab, p + extra, start, end)
+    this.pos = p + extra + n
+  }
+
+  /**
+   * REQUEST (hub -> worker). Strings are latin1 (byte strings from the parser); each is
+   * u16-length-prefixed, so no string may exceed 65535 bytes (the hub caps maxHeaderSize).
+   * @param {number} id
+   * @param {object} head the parser's head: method, url, versionMajor, versionMinor, rawHeaders
+   * @param {object} conn remoteAddress, remotePort, localAddress, localPort, family (4|6), id
+   * @param {number} flags REQ_*
+   */
+  request (id, head, conn, flags) {
+    const raw = head.rawHeaders
+    const method = head.method
+    const url = head.url
+    const ra = conn.remoteAddress
+    const la = conn.localAddress
+    let size = 16 + 8 + method.length + url.length + ra.length + la.length
+    for (let i = 0; i < raw.length; i++) size += 2 + raw[i].length
+    let p = this.header(T.REQUEST, id, size)
+    const b = this.slab
+    b[p] = flags
+    b[p + 1] = head.versionMajor
+    b[p + 2] = head.versionMinor
+    b[p + 3] = conn.family
+    b.writeUInt16LE(conn.remotePort, p + 4)
+    b.writeUInt16LE(conn.localPort, p + 6)
+    b.writeUInt32LE(conn.id, p + 8)
+    b.writeUInt32LE(raw.length >>> 1, p + 12)
+    p = putStr(b, p + 16, method)
+    p = putStr(b, p, url)
+    p = putStr(b, p, ra)
+    p = putStr(b, p, la)
+    for (let i = 0; i < raw.length; i++) p = putStr(b, p, raw[i])
+    this.pos = p
+  }
+
+  /**
+   * RESPONSE (worker -> hub): u16 status | u8 flags | u8 0 | u32 cacheTtl | u16 reason
+   * length | reason | u32 header block length | "Name: value\r\n"... | body.
+   * The worker serialises the header block so the hub copies it without looking inside.
+   * @returns {number} body bytes carried
+   */
+  response (id, status, flags, cacheTtl, reason, rawHeaders, body) {
+    let block = 0
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      const name = rawHeaders[i]
+      if (name.length === 10 && name.toLowerCase() === 'connection') {
+        flags |= RES_HAS_CONNECTION
+        if (/close/i.test(rawHeaders[i + 1])) flags |= 2
+      }
+      block += name.length + String(rawHeaders[i + 1]).length + 4
+    }
+    let bodyMax = 0
+    let inline = true
+    if (typeof body === 'string') {
+      bodyMax = body.length * 3
+      if (bodyMax >= REF_THRESHOLD) {
+        body = Buffer.from(body, 'utf8')
+        bodyMax = body.length
+        inline = bodyMax < REF_THRESHOLD
+      }
+    } else if (body) {
+      bodyMax = body.length
+      inline = bodyMax < REF_THRESHOLD
+    }
+    const fixed = 14 + reason.length + block
+    let p = this.header(T.RESPONSE, id, fixed + (inline ? bodyMax : 0))
+    const frame = p - HEADER_SIZE
+    const b = this.slab
+    b.writeUInt16LE(status, p)
+    b[p + 2] = flags
+    b[p + 3] = 0
+    b.writeUInt32LE(cacheTtl >>> 0, p + 4)
+    p = putStr(b, p + 8, reason)
+    b.writeUInt32LE(block, p)
+    p += 4
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      p = putLatin1(b, p, rawHeaders[i])
+      b[p] = 58 // ':'
+      b[p + 1] = 32
+      p = putLatin1(b, p + 2, String(rawHeaders[i + 1]))
+      b[p] = 13
+      b[p + 1] = 10
+      p += 2
+    }
+    let n = 0
+    if (typeof body === 'string') {
+      n = b.utf8Write(body, p)
+    } else if (body && inline) {
+      n = body.copy(b, p)
+    }
+    if (inline) {
+      b.writeUInt32LE(5 + fixed + n, frame)
+      this.pos = p + n
+      return n
+    }
+    b.writeUInt32LE(5 + fixed + body.length, frame)
+    this.pos = p
+    this.ref(body)
+    return body.length
+  }
+}
+
+function writeHeader (b, p, type, id, payloadLength) {
+  b.writeUInt32LE(5 + payloadLength, p)
+  b[p + 4] = type
+  b.writeUInt32LE(id >>> 0, p + 5)
+}
+
+// Short strings are cheaper to copy in JS than through the native write.
+function putLatin1 (b, p, s) {
+  const n = s.length
+  if (n > 24) return p + b.latin1Write(s, p, n)
+  for (let i = 0; i < n; i++) b[p + i] = s.charCodeAt(i)
+  return p + n
+}
+
+function putStr (b, p, s) {
+  b.writeUInt16LE(s.length, p)
+  return putLatin1(b, p + 2, s)
+}
+
+/**
+ * Splits a byte stream into frames and hands each to onFrame(type, id, buf, start, end)
+ * where buf[start, end) is the payload (a view, never a copy, when the frame arrived in
+ * one piece). Frames split across reads are reassembled with one concat.
+ */
+class FrameReader {
+  /** @param {(type: number, id: number, buf: Buffer, start: number, end: number) => void} onFrame */
+  constructor (onFrame) {
+    this.onFrame = onFrame
+    this.held = null // parts of an incomplete frame
+    this.heldBytes = 0
+    this.need = 0 // bytes the held frame needs in total (0: header not complete yet)
+    this.stopped = false
+  }
+
+  /** @throws {Error} with code ERR_HTTPSYS_PROTOCOL on a malformed length */
+  push (chunk) {
+    let buf = chunk
+    if (this.held !== null) {
+      this.held.push(chunk)
+      this.heldBytes += chunk.length
+      if (this.need === 0 && this.heldBytes >= 4) this.need = 4 + peekLength(this.held)
+      if (this.need === 0 || this.heldBytes < this.need) return
+      buf = Buffer.concat(this.held, this.heldBytes)
+      this.held = null
+      this.heldBytes = 0
+      this.need = 0
+    }
+    const n = buf.length
+    let off = 0
+    while (n - off >= HEADER_SIZE && !this.stopped) {
+      const len = buf.readUInt32LE(off)
+      if (len < 5 || len > MAX_FRAME) throw protocolError(`bad frame length ${len}`)
+      const end = off + 4 + len
+      if (end > n) break
+      this.onFrame(buf[off + 4], buf.readUInt32LE(off + 5), buf, off + HEADER_SIZE, end)
+      off = end
+    }
+    if (off < n && !this.stopped) {
+      const rest = off === 0 ? buf : buf.subarray(off)
+      this.held = [rest]
+      this.heldBytes = rest.length
+      this.need = 0
+      if (rest.length >= 4) {
+        const len = rest.readUInt32LE(0)
+        if (len < 5 || len > MAX_FRAME) throw protocolError(`bad frame length ${len}`)
+        this.need = 4 + len
+      }
+    }
+  }
+}
+
+function peekLength (parts) {
+  const head = parts.length === 1 ? parts[0] : Buffer.concat(parts)
+  const len = head.readUInt32LE(0)
+  if (len < 5 || len > MAX_FRAME) throw protocolError(`bad frame length ${len}`)
+  return len
+}
+
+function protocolError (reason) {
+  const { codes } = require('../errors')
+  return new codes.ERR_HTTPSYS_PROTOCOL({ reason })
+}
+
+/**
+ * Decodes a REQUEST payload into the contract's QueueRequest (worker side).
+ * @returns {object}
+ */
+function decodeRequest (id, b, p) {
+  const flags = b[p]
+  const versionMajor = b[p + 1]
+  const versionMinor = b[p + 2]
+  const family = b[p + 3]
+  const remotePort = b.readUInt16LE(p + 4)
+  const localPort = b.readUInt16LE(p + 6)
+  const connectionId = b.readUInt32LE(p + 8)
+  const pairs = b.readUInt32LE(p + 12)
+  p += 16
+  let len = b.readUInt16LE(p)
+  const method = b.latin1Slice(p + 2, (p += 2 + len))
+  len = b.readUInt16LE(p)
+  const url = b.latin1Slice(p + 2, (p += 2 + len))
+  len = b.readUInt16LE(p)
+  const remoteAddress = b.latin1Slice(p + 2, (p += 2 + len))
+  len = b.readUInt16LE(p)
+  const localAddress = b.latin1Slice(p + 2, (p += 2 + len))
+  const rawHeaders = new Array(pairs * 2)
+  for (let i = 0; i < rawHeaders.length; i++) {
+    len = b.readUInt16LE(p)
+    rawHeaders[i] = b.latin1Slice(p + 2, (p += 2 + len))
+  }
+  return {
+    id,
+    method,
+    url,
+    httpVersionMajor: versionMajor,
+    httpVersionMinor: versionMinor,
+    rawHeaders,
+    remoteAddress,
+    remotePort,
+    localAddress,
+    localPort,
+    remoteFamily: family === 6 ? 'IPv6' : 'IPv4',
+    encrypted: (flags & REQ_ENCRYPTED) !== 0,
+    tls: null,
+    hasBody: (flags & REQ_HAS_BODY) !== 0,
+    connectionId,
+    keepAlive: (flags & REQ_KEEP_ALIVE) !== 0,
+    expectContinue: (flags & REQ_EXPECT_CONTINUE) !== 0,
+    upgrade: (flags & REQ_UPGRADE) !== 0
+  }
+}
+
+/**
+ * Decodes a RESPONSE payload (tests and tools; the hub reads the fields in place).
+ * @returns {{status, flags, cacheTtl, reason, headerBlock: Buffer, body: Buffer}}
+ */
+function decodeResponse (b, p, end) {
+  const status = b.readUInt16LE(p)
+  const flags = b[p + 2]
+  const cacheTtl = b.readUInt32LE(p + 4)
+  const rlen = b.readUInt16LE(p + 8)
+  const reason = b.latin1Slice(p + 10, p + 10 + rlen)
+  p += 10 + rlen
+  const blen = b.readUInt32LE(p)
+  const headerBlock = b.subarray(p + 4, p + 4 + blen)
+  return { status, flags, cacheTtl, reason, headerBlock, body: b.subarray(p + 4 + blen, end) }
+}
+
+/** Parses a JSON control payload; HELLO/HELLO_OK start with the version byte. */
+function decodeJson (b, start, end, withVersion) {
+  let version = null
+  if (withVersion) version = b[start++]
+  let value
+  try {
+    value = JSON.parse(b.toString('utf8', start, end))
+  } catch {
+    throw protocolError('a control frame is not valid JSON')
+  }
+  return withVersion ? { version, value } : value
+}
+
+module.exports = {
+  VERSION,
+  HEADER_SIZE,
+  MAX_FRAME,
+  T,
+  REQ_HAS_BODY,
+  REQ_KEEP_ALIVE,
+  REQ_ENCRYPTED,
+  REQ_EXPECT_CONTINUE,
+  REQ_UPGRADE,
+  RES_HAS_CONNECTION,
+  DEFAULT_RECEIVE_WINDOW,
+  INITIAL_BODY_WINDOW,
+  RESPONSE_WINDOW,
+  FrameWriter,
+  FrameReader,
+  decodeRequest,
+  decodeResponse,
+  decodeJson,
+  protocolError
+}

@@ -1,0 +1,203 @@
+'use strict'
+
+// A named request queue: its URL prefixes, the requests waiting for a worker, and the
+// workers attached to it. As with HTTP.SYS, requests wait here while no worker can
+// receive (none attached, or all out of receive credit) and a queue with zero workers
+// still queues: that is how a restarting app loses nothing. Only a full queue answers
+// 503.
+
+/** A FIFO with cheap removal at the front and re-insertion at the front. */
+class Deque {
+  constructor () {
+    this.items = []
+    this.head = 0
+  }
+
+  get size () {
+    return this.items.length - this.head
+  }
+
+  push (x) {
+    this.items.push(x)
+  }
+
+  unshift (x) {
+    if (this.head > 0) this.items[--this.head] = x
+    else this.items.unshift(x)
+  }
+
+  shift () {
+    if (this.head >= this.items.length) return undefined
+    const x = this.items[this.head]
+    this.items[this.head++] = undefined
+    if (this.head === this.items.length) {
+      this.items.length = 0
+      this.head = 0
+    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head)
+      this.head = 0
+    }
+    return x
+  }
+
+  /** Removes and returns every item. */
+  drain () {
+    const out = this.items.slice(this.head)
+    this.items = []
+    this.head = 0
+    return out
+  }
+}
+
+class RequestQueue {
+  /**
+   * @param {string} name
+   * @param {object} opts
+   * @param {number} opts.queueLength requests that may wait before 503
+   * @param {number} opts.maxBodySize request bodies above this get 413
+   * @param {object|null} [opts.owner] the worker connection whose disconnect removes the queue
+   */
+  constructor (name, { queueLength, maxBodySize, owner = null }) {
+    this.name = name
+    this.urls = []
+    this.urlPorts = []
+    this.queueLength = queueLength
+    this.maxBodySize = maxBodySize
+    this.owner = owner
+    this.workers = []
+    this.rr = 0
+    this.waiting = new Deque()
+    this.waitingCount = 0 // live entries in `waiting` (aborted ones are skipped lazily)
+    this.served = 0
+    this.deleted = false
+  }
+
+  /**
+   * A request arrived for this queue: give it to a worker now, or let it wait.
+   * @returns {boolean} false when the queue is full (the caller answers 503)
+   */
+  enqueue (req) {
+    if (this.waitingCount === 0) {
+      const w = this.pick()
+      if (w !== null) {
+        w.dispatch(req)
+        return true
+      }
+    }
+    if (this.waitingCount >= this.queueLength) return false
+    req.queue = this
+    req.waiting = true
+    this.waiting.push(req)
+    this.waitingCount++
+    return true
+  }
+
+  /** A request its worker never saw goes back to the front (its order is kept). */
+  requeueFront (req) {
+    req.waiting = true
+    this.waiting.unshift(req)
+    this.waitingCount++
+  }
+
+  /** The request left the queue without being dispatched (client gone, 503). */
+  forget (req) {
+    if (req.waiting) {
+      req.waiting = false
+      this.waitingCount--
+    }
+  }
+
+  /** Hands waiting requests to workers while any can take one. */
+  pump () {
+    while (this.waitingCount > 0) {
+      const w = this.pick()
+      if (w === null) return
+      const req = this.waiting.shift()
+      if (req === undefined) {
+        this.waitingCount = 0
+        return
+      }
+      if (!req.waiting) continue // aborted while waiting
+      req.waiting = false
+      this.waitingCount--
+      w.dispatch(req)
+    }
+  }
+
+  /**
+   * Pull model, as HTTP.SYS: only a worker with free receive credit can take a request;
+   * among those the one with the fewest requests in flight, round-robin on ties.
+   * @returns {object|null} a worker connection
+   */
+  pick () {
+    const ws = this.workers
+    const n = ws.length
+    if (n === 1) return ws[0].canTake() ? ws[0] : null
+    let best = null
+    let bestLoad = Infinity
+    let bestIndex = 0
+    for (let k = 0; k < n; k++) {
+      let i = this.rr + k
+      if (i >= n) i -= n
+      const w = ws[i]
+      if (w.inFlight < bestLoad && w.canTake()) {
+        best = w
+        bestLoad = w.inFlight
+        bestIndex = i
+      }
+    }
+    if (best !== null) this.rr = bestIndex + 1 >= n ? 0 : bestIndex + 1
+    return best
+  }
+
+  addWorker (w) {
+    this.workers.push(w)
+  }
+
+  removeWorker (w) {
+    const i = this.workers.indexOf(w)
+    if (i !== -1) this.workers.splice(i, 1)
+    if (this.rr >= this.workers.length) this.rr = 0
+  }
+
+  /** Removes every waiting request (live ones only). */
+  takeWaiting () {
+    const out = []
+    for (const req of this.waiting.drain()) {
+      if (req.waiting) {
+        req.waiting = false
+        out.push(req)
+      }
+    }
+    this.waitingCount = 0
+    return out
+  }
+
+  get inFlight () {
+    let n = 0
+    for (const w of this.workers) n += w.inFlight
+    return n
+  }
+
+  addUrl (prefix, port) {
+    this.urls.push(prefix)
+    this.urlPorts.push(port)
+  }
+
+  ports () {
+    return [...new Set(this.urlPorts)]
+  }
+
+  stats () {
+    return {
+      name: this.name,
+      urls: this.urls.slice(),
+      waiting: this.waitingCount,
+      inFlight: this.inFlight,
+      served: this.served,
+      workers: this.workers.map((w) => ({ id: w.id, pid: w.pid, inFlight: w.inFlight, served: w.served }))
+    }
+  }
+}
+
+module.exports = { RequestQueue, Deque }

@@ -1,0 +1,122 @@
+'use strict'
+
+// The bytes the hub writes to clients: the head of a worker's response (status line +
+// the worker's header block + connection management), and the small pages the hub
+// answers itself, worded like HTTP.SYS's ("Bad Request - Invalid Hostname", ...).
+// https://learn.microsoft.com/troubleshoot/developer/webapps/iis/iisadmin-service-inetinfo/httpsys-registry-windows
+
+const { STATUS_CODES } = require('node:http')
+const clock = require('./clock')
+
+const HTTP11 = Buffer.from('HTTP/1.1 ', 'latin1')
+const CONN_CLOSE = Buffer.from('Connection: close\r\n', 'latin1')
+const CONN_KEEP_ALIVE = Buffer.from('Connection: keep-alive\r\n', 'latin1')
+const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
+
+// Which connection header the hub adds (the worker's own Connection header wins).
+const ADD_NONE = 0
+const ADD_CLOSE = 1
+const ADD_KEEP_ALIVE = 2
+
+/**
+ * Builds the client bytes for a RESPONSE frame in one Buffer: status line, the worker's
+ * header block, the hub's Connection header, the blank line, and the body (unless the
+ * response must not have one).
+ * @param {Buffer} b frame buffer; payload at [p, end)
+ * @param {number} add ADD_NONE | ADD_CLOSE | ADD_KEEP_ALIVE
+ * @param {boolean} dropBody HEAD, 1xx, 204, 304
+ * @returns {Buffer}
+ */
+function fromFrame (b, p, end, add, dropBody) {
+  const status = b.readUInt16LE(p)
+  const rlen = b.readUInt16LE(p + 8)
+  const rs = p + 10
+  const bl = b.readUInt32LE(rs + rlen)
+  const bs = rs + rlen + 4
+  const bodyStart = bs + bl
+  const bodyLen = dropBody ? 0 : end - bodyStart
+  const conn = add === ADD_CLOSE ? CONN_CLOSE : add === ADD_KEEP_ALIVE ? CONN_KEEP_ALIVE : null
+  const total = 9 + 4 + rlen + 2 + bl + (conn === null ? 0 : conn.length) + 2 + bodyLen
+  const out = Buffer.allocUnsafe(total)
+  HTTP11.copy(out, 0)
+  out[9] = 48 + ((status / 100) | 0) % 10
+  out[10] = 48 + ((status / 10) | 0) % 10
+  out[11] = 48 + status % 10
+  out[12] = 32
+  let o = 13
+  if (rlen > 0) o += b.copy(out, o, rs, rs + rlen)
+  out[o] = 13
+  out[o + 1] = 10
+  o += 2
+  if (bl > 0) o += b.copy(out, o, bs, bodyStart)
+  if (conn !== null) o += conn.copy(out, o)
+  out[o] = 13
+  out[o + 1] = 10
+  o += 2
+  if (bodyLen > 0) b.copy(out, o, bodyStart, end)
+  return out
+}
+
+const PAGES = {
+  400: 'The request is badly formed.',
+  404: 'The requested resource is not found.',
+  408: 'The request timed out.',
+  413: 'The request body is too large.',
+  431: 'The request header fields are too large.',
+  501: 'The server does not support the feature the response needed.',
+  502: 'The application handling this request went away before it answered.',
+  503: 'The service is unavailable.',
+  505: 'The HTTP version is not supported.'
+}
+
+// Variants of a status with their own title and text.
+const VARIANTS = {
+  hostname: { status: 400, title: 'Bad Request - Invalid Hostname', text: 'The request hostname is invalid.' },
+  queueFull: { status: 503, title: 'Service Unavailable', text: 'The request queue is full; try again shortly.' },
+  noQueue: { status: 503, title: 'Service Unavailable', text: 'The service is shutting down or was removed.' },
+  opaque: { status: 501, title: 'Not Implemented', text: 'Protocol upgrades (101 Switching Protocols) are not supported by the httpsys hub yet.' }
+}
+
+const pageCache = new Map()
+
+function page (status, variant) {
+  const key = variant || status
+  let p = pageCache.get(key)
+  if (p === undefined) {
+    const v = variant ? VARIANTS[variant] : null
+    const reason = STATUS_CODES[status] || 'Unknown'
+    const title = v ? v.title : reason
+    const text = v ? v.text : (PAGES[status] || reason + '.')
+    const html = '<!DOCTYPE html>\r\n<html><head><title>' + title + '</title>\r\n' +
+      '<meta http-equiv="Content-Type" content="text/html; charset=us-ascii"></head>\r\n' +
+      '<body><h2>' + title + '</h2>\r\n<hr><p>HTTP Error ' + status + '. ' + text + '</p>\r\n</body></html>\r\n'
+    p = { reason, body: Buffer.from(html, 'latin1') }
+    pageCache.set(key, p)
+  }
+  return p
+}
+
+/**
+ * A response the hub answers itself.
+ * @param {number} status
+ * @param {string|null} variant a key of VARIANTS, or null
+ * @param {boolean} dropBody the request was HEAD
+ * @param {number} add ADD_NONE | ADD_CLOSE | ADD_KEEP_ALIVE
+ * @returns {Buffer}
+ */
+function local (status, variant, dropBody, add) {
+  const p = page(status, variant)
+  let head = 'HTTP/1.1 ' + status + ' ' + p.reason + '\r\n' +
+    'Content-Type: text/html; charset=us-ascii\r\n' +
+    'Server: httpsys\r\n' +
+    'Date: ' + clock.date() + '\r\n' +
+    'Content-Length: ' + p.body.length + '\r\n'
+  if (status === 503) head += 'Retry-After: 1\r\n'
+  if (add === ADD_CLOSE) head += 'Connection: close\r\n'
+  else if (add === ADD_KEEP_ALIVE) head += 'Connection: keep-alive\r\n'
+  head += '\r\n'
+  const h = Buffer.from(head, 'latin1')
+  return dropBody ? h : Buffer.concat([h, p.body], h.length + p.body.length)
+}
+
+module.exports = { fromFrame, local, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE }

@@ -1,0 +1,281 @@
+'use strict'
+
+// The hub's end of one worker's socket: decodes the worker's frames, encodes frames for
+// it into one FrameWriter and writes them once per tick, and tracks the requests the
+// worker holds.
+//
+// Requests in flight live in a slot table: the wire id is slot | generation << 20, so
+// a late frame for a finished request never reaches the slot's next occupant, and a
+// lookup is an array index rather than a Map.
+
+const P = require('./protocol')
+const { T } = P
+
+const SLOT_BITS = 20
+const SLOT_MASK = (1 << SLOT_BITS) - 1
+const GEN_MASK = 0xfff
+
+class WorkerConnection {
+  /**
+   * @param {import('./hub').Hub} hub
+   * @param {import('node:net').Socket} socket
+   * @param {number} id
+   */
+  constructor (hub, socket, id) {
+    this.hub = hub
+    this.socket = socket
+    this.id = id
+    this.pid = 0
+    this.queue = null
+    this.helloSeen = false
+    this.attached = false
+    // Nothing is dispatched before the worker's first ACK: it grants the first receive
+    // credit once its attach() promise has resolved, so the app holds the Attachment
+    // before any request reaches it.
+    this.ready = false
+    this.detaching = false
+    this.detachEmitted = false
+    this.closed = false
+    this.closeReason = null
+    this.window = P.DEFAULT_RECEIVE_WINDOW
+    this.sent = 0 // REQUEST frames sent
+    this.acked = 0 // REQUEST frames the worker confirmed
+    this.ackLow = 0 // the last cumulative u32 the worker sent
+    this.inFlight = 0
+    this.served = 0
+    this.slots = []
+    this.gens = []
+    this.free = []
+    this.unackedBodies = [] // dispatched requests with a body, until acknowledged
+    this.writer = new P.FrameWriter()
+    this.flushQueued = false
+    this.flushBound = () => this.flush()
+    this.reader = new P.FrameReader((type, fid, buf, start, end) => this.onFrame(type, fid, buf, start, end))
+    socket.on('data', (chunk) => {
+      try {
+        this.reader.push(chunk)
+      } catch (err) {
+        this.fail(err)
+      }
+    })
+    socket.on('error', (err) => { this.closeReason = this.closeReason || err.code || 'error' })
+    socket.on('close', () => this.onClose())
+  }
+
+  canTake () {
+    return this.ready && !this.detaching && this.sent - this.acked < this.window && (this.free.length > 0 || this.slots.length <= SLOT_MASK)
+  }
+
+  // -------------------------------------------------------------------------
+  // hub -> worker
+
+  dispatch (req) {
+    let slot
+    if (this.free.length > 0) {
+      slot = this.free.pop()
+    } else {
+      slot = this.slots.length
+      this.slots.push(null)
+      this.gens.push(0)
+    }
+    const id = ((this.gens[slot] << SLOT_BITS) | slot) >>> 0
+    this.slots[slot] = req
+    req.worker = this
+    req.wireId = id
+    req.seq = ++this.sent
+    this.inFlight++
+    const head = req.head
+    let flags = 0
+    if (head.hasBody) {
+      flags |= P.REQ_HAS_BODY
+      req.replay = []
+      this.unackedBodies.push(req)
+    }
+    if (req.keepAlive) flags |= P.REQ_KEEP_ALIVE
+    if (head.expectContinue) flags |= P.REQ_EXPECT_CONTINUE
+    if (head.upgrade) flags |= P.REQ_UPGRADE
+    this.writer.request(id, head, req.conn, flags)
+    this.schedule()
+    if (head.hasBody) req.onDispatched()
+  }
+
+  sendBody (req, chunk) {
+    if (req.replay !== null) req.replay.push(chunk)
+    this.writer.body(req.wireId, chunk)
+    this.schedule()
+  }
+
+  sendBodyEnd (req) {
+    this.writer.empty(T.BODY_END, req.wireId)
+    this.schedule()
+  }
+
+  sendAbort (req) {
+    this.writer.empty(T.ABORT, req.wireId)
+    this.schedule()
+  }
+
+  sendWindow (req, n) {
+    this.writer.u32(T.WINDOW, req.wireId, n)
+    this.schedule()
+  }
+
+  /** The request left this worker (response complete or aborted). */
+  release (req) {
+    const slot = req.wireId & SLOT_MASK
+    if (this.slots[slot] !== req) return
+    this.slots[slot] = null
+    this.gens[slot] = (this.gens[slot] + 1) & GEN_MASK
+    this.free.push(slot)
+    this.inFlight--
+    if (req.resDone) {
+      this.served++
+      if (this.queue !== null) this.queue.served++
+    }
+    if (req.replay !== null) {
+      req.replay = null
+      const i = this.unackedBodies.indexOf(req)
+      if (i !== -1) this.unackedBodies.splice(i, 1)
+    }
+  }
+
+  schedule () {
+    if (!this.flushQueued) {
+      this.flushQueued = true
+      setImmediate(this.flushBound)
+    }
+  }
+
+  flush () {
+    this.flushQueued = false
+    if (this.closed || this.writer.length === 0) return
+    const parts = this.writer.take()
+    const s = this.socket
+    if (parts.length === 1) {
+      s.write(parts[0])
+      return
+    }
+    s.cork()
+    for (let i = 0; i < parts.length; i++) s.write(parts[i])
+    s.uncork()
+  }
+
+  sendJson (type, value, withVersion) {
+    this.writer.json(type, 0, value, withVersion)
+    this.flush()
+  }
+
+  // -------------------------------------------------------------------------
+  // worker -> hub
+
+  lookup (id) {
+    const req = this.slots[id & SLOT_MASK]
+    return req !== undefined && req !== null && req.wireId === id ? req : null
+  }
+
+  onFrame (type, id, b, start, end) {
+    switch (type) {
+      case T.RESPONSE: {
+        const req = this.lookup(id)
+        if (req !== null) req.onResponse(b, start, end)
+        return
+      }
+      case T.ACK: {
+        const n = b.readUInt32LE(start)
+        this.acked += (n - this.ackLow) >>> 0
+        this.ackLow = n
+        if (!this.ready) this.ready = this.attached
+        const ub = this.unackedBodies
+        while (ub.length > 0 && ub[0].seq <= this.acked) ub.shift().replay = null
+        if (this.queue !== null) this.queue.pump()
+        return
+      }
+      case T.RES_BODY: {
+        const req = this.lookup(id)
+        if (req !== null) req.onResBody(b, start, end)
+        return
+      }
+      case T.READ: {
+        const req = this.lookup(id)
+        if (req !== null) req.onRead(b.readUInt32LE(start))
+        return
+      }
+      case T.CONTINUE: {
+        const req = this.lookup(id)
+        if (req !== null) req.onContinue()
+        return
+      }
+      case T.CANCEL: {
+        const req = this.lookup(id)
+        if (req !== null) req.conn.destroy()
+        return
+      }
+      case T.HELLO: {
+        if (this.attached || this.helloSeen) return this.fail(P.protocolError('HELLO sent twice'))
+        this.helloSeen = true
+        const { version, value } = P.decodeJson(b, start, end, true)
+        if (version !== P.VERSION) {
+          const reason = `the worker speaks protocol version ${version}, the hub version ${P.VERSION}`
+          this.sendJson(T.HELLO_ERR, { code: 'ERR_HTTPSYS_PROTOCOL', details: { reason } })
+          this.socket.end()
+          this.hub.log.warn({ pid: value && value.pid, reason }, 'worker protocol mismatch')
+          return
+        }
+        this.hub.onHello(this, value || {})
+        return
+      }
+      case T.DETACH:
+        this.detaching = true
+        this.writer.empty(T.DETACH_OK, 0)
+        this.flush()
+        this.hub.workerDetached(this, 'detach')
+        return
+      default:
+        this.fail(P.protocolError(`unknown frame type ${type}`))
+    }
+  }
+
+  /** HELLO accepted: the worker is now attached to queue. */
+  attach (queue, window) {
+    this.queue = queue
+    this.attached = true
+    if (Number.isInteger(window) && window > 0) this.window = Math.min(window, 65536)
+  }
+
+  /** The hub ends this worker (queue deleted, hub closing). */
+  closeByHub (reason) {
+    if (this.closed) return
+    this.closeReason = reason
+    this.writer.json(T.CLOSE, 0, { code: 'ERR_HTTPSYS_QUEUE_CLOSED', reason })
+    this.flush()
+    this.socket.end()
+  }
+
+  fail (err) {
+    this.hub.log.warn({ err, workerId: this.id, pid: this.pid }, 'worker connection failed')
+    this.closeReason = 'protocol'
+    this.reader.stopped = true
+    this.socket.destroy()
+  }
+
+  destroy () {
+    this.socket.destroy()
+  }
+
+  /** @returns {object[]} requests this worker holds, in dispatch order */
+  inFlightRequests () {
+    const out = []
+    for (const r of this.slots) if (r !== null && r !== undefined) out.push(r)
+    out.sort((a, b) => a.seq - b.seq)
+    return out
+  }
+
+  onClose () {
+    if (this.closed) return
+    this.closed = true
+    this.reader.stopped = true
+    this.hub.workerClosed(this)
+  }
+}
+
+module.exports = { WorkerConnection }

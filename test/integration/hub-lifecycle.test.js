@@ -1,0 +1,145 @@
+'use strict'
+
+const net = require('node:net')
+const P = require('../../src/hub/protocol')
+const hubClient = require('../../src/queue/hub-client')
+const { RESPONSE_OPAQUE } = require('../../src/queue/contract')
+const { startHub, startWorker, reply, request, RawClient, until, socketPath } = require('../helpers/hub-harness')
+
+// Reads frames from a raw socket (a hand-made worker or a fake hub).
+function frames (socket) {
+  const got = []
+  const reader = new P.FrameReader((type, id, b, s, e) => got.push({ type, id, payload: Buffer.from(b.subarray(s, e)) }))
+  socket.on('data', (d) => reader.push(d))
+  return got
+}
+
+function helloWithVersion (version, value) {
+  const w = new P.FrameWriter()
+  w.json(P.T.HELLO, 0, value, true)
+  const bytes = Buffer.concat(w.take())
+  bytes[9] = version
+  return bytes
+}
+
+describe('hub lifecycle', () => {
+  test('an idle keep-alive connection is closed after keepAliveTimeout', async () => {
+    const hub = await startHub({ keepAliveTimeout: 300 })
+    const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+    const w = await startWorker(hub, { queue: 'q', handle: (req, body, x) => reply(x, req, 200, 'ok') })
+    try {
+      const c = new RawClient(port)
+      await c.connected
+      c.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n')
+      await c.waitFor(1)
+      const t0 = Date.now()
+      await c.waitClosed(4000)
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(250)
+    } finally {
+      w.att.close()
+      await hub.close()
+    }
+  })
+
+  test('close() lets in-flight responses finish (with Connection: close), then ends workers', async () => {
+    const hub = await startHub()
+    const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+    const w = await startWorker(hub, { queue: 'q', handle: (req, body, x) => setTimeout(() => reply(x, req, 200, 'late'), 200) })
+    const c = new RawClient(port)
+    await c.connected
+    c.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n')
+    await until(() => w.requests.length === 1, 2000, 'request')
+    const closed = hub.close()
+    const [res] = await c.waitFor(1)
+    expect(res.body.toString()).toBe('late')
+    expect(res.headers.connection).toBe('close')
+    await closed
+    await until(() => w.closed.length === 1, 2000, 'worker closed')
+    expect(w.closed[0]).toMatchObject({ code: 'ERR_HTTPSYS_QUEUE_CLOSED' })
+    await expect(request(port)).rejects.toThrow(/ECONNREFUSED/)
+  })
+
+  test('a worker asking for opaque mode (upgrade) gets the client a clear 501', async () => {
+    const hub = await startHub()
+    const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+    const w = await startWorker(hub, {
+      queue: 'q',
+      onRequest: (req, x) => x.att.respond(req.id, 101, 'Switching Protocols', ['Upgrade', 'websocket', 'Connection', 'Upgrade'], null, RESPONSE_OPAQUE)
+    })
+    try {
+      const c = new RawClient(port)
+      await c.connected
+      c.write('GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')
+      const [res] = await c.waitFor(1)
+      expect(res.status).toBe(501)
+      expect(res.body.toString()).toMatch(/upgrades/i)
+      expect(w.requests[0].rawHeaders).toContain('websocket')
+      c.close()
+    } finally {
+      w.att.close()
+      await hub.close()
+    }
+  })
+
+  test('a worker speaking another protocol version is refused with ERR_HTTPSYS_PROTOCOL', async () => {
+    const hub = await startHub()
+    try {
+      const s = net.connect(hub.socketPath)
+      const got = frames(s)
+      s.write(helloWithVersion(99, { urls: ['http://+:0/'], pid: 1 }))
+      await until(() => got.length === 1, 2000, 'HELLO_ERR')
+      expect(got[0].type).toBe(P.T.HELLO_ERR)
+      const err = JSON.parse(got[0].payload.toString())
+      expect(err.code).toBe('ERR_HTTPSYS_PROTOCOL')
+      expect(err.details.reason).toMatch(/version 99/)
+      s.destroy()
+      expect(hub.queues()).toEqual([])
+    } finally {
+      await hub.close()
+    }
+  })
+
+  test('a hub speaking another protocol version is refused by the worker', async () => {
+    const path = socketPath()
+    const fake = net.createServer((s) => {
+      s.once('data', () => {
+        const w = new P.FrameWriter()
+        w.json(P.T.HELLO_OK, 0, { queue: 'x', urls: [], ports: [] }, true)
+        const bytes = Buffer.concat(w.take())
+        bytes[9] = 2
+        s.write(bytes)
+      })
+    })
+    await new Promise((resolve) => fake.listen(path, resolve))
+    try {
+      await expect(hubClient.attach({ socketPath: path, queue: 'x', handlers: { onRequest () {} } }))
+        .rejects.toMatchObject({ code: 'ERR_HTTPSYS_PROTOCOL' })
+    } finally {
+      await new Promise((resolve) => fake.close(resolve))
+    }
+  })
+
+  test('no hub at the path: ERR_HTTPSYS_HUB_UNREACHABLE naming it', async () => {
+    const path = socketPath()
+    const err = await hubClient.attach({ socketPath: path, queue: 'x', handlers: { onRequest () {} } }).catch((e) => e)
+    expect(err.code).toBe('ERR_HTTPSYS_HUB_UNREACHABLE')
+    expect(err.message).toContain(path)
+  })
+
+  test('a client that half-closes after a Connection: close request still gets its answer', async () => {
+    const hub = await startHub()
+    const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+    const w = await startWorker(hub, { queue: 'q', handle: (req, body, x) => setTimeout(() => reply(x, req, 200, 'half'), 50) })
+    try {
+      const c = new RawClient(port)
+      await c.connected
+      c.socket.end('GET / HTTP/1.0\r\n\r\n')
+      const [res] = await c.waitFor(1)
+      expect(res.body.toString()).toBe('half')
+      await c.waitClosed()
+    } finally {
+      w.att.close()
+      await hub.close()
+    }
+  })
+})

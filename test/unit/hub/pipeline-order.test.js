@@ -1,0 +1,140 @@
+'use strict'
+
+const { EventEmitter } = require('node:events')
+const { ClientConnection } = require('../../../src/hub/client-connection')
+const { FrameWriter } = require('../../../src/hub/protocol')
+const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../../../src/queue/contract')
+
+// A client connection over a fake socket, with requests "dispatched" to a fake worker,
+// so the order of bytes on the socket can be checked against the order of answers.
+class FakeSocket extends EventEmitter {
+  constructor () {
+    super()
+    this.localAddress = '127.0.0.1'
+    this.remoteAddress = '127.0.0.1'
+    this.remotePort = 1234
+    this.remoteFamily = 'IPv4'
+    this.out = []
+    this.paused = false
+    this.ended = false
+    this.destroyed = false
+    this.writableFinished = false
+  }
+
+  write (buf) {
+    this.out.push(Buffer.from(buf).toString('latin1'))
+    return true
+  }
+
+  pause () { this.paused = true }
+  resume () { this.paused = false }
+  end () { this.ended = true }
+  destroy () { this.destroyed = true }
+  text () { return this.out.join('') }
+}
+
+function setup () {
+  const routed = []
+  const hub = {
+    maxHeaderSize: 16384,
+    maxBodySize: 1e9,
+    keepAliveTimeout: 5000,
+    headersTimeout: 60000,
+    closing: false,
+    log: { debug () {}, warn () {} },
+    route (conn, req) {
+      req.worker = worker
+      routed.push(req)
+    },
+    connectionClosed () {}
+  }
+  const worker = {
+    released: [],
+    windows: [],
+    aborted: [],
+    release (req) { this.released.push(req) },
+    sendWindow (req, n) { this.windows.push(n) },
+    sendAbort (req) { this.aborted.push(req) }
+  }
+  const socket = new FakeSocket()
+  const conn = new ClientConnection(hub, socket, 1, 8080)
+  return { conn, socket, routed, worker }
+}
+
+// Feeds a RESPONSE / RES_BODY frame to the request as the worker connection would.
+function respond (req, status, body, flags = 0) {
+  const w = new FrameWriter()
+  w.response(1, status, flags, 0, 'OK', ['Content-Length', String(body.length)], body)
+  const b = Buffer.concat(w.take())
+  req.onResponse(b, 9, b.length)
+}
+
+function resBody (req, text, flags) {
+  const w = new FrameWriter()
+  w.resBody(1, flags, text)
+  const b = Buffer.concat(w.take())
+  req.onResBody(b, 9, b.length)
+}
+
+const bodies = (text) => text.split('HTTP/1.1 200 OK').slice(1).map((r) => r.slice(r.indexOf('\r\n\r\n') + 4))
+
+describe('pipelined responses', () => {
+  test('are written in request order whatever order the workers answer in', () => {
+    const { socket, routed } = setup()
+    socket.emit('data', Buffer.from('GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: a\r\n\r\n'))
+    expect(routed.map((r) => r.head.url)).toEqual(['/1', '/2', '/3'])
+    respond(routed[2], 200, 'three')
+    respond(routed[1], 200, 'two')
+    expect(socket.text()).toBe('') // /1 is not answered yet: nothing may go out
+    respond(routed[0], 200, 'one')
+    expect(bodies(socket.text())).toEqual(['one', 'two', 'three'])
+  })
+
+  test('a later response is held while an earlier one is still streaming', () => {
+    const { socket, routed } = setup()
+    socket.emit('data', Buffer.from('GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n'))
+    const w = new FrameWriter()
+    w.response(1, 200, RESPONSE_MORE, 0, 'OK', ['Transfer-Encoding', 'chunked'], null)
+    const b = Buffer.concat(w.take())
+    routed[0].onResponse(b, 9, b.length)
+    respond(routed[1], 200, 'second')
+    resBody(routed[0], '5\r\nfirst\r\n', RESPONSE_MORE)
+    expect(socket.text()).not.toContain('second')
+    resBody(routed[0], '0\r\n\r\n', 0)
+    const text = socket.text()
+    expect(text.indexOf('first')).toBeLessThan(text.indexOf('second'))
+    expect(text.endsWith('second')).toBe(true)
+  })
+
+  test('a close response ends the connection and aborts the requests behind it', () => {
+    const { socket, routed, worker } = setup()
+    socket.emit('data', Buffer.from('GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\n'))
+    respond(routed[0], 200, 'bye', RESPONSE_CLOSE)
+    expect(socket.text()).toContain('Connection: close\r\n')
+    expect(socket.ended).toBe(true)
+    expect(worker.aborted).toEqual([routed[1]])
+  })
+
+  test('HTTP/1.0 keep-alive gets Connection: keep-alive; a HEAD response never carries a body', () => {
+    const { socket, routed } = setup()
+    socket.emit('data', Buffer.from('GET /1 HTTP/1.0\r\nConnection: keep-alive\r\n\r\nHEAD /2 HTTP/1.1\r\nHost: a\r\n\r\n'))
+    respond(routed[0], 200, 'one')
+    respond(routed[1], 200, 'not sent')
+    const text = socket.text()
+    expect(text).toContain('Connection: keep-alive\r\n')
+    expect(text).not.toContain('not sent')
+    expect(text.endsWith('Content-Length: 8\r\n\r\n')).toBe(true)
+  })
+
+  test('too many requests in flight on one connection stop the reading', () => {
+    const { socket, routed } = setup()
+    let text = ''
+    for (let i = 0; i < 40; i++) text += `GET /${i} HTTP/1.1\r\nHost: a\r\n\r\n`
+    socket.emit('data', Buffer.from(text))
+    expect(routed.length).toBe(32)
+    expect(socket.paused).toBe(true)
+    for (const r of routed.slice()) respond(r, 200, 'x')
+    expect(routed.length).toBe(40)
+    expect(socket.paused).toBe(false)
+  })
+})

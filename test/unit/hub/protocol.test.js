@@ -1,0 +1,187 @@
+'use strict'
+
+const crypto = require('node:crypto')
+const P = require('../../../src/hub/protocol')
+const { T } = P
+
+// Writes frames with `build`, then feeds the bytes to a FrameReader in the given pieces.
+function roundTrip (build, pieces) {
+  const w = new P.FrameWriter()
+  build(w)
+  const bytes = Buffer.concat(w.take())
+  const frames = []
+  const r = new P.FrameReader((type, id, b, start, end) => {
+    frames.push({ type, id, payload: Buffer.from(b.subarray(start, end)), b, start, end })
+  })
+  for (const piece of (pieces || ((x) => [x]))(bytes)) r.push(piece)
+  return { frames, bytes }
+}
+
+function randomSplits (bytes, seed) {
+  const out = []
+  let x = seed
+  let off = 0
+  while (off < bytes.length) {
+    x = (x * 1103515245 + 12345) & 0x7fffffff
+    const n = 1 + (x % 3 === 0 ? x % 3 : x % 700)
+    out.push(bytes.subarray(off, off + n))
+    off += n
+  }
+  return out
+}
+
+const head = {
+  method: 'POST',
+  url: '/api/x?y=1',
+  versionMajor: 1,
+  versionMinor: 1,
+  rawHeaders: ['Host', 'example.com', 'X-Empty', '', 'Set-Cookie', 'a=1', 'set-cookie', 'b=2', 'X-Latin1', 'caf\u00e9']
+}
+const conn = { remoteAddress: '::ffff:127.0.0.1', remotePort: 54321, localAddress: '::ffff:127.0.0.1', localPort: 8080, family: 6, id: 4000000000 }
+
+describe('hub protocol codec', () => {
+  test('REQUEST round-trips to the contract\'s QueueRequest', () => {
+    const flags = P.REQ_HAS_BODY | P.REQ_KEEP_ALIVE | P.REQ_EXPECT_CONTINUE
+    const { frames } = roundTrip((w) => w.request(7, head, conn, flags))
+    expect(frames).toHaveLength(1)
+    expect(frames[0].type).toBe(T.REQUEST)
+    const req = P.decodeRequest(frames[0].id, frames[0].b, frames[0].start)
+    expect(req).toEqual({
+      id: 7,
+      method: 'POST',
+      url: '/api/x?y=1',
+      httpVersionMajor: 1,
+      httpVersionMinor: 1,
+      rawHeaders: head.rawHeaders,
+      remoteAddress: '::ffff:127.0.0.1',
+      remotePort: 54321,
+      localAddress: '::ffff:127.0.0.1',
+      localPort: 8080,
+      remoteFamily: 'IPv6',
+      encrypted: false,
+      tls: null,
+      hasBody: true,
+      connectionId: 4000000000,
+      keepAlive: true,
+      expectContinue: true,
+      upgrade: false
+    })
+  })
+
+  test('RESPONSE carries status, flags, ttl, reason, a wire-ready header block and a utf8 body', () => {
+    const body = 'h\u00e9llo \u{1F600}'
+    const { frames } = roundTrip((w) => {
+      const n = w.response(3, 201, 1, 60, 'Created', ['Content-Type', 'text/plain', 'Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'X-Num', 42], body)
+      expect(n).toBe(Buffer.byteLength(body))
+    })
+    const res = P.decodeResponse(frames[0].b, frames[0].start, frames[0].end)
+    expect(res.status).toBe(201)
+    expect(res.flags).toBe(1)
+    expect(res.cacheTtl).toBe(60)
+    expect(res.reason).toBe('Created')
+    expect(res.headerBlock.toString('latin1')).toBe('Content-Type: text/plain\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nX-Num: 42\r\n')
+    expect(res.body.toString('utf8')).toBe(body)
+  })
+
+  test('a Connection header is flagged for the hub, and "close" in it asks to close', () => {
+    const { frames } = roundTrip((w) => {
+      w.response(1, 200, 0, 0, 'OK', ['connection', 'Close'], null)
+      w.response(2, 200, 0, 0, 'OK', ['Connection', 'keep-alive'], null)
+      w.response(3, 200, 0, 0, 'OK', [], null)
+    })
+    const flags = frames.map((f) => P.decodeResponse(f.b, f.start, f.end).flags)
+    expect(flags).toEqual([P.RES_HAS_CONNECTION | 2, P.RES_HAS_CONNECTION, 0])
+  })
+
+  test('large bodies travel by reference, not copied into the slab', () => {
+    const big = crypto.randomBytes(200 * 1024)
+    const w = new P.FrameWriter()
+    w.body(9, big)
+    w.response(10, 200, 0, 0, 'OK', [], big)
+    const parts = w.take()
+    expect(parts).toContain(big)
+    const r = []
+    const reader = new P.FrameReader((type, id, b, s, e) => r.push({ type, id, data: Buffer.from(b.subarray(s, e)) }))
+    reader.push(Buffer.concat(parts))
+    expect(r[0]).toMatchObject({ type: T.BODY, id: 9 })
+    expect(r[0].data.equals(big)).toBe(true)
+    expect(P.decodeResponse(r[1].data, 0, r[1].data.length).body.equals(big)).toBe(true)
+  })
+
+  test('every frame type survives random splits, and many frames in one piece', () => {
+    const small = crypto.randomBytes(300)
+    const big = crypto.randomBytes(70000)
+    const build = (w) => {
+      w.json(T.HELLO, 0, { queue: 'q', urls: ['http://+:0/'], pid: 1 }, true)
+      w.json(T.HELLO_OK, 0, { queue: 'q', urls: [], ports: [] }, true)
+      w.json(T.HELLO_ERR, 0, { code: 'ERR_X', details: {} }, false)
+      w.json(T.CLOSE, 0, { reason: 'bye' }, false)
+      w.request(1, head, conn, 0)
+      w.body(1, small)
+      w.body(1, big)
+      w.empty(T.BODY_END, 1)
+      w.empty(T.ABORT, 2)
+      w.u32(T.ACK, 0, 0xfffffffe)
+      w.u32(T.READ, 1, 65536)
+      w.response(1, 200, 1, 0, 'OK', ['A', 'b'], small)
+      w.resBody(1, 1, big)
+      w.resBody(1, 0, 'tail \u00e9')
+      w.resBody(1, 0, null)
+      w.u32(T.WINDOW, 1, 12345)
+      w.empty(T.CONTINUE, 1)
+      w.empty(T.CANCEL, 1)
+      w.empty(T.DETACH, 0)
+      w.empty(T.DETACH_OK, 0)
+    }
+    const whole = roundTrip(build)
+    expect(whole.frames.map((f) => f.type)).toEqual([
+      T.HELLO, T.HELLO_OK, T.HELLO_ERR, T.CLOSE, T.REQUEST, T.BODY, T.BODY, T.BODY_END, T.ABORT, T.ACK, T.READ,
+      T.RESPONSE, T.RES_BODY, T.RES_BODY, T.RES_BODY, T.WINDOW, T.CONTINUE, T.CANCEL, T.DETACH, T.DETACH_OK
+    ])
+    const f = whole.frames
+    expect(P.decodeJson(f[0].payload, 0, f[0].payload.length, true)).toEqual({ version: P.VERSION, value: { queue: 'q', urls: ['http://+:0/'], pid: 1 } })
+    expect(P.decodeJson(f[3].payload, 0, f[3].payload.length, false)).toEqual({ reason: 'bye' })
+    expect(f[6].payload.equals(big)).toBe(true)
+    expect(f[9].payload.readUInt32LE(0)).toBe(0xfffffffe)
+    expect(f[12].payload[0]).toBe(1)
+    expect(f[12].payload.subarray(1).equals(big)).toBe(true)
+    expect(f[13].payload.subarray(1).toString()).toBe('tail \u00e9')
+    expect(f[14].payload.length).toBe(1)
+    for (const seed of [1, 2, 3, 42, 1000]) {
+      const split = roundTrip(build, (bytes) => randomSplits(bytes, seed))
+      expect(split.frames.map((x) => [x.type, x.id, x.payload.toString('hex')]))
+        .toEqual(whole.frames.map((x) => [x.type, x.id, x.payload.toString('hex')]))
+    }
+    const bytewise = roundTrip(build, (bytes) => Array.from(bytes, (_, i) => bytes.subarray(i, i + 1)))
+    expect(bytewise.frames).toHaveLength(whole.frames.length)
+  })
+
+  test('a frame that arrives in one piece is handed out as a view, not a copy', () => {
+    const w = new P.FrameWriter()
+    w.body(1, Buffer.alloc(10, 1))
+    const bytes = Buffer.concat(w.take())
+    let seen
+    new P.FrameReader((type, id, b) => { seen = b }).push(bytes)
+    expect(seen).toBe(bytes)
+  })
+
+  test('a malformed length is a protocol error', () => {
+    const r = new P.FrameReader(() => {})
+    const bad = Buffer.alloc(9)
+    bad.writeUInt32LE(2, 0)
+    expect(() => r.push(bad)).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_PROTOCOL' }))
+    const huge = Buffer.alloc(9)
+    huge.writeUInt32LE(P.MAX_FRAME + 1, 0)
+    expect(() => new P.FrameReader(() => {}).push(huge)).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_PROTOCOL' }))
+  })
+
+  test('writer regions already taken are never overwritten', () => {
+    const w = new P.FrameWriter()
+    w.u32(T.ACK, 0, 1)
+    const [first] = w.take()
+    const copy = Buffer.from(first)
+    for (let i = 0; i < 5000; i++) w.u32(T.ACK, 0, i)
+    w.take()
+    expect(first.equals(copy)).toBe(true)
+  })
+})
