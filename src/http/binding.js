@@ -1,0 +1,365 @@
+'use strict'
+
+// One listen() of a Server: the attachment to a queue and the requests in flight on it.
+//
+// The backend calls the handlers below (contract.js); they turn QueueRequests into
+// IncomingMessage/ServerResponse pairs and route body, drain and abort notifications
+// to them by id. This is the hot path: one Map lookup per callback, no closures per
+// request, the socket object made only when someone asks for req.socket.
+
+const { codes } = require('../errors')
+const { RESPONSE_CLOSE } = require('../queue/contract')
+const { RequestSocket, kRequests, closeFromRouter, idle, touch } = require('./socket')
+const {
+  kBinding, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
+  kResponseClass, kStartTick
+} = require('./symbols')
+
+const RE_CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i
+
+class Binding {
+  /**
+   * @param {import('./server').Server} server
+   * @param {import('./listen-target').ListenTarget} target
+   */
+  constructor (server, target) {
+    this.server = server
+    this.target = target
+    this.attachment = null
+    this.inflight = new Map() // id -> IncomingMessage
+    this.sockets = new Map() // connectionId -> RequestSocket
+    this.closing = false
+    this.detached = false
+    this.closed = false
+    this.tick = 0
+    this.checker = null
+    this.handlers = {
+      onRequest: (q) => this.onRequest(q),
+      onBody: (id, chunk) => this.onBody(id, chunk),
+      onBodyEnd: (id) => this.onBodyEnd(id),
+      onAbort: (id) => this.onAbort(id),
+      onDrain: (id) => this.onDrain(id),
+      onClose: (err) => this.onClose(err)
+    }
+  }
+
+  // ---- backend -> http ---------------------------------------------------------
+
+  onRequest (q) {
+    const server = this.server
+    const req = new server[kIncomingClass]()
+    req[kBinding] = this
+    req[kQueueRequest] = q
+    req[kJoinDuplicates] = server.joinDuplicateHeaders === true
+    req[kStartTick] = this.tick
+    req.method = q.method
+    req.url = q.url
+    req.httpVersionMajor = q.httpVersionMajor
+    req.httpVersionMinor = q.httpVersionMinor
+    req.httpVersion = q.httpVersionMajor === 1
+      ? (q.httpVersionMinor === 1 ? '1.1' : q.httpVersionMinor === 0 ? '1.0' : '1.' + q.httpVersionMinor)
+      : q.httpVersionMajor + '.' + q.httpVersionMinor
+    const max = server.maxHeadersCount
+    req.rawHeaders = typeof max === 'number' && max > 0 && q.rawHeaders.length > max * 2
+      ? q.rawHeaders.slice(0, max * 2)
+      : q.rawHeaders
+    req.complete = !q.hasBody
+
+    const res = new server[kResponseClass](req)
+    res[kBinding] = this
+    res.shouldKeepAlive = q.keepAlive !== false
+    req[kResponse] = res
+    this.inflight.set(q.id, req)
+    if (server.timeout > 0) req.socket.setTimeout(server.timeout)
+
+    if (q.httpVersionMajor === 1 && q.httpVersionMinor === 1 && hasExpect(req.rawHeaders)) {
+      dispatchExpect(server, req, res)
+    } else {
+      server.emit('request', req, res)
+    }
+  }
+
+  onBody (id, chunk) {
+    const req = this.inflight.get(id)
+    if (req === undefined || req.destroyed) return
+    const s = req[kSocket]
+    if (s !== null) touch(s, chunk.length, 0)
+    req.push(chunk)
+  }
+
+  onBodyEnd (id) {
+    const req = this.inflight.get(id)
+    if (req === undefined || req.destroyed) return
+    req.complete = true
+    req.push(null)
+  }
+
+  onAbort (id) {
+    const req = this.inflight.get(id)
+    if (req !== undefined) this.abort(req)
+  }
+
+  onDrain (id) {
+    const req = this.inflight.get(id)
+    if (req !== undefined) req[kResponse]._onDrain()
+  }
+
+  onClose (err) {
+    // the backend aborts what is in flight first; anything left is gone all the same
+    for (const req of [...this.inflight.values()]) this.abort(req)
+    this.stopChecker()
+    const closing = this.closing
+    this.closing = true
+    this.detached = true
+    if (this.closed) return
+    this.closed = true
+    const server = this.server
+    if (server[kBinding] === this) server[kBinding] = null
+    forgetServer(server)
+    if (!closing && err) server.emit('error', err)
+    server.emit('close')
+  }
+
+  // ---- http -> backend -----------------------------------------------------------
+
+  readBody (req) {
+    const a = this.attachment
+    const id = req[kQueueRequest].id
+    if (a !== null && this.inflight.get(id) === req) a.readBody(id)
+  }
+
+  respond (req, status, message, rawHeaders, body, flags) {
+    const a = this.attachment
+    if (a === null) return true
+    const s = req[kSocket]
+    if (s !== null && body !== null) touch(s, 0, body.length)
+    return a.respond(req[kQueueRequest].id, status, message, rawHeaders, body, flags)
+  }
+
+  sendBody (req, body, flags) {
+    const a = this.attachment
+    if (a === null) return true
+    const s = req[kSocket]
+    if (s !== null && body !== null) touch(s, 0, body.length)
+    return a.sendBody(req[kQueueRequest].id, body, flags)
+  }
+
+  writeContinue (req) {
+    const a = this.attachment
+    const id = req[kQueueRequest].id
+    if (a !== null && this.inflight.get(id) === req) a.writeContinue(id)
+  }
+
+  /** The app resets the request (req/res/socket destroy): cancel it on the router. */
+  cancel (req) {
+    const id = req[kQueueRequest].id
+    if (this.inflight.get(id) !== req) return
+    if (this.attachment !== null) this.attachment.cancel(id)
+    this.abort(req)
+  }
+
+  /**
+   * The request is gone: node's order is req 'aborted', res 'close' (no 'finish'),
+   * socket 'close', then req 'error' (if listened) and req 'close'.
+   */
+  abort (req) {
+    const id = req[kQueueRequest].id
+    if (this.inflight.get(id) !== req) return
+    this.inflight.delete(id)
+    if (!req.destroyed) req.destroy(new codes.ECONNRESET())
+    req[kResponse]._onAbort()
+    const s = req[kSocket]
+    if (s !== null) {
+      release(this, s, req)
+      closeFromRouter(s)
+    }
+    this.maybeClosed()
+  }
+
+  /** The response went out completely (from ServerResponse, before its 'finish'). */
+  finished (req) {
+    const id = req[kQueueRequest].id
+    if (this.inflight.get(id) === req) this.inflight.delete(id)
+    const s = req[kSocket]
+    if (s !== null) release(this, s, req)
+    if (!req._consuming && !req._readableState.resumeScheduled) {
+      // node discards a body nobody read (req._dump) so that 'end' and 'close' come.
+      // The backend delivers nothing more once the response is complete, so what
+      // was not received yet is discarded with it.
+      if (!req.complete) {
+        req.complete = true
+        req.push(null)
+      }
+      req._dump()
+    } else if (!req.complete && !req.destroyed) {
+      // still reading a body the backend no longer delivers: end it as cut off
+      req.destroy(new codes.ECONNRESET())
+    }
+    this.maybeClosed()
+  }
+
+  /** req.socket: the connection's object while a request on it is in flight. */
+  socketFor (req) {
+    const q = req[kQueueRequest]
+    if (this.inflight.get(q.id) !== req) return new RequestSocket(q, this)
+    let s = this.sockets.get(q.connectionId)
+    if (s === undefined || s.destroyed) {
+      s = new RequestSocket(q, this)
+      s.on('timeout', onSocketTimeout)
+      this.sockets.set(q.connectionId, s)
+    }
+    s[kRequests].push(req)
+    return s
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------
+
+  startChecker () {
+    const server = this.server
+    const every = Number(server.connectionsCheckingInterval)
+    if (!(every > 0)) return
+    this.checker = setInterval(checkRequests, every, this)
+    this.checker.unref()
+  }
+
+  stopChecker () {
+    if (this.checker !== null) {
+      clearInterval(this.checker)
+      this.checker = null
+    }
+  }
+
+  /** server.close(): no new requests, let the ones in flight finish, then close. */
+  beginClose () {
+    if (this.closing) return
+    this.closing = true
+    forgetServer(this.server)
+    if (this.attachment === null) return // attach() still pending: onAttached closes
+    const done = () => {
+      this.detached = true
+      this.maybeClosed()
+    }
+    let p
+    try {
+      p = this.attachment.detach()
+    } catch {
+      p = null
+    }
+    Promise.resolve(p).then(done, done)
+  }
+
+  maybeClosed () {
+    if (!this.closing || !this.detached || this.closed || this.inflight.size > 0) return
+    this.closed = true
+    this.stopChecker()
+    const a = this.attachment
+    if (a !== null) {
+      try {
+        a.close()
+      } catch {}
+    }
+    const server = this.server
+    if (server[kBinding] === this) server[kBinding] = null
+    process.nextTick(emitServerClose, server)
+  }
+}
+
+function emitServerClose (server) {
+  server.emit('close')
+}
+
+// listening servers, for the preload's graceful stop
+const listening = new Set()
+
+function rememberServer (server) {
+  listening.add(server)
+}
+
+function forgetServer (server) {
+  listening.delete(server)
+}
+
+function listeningServers () {
+  return [...listening]
+}
+
+function release (binding, socket, req) {
+  const list = socket[kRequests]
+  const i = list.indexOf(req)
+  if (i !== -1) list.splice(i, 1)
+  if (list.length === 0) {
+    idle(socket)
+    const connectionId = req[kQueueRequest].connectionId
+    if (binding.sockets.get(connectionId) === socket) binding.sockets.delete(connectionId)
+  }
+}
+
+function hasExpect (raw) {
+  for (let i = 0; i < raw.length; i += 2) {
+    const n = raw[i]
+    if (n.length === 6 && (n === 'Expect' || n === 'expect' || n.toLowerCase() === 'expect')) return true
+  }
+  return false
+}
+
+// node's Expect handling (https://nodejs.org/api/http.html#event-checkcontinue)
+function dispatchExpect (server, req, res) {
+  if (RE_CONTINUE.test(req.headers.expect)) {
+    res._expect_continue = true
+    if (server.listenerCount('checkContinue') > 0) {
+      server.emit('checkContinue', req, res)
+    } else {
+      res.writeContinue()
+      server.emit('request', req, res)
+    }
+  } else if (server.listenerCount('checkExpectation') > 0) {
+    server.emit('checkExpectation', req, res)
+  } else {
+    res.writeHead(417)
+    res.end()
+  }
+}
+
+// node's socketOnTimeout: the request (while incomplete), the response and the server
+// hear of it; when nobody listens the connection is reset.
+function onSocketTimeout () {
+  let handled = false
+  const reqs = this[kRequests].slice()
+  for (let i = 0; i < reqs.length; i++) {
+    const req = reqs[i]
+    if (!req.complete && req.emit('timeout', this)) handled = true
+    if (req[kResponse].emit('timeout', this)) handled = true
+  }
+  if (this.server !== null && this.server.emit('timeout', this)) handled = true
+  if (!handled) this.destroy()
+}
+
+// server.requestTimeout with one coarse timer per server (as node checks it every
+// connectionsCheckingInterval): a request whose body has not fully arrived in time
+// is answered 408 and its connection closed.
+function checkRequests (binding) {
+  binding.tick++
+  const server = binding.server
+  const limit = Number(server.requestTimeout)
+  if (!(limit > 0)) return
+  const every = Number(server.connectionsCheckingInterval)
+  let expired = null
+  for (const req of binding.inflight.values()) {
+    if (!req.complete && (binding.tick - req[kStartTick]) * every >= limit) {
+      if (expired === null) expired = []
+      expired.push(req)
+    }
+  }
+  if (expired === null) return
+  for (const req of expired) {
+    const res = req[kResponse]
+    if (!res.headersSent && binding.attachment !== null) {
+      binding.attachment.respond(req[kQueueRequest].id, 408, 'Request Timeout', ['Connection', 'close'], null, RESPONSE_CLOSE)
+      binding.abort(req)
+    } else {
+      binding.cancel(req)
+    }
+  }
+}
+
+module.exports = { Binding, rememberServer, forgetServer, listeningServers }

@@ -1,0 +1,160 @@
+'use strict'
+
+// http.IncomingMessage for a request received from a queue.
+//
+// A real stream.Readable (as node's is), so pipe(), async iteration, pause/resume and
+// setEncoding behave exactly as on node. The body is pulled, never pushed without
+// bound: _read() asks the backend for more (attachment.readBody), and the binding
+// pushes what arrives. `headers` is built from rawHeaders on first access only; most
+// hello-world handlers never touch it.
+// https://nodejs.org/api/http.html#class-httpincomingmessage
+
+const { Readable } = require('node:stream')
+const { buildHeaders, buildDistinct } = require('./headers')
+const { defineLegacyClass } = require('./legacy-class')
+const {
+  kBinding, kQueueRequest, kSocket, kHeaders, kHeadersDistinct, kTrailers,
+  kTrailersDistinct, kResponse, kJoinDuplicates
+} = require('./symbols')
+
+/**
+ * @param {object} [socket] node's signature; the server passes nothing and the socket
+ *   object is made when first asked for
+ */
+function IncomingMessage (socket) {
+  Readable.call(this)
+  // Until the app reads, the stream must not pull on its own (Readable's read-ahead
+  // would mark the request as consumed and ask the backend for body nobody wants).
+  this._readableState.readingMore = true
+  this[kSocket] = socket || null
+  this[kBinding] = null
+  this[kQueueRequest] = null
+  this[kResponse] = null
+  this[kHeaders] = null
+  this[kHeadersDistinct] = null
+  this[kTrailers] = null
+  this[kTrailersDistinct] = null
+  this[kJoinDuplicates] = false
+  this.httpVersionMajor = null
+  this.httpVersionMinor = null
+  this.httpVersion = null
+  this.complete = false
+  this.rawHeaders = []
+  this.rawTrailers = []
+  this.aborted = false
+  this.upgrade = null
+  this.url = ''
+  this.method = null
+  this.statusCode = null
+  this.statusMessage = null
+  this._consuming = false
+  this._dumped = false
+}
+
+class IncomingMessageMembers extends Readable {
+  get socket () {
+    let s = this[kSocket]
+    if (s === null && this[kBinding] !== null) s = this[kSocket] = this[kBinding].socketFor(this)
+    return s
+  }
+
+  set socket (value) { this[kSocket] = value }
+
+  get connection () { return this.socket }
+  set connection (value) { this[kSocket] = value }
+
+  get headers () {
+    let h = this[kHeaders]
+    if (h === null) h = this[kHeaders] = buildHeaders(this.rawHeaders, this[kJoinDuplicates])
+    return h
+  }
+
+  set headers (value) { this[kHeaders] = value }
+
+  get headersDistinct () {
+    let h = this[kHeadersDistinct]
+    if (h === null) h = this[kHeadersDistinct] = buildDistinct(this.rawHeaders)
+    return h
+  }
+
+  set headersDistinct (value) { this[kHeadersDistinct] = value }
+
+  // Routers deliver bodies de-chunked and keep trailers to themselves (the contract
+  // has no trailers), so these are always empty, as for a request without trailers.
+  get trailers () {
+    let t = this[kTrailers]
+    if (t === null) t = this[kTrailers] = buildHeaders(this.rawTrailers, false)
+    return t
+  }
+
+  set trailers (value) { this[kTrailers] = value }
+
+  get trailersDistinct () {
+    let t = this[kTrailersDistinct]
+    if (t === null) t = this[kTrailersDistinct] = buildDistinct(this.rawTrailers)
+    return t
+  }
+
+  set trailersDistinct (value) { this[kTrailersDistinct] = value }
+
+  setTimeout (msecs, callback) {
+    if (typeof callback === 'function') this.on('timeout', callback)
+    const socket = this.socket
+    if (socket) socket.setTimeout(msecs)
+    return this
+  }
+
+  // node marks a request as consumed on the first read(), so that a body nobody read
+  // is discarded (_dump) once the response is done.
+  read (n) {
+    if (!this._consuming) {
+      this._readableState.readingMore = false
+      this._consuming = true
+    }
+    return super.read(n)
+  }
+
+  _read () {
+    const binding = this[kBinding]
+    if (binding === null) return
+    const q = this[kQueueRequest]
+    if (!q.hasBody) {
+      this.complete = true
+      this.push(null)
+      return
+    }
+    binding.readBody(this)
+  }
+
+  /** Discards a body nobody read, so that 'end' and 'close' still come. */
+  _dump () {
+    if (!this._dumped) {
+      this._dumped = true
+      this.removeAllListeners('data')
+      this.resume()
+    }
+  }
+
+  _destroy (err, cb) {
+    if (!this.readableEnded || !this.complete) {
+      this.aborted = true
+      this.emit('aborted')
+    }
+    const binding = this[kBinding]
+    // Destroying a request whose response is still pending resets the client
+    // connection, as destroying node's socket does.
+    if (binding !== null && this.aborted) binding.cancel(this, err)
+    process.nextTick(onDestroyed, this, err, cb)
+  }
+}
+
+// node emits a request's destroy error only when someone listens for it, so that a
+// client going away never crashes an app that did not ask.
+function onDestroyed (req, err, cb) {
+  if (err && req.listenerCount('error') > 0) cb(err)
+  else cb()
+}
+
+defineLegacyClass(IncomingMessage, Readable, IncomingMessageMembers)
+
+module.exports = { IncomingMessage }

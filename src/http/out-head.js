@@ -1,0 +1,176 @@
+'use strict'
+
+// The response head as node builds it (lib/_http_outgoing.js, _storeHeader): raw
+// header pairs from the setHeader() store or from writeHead()'s argument, the headers
+// node interprets on the way (Content-Length, Transfer-Encoding, Connection, Date,
+// Trailer), and, at the first flush, the Date and framing headers node would add.
+
+const { codes } = require('../errors')
+const { RESPONSE_CLOSE } = require('../queue/contract')
+const { validateHeaderName, validateHeaderValue, utcDate } = require('./headers')
+const { byteLength } = require('./body-frame')
+const { kState } = require('./symbols')
+
+// node's own patterns for the headers it interprets
+const RE_CONN_CLOSE = /(?:^|\W)close(?:$|\W)/i
+const RE_TE_CHUNKED = /(?:^|\W)chunked(?:$|\W)/i
+
+// head bits gathered while the head is built (node's _storeHeader state)
+const H_CONTENT_LENGTH = 1
+const H_TE = 2
+const H_TE_CHUNKED = 4
+const H_DATE = 8
+const H_CONNECTION = 16
+const H_CONN_CLOSE = 32
+const H_TRAILER = 64
+
+// removeHeader() of these stops node adding them itself
+const R_CONNECTION = 1
+const R_CONTENT_LENGTH = 2
+const R_TE = 4
+
+/**
+ * Completes the head with what only the first flush knows: Date and the framing.
+ * @returns {number} respond() flags (RESPONSE_CLOSE or 0)
+ */
+function finishHead (res, st, parts, final) {
+  const raw = st.head
+  const bits = st.headBits
+  let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0 || (st.removed & R_CONNECTION) !== 0
+  if (res.sendDate && (bits & H_DATE) === 0) raw.push('Date', utcDate())
+
+  if (!st.hasBody) {
+    // 204/304 with an app-set chunked Transfer-Encoding: node drops the zero chunk and
+    // closes, so that a proxy is never confused about where the message ends
+    if ((bits & H_TE_CHUNKED) !== 0 && (res.statusCode === 204 || res.statusCode === 304)) close = true
+    res.chunkedEncoding = false
+  } else if ((bits & H_CONTENT_LENGTH) !== 0) {
+    res.chunkedEncoding = false
+  } else if ((bits & H_TE) !== 0) {
+    res.chunkedEncoding = (bits & H_TE_CHUNKED) !== 0
+    if (!res.chunkedEncoding) close = true
+  } else if (final && (bits & H_TRAILER) === 0 && (st.removed & R_CONTENT_LENGTH) === 0) {
+    raw.push('Content-Length', String(byteLength(parts)))
+  } else if (!res.useChunkedEncodingByDefault) {
+    close = true // HTTP/1.0: the end of the connection ends the body
+  } else if ((st.removed & R_TE) === 0) {
+    raw.push('Transfer-Encoding', 'chunked')
+    res.chunkedEncoding = true
+  } else {
+    close = true
+  }
+  if (close) res.shouldKeepAlive = false
+  return close ? RESPONSE_CLOSE : 0
+}
+
+/**
+ * Raw pairs from the setHeader() store, with node's rules: arrays become repeated
+ * headers, except a cookie array which is joined with '; '.
+ * @returns {number} head bits
+ */
+function storedHeaders (res, raw, headers) {
+  let bits = 0
+  const keys = Object.keys(headers)
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]
+    const entry = headers[key]
+    const name = entry[0]
+    const value = entry[1]
+    if (Array.isArray(value)) {
+      if (value.length < 2 || key !== 'cookie') {
+        for (let i = 0; i < value.length; i++) {
+          raw.push(name, String(value[i]))
+          bits |= matchHeader(res, key, value[i])
+        }
+        continue
+      }
+      raw.push(name, value.join('; '))
+    } else {
+      raw.push(name, String(value))
+    }
+    bits |= matchHeader(res, key, value)
+  }
+  return bits
+}
+
+/** Raw pairs from writeHead(status, headers) alone: an object, [k, v, ...] or [[k, v]]. */
+function givenHeaders (res, raw, obj) {
+  let bits = 0
+  if (Array.isArray(obj)) {
+    if (obj.length > 0 && Array.isArray(obj[0])) {
+      for (let i = 0; i < obj.length; i++) bits |= given(res, raw, obj[i][0], obj[i][1])
+    } else {
+      if (obj.length % 2 !== 0) throw new codes.ERR_INVALID_ARG_VALUE({ name: 'headers', value: obj })
+      for (let i = 0; i < obj.length; i += 2) bits |= given(res, raw, obj[i], obj[i + 1])
+    }
+    return bits
+  }
+  for (const key in obj) {
+    if (Object.prototype.hasOwnProperty.call(obj, key)) bits |= given(res, raw, key, obj[key])
+  }
+  return bits
+}
+
+function given (res, raw, name, value) {
+  validateHeaderName(name)
+  let bits = 0
+  if (Array.isArray(value)) {
+    if (value.length < 2 || name.length !== 6 || name.toLowerCase() !== 'cookie') {
+      for (let i = 0; i < value.length; i++) {
+        validateHeaderValue(name, value[i])
+        raw.push(name, String(value[i]))
+        bits |= matchHeader(res, null, value[i], name)
+      }
+      return bits
+    }
+    value = value.join('; ')
+  }
+  validateHeaderValue(name, value)
+  raw.push(name, String(value))
+  return matchHeader(res, null, value, name)
+}
+
+/**
+ * The headers node interprets while storing the head.
+ * @param {string|null} key lower-cased name when known
+ * @returns {number} head bits
+ */
+function matchHeader (res, key, value, name) {
+  if (key === null) {
+    if (name.length < 4 || name.length > 17) return 0
+    key = name.toLowerCase()
+  }
+  const st = res[kState]
+  switch (key) {
+    case 'content-length':
+      st.removed &= ~R_CONTENT_LENGTH
+      st.contentLength = Number(value)
+      return H_CONTENT_LENGTH
+    case 'transfer-encoding':
+      st.removed &= ~R_TE
+      return RE_TE_CHUNKED.test(value) ? H_TE | H_TE_CHUNKED : H_TE
+    case 'connection':
+      st.removed &= ~R_CONNECTION
+      if (RE_CONN_CLOSE.test(value)) return H_CONNECTION | H_CONN_CLOSE
+      res.shouldKeepAlive = true
+      return H_CONNECTION
+    case 'date':
+      return H_DATE
+    case 'trailer':
+      return H_TRAILER
+    default:
+      return 0
+  }
+}
+
+module.exports = {
+  storedHeaders,
+  givenHeaders,
+  finishHead,
+  RE_TE_CHUNKED,
+  H_TE,
+  H_CONN_CLOSE,
+  R_CONNECTION,
+  R_CONTENT_LENGTH,
+  R_TE
+}

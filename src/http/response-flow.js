@@ -1,0 +1,185 @@
+'use strict'
+
+// How a ServerResponse's bytes reach the backend: write() queues, the next tick (or
+// end(), uncork(), a drain) flushes; the first flush completes the head (out-head.js)
+// and calls respond(), later ones sendBody(). Callbacks, 'drain', 'finish' and 'close'
+// are emitted here in node's order. See response.js for the design.
+
+const Stream = require('node:stream')
+const { isUint8Array } = require('node:util').types
+const { codes } = require('../errors')
+const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../queue/contract')
+const { frame } = require('./body-frame')
+const { finishHead, H_TE, H_CONN_CLOSE, R_CONTENT_LENGTH } = require('./out-head')
+const { kBinding, kState } = require('./symbols')
+
+const HIGH_WATER_MARK = typeof Stream.getDefaultHighWaterMark === 'function'
+  ? Stream.getDefaultHighWaterMark(false)
+  : 16384
+
+function nop () {}
+
+function writeChunk (res, chunk, encoding, callback, fromEnd) {
+  if (typeof callback !== 'function') callback = null
+  let len
+  if (chunk === null) {
+    throw new codes.ERR_STREAM_NULL_VALUES()
+  } else if (typeof chunk === 'string') {
+    len = -1 // measured only when something needs the byte count
+    if (encoding && encoding !== 'utf8' && encoding !== 'utf-8') {
+      chunk = Buffer.from(chunk, encoding)
+      len = chunk.length
+    }
+  } else if (Buffer.isBuffer(chunk)) {
+    len = chunk.length
+  } else if (isUint8Array(chunk)) {
+    // the contract takes Buffers: a view over the same memory, no copy
+    chunk = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
+    len = chunk.length
+  } else {
+    throw new codes.ERR_INVALID_ARG_TYPE({ name: 'chunk', expected: 'of type string or an instance of Buffer or Uint8Array', actual: chunk })
+  }
+
+  let err = null
+  if (res.finished) err = new codes.ERR_STREAM_WRITE_AFTER_END()
+  else if (res.destroyed) err = new codes.ERR_STREAM_DESTROYED({ method: 'write' })
+  if (err !== null) {
+    if (!res.destroyed) onError(res, err, callback || nop)
+    else if (callback !== null) process.nextTick(callback, err)
+    return false
+  }
+
+  const st = res[kState]
+  if (st.head === null) res._implicitHeader()
+  if (!st.hasBody) {
+    // HEAD, 204, 304, 1xx: node ignores the body silently
+    if (callback !== null) process.nextTick(callback)
+    return true
+  }
+  if (res.strictContentLength) {
+    if (len < 0) len = Buffer.byteLength(chunk)
+    if (strictLength(res, st) && (fromEnd
+      ? st.bytesWritten + len !== st.contentLength
+      : st.bytesWritten + len > st.contentLength)) {
+      throw new codes.ERR_HTTP_CONTENT_LENGTH_MISMATCH({ actual: st.bytesWritten + len, expected: st.contentLength })
+    }
+    st.bytesWritten += len
+  }
+
+  if (st.pending === null) st.pending = [chunk]
+  else st.pending.push(chunk)
+  st.pendingSize += chunk.length
+  if (callback !== null) {
+    if (st.callbacks === null) st.callbacks = [callback]
+    else st.callbacks.push(callback)
+  }
+  if (!fromEnd && st.windowOpen && !st.flushQueued && st.corked === 0) {
+    st.flushQueued = true
+    process.nextTick(flushNT, res)
+  }
+  return st.windowOpen && st.pendingSize < HIGH_WATER_MARK
+}
+
+function strictLength (res, st) {
+  return res.strictContentLength && st.contentLength >= 0 && st.hasBody &&
+    (st.removed & R_CONTENT_LENGTH) === 0 && !res.chunkedEncoding && (st.headBits & H_TE) === 0
+}
+
+function flushNT (res) {
+  const st = res[kState]
+  if (!st.flushQueued) return
+  st.flushQueued = false
+  if (st.pending !== null && !res.finished && st.corked === 0) flush(res, false, false)
+}
+
+/**
+ * Hands what is pending to the backend.
+ * @param {boolean} final end() ran: this is the last of the response
+ * @param {boolean} headOnly flushHeaders(): send the head even without body bytes
+ */
+function flush (res, final, headOnly) {
+  const st = res[kState]
+  st.flushQueued = false
+  const binding = res[kBinding]
+  if (res.destroyed || binding === null || st.finalSent || !st.windowOpen) return
+  const parts = st.pending
+  st.pending = null
+  st.pendingSize = 0
+  const cbs = st.callbacks
+  st.callbacks = null
+  const req = res.req
+
+  let ok
+  if (!st.sent) {
+    if (parts === null && !final && !headOnly) return
+    st.sent = true
+    let flags = finishHead(res, st, parts, final)
+    const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
+    if (!final) flags |= RESPONSE_MORE
+    ok = binding.respond(req, res.statusCode, res.statusMessage, st.head, body, flags)
+  } else {
+    const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
+    if (body === null && !final) return
+    let flags = final ? 0 : RESPONSE_MORE
+    if (final && (!res.shouldKeepAlive || (st.headBits & H_CONN_CLOSE) !== 0)) flags |= RESPONSE_CLOSE
+    ok = binding.sendBody(req, body, flags)
+  }
+  if (cbs !== null) process.nextTick(runCallbacks, cbs)
+  if (final) {
+    st.finalSent = true
+    res.emit('prefinish')
+    if (st.finishState === 0) {
+      st.finishState = 1
+      process.nextTick(finishNT, res)
+    }
+  } else if (ok === false) {
+    st.windowOpen = false
+  } else if (st.needDrain) {
+    process.nextTick(drainNT, res)
+  }
+}
+
+function runCallbacks (cbs) {
+  for (let i = 0; i < cbs.length; i++) cbs[i]()
+}
+
+function drainNT (res) {
+  const st = res[kState]
+  if (st.needDrain && st.windowOpen && st.pending === null && !res.finished && !res.destroyed) {
+    st.needDrain = false
+    res.emit('drain')
+  }
+}
+
+function finishNT (res) {
+  const st = res[kState]
+  if (res._closed) return
+  st.finishState = 2
+  // the binding lets go first (node's resOnFinish runs before the app's listeners):
+  // in a 'finish' listener res.socket is already null, as on node
+  const binding = res[kBinding]
+  if (binding !== null) binding.finished(res.req)
+  st.detached = true
+  res.emit('finish')
+  process.nextTick(closeNT, res)
+}
+
+function closeNT (res) {
+  if (!res._closed) {
+    res.destroyed = true
+    res._closed = true
+    res.emit('close')
+  }
+}
+
+function onError (res, err, callback) {
+  if (res.destroyed) return
+  process.nextTick(emitErrorNT, res, err, callback)
+}
+
+function emitErrorNT (res, err, callback) {
+  callback(err)
+  if (!res._closed) res.emit('error', err)
+}
+
+module.exports = { writeChunk, strictLength, flush, onError, nop, HIGH_WATER_MARK }

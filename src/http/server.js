@@ -1,0 +1,289 @@
+'use strict'
+
+// http.Server over a request queue.
+//
+// node's http.Server is a net.Server; this one is an EventEmitter with the same
+// surface (listen, close, address, timeouts, ...), because there is no listening
+// socket in this process: listen() attaches to a queue through the backend
+// (contract.js) and requests arrive from there. The preload installs this class as
+// http.Server, so `server instanceof http.Server` holds for the servers apps make.
+//
+// Differences that follow from having no sockets: no 'connection', 'clientError',
+// 'upgrade' or 'connect' events (the router owns connections and answers malformed
+// requests itself); closeIdleConnections() does nothing (idle keep-alive connections
+// are the router's); maxRequestsPerSocket is accepted and not enforced.
+//
+// Rejected async request handlers: node crashes on the unhandled rejection (unless
+// the app enabled captureRejections). Here the server always captures them for
+// 'request' (and 'checkContinue'/'checkExpectation') listeners: the response becomes a
+// 500 (or is reset if it had started), the error is logged, the process keeps serving.
+// https://nodejs.org/api/http.html#class-httpserver
+
+const EventEmitter = require('node:events')
+const { STATUS_CODES } = require('node:http')
+const { codes } = require('../errors')
+const { IncomingMessage } = require('./incoming')
+const { ServerResponse } = require('./response')
+const { Binding, rememberServer } = require('./binding')
+const { targetFor } = require('./listen-target')
+const { defineLegacyClass } = require('./legacy-class')
+const { kBackend, kBinding, kIncomingClass, kResponseClass } = require('./symbols')
+
+let defaultBackend = null
+let log = null
+
+/**
+ * The backend servers use when createServer() got no `queueBackend` option.
+ * @param {{attach: Function}|null} backend
+ */
+function setDefaultBackend (backend) {
+  defaultBackend = backend
+}
+
+/**
+ * @param {object} [options] node's createServer options (IncomingMessage,
+ *   ServerResponse, requestTimeout, headersTimeout, keepAliveTimeout,
+ *   connectionsCheckingInterval, joinDuplicateHeaders are honoured; parser and socket
+ *   options are accepted and have no effect here) plus `queueBackend`
+ * @param {Function} [requestListener]
+ */
+function Server (options, requestListener) {
+  if (!(this instanceof Server)) return new Server(options, requestListener)
+  if (typeof options === 'function') {
+    requestListener = options
+    options = {}
+  } else if (options === undefined || options === null) {
+    options = {}
+  } else if (typeof options !== 'object') {
+    throw new codes.ERR_INVALID_ARG_TYPE({ name: 'options', expected: 'of type object', actual: options })
+  }
+  EventEmitter.call(this, { captureRejections: true })
+
+  this[kBackend] = options.queueBackend || null
+  this[kBinding] = null
+  this[kIncomingClass] = options.IncomingMessage || IncomingMessage
+  this[kResponseClass] = options.ServerResponse || ServerResponse
+  this.requestTimeout = options.requestTimeout !== undefined ? options.requestTimeout : 300000
+  this.headersTimeout = options.headersTimeout !== undefined ? options.headersTimeout : Math.min(60000, this.requestTimeout)
+  this.keepAliveTimeout = options.keepAliveTimeout !== undefined ? options.keepAliveTimeout : 5000
+  this.connectionsCheckingInterval = options.connectionsCheckingInterval !== undefined ? options.connectionsCheckingInterval : 30000
+  this.joinDuplicateHeaders = options.joinDuplicateHeaders
+  this.maxHeaderSize = options.maxHeaderSize
+  this.insecureHTTPParser = options.insecureHTTPParser
+  this.requireHostHeader = options.requireHostHeader !== undefined ? options.requireHostHeader : true
+  this.rejectNonStandardBodyWrites = Boolean(options.rejectNonStandardBodyWrites)
+  this.httpAllowHalfOpen = false
+  this.timeout = 0
+  this.maxHeadersCount = null
+  this.maxRequestsPerSocket = 0
+  this.maxConnections = undefined
+  this._unref = false
+  if (requestListener) this.on('request', requestListener)
+}
+
+class ServerMembers extends EventEmitter {
+  get listening () {
+    const b = this[kBinding]
+    return b !== null && b.attachment !== null && !b.closing
+  }
+
+  listen (...args) {
+    if (this[kBinding] !== null) throw new codes.ERR_SERVER_ALREADY_LISTEN()
+    const target = targetFor(args, process.env)
+    if (target.callback !== null) this.once('listening', target.callback)
+    const binding = new Binding(this, target)
+    this[kBinding] = binding
+    if (target.signal !== null) watchSignal(this, target.signal)
+
+    let attaching
+    try {
+      attaching = backendOf(this).attach({ queue: target.queue, urls: target.urls, handlers: binding.handlers })
+    } catch (err) {
+      attaching = Promise.reject(err)
+    }
+    Promise.resolve(attaching).then(
+      (attachment) => onAttached(this, binding, attachment),
+      (err) => onAttachFailed(this, binding, err)
+    )
+    return this
+  }
+
+  /**
+   * Stops taking requests from the queue (those not received yet stay queued for other
+   * workers); 'close' once the requests in flight are answered.
+   */
+  close (callback) {
+    const binding = this[kBinding]
+    if (typeof callback === 'function') {
+      if (binding === null || binding.closing) {
+        this.once('close', () => callback(new codes.ERR_SERVER_NOT_RUNNING()))
+      } else {
+        this.once('close', callback)
+      }
+    }
+    if (binding !== null && !binding.closing) {
+      binding.beginClose()
+    } else if (binding === null) {
+      process.nextTick(emitClose, this)
+    }
+    return this
+  }
+
+  closeAllConnections () {
+    const binding = this[kBinding]
+    if (binding === null) return
+    for (const req of [...binding.inflight.values()]) binding.cancel(req)
+  }
+
+  // Idle keep-alive connections belong to the router, which closes them itself.
+  closeIdleConnections () {}
+
+  address () {
+    const b = this[kBinding]
+    if (b === null || b.attachment === null || b.closing) return null
+    const info = b.attachment.info
+    const port = info && Array.isArray(info.ports) && info.ports.length > 0 ? info.ports[0] : b.target.port
+    return { address: b.target.address, family: b.target.family, port }
+  }
+
+  setTimeout (msecs, callback) {
+    this.timeout = msecs
+    if (typeof callback === 'function') this.on('timeout', callback)
+    return this
+  }
+
+  getConnections (callback) {
+    const b = this[kBinding]
+    let n = 0
+    if (b !== null) {
+      const seen = new Set()
+      for (const req of b.inflight.values()) seen.add(req.socket.remotePort + ' ' + req.socket.remoteAddress)
+      n = seen.size
+    }
+    if (typeof callback === 'function') process.nextTick(callback, null, n)
+    return this
+  }
+
+  // The queue attachment keeps the process alive while the server listens, as a
+  // listening socket would; a backend that can tell its connection not to do so
+  // offers ref()/unref() on the attachment.
+  ref () {
+    this._unref = false
+    const b = this[kBinding]
+    if (b !== null && b.attachment !== null && typeof b.attachment.ref === 'function') b.attachment.ref()
+    return this
+  }
+
+  unref () {
+    this._unref = true
+    const b = this[kBinding]
+    if (b !== null && b.attachment !== null && typeof b.attachment.unref === 'function') b.attachment.unref()
+    return this
+  }
+
+  [Symbol.asyncDispose] () {
+    return new Promise((resolve, reject) => {
+      this.close((err) => err ? reject(err) : resolve())
+    })
+  }
+
+  [EventEmitter.captureRejectionSymbol] (err, event, ...args) {
+    if (event === 'request' || event === 'checkContinue' || event === 'checkExpectation') {
+      const req = args[0]
+      const res = args[1]
+      logger().error({ err, method: req.method, url: req.url }, 'the request handler rejected; answered 500')
+      if (!res.headersSent && !res.writableEnded) {
+        // none of the app's headers leak into the error response
+        for (const name of res.getHeaderNames()) res.removeHeader(name)
+        res.statusCode = 500
+        res.end(STATUS_CODES[500])
+      } else {
+        res.destroy()
+      }
+      return
+    }
+    // elsewhere keep node's default: an unhandled rejection
+    Promise.reject(err)
+  }
+}
+
+defineLegacyClass(Server, EventEmitter, ServerMembers)
+
+function emitClose (server) {
+  server.emit('close')
+}
+
+function backendOf (server) {
+  if (server[kBackend] !== null) return server[kBackend]
+  if (defaultBackend !== null) return defaultBackend
+  // loaded on first listen only: requiring src/http must not start a backend
+  return require('../queue').getBackend()
+}
+
+function onAttached (server, binding, attachment) {
+  binding.attachment = attachment
+  if (binding.closing) {
+    // close() came while attaching: nothing was received, so nothing to wait for
+    binding.detached = true
+    binding.maybeClosed()
+    return
+  }
+  rememberServer(server)
+  binding.startChecker()
+  if (server._unref && typeof attachment.unref === 'function') attachment.unref()
+  server.emit('listening')
+}
+
+// Apps test err.code === 'EADDRINUSE' to try another port or to print a hint: a port
+// or prefix someone else holds keeps that code (and syscall/errno/port, as node's
+// listen errors have). The httpsys code and its message with the fix stay on the
+// error as err.httpsysCode and err.message.
+const NODE_CODES = {
+  ERR_HTTPSYS_PORT_IN_USE: ['EADDRINUSE', -98],
+  ERR_HTTPSYS_URL_CONFLICT: ['EADDRINUSE', -98],
+  ERR_HTTPSYS_ACCESS_DENIED: ['EACCES', -13]
+}
+
+function onAttachFailed (server, binding, err) {
+  if (server[kBinding] === binding) server[kBinding] = null
+  binding.closed = true
+  if (binding.closing) {
+    process.nextTick(emitClose, server)
+    return
+  }
+  if (err && typeof err === 'object') {
+    const mapped = NODE_CODES[err.code]
+    if (mapped !== undefined) {
+      err.httpsysCode = err.code
+      err.code = mapped[0]
+      err.errno = mapped[1]
+      if (err.port === undefined) err.port = binding.target.port
+      if (err.address === undefined) err.address = binding.target.address
+    }
+    if (err.syscall === undefined) err.syscall = 'listen'
+  }
+  server.emit('error', err)
+}
+
+function watchSignal (server, signal) {
+  if (signal.aborted) {
+    process.nextTick(() => server.close())
+    return
+  }
+  signal.addEventListener('abort', () => server.close(), { once: true })
+}
+
+function logger () {
+  if (log === null) log = require('../logger').child({ component: 'http' })
+  return log
+}
+
+/**
+ * http.createServer([options][, requestListener])
+ * @returns {Server}
+ */
+function createServer (options, requestListener) {
+  return new Server(options, requestListener)
+}
+
+module.exports = { Server, createServer, setDefaultBackend }

@@ -1,0 +1,185 @@
+'use strict'
+
+// What req.socket / req.connection / res.socket are for a request that came from a
+// queue: the client connection as far as the router told us about it.
+//
+// There is no TCP socket in this process, so this is an EventEmitter carrying the
+// properties apps and frameworks read (remoteAddress for req.ip, encrypted for
+// req.protocol, writable/destroyed for on-finished, setTimeout for timeouts) and the
+// methods they call. One object stands for one client connection while any of its
+// requests is in flight; destroy() cancels those requests, which resets the client
+// connection exactly as destroying node's socket would.
+//
+// Deliberately not a net.Socket: raw socket I/O (socket.write, reading the socket)
+// has no meaning on a queue; `socket instanceof net.Socket` is false.
+
+const EventEmitter = require('node:events')
+const { kResponse } = require('./symbols')
+
+const kRequests = Symbol('httpsys.socketRequests')
+const kBinding = Symbol('httpsys.socketBinding')
+const kTimer = Symbol('httpsys.socketTimer')
+const kClosed = Symbol('httpsys.socketClosed')
+
+class RequestSocket extends EventEmitter {
+  /**
+   * @param {object} q the QueueRequest (contract.js) of the first request seen on it
+   * @param {object|null} binding the server's attachment binding (null when detached)
+   */
+  constructor (q, binding) {
+    super()
+    this.remoteAddress = q.remoteAddress
+    this.remotePort = q.remotePort
+    this.remoteFamily = q.remoteFamily
+    this.localAddress = q.localAddress
+    this.localPort = q.localPort
+    // net.Socket has no `encrypted`; tls.TLSSocket has `encrypted === true`. Express
+    // and koa test it for req.protocol.
+    this.encrypted = q.encrypted === true ? true : undefined
+    this.authorized = q.encrypted === true ? Boolean(q.tls && q.tls.authorized) : undefined
+    this.alpnProtocol = q.encrypted === true ? (q.tls && q.tls.alpnProtocol) || false : undefined
+    this.server = binding !== null ? binding.server : null
+    this.destroyed = false
+    this.readable = true
+    this.writable = true
+    this.connecting = false
+    this.pending = false
+    this.allowHalfOpen = true
+    // Counted from the bodies passing through src/http (heads are the router's):
+    // good enough for access logs, not a wire count.
+    this.bytesRead = 0
+    this.bytesWritten = 0
+    this.timeout = undefined
+    this[kRequests] = []
+    this[kBinding] = binding
+    this[kTimer] = null
+    this[kClosed] = false
+    this._tls = q.tls || null
+  }
+
+  get readyState () { return this.destroyed ? 'closed' : 'open' }
+  get writableLength () { return 0 }
+  get writableHighWaterMark () { return 16384 }
+  get writableCorked () { return 0 }
+  get readableHighWaterMark () { return 16384 }
+  get writableEnded () { return this.destroyed }
+  get writableFinished () { return this.destroyed }
+
+  address () {
+    return { address: this.localAddress, family: this.remoteFamily, port: this.localPort }
+  }
+
+  /**
+   * Idle timeout like net.Socket's: 'timeout' fires after `ms` without body traffic;
+   * the server turns it into req/res/server 'timeout' events (see binding.js).
+   */
+  setTimeout (ms, callback) {
+    ms = Number(ms) || 0
+    if (this[kTimer] !== null) {
+      clearTimeout(this[kTimer])
+      this[kTimer] = null
+    }
+    this.timeout = ms
+    if (ms > 0 && !this.destroyed) {
+      this[kTimer] = setTimeout(onTimer, ms, this)
+      this[kTimer].unref()
+      if (typeof callback === 'function') this.once('timeout', callback)
+    } else if (typeof callback === 'function') {
+      this.removeListener('timeout', callback)
+    }
+    return this
+  }
+
+  // TCP options belong to the router's socket; accepted so apps keep running.
+  setNoDelay () { return this }
+  setKeepAlive () { return this }
+  setEncoding () { return this }
+  ref () { return this }
+  unref () { return this }
+  cork () {}
+  uncork () {}
+  pause () { return this }
+  resume () { return this }
+
+  /** Ends the connection after the responses in flight (they go out with close). */
+  end (callback) {
+    for (const req of this[kRequests]) {
+      const res = req[kResponse]
+      if (res) res.shouldKeepAlive = false
+    }
+    if (typeof callback === 'function') process.nextTick(callback)
+    return this
+  }
+
+  /** Resets the client connection: every request in flight on it is cancelled. */
+  destroy (err) {
+    if (this.destroyed) return this
+    markDestroyed(this)
+    const reqs = this[kRequests].slice()
+    const binding = this[kBinding]
+    if (binding !== null) {
+      for (let i = 0; i < reqs.length; i++) binding.cancel(reqs[i], err || null)
+    }
+    process.nextTick(emitClose, this, err || null)
+    return this
+  }
+
+  destroySoon () { return this.end() }
+
+  resetAndDestroy () { return this.destroy() }
+
+  // tls.TLSSocket surface, for apps behind a TLS-terminating router.
+  getPeerCertificate () { return (this._tls && this._tls.peerCertificate) || {} }
+  getProtocol () { return (this._tls && this._tls.protocol) || null }
+  getCipher () { return (this._tls && this._tls.cipher) || null }
+  getSession () { return undefined }
+  isSessionReused () { return false }
+}
+
+function markDestroyed (socket) {
+  socket.destroyed = true
+  socket.readable = false
+  socket.writable = false
+  if (socket[kTimer] !== null) {
+    clearTimeout(socket[kTimer])
+    socket[kTimer] = null
+  }
+}
+
+function emitClose (socket, err) {
+  if (socket[kClosed]) return
+  socket[kClosed] = true
+  if (err !== null && socket.listenerCount('error') > 0) socket.emit('error', err)
+  socket.emit('close', err !== null)
+}
+
+function onTimer (socket) {
+  socket[kTimer] = null
+  socket.emit('timeout')
+}
+
+/** The router reset the connection: close now (node emits it synchronously too). */
+function closeFromRouter (socket) {
+  if (!socket.destroyed) markDestroyed(socket)
+  emitClose(socket, null)
+}
+
+/**
+ * No request of this connection is in flight any more: a real socket would now sit in
+ * the router's keep-alive pool, which times out on its own; this object is let go.
+ */
+function idle (socket) {
+  if (socket[kTimer] !== null) {
+    clearTimeout(socket[kTimer])
+    socket[kTimer] = null
+  }
+}
+
+/** Body traffic resets the idle timer, as reads and writes do on a real socket. */
+function touch (socket, bytesIn, bytesOut) {
+  socket.bytesRead += bytesIn
+  socket.bytesWritten += bytesOut
+  if (socket[kTimer] !== null) socket[kTimer].refresh()
+}
+
+module.exports = { RequestSocket, kRequests, closeFromRouter, idle, touch }
