@@ -48,6 +48,7 @@ define('ERR_STREAM_WRITE_AFTER_END', () => 'write after end')
 define('ERR_STREAM_DESTROYED', (d) => `Cannot call ${d.method || 'write'} after a stream was destroyed`)
 define('ERR_STREAM_ALREADY_FINISHED', (d) => `Cannot call ${d.method || 'end'} after a stream was finished`)
 define('ERR_STREAM_NULL_VALUES', () => 'May not write null values to stream', TypeError)
+define('ERR_STREAM_CANNOT_PIPE', () => 'Cannot pipe, not readable')
 define('ERR_INVALID_ARG_TYPE', (d) => `The "${d.name}" argument must be ${d.expected}. Received ${d.actual === undefined ? 'undefined' : typeof d.actual}`, TypeError)
 define('ERR_INVALID_ARG_VALUE', (d) => `The argument '${d.name}' ${d.reason || 'is invalid'}. Received ${str(d.value)}`, TypeError)
 define('ERR_HTTP_INVALID_STATUS_CODE', (d) => `Invalid status code: ${d.value}`, RangeError)
@@ -59,6 +60,8 @@ define('ERR_HTTP_BODY_NOT_ALLOWED', () => 'Adding content for this request metho
 define('ERR_SERVER_ALREADY_LISTEN', () => 'Listen method has been called more than once without closing.')
 define('ERR_SERVER_NOT_RUNNING', () => 'Server is not running.')
 define('ERR_METHOD_NOT_IMPLEMENTED', (d) => `The ${d.method} method is not implemented`)
+define('ERR_SOCKET_BAD_PORT', (d) => `${d.name || 'Port'} should be >= 0 and < 65536. Received ${str(d.value)}.`, RangeError)
+define('ECONNRESET', () => 'aborted')
 
 // ---------------------------------------------------------------------------
 // URL prefixes (src/urlprefix.js)
@@ -70,15 +73,22 @@ define('ERR_HTTPSYS_BAD_PREFIX', (d) =>
 define('ERR_HTTPSYS_URL_CONFLICT', (d) =>
   `The URL prefix ${d.prefix} is already registered${d.owner ? ` by ${d.owner}` : ''}. ` +
   'Stop the other owner or choose another prefix (another path, or another port).')
+define('ERR_HTTPSYS_LISTEN_PATH', (d) =>
+  `Cannot listen on the path ${str(d.path)}: an httpsys server receives its requests from a request queue by URL prefix, not from a Unix socket or pipe. ` +
+  'Listen on a port (server.listen(8080)) or a URL prefix (server.listen(\'http://+:8080/\')), or start the app with `httpsys start` and give it `urls` in httpsys.config.js.')
 
 // ---------------------------------------------------------------------------
 // The router: ports and the hub (src/hub, src/queue)
 
 define('ERR_HTTPSYS_PORT_IN_USE', (d) =>
   `Port ${d.port}${d.host ? ` on ${d.host}` : ''} is already in use${d.owner ? ` by ${d.owner}` : ''}. ` +
-  `Stop that process or choose another port (on Linux \`ss -ltnp 'sport = :${d.port}'\` shows the owner).`)
-define('ERR_HTTPSYS_ACCESS_DENIED', (d) =>
-  `Not allowed to listen on port ${d.port}${d.host ? ` on ${d.host}` : ''}: ports below 1024 need privileges. ` +
+  (d.win32 !== undefined
+    ? `Another program (not HTTP.SYS) holds it: stop it or choose another port (\`netstat -ano | findstr :${d.port}\` shows its pid).`
+    : `Stop that process or choose another port (on Linux \`ss -ltnp 'sport = :${d.port}'\` shows the owner).`))
+define('ERR_HTTPSYS_ACCESS_DENIED', (d) => d.win32 !== undefined
+  ? `HTTP.SYS denied ${d.user || 'this account'} the URL prefix ${d.prefix}: it needs a URL reservation (or Administrator rights). ` +
+    `Run once in an elevated prompt: \`httpsys urlacl add ${d.prefix} --user ${d.user || 'DOMAIN\\user'}\`.`
+  : `Not allowed to listen on port ${d.port}${d.host ? ` on ${d.host}` : ''}: ports below 1024 need privileges. ` +
   'Use a port >= 1024, run as root, or grant node the right once: ' +
   `\`sudo setcap 'cap_net_bind_service=+ep' ${d.execPath || process.execPath}\`.`)
 define('ERR_HTTPSYS_QUEUE_NOT_FOUND', (d) =>
@@ -97,6 +107,12 @@ define('ERR_HTTPSYS_HTTP_PARSE', (d) =>
   'Fix the client, or raise the router\'s header/body size limits in the config if the request was legitimate.')
 define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
   `A request queue named ${str(d.queue)} already exists on the router. Choose another name, or attach to it instead of creating it.`)
+define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
+  `The HTTP.SYS addon cannot be loaded${d.reason ? ` (${d.reason})` : ''}. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
+  'Build it with `npm run build:win` (Linux, mingw-w64) or `npx node-gyp rebuild` (Windows), set HTTPSYS_NATIVE_PATH to a built httpsys_native.node, or use `--backend hub`.')
+define('ERR_HTTPSYS_NATIVE_CALL', (d) =>
+  `HTTP.SYS call ${d.syscall} failed with ${d.win32Name || 'Win32 error'} (${d.win32})${d.prefix ? ` for ${d.prefix}` : ''}${d.queue ? ` on queue ${str(d.queue)}` : ''}. ` +
+  'Run `httpsys doctor` to check the HTTP service, URL reservations and certificate bindings.')
 define('ERR_HTTPSYS_TLS_UNSUPPORTED', (d) =>
   `https prefixes need TLS termination, which the hub does not do yet${d.prefix ? ` (${d.prefix})` : ''}; ` +
   'use http://... behind a TLS proxy, or run on Windows with HTTP.SYS.')
@@ -114,5 +130,20 @@ define('ERR_HTTPSYS_CONFIG_INVALID', (d) =>
 define('ERR_HTTPSYS_SCRIPT_NOT_FOUND', (d) =>
   `The app script ${d.script} does not exist${d.app ? ` (app ${str(d.app)})` : ''}. ` +
   'Check the path: in a config file it is relative to the app\'s cwd (the config file\'s folder by default), on the command line to the current directory.')
+define('ERR_HTTPSYS_ALREADY_RUNNING', (d) =>
+  `httpsys is already running ${d.config ? str(d.config) : 'these apps'} (supervisor pid ${d.pid}). ` +
+  'Use `httpsys reload all` to pick up new code, or `httpsys stop all` before starting it again.')
+define('ERR_HTTPSYS_NOT_RUNNING', (d) =>
+  `No running httpsys supervisor${d.config ? ` for ${d.config}` : ''} was found${d.dir ? ` in ${d.dir}` : ''}. ` +
+  'Start one with `httpsys start` (in another terminal, or as a service); with several, choose one with -c <config file>.')
+define('ERR_HTTPSYS_APP_NOT_FOUND', (d) =>
+  `No app named ${str(d.app)} is running${d.known && d.known.length ? ` (running: ${d.known.join(', ')})` : ''}. ` +
+  'Use an app name from `httpsys ls`, or all.')
+define('ERR_HTTPSYS_RELOAD_FAILED', (d) =>
+  `Reloading ${str(d.app)} failed: ${d.reason}. The instances that were serving still serve; ` +
+  `see \`httpsys logs ${d.app}\` for why the new process did not become ready.`)
+define('ERR_HTTPSYS_CONTROL_DENIED', (d) =>
+  `Cannot use the httpsys control channel at ${d.path}: ${d.reason}. ` +
+  'Run the command as the user who started the supervisor, or set HTTPSYS_RUNTIME_DIR to a directory of your own.')
 
 module.exports = { codes }

@@ -43,7 +43,7 @@ function install () {
   // which are a snapshot: refresh them so ESM apps see our classes too.
   syncBuiltinESMExports()
 
-  if (typeof process.send === 'function' && process.env.HTTPSYS_HUB) listenForShutdown()
+  if (typeof process.send === 'function' && (process.env.HTTPSYS_HUB || process.env.HTTPSYS_QUEUE)) listenForShutdown()
 }
 
 function replace (target, source) {

@@ -7,9 +7,10 @@
 // - Standalone (`node --require httpsys/register app.js`, no HTTPSYS_HUB): the first
 //   attach() starts a Hub inside this process on a private socket and attaches to it
 //   through the very same client, so standalone and supervised apps share one code path.
-// - Windows: the native HTTP.SYS backend (src/queue/httpsys-native.js, a later issue)
-//   plugs in here, chosen before the hub client when HTTPSYS_BACKEND=httpsys or on
-//   win32 once the addon loads; until then Windows uses the hub over a named pipe.
+// - HTTP.SYS (src/queue/httpsys-native.js): when HTTPSYS_BACKEND=httpsys (off Windows
+//   that fails with ERR_HTTPSYS_NATIVE_UNAVAILABLE, which is what was asked), or by
+//   default (HTTPSYS_BACKEND unset or auto) on Windows when the addon loads and no hub
+//   supervises this process. HTTPSYS_BACKEND=hub forces the hub everywhere.
 
 const os = require('node:os')
 const path = require('node:path')
@@ -22,7 +23,12 @@ let localHub = null
 
 /** @returns {{attach: Function}} the backend module for this process */
 function getBackend () {
+  const choice = process.env.HTTPSYS_BACKEND || 'auto'
+  if (choice === 'httpsys') return require('./httpsys-native')
   if (process.env.HTTPSYS_HUB) return hubClient
+  if (choice === 'auto' && process.platform === 'win32' && require('./native-loader').isAvailable()) {
+    return require('./httpsys-native')
+  }
   if (standalone === null) standalone = { attach: attachStandalone }
   return standalone
 }

@@ -1,0 +1,530 @@
+#include "queue.h"
+
+#include "response-build.h"
+#include "win32-errors.h"
+
+#include <sddl.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace httpsys {
+
+namespace {
+
+const HTTPAPI_VERSION kVersion2 = HTTPAPI_VERSION_2;
+
+// contract.js flags
+constexpr uint32_t kResponseMore = 1;
+constexpr uint32_t kResponseClose = 2;
+constexpr uint32_t kResponseOpaque = 4;
+
+uint32_t GetUint(const Napi::Object& options, const char* key, uint32_t fallback) {
+  Napi::Value value = options.Get(key);
+  return value.IsNumber() ? value.As<Napi::Number>().Uint32Value() : fallback;
+}
+
+bool GetBool(const Napi::Object& options, const char* key, bool fallback) {
+  Napi::Value value = options.Get(key);
+  return value.IsBoolean() ? value.As<Napi::Boolean>().Value() : fallback;
+}
+
+std::string GetString(const Napi::Object& options, const char* key) {
+  Napi::Value value = options.Get(key);
+  return value.IsString() ? value.As<Napi::String>().Utf8Value() : std::string();
+}
+
+// Hot-path methods report Win32 codes as numbers; JS decides what they mean.
+Napi::Value Code(Napi::Env env, ULONG code) { return Napi::Number::New(env, code); }
+
+}  // namespace
+
+Napi::Function Queue::Init(Napi::Env env) {
+  return DefineClass(env, "Queue", {
+      InstanceMethod<&Queue::Start>("start"),
+      InstanceMethod<&Queue::AddUrl>("addUrl"),
+      InstanceMethod<&Queue::RemoveUrl>("removeUrl"),
+      InstanceMethod<&Queue::Respond>("respond"),
+      InstanceMethod<&Queue::SendBody>("sendBody"),
+      InstanceMethod<&Queue::ReadBody>("readBody"),
+      InstanceMethod<&Queue::Cancel>("cancel"),
+      InstanceMethod<&Queue::StopReceiving>("stopReceiving"),
+      InstanceMethod<&Queue::Close>("close"),
+      InstanceMethod<&Queue::Ref>("ref"),
+      InstanceMethod<&Queue::Unref>("unref"),
+      InstanceMethod<&Queue::Info>("info"),
+  });
+}
+
+// new Queue(options)
+//   options.mode      'create' | 'open' | 'controller'
+//   options.name      queue name ('' = anonymous; required for open)
+//   options.urls      prefixes to register
+//   options.sddl      security descriptor of a created queue
+//   options.queueLength, options.verbosity (0 basic, 1 limited, 2 full)
+//   options.timeouts  { entityBody, drainEntityBody, requestQueue, idleConnection, headerWait, minSendRate }
+//   options.receives, options.bufferSize, options.bodyChunk, options.bufferData, options.watchDisconnect
+Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
+  Napi::Env env = info.Env();
+  env_ = env;
+  if (!info[0].IsObject()) {
+    Napi::TypeError::New(env, "options must be an object").ThrowAsJavaScriptException();
+    return;
+  }
+  Napi::Object options = info[0].As<Napi::Object>();
+  std::string mode = GetString(options, "mode");
+  mode_ = mode == "open" ? Mode::Open : mode == "controller" ? Mode::Controller : Mode::Create;
+  name_ = GetString(options, "name");
+  bufferData_ = GetBool(options, "bufferData", false);
+  watchDisconnect_ = GetBool(options, "watchDisconnect", true);
+  bufferSize_ = std::max<uint32_t>(GetUint(options, "bufferSize", 4096), sizeof(HTTP_REQUEST) + 256);
+  bodyChunk_ = std::max<uint32_t>(GetUint(options, "bodyChunk", 65536), 1024);
+  napi_add_env_cleanup_hook(env, EnvCleanup, this);
+
+  ULONG rc = InitServer();
+  if (rc != NO_ERROR) {
+    ThrowWin32(env, rc, "HttpInitialize");
+    return;
+  }
+
+  std::wstring wideName = Widen(name_);
+  if (mode_ == Mode::Open) {
+    rc = HttpCreateRequestQueue(kVersion2, wideName.c_str(), nullptr, kQueueFlagOpenExisting, &queue_);
+    if (rc != NO_ERROR) {
+      ThrowWin32(env, rc, "HttpCreateRequestQueue");
+      return;
+    }
+  } else {
+    rc = CreateQueue(wideName, GetString(options, "sddl"));
+    if (rc != NO_ERROR) {
+      ThrowWin32(env, rc, "HttpCreateRequestQueue");
+      return;
+    }
+    rc = ApplyQueueProperties(options);
+    if (rc != NO_ERROR) {
+      CloseHandles();
+      ThrowWin32(env, rc, "HttpSetRequestQueueProperty");
+      return;
+    }
+  }
+
+  Napi::Value timeouts = options.Get("timeouts");
+  if (timeouts.IsObject()) {
+    Napi::Object t = timeouts.As<Napi::Object>();
+    timeouts_.Flags.Present = 1;
+    timeouts_.EntityBody = static_cast<USHORT>(GetUint(t, "entityBody", 0));
+    timeouts_.DrainEntityBody = static_cast<USHORT>(GetUint(t, "drainEntityBody", 0));
+    timeouts_.RequestQueue = static_cast<USHORT>(GetUint(t, "requestQueue", 0));
+    timeouts_.IdleConnection = static_cast<USHORT>(GetUint(t, "idleConnection", 0));
+    timeouts_.HeaderWait = static_cast<USHORT>(GetUint(t, "headerWait", 0));
+    timeouts_.MinSendRate = GetUint(t, "minSendRate", 0);
+    hasTimeouts_ = true;
+  }
+
+  Napi::Value urls = options.Get("urls");
+  if (urls.IsArray()) {
+    Napi::Array list = urls.As<Napi::Array>();
+    for (uint32_t i = 0; i < list.Length(); ++i) {
+      std::string url = list.Get(i).ToString().Utf8Value();
+      rc = RegisterUrl(Widen(url));
+      if (rc != NO_ERROR) {
+        CloseHandles();
+        ThrowWin32(env, rc, "HttpAddUrlToUrlGroup", url);
+        return;
+      }
+    }
+  }
+
+  if (mode_ == Mode::Controller) return;
+
+  port_ = CreateIoCompletionPort(queue_, nullptr, kOpKey, 1);
+  if (!port_) {
+    rc = GetLastError();
+    CloseHandles();
+    ThrowWin32(env, rc, "CreateIoCompletionPort");
+    return;
+  }
+  // A call that succeeds at once is completed inline; no packet follows it.
+  skipOnSuccess_ = SetFileCompletionNotificationModes(
+                       queue_, FILE_SKIP_COMPLETION_PORT_ON_SUCCESS | FILE_SKIP_SET_EVENT_ON_HANDLE) != FALSE;
+
+  uint32_t receives = std::min<uint32_t>(std::max<uint32_t>(GetUint(options, "receives", 8), 1), 256);
+  for (uint32_t i = 0; i < receives; ++i) {
+    auto* op = new ReceiveOp();
+    op->buffer.Allocate(bufferSize_);
+    receives_.push_back(op);
+  }
+}
+
+Queue::~Queue() {
+  napi_remove_env_cleanup_hook(env_, EnvCleanup, this);
+  StopThread();
+  CloseHandles();
+  for (ReceiveOp* op : receives_) delete op;
+  for (Event& event : events_) {
+    if (event.op && event.op->kind == OpKind::Receive) continue;
+    delete event.op;
+  }
+}
+
+ULONG Queue::CreateQueue(const std::wstring& name, const std::string& sddl) {
+  SECURITY_ATTRIBUTES attributes = {};
+  PSECURITY_DESCRIPTOR descriptor = nullptr;
+  if (!sddl.empty()) {
+    if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(Widen(sddl).c_str(), SDDL_REVISION_1,
+                                                              &descriptor, nullptr)) {
+      return GetLastError();
+    }
+    attributes.nLength = sizeof(attributes);
+    attributes.lpSecurityDescriptor = descriptor;
+  }
+  ULONG flags = mode_ == Mode::Controller ? kQueueFlagController : 0;
+  ULONG rc = HttpCreateRequestQueue(kVersion2, name.empty() ? nullptr : name.c_str(),
+                                    descriptor ? &attributes : nullptr, flags, &queue_);
+  if (descriptor) LocalFree(descriptor);
+  return rc;
+}
+
+ULONG Queue::ApplyQueueProperties(const Napi::Object& options) {
+  // Wine 8 answers ERROR_CALL_NOT_IMPLEMENTED: the kernel defaults apply there.
+  if (!GetApi().queueProperties) return NO_ERROR;
+  Napi::Value length = options.Get("queueLength");
+  if (length.IsNumber()) {
+    ULONG value = length.As<Napi::Number>().Uint32Value();
+    ULONG rc = HttpSetRequestQueueProperty(queue_, HttpServerQueueLengthProperty, &value, sizeof(value), 0, nullptr);
+    if (rc != NO_ERROR) return rc;
+  }
+  Napi::Value verbosity = options.Get("verbosity");
+  if (verbosity.IsNumber()) {
+    HTTP_503_RESPONSE_VERBOSITY value =
+        static_cast<HTTP_503_RESPONSE_VERBOSITY>(verbosity.As<Napi::Number>().Uint32Value());
+    ULONG rc = HttpSetRequestQueueProperty(queue_, HttpServer503VerbosityProperty, &value, sizeof(value), 0, nullptr);
+    if (rc != NO_ERROR) return rc;
+  }
+  return NO_ERROR;
+}
+
+ULONG Queue::NewUrlGroup(HTTP_URL_GROUP_ID* group) {
+  ULONG rc;
+  if (session_ == HTTP_NULL_ID) {
+    rc = HttpCreateServerSession(kVersion2, &session_, 0);
+    if (rc != NO_ERROR) return rc;
+  }
+  rc = HttpCreateUrlGroup(session_, group, 0);
+  if (rc != NO_ERROR) return rc;
+  groups_.push_back(*group);
+  if (hasTimeouts_ && GetApi().queueProperties) {
+    rc = HttpSetUrlGroupProperty(*group, HttpServerTimeoutsProperty, &timeouts_, sizeof(timeouts_));
+    if (rc != NO_ERROR) return rc;
+  }
+  // Bind before adding URLs (ASP.NET's order): an add then reports conflicts
+  // at once, under Wine too.
+  HTTP_BINDING_INFO binding = {};
+  binding.Flags.Present = 1;
+  binding.RequestQueueHandle = queue_;
+  return HttpSetUrlGroupProperty(*group, HttpServerBindingProperty, &binding, sizeof(binding));
+}
+
+ULONG Queue::RegisterUrl(const std::wstring& url) {
+  HTTP_URL_GROUP_ID group = HTTP_NULL_ID;
+  ULONG rc;
+  if (groups_.empty() || groupFull_) {
+    rc = NewUrlGroup(&group);
+    if (rc != NO_ERROR) return rc;
+    groupFull_ = false;
+  } else {
+    group = groups_.back();
+  }
+  rc = HttpAddUrlToUrlGroup(group, url.c_str(), 0, 0);
+  if (rc == ERROR_CALL_NOT_IMPLEMENTED) {
+    // Wine 8 holds one URL per group; a group per prefix works everywhere.
+    rc = NewUrlGroup(&group);
+    if (rc != NO_ERROR) return rc;
+    rc = HttpAddUrlToUrlGroup(group, url.c_str(), 0, 0);
+    groupFull_ = true;
+  }
+  if (rc == ERROR_ALREADY_EXISTS && mode_ == Mode::Open && GetApi().findUrlGroupId) {
+    // A worker attached to its controller's queue: the prefix may already be
+    // registered on this very queue, which is what it asked for.
+    HTTP_URL_GROUP_ID owner = HTTP_NULL_ID;
+    if (GetApi().findUrlGroupId(url.c_str(), queue_, &owner) == NO_ERROR) return NO_ERROR;
+  }
+  if (rc == NO_ERROR) urls_.emplace_back(group, url);
+  return rc;
+}
+
+void Queue::CloseHandles() {
+  if (closed_) return;
+  closed_ = true;
+  // Explicit removal: Wine does not unregister URLs when their group closes.
+  for (auto& entry : urls_) HttpRemoveUrlFromUrlGroup(entry.first, entry.second.c_str(), 0);
+  urls_.clear();
+  for (HTTP_URL_GROUP_ID group : groups_) HttpCloseUrlGroup(group);
+  groups_.clear();
+  if (session_ != HTTP_NULL_ID) HttpCloseServerSession(session_);
+  session_ = HTTP_NULL_ID;
+  if (queue_) HttpCloseRequestQueue(queue_);
+  queue_ = nullptr;
+  if (port_) CloseHandle(port_);
+  port_ = nullptr;
+}
+
+void Queue::ThrowWin32(Napi::Env env, ULONG code, const char* syscall, const std::string& prefix) {
+  const char* name = Win32ErrorName(code);
+  std::string message = std::string(syscall) + " failed: " + (name ? name : "Win32 error") + " (" +
+                        std::to_string(code) + ")";
+  if (!prefix.empty()) message += " for " + prefix;
+  Napi::Error error = Napi::Error::New(env, message);
+  error.Set("win32", Napi::Number::New(env, code));
+  error.Set("win32Name", name ? Napi::Value(Napi::String::New(env, name)) : env.Undefined());
+  error.Set("syscall", Napi::String::New(env, syscall));
+  if (!prefix.empty()) error.Set("prefix", Napi::String::New(env, prefix));
+  error.ThrowAsJavaScriptException();
+}
+
+// ---------------------------------------------------------------------------
+// JS methods
+
+// start(onEvents): begin receiving; batches arrive as onEvents([type, id, arg, ...]).
+Napi::Value Queue::Start(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (mode_ == Mode::Controller || started_ || closing_ || !queue_) {
+    Napi::Error::New(env, "this queue cannot start receiving").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  if (!info[0].IsFunction()) {
+    Napi::TypeError::New(env, "start(onEvents) needs a function").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  tsfn_ = Napi::TypedThreadSafeFunction<Queue, void, CallJs>::New(
+      env, info[0].As<Napi::Function>(), "httpsys-queue", 0, 1, this);
+  Napi::ObjectWrap<Queue>::Ref();  // alive while the thread runs
+  started_ = true;
+  thread_ = CreateThread(nullptr, 0, ThreadMain, this, 0, nullptr);
+  if (!thread_) {
+    ULONG rc = GetLastError();
+    started_ = false;
+    tsfn_.Release();
+    released_ = true;
+    Napi::ObjectWrap<Queue>::Unref();
+    ThrowWin32(env, rc, "CreateThread");
+  }
+  return env.Undefined();
+}
+
+Napi::Value Queue::AddUrl(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string url = info[0].ToString().Utf8Value();
+  if (closing_ || !queue_) return Code(env, ERROR_INVALID_HANDLE);
+  ULONG rc = RegisterUrl(Widen(url));
+  if (rc != NO_ERROR) ThrowWin32(env, rc, "HttpAddUrlToUrlGroup", url);
+  return env.Undefined();
+}
+
+Napi::Value Queue::RemoveUrl(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::wstring url = Widen(info[0].ToString().Utf8Value());
+  for (auto it = urls_.begin(); it != urls_.end(); ++it) {
+    if (it->second != url) continue;
+    ULONG rc = HttpRemoveUrlFromUrlGroup(it->first, url.c_str(), 0);
+    urls_.erase(it);
+    return Code(env, rc);
+  }
+  return Code(env, ERROR_FILE_NOT_FOUND);
+}
+
+Queue::RequestState* Queue::Find(double id) {
+  auto it = requests_.find(id);
+  return it == requests_.end() ? nullptr : &it->second;
+}
+
+// respond(id, status, reason, rawHeaders, body, flags, cacheTtl) -> Win32 code
+Napi::Value Queue::Respond(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  double id = info[0].As<Napi::Number>().DoubleValue();
+  RequestState* state = Find(id);
+  if (closing_) return Code(env, ERROR_OPERATION_ABORTED);
+  if (!state) return Code(env, ERROR_CONNECTION_INVALID);
+  uint32_t flags = info[5].IsNumber() ? info[5].As<Napi::Number>().Uint32Value() : 0;
+  uint32_t ttl = info[6].IsNumber() ? info[6].As<Napi::Number>().Uint32Value() : 0;
+  bool opaque = (flags & kResponseOpaque) != 0;
+  bool more = (flags & kResponseMore) != 0 || opaque;
+
+  auto* op = new SendOp();
+  op->id = id;
+  op->final = !more;
+  uint32_t status = info[1].As<Napi::Number>().Uint32Value();
+  size_t bytes = 0;
+  // Wine ignores pResponseInfo, so repeated known headers go as unknown ones there.
+  bool multiKnown = GetApi().wineVersion == nullptr;
+  if (!BuildResponseHead(env, op, status, info[2], info[3], opaque, multiKnown) ||
+      !BuildBodyChunks(env, op, info[4], &bytes)) {
+    delete op;
+    return env.Undefined();
+  }
+  op->response.EntityChunkCount = static_cast<USHORT>(op->chunks.size());
+  op->response.pEntityChunks = op->chunks.empty() ? nullptr : op->chunks.data();
+
+  ULONG sendFlags = 0;
+  if (more) sendFlags |= HTTP_SEND_RESPONSE_FLAG_MORE_DATA;
+  if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
+  if (opaque) sendFlags |= kSendFlagOpaque;
+  if (bufferData_) sendFlags |= HTTP_SEND_RESPONSE_FLAG_BUFFER_DATA;
+  HTTP_CACHE_POLICY* cache = nullptr;
+  if (ttl > 0) {
+    op->cachePolicy.Policy = HttpCachePolicyTimeToLive;
+    op->cachePolicy.SecondsToLive = ttl;
+    cache = &op->cachePolicy;
+  }
+  HTTP_REQUEST_ID requestId = state->requestId;
+  if (op->final) requests_.erase(id);
+
+  Track(op);
+  ULONG rc = HttpSendHttpResponse(queue_, requestId, sendFlags, reinterpret_cast<PHTTP_RESPONSE>(&op->response),
+                                  cache, nullptr, nullptr, 0, &op->ov, nullptr);
+  Issued(op, rc);
+  return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
+}
+
+// sendBody(id, body, flags) -> Win32 code
+Napi::Value Queue::SendBody(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  double id = info[0].As<Napi::Number>().DoubleValue();
+  RequestState* state = Find(id);
+  if (closing_) return Code(env, ERROR_OPERATION_ABORTED);
+  if (!state) return Code(env, ERROR_CONNECTION_INVALID);
+  if (!GetApi().sendEntityBody) return Code(env, ERROR_CALL_NOT_IMPLEMENTED);
+  uint32_t flags = info[2].IsNumber() ? info[2].As<Napi::Number>().Uint32Value() : 0;
+
+  auto* op = new SendOp();
+  op->id = id;
+  op->final = (flags & kResponseMore) == 0;
+  size_t bytes = 0;
+  if (!BuildBodyChunks(env, op, info[1], &bytes)) {
+    delete op;
+    return env.Undefined();
+  }
+  ULONG sendFlags = 0;
+  if (!op->final) sendFlags |= HTTP_SEND_RESPONSE_FLAG_MORE_DATA;
+  if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
+  if (bufferData_) sendFlags |= HTTP_SEND_RESPONSE_FLAG_BUFFER_DATA;
+  HTTP_REQUEST_ID requestId = state->requestId;
+  if (op->final) requests_.erase(id);
+
+  Track(op);
+  ULONG rc = HttpSendResponseEntityBody(queue_, requestId, sendFlags, static_cast<USHORT>(op->chunks.size()),
+                                        op->chunks.empty() ? nullptr : op->chunks.data(), nullptr, nullptr, 0,
+                                        &op->ov, nullptr);
+  Issued(op, rc);
+  return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
+}
+
+// readBody(id) -> Win32 code; one read of up to bodyChunk bytes at a time.
+Napi::Value Queue::ReadBody(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  double id = info[0].As<Napi::Number>().DoubleValue();
+  RequestState* state = Find(id);
+  if (closing_) return Code(env, ERROR_OPERATION_ABORTED);
+  if (!state) return Code(env, ERROR_CONNECTION_INVALID);
+  if (state->reading) return Code(env, NO_ERROR);
+  auto* op = new BodyOp();
+  op->id = id;
+  op->size = bodyChunk_;
+  op->data.reset(new char[bodyChunk_]);
+  state->reading = true;
+  Track(op);
+  ULONG rc = HttpReceiveRequestEntityBody(queue_, state->requestId, 0, op->data.get(), op->size, nullptr, &op->ov);
+  Issued(op, rc);
+  return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
+}
+
+// cancel(id) -> Win32 code; ERROR_NOT_SUPPORTED where HttpCancelHttpRequest is
+// missing or a stub (Wine): the caller then ends the request another way.
+Napi::Value Queue::Cancel(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  double id = info[0].As<Napi::Number>().DoubleValue();
+  RequestState* state = Find(id);
+  if (!state || closing_) return Code(env, NO_ERROR);
+  CancelHttpRequestFn cancel = GetApi().cancelHttpRequest;
+  if (!cancel) return Code(env, ERROR_NOT_SUPPORTED);
+  HTTP_REQUEST_ID requestId = state->requestId;
+  requests_.erase(id);
+  auto* op = new CancelOp();
+  op->id = id;
+  Track(op);
+  ULONG rc = cancel(queue_, requestId, &op->ov);
+  Issued(op, rc);
+  return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
+}
+
+Napi::Value Queue::StopReceiving(const Napi::CallbackInfo& info) {
+  if (started_ && !closing_ && port_) PostQueuedCompletionStatus(port_, 0, kCommandKey, reinterpret_cast<LPOVERLAPPED>(kCommandStop));
+  return info.Env().Undefined();
+}
+
+Napi::Value Queue::Close(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (closing_.exchange(true)) return env.Undefined();
+  if (started_) {
+    PostQueuedCompletionStatus(port_, 0, kCommandKey, reinterpret_cast<LPOVERLAPPED>(kCommandClose));
+  } else {
+    CloseHandles();  // never received: nothing is in flight
+  }
+  return env.Undefined();
+}
+
+Napi::Value Queue::Ref(const Napi::CallbackInfo& info) {
+  if (started_ && !released_) tsfn_.Ref(info.Env());
+  return info.Env().Undefined();
+}
+
+Napi::Value Queue::Unref(const Napi::CallbackInfo& info) {
+  if (started_ && !released_) tsfn_.Unref(info.Env());
+  return info.Env().Undefined();
+}
+
+Napi::Value Queue::Info(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("mode", mode_ == Mode::Open ? "open" : mode_ == Mode::Controller ? "controller" : "create");
+  out.Set("name", name_);
+  Napi::Array urls = Napi::Array::New(env, urls_.size());
+  for (size_t i = 0; i < urls_.size(); ++i) urls.Set(static_cast<uint32_t>(i), Narrow(urls_[i].second.c_str()));
+  out.Set("urls", urls);
+  out.Set("receives", Napi::Number::New(env, static_cast<double>(receives_.size())));
+  out.Set("skipCompletionPortOnSuccess", Napi::Boolean::New(env, skipOnSuccess_));
+  out.Set("inFlight", Napi::Number::New(env, static_cast<double>(requests_.size())));
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Operations issued from the JS thread
+
+void Queue::Issued(Op* op, ULONG rc) {
+  if (rc == ERROR_IO_PENDING) return;               // the packet will come
+  if (rc == NO_ERROR && !skipOnSuccess_) return;    // a packet comes anyway
+  Untrack(&op->ov);
+  Event event;
+  event.type = Event::Type::OpDone;
+  event.op = op;
+  event.error = rc;
+  event.bytes = rc == NO_ERROR ? static_cast<DWORD>(op->ov.InternalHigh) : 0;
+  // Never completed re-entrantly: the result goes out with the next batch.
+  Push(std::move(event));
+}
+
+// One HttpWaitForDisconnect(Ex) per connection: it completes when the client goes,
+// and the requests still in flight on that connection are aborted.
+void Queue::WatchDisconnect(HTTP_CONNECTION_ID connectionId) {
+  const Api& api = GetApi();
+  if (!watchDisconnect_ || (!api.waitForDisconnectEx && !api.waitForDisconnect) || closing_) return;
+  if (!watched_.insert(connectionId).second) return;
+  auto* op = new DisconnectOp();
+  op->connectionId = connectionId;
+  Track(op);
+  ULONG rc = api.waitForDisconnectEx ? api.waitForDisconnectEx(queue_, connectionId, 0, &op->ov)
+                                     : api.waitForDisconnect(queue_, connectionId, &op->ov);
+  Issued(op, rc);
+}
+
+}  // namespace httpsys

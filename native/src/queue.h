@@ -1,0 +1,155 @@
+// One request queue: a standalone queue this process creates, a named queue it
+// opens (a worker under the supervisor), or a controller handle (the
+// supervisor: registers URLs, never receives). Receiving runs on the queue's
+// own IO completion port and thread; completions reach JS in batches through
+// one thread-safe function; libuv is never touched.
+#pragma once
+
+#include "ops.h"
+
+#include <napi.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace httpsys {
+
+// Completion keys: packets for the queue handle, and the queue's own commands.
+constexpr ULONG_PTR kOpKey = 1;
+constexpr ULONG_PTR kCommandKey = 2;
+constexpr uintptr_t kCommandStop = 1;
+constexpr uintptr_t kCommandClose = 2;
+
+// Event types in the flat [type, id, arg, ...] batches handed to JS.
+enum EventCode : int {
+  kEventRequest = 1,   // arg: the QueueRequest object
+  kEventBody = 2,      // arg: Buffer
+  kEventBodyEnd = 3,   // arg: 0
+  kEventSent = 4,      // arg: Win32 code of the send (0 = done)
+  kEventAbort = 5,     // arg: Win32 code that ended the request
+  kEventDetached = 6,  // no more receives are outstanding
+  kEventClosed = 7,    // handles closed; arg: 0
+  kEventFatal = 8,     // receiving stopped; arg: Win32 code
+};
+
+class Queue : public Napi::ObjectWrap<Queue> {
+ public:
+  static Napi::Function Init(Napi::Env env);
+  explicit Queue(const Napi::CallbackInfo& info);
+  ~Queue() override;
+
+ private:
+  enum class Mode { Create, Open, Controller };
+
+  struct Event {
+    enum class Type : uint8_t { Request, OpDone, Detached, Closed, Fatal };
+    Type type = Type::OpDone;
+    Op* op = nullptr;
+    DWORD error = 0;
+    DWORD bytes = 0;
+    RequestBuffer buffer;
+  };
+
+  struct RequestState {
+    HTTP_REQUEST_ID requestId;
+    HTTP_CONNECTION_ID connectionId;
+    bool reading;
+  };
+
+  // JS methods
+  Napi::Value Start(const Napi::CallbackInfo& info);
+  Napi::Value AddUrl(const Napi::CallbackInfo& info);
+  Napi::Value RemoveUrl(const Napi::CallbackInfo& info);
+  Napi::Value Respond(const Napi::CallbackInfo& info);
+  Napi::Value SendBody(const Napi::CallbackInfo& info);
+  Napi::Value ReadBody(const Napi::CallbackInfo& info);
+  Napi::Value Cancel(const Napi::CallbackInfo& info);
+  Napi::Value StopReceiving(const Napi::CallbackInfo& info);
+  Napi::Value Close(const Napi::CallbackInfo& info);
+  Napi::Value Ref(const Napi::CallbackInfo& info);
+  Napi::Value Unref(const Napi::CallbackInfo& info);
+  Napi::Value Info(const Napi::CallbackInfo& info);
+
+  // set-up and tear-down (JS thread, or the IO thread once it owns the handles)
+  ULONG CreateQueue(const std::wstring& name, const std::string& sddl);
+  ULONG ApplyQueueProperties(const Napi::Object& options);
+  ULONG RegisterUrl(const std::wstring& url);
+  ULONG NewUrlGroup(HTTP_URL_GROUP_ID* group);
+  void CloseHandles();
+  void ThrowWin32(Napi::Env env, ULONG code, const char* syscall, const std::string& prefix = "");
+
+  // IO thread
+  static DWORD WINAPI ThreadMain(void* self);
+  void Run();
+  void PostReceive(ReceiveOp* op);
+  bool OnReceiveDone(ReceiveOp* op, DWORD error, DWORD bytes);
+  void CheckDetached();
+  void HandleCommand(uintptr_t command);
+
+  // JS-issued operations
+  void Issued(Op* op, ULONG rc);
+  RequestState* Find(double id);
+  void WatchDisconnect(HTTP_CONNECTION_ID connectionId);
+
+  // the live-operation registry
+  void Track(Op* op);
+  bool Untrack(OVERLAPPED* ov);
+  size_t LiveCount();
+
+  // hand-off to JS
+  void Push(Event&& event);
+  static void CallJs(Napi::Env env, Napi::Function callback, Queue* self, void* data);
+  void Deliver(Napi::Env env, Napi::Function callback);
+  void Finish();
+  static void EnvCleanup(void* self);
+  void StopThread();
+
+  Mode mode_ = Mode::Create;
+  HANDLE queue_ = nullptr;
+  HANDLE port_ = nullptr;
+  HANDLE thread_ = nullptr;
+  HTTP_SERVER_SESSION_ID session_ = HTTP_NULL_ID;
+  std::vector<HTTP_URL_GROUP_ID> groups_;
+  std::vector<std::pair<HTTP_URL_GROUP_ID, std::wstring>> urls_;
+  bool groupFull_ = false;
+  HTTP_TIMEOUT_LIMIT_INFO timeouts_ = {};
+  bool hasTimeouts_ = false;
+  std::string name_;
+
+  bool skipOnSuccess_ = false;
+  bool bufferData_ = false;
+  bool watchDisconnect_ = true;
+  ULONG bufferSize_ = 4096;
+  ULONG bodyChunk_ = 65536;
+  std::vector<ReceiveOp*> receives_;
+
+  std::atomic<bool> started_{false};
+  std::atomic<bool> closing_{false};
+  bool stopping_ = false;       // IO thread only
+  bool detachedSent_ = false;   // IO thread only
+  bool finished_ = false;       // IO thread only
+  bool closed_ = false;         // handles closed
+  bool released_ = false;       // JS thread: the thread-safe function is released
+
+  std::mutex liveMutex_;
+  std::unordered_set<OVERLAPPED*> live_;
+
+  std::mutex eventMutex_;
+  std::vector<Event> events_;
+  std::atomic<bool> signalled_{false};
+  std::atomic<bool> tearingDown_{false};  // no more calls into JS
+  Napi::TypedThreadSafeFunction<Queue, void, CallJs> tsfn_;
+
+  // JS thread only
+  double lastId_ = 0;
+  std::unordered_map<double, RequestState> requests_;
+  std::unordered_set<HTTP_CONNECTION_ID> watched_;
+  napi_env env_ = nullptr;
+};
+
+}  // namespace httpsys

@@ -1,0 +1,218 @@
+'use strict'
+
+// A stand-in for native/ (httpsys_native.node) that records every call, so the JS side
+// of the HTTP.SYS backend runs on Linux. It mirrors the addon's surface:
+//   platform(), errors(), new Queue(options) with start/respond/sendBody/readBody/
+//   cancel/stopReceiving/close/ref/unref/addUrl/removeUrl/info.
+// Tests drive it with queue.emit([type, id, arg, ...]) exactly as the addon's batches
+// arrive, and make constructor calls fail with fail({ open, create, urls }).
+
+const EVENT = { REQUEST: 1, BODY: 2, BODY_END: 3, SENT: 4, ABORT: 5, DETACHED: 6, CLOSED: 7, FATAL: 8 }
+
+const NAMES = {
+  2: 'ERROR_FILE_NOT_FOUND',
+  5: 'ERROR_ACCESS_DENIED',
+  32: 'ERROR_SHARING_VIOLATION',
+  50: 'ERROR_NOT_SUPPORTED',
+  87: 'ERROR_INVALID_PARAMETER',
+  1332: 'ERROR_NONE_MAPPED',
+  183: 'ERROR_ALREADY_EXISTS',
+  1229: 'ERROR_CONNECTION_INVALID',
+  1236: 'ERROR_CONNECTION_ABORTED'
+}
+
+function win32Error (code, syscall, prefix) {
+  const err = new Error(`${syscall} failed: ${NAMES[code] || 'Win32 error'} (${code})`)
+  err.win32 = code
+  err.win32Name = NAMES[code]
+  err.syscall = syscall
+  if (prefix) err.prefix = prefix
+  return err
+}
+
+/**
+ * @param {object} [options]
+ * @param {string|null} [options.wine=null] pretend to run under this Wine version
+ * @param {boolean} [options.streaming] HttpSendResponseEntityBody usable (default: not Wine)
+ * @param {boolean} [options.cancel] HttpCancelHttpRequest usable (default: not Wine)
+ */
+function createFakeBinding ({ wine = null, streaming = wine === null, cancel = wine === null } = {}) {
+  const queues = []
+  const failures = { open: null, create: null, urls: new Map() }
+
+  class Queue {
+    constructor (options) {
+      this.options = options
+      this.calls = []
+      this.onEvents = null
+      this.started = false
+      this.closed = false
+      this.refed = true
+      const mode = options.mode
+      if (mode === 'open' && failures.open) throw win32Error(failures.open, 'HttpCreateRequestQueue')
+      if (mode !== 'open' && failures.create) throw win32Error(failures.create, 'HttpCreateRequestQueue')
+      this.urls = []
+      for (const url of options.urls || []) this.addUrl(url)
+      queues.push(this)
+    }
+
+    start (onEvents) {
+      this.started = true
+      this.onEvents = onEvents
+    }
+
+    addUrl (url) {
+      const code = failures.urls.get(url)
+      if (code) throw win32Error(code, 'HttpAddUrlToUrlGroup', url)
+      this.urls.push(url)
+    }
+
+    removeUrl (url) {
+      const i = this.urls.indexOf(url)
+      if (i === -1) return 2
+      this.urls.splice(i, 1)
+      return 0
+    }
+
+    respond (...args) { return this.record('respond', args) }
+    sendBody (...args) { return this.record('sendBody', args) }
+    readBody (...args) { return this.record('readBody', args) }
+    cancel (...args) {
+      this.record('cancel', args)
+      return cancel ? 0 : 50
+    }
+
+    stopReceiving () { this.record('stopReceiving', []) }
+    close () {
+      this.closed = true
+      this.record('close', [])
+    }
+
+    ref () { this.refed = true }
+    unref () { this.refed = false }
+
+    info () {
+      return {
+        mode: this.options.mode,
+        name: this.options.name || '',
+        urls: [...this.urls],
+        receives: this.options.receives || 8,
+        skipCompletionPortOnSuccess: true,
+        inFlight: 0
+      }
+    }
+
+    record (name, args) {
+      this.calls.push([name, ...args])
+      return 0
+    }
+
+    /** The calls named `name`, without the name. */
+    callsOf (name) {
+      return this.calls.filter((c) => c[0] === name).map((c) => c.slice(1))
+    }
+
+    /** Delivers one batch, as the addon's thread-safe function does. */
+    emit (events) {
+      this.onEvents(events)
+    }
+  }
+
+  // Service configuration: an in-memory store of reservations and bindings.
+  const acl = new Map()
+  const certs = []
+  const accounts = new Map([['BUILD\\ci', 'S-1-5-21-1-2-3-1001'], ['Everyone', 'S-1-1-0']])
+  const keyOf = (spec) => spec.host ? `${spec.host}:${spec.port}` : `${spec.ip}:${spec.port}`
+  const config = {
+    configCalls: [],
+    /** HttpUpdateServiceConfiguration present (Windows 10+) */
+    canUpdate: true,
+    urlAclSet (prefix, sddl) {
+      config.configCalls.push(['urlAclSet', prefix, sddl])
+      if (acl.has(prefix)) return 183
+      acl.set(prefix, sddl)
+      return 0
+    },
+    urlAclDelete (prefix) {
+      config.configCalls.push(['urlAclDelete', prefix])
+      return acl.delete(prefix) ? 0 : 2
+    },
+    urlAclList (prefix) {
+      const records = [...acl].filter(([p]) => !prefix || p === prefix).map(([p, sddl]) => ({ prefix: p, sddl }))
+      return { code: records.length ? 0 : 2, records }
+    },
+    sslCertSet (spec, update) {
+      config.configCalls.push(['sslCertSet', spec, update])
+      const i = certs.findIndex((c) => keyOf(c) === keyOf(spec))
+      if (update && !config.canUpdate) return 50
+      if (update && i === -1) return 2
+      if (!update && i !== -1) return 183
+      const record = { ip: spec.ip, port: spec.port, host: spec.host, hash: spec.hash.toString('hex'), appId: spec.appId, store: spec.store }
+      if (i === -1) certs.push(record)
+      else certs[i] = record
+      return 0
+    },
+    sslCertDelete (spec) {
+      config.configCalls.push(['sslCertDelete', spec])
+      const i = certs.findIndex((c) => keyOf(c) === keyOf(spec))
+      if (i === -1) return 2
+      certs.splice(i, 1)
+      return 0
+    },
+    sslCertList (sni) {
+      const records = certs.filter((c) => Boolean(c.host) === Boolean(sni))
+      return { code: records.length ? 0 : 2, records }
+    },
+    lookupAccount (name) {
+      const sid = accounts.get(name)
+      return sid ? { code: 0, sid, domain: name.split('\\')[0], name, type: 'user' } : { code: 1332 }
+    }
+  }
+
+  return {
+    ...config,
+    get configCalls () { return config.configCalls },
+    get canUpdate () { return config.canUpdate },
+    set canUpdate (v) { config.canUpdate = v },
+    queues,
+    EVENT,
+    /** Make the next constructions fail: { open: 2 } / { create: 5 } / { urls: { prefix: 183 } } */
+    fail ({ open = null, create = null, urls = {} } = {}) {
+      failures.open = open
+      failures.create = create
+      failures.urls = new Map(Object.entries(urls))
+    },
+    platform () {
+      return { wine, features: { streaming, cancel, disconnect: !wine, queueProperties: !wine } }
+    },
+    errors () {
+      return { ...NAMES }
+    },
+    Queue
+  }
+}
+
+/** A QueueRequest as the addon builds it. */
+function fakeRequest (id, overrides = {}) {
+  return {
+    id,
+    method: 'GET',
+    url: '/',
+    httpVersionMajor: 1,
+    httpVersionMinor: 1,
+    rawHeaders: ['Host', 'localhost'],
+    remoteAddress: '127.0.0.1',
+    remotePort: 50000,
+    remoteFamily: 'IPv4',
+    localAddress: '127.0.0.1',
+    localPort: 8080,
+    encrypted: false,
+    tls: null,
+    hasBody: false,
+    connectionId: 7,
+    keepAlive: true,
+    ...overrides
+  }
+}
+
+module.exports = { createFakeBinding, fakeRequest, EVENT }

@@ -1,0 +1,75 @@
+'use strict'
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const loader = require('../../../src/queue/native-loader')
+const { unchunk } = require('../../../src/queue/httpsys-native')
+
+describe('native-loader', () => {
+  test('nothing is loaded off Windows: one coded error says why', () => {
+    expect(() => loader.load({ platform: 'linux', dlopen: () => ({}) }))
+      .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_NATIVE_UNAVAILABLE', reason: expect.stringMatching(/only on Windows/) }))
+  })
+
+  test('HTTPSYS_NATIVE_PATH is tried first', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-loader-'))
+    const file = path.join(dir, 'custom.node')
+    fs.writeFileSync(file, '')
+    try {
+      const opened = []
+      const binding = loader.load({
+        platform: 'win32',
+        env: { HTTPSYS_NATIVE_PATH: file },
+        dlopen: (f) => { opened.push(f); return { marker: true } }
+      })
+      expect(binding).toEqual({ marker: true })
+      expect(opened).toEqual([file])
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a failure lists every attempt and the fix', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-loader-'))
+    const file = path.join(dir, 'broken.node')
+    fs.writeFileSync(file, '')
+    try {
+      let err
+      try {
+        loader.load({
+          platform: 'win32',
+          arch: 'x64',
+          env: { HTTPSYS_NATIVE_PATH: file },
+          execPath: path.join(dir, 'httpsys.exe'),
+          dlopen: () => { throw new Error('not a valid Win32 application') }
+        })
+      } catch (e) {
+        err = e
+      }
+      expect(err.code).toBe('ERR_HTTPSYS_NATIVE_UNAVAILABLE')
+      expect(err.attempts[0]).toEqual({ path: file, error: 'not a valid Win32 application' })
+      expect(err.attempts.map((a) => a.path)).toEqual(expect.arrayContaining([
+        path.join(dir, 'httpsys_native-win32-x64.node'),
+        expect.stringMatching(/prebuilds[\\/]win32-x64[\\/]httpsys_native\.node$/),
+        expect.stringMatching(/build[\\/]Release[\\/]httpsys_native\.node$/),
+        expect.stringMatching(/build[\\/]Debug[\\/]httpsys_native\.node$/)
+      ]))
+      expect(err.message).toMatch(/npm run build:win/)
+      expect(err.message).toContain(file)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('isAvailable never throws', () => {
+    expect(loader.isAvailable({ platform: 'linux' })).toBe(false)
+  })
+})
+
+describe('unchunk (the one-send fallback)', () => {
+  test('removes chunked framing, extensions and trailers', () => {
+    const framed = Buffer.from('3;x=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n')
+    expect(unchunk(framed).toString()).toBe('abcde')
+  })
+})

@@ -1,0 +1,298 @@
+'use strict'
+
+const { createBackend } = require('../../../src/queue/httpsys-native')
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../../src/queue/contract')
+const { createFakeBinding, fakeRequest, EVENT } = require('../../helpers/fake-binding')
+
+function setup (bindingOptions) {
+  const binding = createFakeBinding(bindingOptions)
+  const backend = createBackend(() => binding)
+  const seen = []
+  const handlers = {
+    onRequest: (req) => seen.push(['request', req]),
+    onBody: (id, chunk) => seen.push(['body', id, chunk.toString()]),
+    onBodyEnd: (id) => seen.push(['bodyEnd', id]),
+    onAbort: (id) => seen.push(['abort', id]),
+    onDrain: (id) => seen.push(['drain', id]),
+    onClose: (err) => seen.push(['close', err])
+  }
+  return { binding, backend, seen, handlers }
+}
+
+async function attached (bindingOptions, attachOptions = {}) {
+  const t = setup(bindingOptions)
+  t.attachment = await t.backend.attach({ urls: ['http://+:8080/'], handlers: t.handlers, ...attachOptions })
+  t.queue = t.binding.queues[t.binding.queues.length - 1]
+  return t
+}
+
+describe('httpsys-native: attaching', () => {
+  test('standalone: creates a queue for the prefixes and reports what is bound', async () => {
+    const { attachment, queue } = await attached()
+    expect(queue.options.mode).toBe('create')
+    expect(queue.options.urls).toEqual(['http://+:8080/'])
+    expect(queue.started).toBe(true)
+    expect(attachment.info).toEqual({ queue: null, urls: ['http://+:8080/'], ports: [8080] })
+  })
+
+  test('a prefix on port 0 is registered on a real free port', async () => {
+    const { attachment } = await attached({}, { urls: ['http://localhost:0/app/'] })
+    const [url] = attachment.info.urls
+    const port = attachment.info.ports[0]
+    expect(port).toBeGreaterThan(0)
+    expect(url).toBe(`http://localhost:${port}/app/`)
+  })
+
+  test('a named queue is opened (worker under the supervisor)', async () => {
+    const { queue, attachment } = await attached({}, { queue: 'api', urls: [] })
+    expect(queue.options).toMatchObject({ mode: 'open', name: 'api', urls: [] })
+    expect(attachment.info.queue).toBe('api')
+  })
+
+  test('prefixes the controller registered (HTTPSYS_QUEUE_URLS) are not registered again', async () => {
+    process.env.HTTPSYS_QUEUE_URLS = 'http://+:8080/api/'
+    try {
+      const { queue } = await attached({}, { queue: 'api', urls: ['http://+:8080/api/', 'http://+:8080/v2/'] })
+      expect(queue.options.urls).toEqual(['http://+:8080/v2/'])
+    } finally {
+      delete process.env.HTTPSYS_QUEUE_URLS
+    }
+  })
+
+  test('a missing named queue with prefixes is created under that name', async () => {
+    const t = setup()
+    t.binding.fail({ open: 2 })
+    await t.backend.attach({ queue: 'web', urls: ['http://+:8080/'], handlers: t.handlers })
+    expect(t.binding.queues[0].options).toMatchObject({ mode: 'create', name: 'web', urls: ['http://+:8080/'] })
+  })
+
+  test('a missing named queue without prefixes is ERR_HTTPSYS_QUEUE_NOT_FOUND', async () => {
+    const t = setup()
+    t.binding.fail({ open: 2 })
+    await expect(t.backend.attach({ queue: 'web', handlers: t.handlers }))
+      .rejects.toMatchObject({ code: 'ERR_HTTPSYS_QUEUE_NOT_FOUND', queue: 'web', win32: 2 })
+  })
+
+  test('attach without onRequest is rejected', async () => {
+    const t = setup()
+    await expect(t.backend.attach({ urls: ['http://+:8080/'], handlers: {} }))
+      .rejects.toMatchObject({ code: 'ERR_INVALID_ARG_TYPE' })
+  })
+})
+
+describe('httpsys-native: registration errors carry the Win32 code and the fix', () => {
+  async function failWith (code, prefix = 'http://+:8080/') {
+    const t = setup()
+    t.binding.fail({ urls: { [prefix]: code } })
+    return t.backend.attach({ urls: [prefix], handlers: t.handlers }).then(() => null, (err) => err)
+  }
+
+  test('183 is ERR_HTTPSYS_URL_CONFLICT', async () => {
+    const err = await failWith(183)
+    expect(err).toMatchObject({ code: 'ERR_HTTPSYS_URL_CONFLICT', prefix: 'http://+:8080/', win32: 183 })
+    expect(err.message).toMatch(/already registered/)
+  })
+
+  test('5 is ERR_HTTPSYS_ACCESS_DENIED with the exact urlacl command', async () => {
+    const saved = { ...process.env }
+    process.env.USERDOMAIN = 'BUILD'
+    process.env.USERNAME = 'ci'
+    try {
+      const err = await failWith(5, 'http://+:80/')
+      expect(err).toMatchObject({ code: 'ERR_HTTPSYS_ACCESS_DENIED', prefix: 'http://+:80/', win32: 5, user: 'BUILD\\ci' })
+      expect(err.message).toContain('`httpsys urlacl add http://+:80/ --user BUILD\\ci`')
+    } finally {
+      process.env = saved
+    }
+  })
+
+  test('32 is ERR_HTTPSYS_PORT_IN_USE naming the port', async () => {
+    const err = await failWith(32, 'http://+:8443/')
+    expect(err).toMatchObject({ code: 'ERR_HTTPSYS_PORT_IN_USE', port: 8443, win32: 32 })
+    expect(err.message).toMatch(/netstat -ano \| findstr :8443/)
+  })
+
+  test('87 is ERR_HTTPSYS_BAD_PREFIX', async () => {
+    const err = await failWith(87)
+    expect(err).toMatchObject({ code: 'ERR_HTTPSYS_BAD_PREFIX', prefix: 'http://+:8080/', win32: 87 })
+  })
+
+  test('any other failure is ERR_HTTPSYS_NATIVE_CALL with the call and the code name', async () => {
+    const t = setup()
+    t.binding.fail({ create: 1229 })
+    await expect(t.backend.attach({ urls: ['http://+:8080/'], handlers: t.handlers })).rejects.toMatchObject({
+      code: 'ERR_HTTPSYS_NATIVE_CALL', syscall: 'HttpCreateRequestQueue', win32: 1229, win32Name: 'ERROR_CONNECTION_INVALID'
+    })
+  })
+})
+
+describe('httpsys-native: requests and bodies', () => {
+  test('a request reaches onRequest with expectContinue; its body arrives only as asked', async () => {
+    const { queue, seen, attachment } = await attached()
+    const req = fakeRequest(1, { method: 'POST', hasBody: true, rawHeaders: ['Host', 'x', 'Expect', '100-continue'] })
+    queue.emit([EVENT.REQUEST, 1, req, EVENT.BODY, 1, Buffer.from('ab')])
+    expect(seen[0][1]).toMatchObject({ id: 1, method: 'POST', expectContinue: true })
+    expect(seen[1]).toEqual(['body', 1, 'ab'])
+
+    attachment.readBody(1)
+    expect(queue.callsOf('readBody')).toEqual([[1]])
+    queue.emit([EVENT.BODY, 1, Buffer.from('cd'), EVENT.BODY_END, 1, 0])
+    expect(seen.slice(2)).toEqual([['body', 1, 'cd'], ['bodyEnd', 1]])
+
+    attachment.readBody(1) // the body is complete: nothing more to ask for
+    expect(queue.callsOf('readBody')).toHaveLength(1)
+  })
+
+  test('writeContinue starts the first body read (HTTP.SYS then sends 100 Continue)', async () => {
+    const { queue, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1, { hasBody: true })])
+    attachment.writeContinue(1)
+    expect(queue.callsOf('readBody')).toEqual([[1]])
+  })
+
+  test('an aborted request is reported once and then forgotten', async () => {
+    const { queue, seen, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1), EVENT.ABORT, 1, 1236, EVENT.ABORT, 1, 1236])
+    expect(seen.filter((s) => s[0] === 'abort')).toEqual([['abort', 1]])
+    expect(attachment.respond(1, 200, 'OK', [], 'x')).toBe(true)
+    expect(queue.callsOf('respond')).toHaveLength(0)
+  })
+})
+
+describe('httpsys-native: responses', () => {
+  test('a complete response is one native respond; a second respond is ignored', async () => {
+    const { queue, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    const headers = ['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'Content-Length', '5']
+    expect(attachment.respond(1, 200, undefined, headers, 'hello', 0, 60)).toBe(true)
+    expect(queue.callsOf('respond')).toEqual([[1, 200, 'OK', headers, 'hello', 0, 60]])
+    expect(attachment.respond(1, 500, 'x', [], null)).toBe(true)
+    expect(queue.callsOf('respond')).toHaveLength(1)
+  })
+
+  test('streaming: respond(MORE) then sendBody pieces; the window closes and onDrain reopens it', async () => {
+    const { queue, attachment, seen } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    expect(attachment.respond(1, 200, 'OK', ['Transfer-Encoding', 'chunked'], null, RESPONSE_MORE)).toBe(true)
+    const big = Buffer.alloc(300 * 1024)
+    expect(attachment.sendBody(1, big, RESPONSE_MORE)).toBe(false)
+    queue.emit([EVENT.SENT, 1, 0]) // the head
+    expect(seen.some((s) => s[0] === 'drain')).toBe(false)
+    queue.emit([EVENT.SENT, 1, 0]) // the big piece
+    expect(seen).toContainEqual(['drain', 1])
+    expect(attachment.sendBody(1, '0\r\n\r\n', 0)).toBe(true)
+    expect(queue.callsOf('sendBody')).toEqual([[1, big, RESPONSE_MORE], [1, '0\r\n\r\n', 0]])
+  })
+
+  test('after a 101 with OPAQUE the connection is read and written as a body (upgrade)', async () => {
+    const { queue, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1, { rawHeaders: ['Host', 'x', 'Upgrade', 'websocket', 'Connection', 'Upgrade'] })])
+    expect(attachment.respond(1, 101, 'Switching Protocols', ['Upgrade', 'websocket', 'Connection', 'Upgrade'], null, RESPONSE_OPAQUE)).toBe(true)
+    attachment.readBody(1)
+    attachment.sendBody(1, Buffer.from([0x81, 0x00]), RESPONSE_MORE)
+    expect(queue.callsOf('respond')[0][5]).toBe(RESPONSE_OPAQUE)
+    expect(queue.callsOf('readBody')).toEqual([[1]])
+    expect(queue.callsOf('sendBody')).toHaveLength(1)
+  })
+
+  test('a failed send aborts the request', async () => {
+    const { queue, attachment, seen } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.respond(1, 200, 'OK', [], 'x', RESPONSE_MORE)
+    queue.emit([EVENT.SENT, 1, 1236])
+    expect(seen).toContainEqual(['abort', 1])
+  })
+
+  test('cancel asks HTTP.SYS to cancel the request', async () => {
+    const { queue, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.cancel(1)
+    expect(queue.callsOf('cancel')).toEqual([[1]])
+    expect(queue.callsOf('respond')).toHaveLength(0)
+  })
+})
+
+describe('httpsys-native: without HttpSendResponseEntityBody (Wine)', () => {
+  test('a response sent in pieces goes out as one send, chunked framing removed', async () => {
+    const { queue, attachment } = await attached({ wine: '8.0' })
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.respond(1, 200, 'OK', ['Content-Type', 'text/plain', 'Transfer-Encoding', 'chunked'], '5\r\nhello\r\n', RESPONSE_MORE)
+    attachment.sendBody(1, Buffer.from('6\r\n world\r\n'), RESPONSE_MORE)
+    expect(queue.callsOf('respond')).toHaveLength(0)
+    attachment.sendBody(1, '0\r\n\r\n', RESPONSE_CLOSE)
+    const calls = queue.callsOf('respond')
+    expect(calls).toHaveLength(1)
+    const [id, status, reason, headers, body, flags] = calls[0]
+    expect([id, status, reason, headers, flags]).toEqual([1, 200, 'OK', ['Content-Type', 'text/plain'], RESPONSE_CLOSE])
+    expect(Buffer.concat(body).toString()).toBe('hello world')
+    expect(queue.callsOf('sendBody')).toHaveLength(0)
+  })
+
+  test('cancel without HttpCancelHttpRequest ends the exchange with a closing 500', async () => {
+    const { queue, attachment } = await attached({ wine: '8.0' })
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.cancel(1)
+    expect(queue.callsOf('respond')).toEqual([[1, 500, 'Internal Server Error', ['Content-Length', '0'], null, RESPONSE_CLOSE, 0]])
+  })
+})
+
+describe('httpsys-native: detach and close', () => {
+  test('detach stops receiving and resolves when the addon confirms', async () => {
+    const { queue, attachment } = await attached()
+    let done = false
+    const p = attachment.detach().then(() => { done = true })
+    expect(queue.callsOf('stopReceiving')).toHaveLength(1)
+    await Promise.resolve()
+    expect(done).toBe(false)
+    queue.emit([EVENT.DETACHED, 0, 0])
+    await p
+    await attachment.detach() // already detached
+    expect(queue.callsOf('stopReceiving')).toHaveLength(1)
+  })
+
+  test('close cancels what is in flight and reports onClose(null)', async () => {
+    const { queue, attachment, seen } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.close()
+    expect(queue.closed).toBe(true)
+    queue.emit([EVENT.CLOSED, 0, 0])
+    expect(seen.slice(1)).toEqual([['abort', 1], ['close', null]])
+  })
+
+  test('receiving failing for good closes the attachment with ERR_HTTPSYS_NATIVE_CALL', async () => {
+    const { queue, seen } = await attached()
+    queue.emit([EVENT.FATAL, 0, 6])
+    expect(queue.closed).toBe(true)
+    queue.emit([EVENT.CLOSED, 0, 0])
+    const [, err] = seen.find((s) => s[0] === 'close')
+    expect(err).toMatchObject({ code: 'ERR_HTTPSYS_NATIVE_CALL', syscall: 'HttpReceiveHttpRequest', win32: 6 })
+  })
+
+  test('ref/unref reach the addon (server.unref() semantics)', async () => {
+    const { queue, attachment } = await attached()
+    attachment.unref()
+    expect(queue.refed).toBe(false)
+    attachment.ref()
+    expect(queue.refed).toBe(true)
+  })
+})
+
+describe('httpsys-native: controller queues (the supervisor)', () => {
+  test('createQueue makes a controller queue holding the prefixes', () => {
+    const { binding, backend } = setup()
+    const q = backend.createQueue('api', { urls: ['http://+:8080/api/'], queueLength: 500 })
+    expect(binding.queues[0].options).toMatchObject({ mode: 'controller', name: 'api', urls: ['http://+:8080/api/'], queueLength: 500 })
+    expect(binding.queues[0].started).toBe(false)
+    q.addUrl('http://+:8080/v2/')
+    expect(q.urls).toEqual(['http://+:8080/api/', 'http://+:8080/v2/'])
+    q.close()
+    expect(binding.queues[0].closed).toBe(true)
+  })
+
+  test('createQueue conflicts are coded errors', () => {
+    const { binding, backend } = setup()
+    binding.fail({ urls: { 'http://+:8080/api/': 183 } })
+    expect(() => backend.createQueue('api', { urls: ['http://+:8080/api/'] }))
+      .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_URL_CONFLICT', queue: 'api' }))
+  })
+})

