@@ -32,6 +32,13 @@ const ours = require('./http')
 
 const kInstalled = Symbol.for('httpsys.register.installed')
 const SHUTDOWN = 'httpsys:shutdown'
+// Supervisor -> worker: stop taking requests from the queue and finish the ones in
+// flight, without exiting (the first step of the stop ladder and of a rolling reload).
+// Answered with { type: 'httpsys:drained' } once every server has closed.
+const DRAIN = 'httpsys:drain'
+// Supervisor -> worker: memory, for `httpsys ls` and max_memory_restart where the
+// supervisor cannot read it itself (Windows). Answered with { type: STATS, rss, heapUsed }.
+const STATS = 'httpsys:stats'
 
 function install () {
   if (globalThis[kInstalled]) return
@@ -70,9 +77,13 @@ function listenForShutdown () {
 }
 
 let stopping = false
+let draining = false
 
 function onMessage (msg) {
-  if (!msg || msg.type !== SHUTDOWN || stopping) return
+  if (!msg) return
+  if (msg.type === DRAIN) return drain()
+  if (msg.type === STATS) return reportStats()
+  if (msg.type !== SHUTDOWN || stopping) return
   stopping = true
   const signal = process.listenerCount('SIGTERM') > 0
     ? 'SIGTERM'
@@ -96,6 +107,33 @@ function closeServersThenExit () {
   }
 }
 
+// server.close() detaches from the queue (requests not received yet stay queued for the
+// other workers) and calls back once the requests in flight are answered. The app's own
+// SIGTERM handler may call close() again later: it then gets ERR_SERVER_NOT_RUNNING, as
+// on node, and still its callback.
+function drain () {
+  if (draining) return
+  draining = true
+  const servers = ours.listeningServers()
+  let pending = servers.length
+  if (pending === 0) return reply({ type: 'httpsys:drained' })
+  for (const server of servers) {
+    server.close(() => {
+      if (--pending === 0) reply({ type: 'httpsys:drained' })
+    })
+  }
+}
+
+function reportStats () {
+  const { rss, heapUsed } = process.memoryUsage()
+  reply({ type: STATS, rss, heapUsed })
+}
+
+function reply (msg) {
+  // the callback keeps a send on a closing channel from throwing
+  if (process.connected) process.send(msg, () => {})
+}
+
 install()
 
-module.exports = { install, SHUTDOWN }
+module.exports = { install, SHUTDOWN, DRAIN, STATS }

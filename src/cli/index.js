@@ -8,6 +8,8 @@ const path = require('node:path')
 const { Command, CommanderError } = require('commander')
 const pkg = require('../../package.json')
 const start = require('./start')
+const COMMANDS = [start, require('./ls'), require('./reload'), require('./restart'), require('./stop'), require('./logs'),
+  require('./init'), require('./config')]
 
 // httpsys's own frames say nothing to someone whose config file threw
 const SRC = path.join(__dirname, '..') + path.sep
@@ -19,6 +21,10 @@ Examples:
   $ httpsys start                                  run the apps of ./httpsys.config.js
   $ httpsys start -c deploy/httpsys.config.js      run the apps of another config file
   $ httpsys start app.js -- --verbose              arguments after -- go to the app
+  $ httpsys ls                                     from another terminal: what runs, memory, requests
+  $ httpsys reload api                             new processes, no failed request
+  $ httpsys logs api -f                            follow one app's records
+  $ httpsys init                                   write a commented httpsys.config.js
 
 Run \`httpsys <command> --help\` for the options of a command.`
 
@@ -34,7 +40,7 @@ function createProgram () {
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', EXAMPLES)
-  start.register(program)
+  for (const command of COMMANDS) command.register(program)
   return program
 }
 

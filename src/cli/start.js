@@ -10,6 +10,7 @@ const { parseInstances } = require('../config/schema')
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']
 // `httpsys start api.config.js` means the config file, as with pm2
 const CONFIG_FILE = /\.config\.(c?js|mjs|json)$/
+const SCRIPT_FILE = /\.(c?js|mjs)$/
 
 const EXAMPLES = `
 With a script, httpsys runs that one app; with no script it runs the apps of a config
@@ -21,7 +22,11 @@ Examples:
   $ httpsys start app.js -u http://+:8080/ -i 2       two processes share one queue on :8080
   $ httpsys start api.js -n api -u http://+:8080/api/ --node-args "--max-old-space-size=512"
   $ httpsys start -c httpsys.config.js --json         JSON log lines (also when piped)
-  $ httpsys start app.js -- --port 3000               arguments after -- go to the app`
+  $ httpsys start app.js -- --port 3000               arguments after -- go to the app
+  $ httpsys start app.js --watch                      reload when a file changes (development)
+  $ httpsys start --env production --env-file .env    the env_production blocks, plus .env
+
+From another terminal: httpsys ls, httpsys reload <app|all>, httpsys logs -f.`
 
 function register (program) {
   program.command('start')
@@ -35,6 +40,15 @@ function register (program) {
     .option('-n, --name <name>', 'app name in logs and the queue name (default: the script name)')
     .option('--node-args <args>', 'arguments for node itself, space-separated, e.g. "--max-old-space-size=512"')
     .option('--cwd <dir>', 'directory the app runs in (default: the current one)')
+    .option('-w, --watch [paths]', 'reload on file changes: the app\'s cwd, or these comma-separated paths (with -c: every app)')
+    .option('--ignore-watch <paths>', 'comma-separated paths or globs whose changes do not reload', list)
+    .option('--wait-ready', 'the app is ready when it calls process.send(\'ready\'), not at its first listen()')
+    .option('--kill-timeout <duration>', 'how long a stop may take before the process tree is killed (default: 10s)')
+    .option('--max-memory-restart <size>', 'reload an instance whose memory stays above this, e.g. 300M')
+    .addOption(new Option('--restart <when>', 'restart an app that exits by itself (default: always)').choices(['always', 'on-failure', 'never']))
+    .option('--log-dir <dir>', 'also write <name>.log there (rotated at 10M, 5 kept)')
+    .option('--env <name>', 'merge each app\'s env_<name> over its env (config files)')
+    .option('--env-file <file>', 'KEY=value lines added to every app\'s environment')
     .addOption(new Option('--log-level <level>', 'least level logged, for httpsys and the apps').choices(LOG_LEVELS).default('info'))
     .option('--json', 'write JSON log lines even in a terminal')
     .addHelpText('after', EXAMPLES)
@@ -54,6 +68,12 @@ async function action (script, args, options, command) {
 /** argv -> the plain request src/config understands; usage errors exit 2. */
 function toRequest (script, args, options, command) {
   let config = options.config
+  let watch = options.watch
+  // `httpsys start --watch app.js`: the optional value took the script
+  if (!script && typeof watch === 'string' && SCRIPT_FILE.test(watch)) {
+    script = watch
+    watch = true
+  }
   if (script && !config && CONFIG_FILE.test(script)) {
     config = script
     script = undefined
@@ -65,8 +85,18 @@ function toRequest (script, args, options, command) {
     options.instances !== undefined && '--instances',
     options.name !== undefined && '--name',
     options.nodeArgs !== undefined && '--node-args',
-    options.cwd !== undefined && '--cwd'
+    options.cwd !== undefined && '--cwd',
+    typeof watch === 'string' && '--watch <paths>',
+    options.ignoreWatch !== undefined && '--ignore-watch',
+    options.waitReady !== undefined && '--wait-ready',
+    options.killTimeout !== undefined && '--kill-timeout',
+    options.maxMemoryRestart !== undefined && '--max-memory-restart',
+    options.restart !== undefined && '--restart',
+    options.logDir !== undefined && '--log-dir'
   ].filter(Boolean)
+  if (options.env !== undefined && !config && script) {
+    command.error('error: --env selects the env_<name> blocks of a config file; with a script use --env-file')
+  }
   if (config && appFlags.length > 0) {
     command.error(`error: ${appFlags.join(', ')} cannot be combined with a config file (${config}); ` +
       'set these on the app in the config file, or start a script without -c')
@@ -85,9 +115,22 @@ function toRequest (script, args, options, command) {
     name: options.name,
     nodeArgs: options.nodeArgs,
     cwd: options.cwd !== undefined ? path.resolve(options.cwd) : undefined,
+    watch: typeof watch === 'string' ? list(watch) : watch,
+    ignoreWatch: options.ignoreWatch,
+    waitReady: options.waitReady,
+    killTimeout: options.killTimeout,
+    maxMemoryRestart: options.maxMemoryRestart,
+    restart: options.restart,
+    logDir: options.logDir !== undefined ? path.resolve(options.logDir) : undefined,
+    env: options.env,
+    envFile: options.envFile,
     logLevel: options.logLevel,
     json: Boolean(options.json)
   }
+}
+
+function list (value) {
+  return String(value).split(',').map((v) => v.trim()).filter(Boolean)
 }
 
 function collect (value, previous) {

@@ -1,10 +1,10 @@
 'use strict'
 
 // Durations in the config: a number of milliseconds, or a string with a unit
-// ("500ms", "10s", "1.5m"), the spellings pm2 and systemd users already type.
+// ("500ms", "10s", "1.5m", "1h"), the spellings pm2 and systemd users already type.
 
-const UNITS = { ms: 1, s: 1000, m: 60000 }
-const PATTERN = /^(\d+(?:\.\d+)?)\s*(ms|s|m)?$/
+const UNITS = { ms: 1, s: 1000, m: 60000, h: 3600000 }
+const PATTERN = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/
 
 /**
  * @param {unknown} value

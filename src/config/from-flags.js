@@ -13,7 +13,14 @@ const FLAGS = {
   instances: '--instances',
   name: '--name',
   node_args: '--node-args',
-  cwd: '--cwd'
+  cwd: '--cwd',
+  watch: '--watch',
+  ignore_watch: '--ignore-watch',
+  wait_ready: '--wait-ready',
+  kill_timeout: '--kill-timeout',
+  max_memory_restart: '--max-memory-restart',
+  restart: '--restart',
+  log_dir: '--log-dir'
 }
 
 /**
@@ -25,10 +32,18 @@ const FLAGS = {
  * @param {string} [flags.name]
  * @param {string} [flags.nodeArgs]
  * @param {string} [flags.cwd]
+ * @param {true|string[]} [flags.watch] true: the app's cwd; else paths
+ * @param {string[]} [flags.ignoreWatch]
+ * @param {boolean} [flags.waitReady]
+ * @param {string} [flags.killTimeout]
+ * @param {string} [flags.maxMemoryRestart]
+ * @param {string} [flags.restart]
+ * @param {string} [flags.logDir]
  * @param {object} [options]
  * @param {string} [options.baseDir=process.cwd()]
+ * @param {object} [options.envFile] `--env-file` variables
  */
-function fromFlags (flags, { baseDir = process.cwd() } = {}) {
+function fromFlags (flags, { baseDir = process.cwd(), envFile } = {}) {
   const app = {}
   const set = (key, value) => { if (value !== undefined) app[key] = value }
   // the script is where the user pointed in their shell, whatever --cwd says
@@ -39,8 +54,18 @@ function fromFlags (flags, { baseDir = process.cwd() } = {}) {
   set('instances', flags.instances)
   set('args', flags.args && flags.args.length ? flags.args : undefined)
   set('node_args', flags.nodeArgs)
+  // watch paths typed in a shell are relative to the shell, like the script
+  set('watch', Array.isArray(flags.watch) ? flags.watch.map((p) => path.resolve(baseDir, p)) : flags.watch)
+  set('ignore_watch', flags.ignoreWatch)
+  set('wait_ready', flags.waitReady)
+  set('kill_timeout', flags.killTimeout)
+  set('max_memory_restart', flags.maxMemoryRestart)
+  set('restart', flags.restart)
+  set('log_dir', flags.logDir)
   return validate({ apps: [app] }, {
     baseDir,
+    envFile,
+    source: { script: app.script },
     keyLabel: (p) => FLAGS[p[2]] || p.join('.'),
     example: (p, value) => FLAGS[p[2]] && FLAGS[p[2]].startsWith('--')
       ? `${FLAGS[p[2]]} ${value.replace(/^"(.*)"$/, '$1')}`

@@ -9,6 +9,8 @@ const { validate, isValidated } = require('./validate')
 const { fromFlags } = require('./from-flags')
 const { parseDuration } = require('./duration')
 const { parseInstances } = require('./schema')
+const { parseSize, formatSize } = require('./size')
+const { readEnvFile } = require('./env-file')
 
 const DEFAULT_FILE = 'httpsys.config.js'
 
@@ -20,10 +22,17 @@ const DEFAULT_FILE = 'httpsys.config.js'
  * @param {string} [options.cwd=process.cwd()]
  */
 async function resolveStartConfig (request, { cwd = process.cwd() } = {}) {
-  if (request.script && !request.config) return fromFlags(request, { baseDir: cwd })
+  const envFile = request.envFile ? readEnvFile(request.envFile, cwd) : undefined
+  if (request.script && !request.config) return fromFlags(request, { baseDir: cwd, envFile })
   const file = path.resolve(cwd, request.config || DEFAULT_FILE)
-  const raw = await load(file)
-  return validate(raw, { baseDir: path.dirname(file) })
+  const raw = await load(file, { env: request.env })
+  return validate(raw, {
+    baseDir: path.dirname(file),
+    envName: request.env,
+    envFile,
+    watch: request.watch === true,
+    source: { configFile: file }
+  })
 }
 
 module.exports = {
@@ -33,6 +42,9 @@ module.exports = {
   fromFlags,
   resolveStartConfig,
   parseDuration,
+  parseSize,
+  formatSize,
   parseInstances,
+  readEnvFile,
   DEFAULT_FILE
 }

@@ -11,9 +11,11 @@ const { codes } = require('../errors')
 
 /**
  * @param {string} file path of the config file (made absolute against process.cwd())
+ * @param {object} [options]
+ * @param {string} [options.env] the `--env` name, passed to a config that is a function ({ env })
  * @returns {Promise<unknown>} the raw config, to be validated
  */
-async function load (file) {
+async function load (file, { env } = {}) {
   const abs = path.resolve(file)
   let stat
   try { stat = fs.statSync(abs) } catch {}
@@ -22,7 +24,7 @@ async function load (file) {
   let exported
   try {
     exported = await importFile(abs)
-    if (typeof exported === 'function') exported = await exported()
+    if (typeof exported === 'function') exported = await exported({ env })
   } catch (err) {
     throw new codes.ERR_HTTPSYS_CONFIG_LOAD({ path: abs, cause: err })
   }

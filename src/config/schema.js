@@ -2,8 +2,8 @@
 
 // The config schema as one table: a row per key, in the order keys are checked (a row
 // may use the values of the rows above it, e.g. `script` resolves against `cwd`).
-// The supervisor issue adds its rows (restart, backoff, watch, logs, ...) here and
-// nothing else changes. Row fields:
+// Besides these rows an app may hold env_<name> blocks (validate.js merges the one
+// `--env <name>` selects). Row fields:
 //   doc      one line for `httpsys config check` and the README
 //   required the key must be present (fix: what to add)
 //   default  (ctx) => value when the key is absent; not passed through check
@@ -14,6 +14,8 @@ const os = require('node:os')
 const path = require('node:path')
 const { codes } = require('../errors')
 const { parseDuration } = require('./duration')
+const { parseSize } = require('./size')
+const { resolveScript } = require('./resolve-script')
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
@@ -77,7 +79,11 @@ const appSchema = {
       if (!scriptExists(file)) {
         throw new codes.ERR_HTTPSYS_SCRIPT_NOT_FOUND({ script: file, app: ctx.appName, key: ctx.label })
       }
-      return file
+      const resolved = resolveScript(file)
+      if (resolved.error) {
+        ctx.fail(`${file} ${resolved.error}`, 'Point script at the JavaScript file (for a package bin: the file its package.json "bin" names).')
+      }
+      return resolved.file
     }
   },
   name: {
@@ -158,16 +164,182 @@ const appSchema = {
     }
   },
   kill_timeout: {
-    doc: 'how long a stopping app may take before it is killed (ms, or "10s")',
-    default: () => 5000,
+    doc: 'how long a stopping instance may take (drain, then its own shutdown) before its process tree is killed',
+    default: () => 10000,
+    check: (value, ctx) => duration(value, ctx, '"10s"')
+  },
+  restart: {
+    doc: 'when an instance that exited by itself is started again: "always", "on-failure" (exit code not 0, or a signal) or "never"',
+    default: () => 'always',
+    check: (value, ctx) => oneOf(value, ctx, RESTART_MODES)
+  },
+  stop_exit_codes: {
+    doc: 'exit codes that mean "done, do not restart" (e.g. [0] for a job that finishes)',
+    default: () => [],
     check (value, ctx) {
-      const ms = parseDuration(value)
-      if (ms === undefined) {
-        ctx.fail(`must be a duration, got ${describe(value)}`, `For example ${ctx.ex('5000')} (milliseconds) or ${ctx.ex('"5s"')}.`)
-      }
-      return ms
+      const list = Array.isArray(value) ? value : [value]
+      list.forEach((code, i) => {
+        if (!Number.isInteger(code) || code < 0 || code > 255) {
+          (Array.isArray(value) ? ctx.at(i) : ctx).fail(`must be an exit code (0-255), got ${describe(code)}`, `For example ${ctx.ex('[0]')}.`)
+        }
+      })
+      return [...new Set(list)]
     }
+  },
+  backoff: {
+    doc: 'restart delay: initial * factor^n up to max, less up to jitter of it, never below initial; n resets after reset_after ready',
+    default: () => ({ ...BACKOFF_DEFAULTS }),
+    check: (value, ctx) => subObject(value, ctx, backoffSchema, BACKOFF_DEFAULTS, '{ initial: "200ms", max: "30s" }')
+  },
+  min_uptime: {
+    doc: 'an exit sooner than this after ready (or before ready) is unstable and counts towards max_restarts',
+    default: () => 5000,
+    check: (value, ctx) => duration(value, ctx, '"5s"')
+  },
+  max_restarts: {
+    doc: 'this many unstable exits within restart_window put the instance in "errored" (0: never give up)',
+    default: () => 10,
+    check: (value, ctx) => integer(value, ctx, 0, '10')
+  },
+  restart_window: {
+    doc: 'the sliding window in which max_restarts unstable exits are counted',
+    default: () => 120000,
+    check: (value, ctx) => duration(value, ctx, '"2m"')
+  },
+  wait_ready: {
+    doc: 'the app says when it is ready with process.send("ready") instead of on its first listen()',
+    default: () => false,
+    check: (value, ctx) => bool(value, ctx)
+  },
+  ready_timeout: {
+    doc: 'an instance not ready this long after its start has failed (0: wait for ever)',
+    default: () => 30000,
+    check: (value, ctx) => duration(value, ctx, '"30s"')
+  },
+  max_memory_restart: {
+    doc: 'reload an instance whose memory (RSS) stays above this over several samples ("300M"; 0: off)',
+    default: () => 0,
+    check (value, ctx) {
+      const bytes = parseSize(value)
+      if (bytes === undefined) {
+        ctx.fail(`must be a size, got ${describe(value)}`, `For example ${ctx.ex('"300M"')} or ${ctx.ex('"1G"')}.`)
+      }
+      return bytes
+    }
+  },
+  watch: {
+    doc: 'reload when files change: true (the app\'s cwd), or paths relative to cwd; node_modules, dotfiles and log_dir are never watched',
+    default: () => [],
+    check (value, ctx) {
+      if (value === false) return []
+      if (value === true) return [ctx.app.cwd]
+      return stringList(value, ctx, '["src", "config"]').map((p) => path.resolve(ctx.app.cwd, p))
+    }
+  },
+  ignore_watch: {
+    doc: 'paths or globs (relative to cwd; * and ** allowed) whose changes do not reload',
+    default: () => [],
+    check: (value, ctx) => stringList(value, ctx, '["uploads", "**/*.tmp"]')
+  },
+  watch_delay: {
+    doc: 'quiet time after the last change before the reload (a burst of changes is one reload)',
+    default: () => 300,
+    check: (value, ctx) => duration(value, ctx, '"300ms"')
+  },
+  log_dir: {
+    doc: 'directory for <name>.log (NDJSON: output and lifecycle records), written and rotated by the supervisor; relative to the config file',
+    default: () => null,
+    check: (value, ctx) => value === null || value === false ? null : path.resolve(ctx.baseDir, expectString(value, ctx, '"./logs"'))
+  },
+  log_max_size: {
+    doc: 'rotate <name>.log when it reaches this size ("10M"; 0: never by size)',
+    default: () => 10 * 1024 * 1024,
+    check (value, ctx) {
+      const bytes = parseSize(value)
+      if (bytes === undefined) ctx.fail(`must be a size, got ${describe(value)}`, `For example ${ctx.ex('"10M"')}.`)
+      return bytes
+    }
+  },
+  log_daily: {
+    doc: 'also rotate <name>.log at the first write of each day',
+    default: () => false,
+    check: (value, ctx) => bool(value, ctx)
+  },
+  log_keep: {
+    doc: 'rotated files kept per app; older ones are deleted',
+    default: () => 5,
+    check: (value, ctx) => integer(value, ctx, 0, '5')
   }
+}
+
+const RESTART_MODES = ['always', 'on-failure', 'never']
+const BACKOFF_DEFAULTS = Object.freeze({ initial: 200, max: 30000, factor: 2, jitter: 0.2, reset_after: 60000 })
+
+const backoffSchema = {
+  initial: { check: (value, ctx) => duration(value, ctx, '"200ms"', 1) },
+  max: { check: (value, ctx) => duration(value, ctx, '"30s"', 1) },
+  factor: {
+    check (value, ctx) {
+      if (typeof value !== 'number' || !(value >= 1) || !Number.isFinite(value)) ctx.fail(`must be a number >= 1, got ${describe(value)}`, `For example ${ctx.ex('2')}.`)
+      return value
+    }
+  },
+  jitter: {
+    check (value, ctx) {
+      if (typeof value !== 'number' || !(value >= 0 && value <= 1)) ctx.fail(`must be a fraction between 0 and 1, got ${describe(value)}`, `For example ${ctx.ex('0.2')} (up to 20 % shorter).`)
+      return value
+    }
+  },
+  reset_after: { check: (value, ctx) => duration(value, ctx, '"60s"') }
+}
+Object.defineProperty(backoffSchema, 'after', {
+  enumerable: false,
+  value (out, ctx) {
+    if (out.max < out.initial) ctx.at('max').fail(`is below initial (${out.initial} ms)`, 'The cap must be at least the first delay.')
+  }
+})
+
+function subObject (value, ctx, rows, defaults, example) {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    ctx.fail(`must be an object, got ${describe(value)}`, `For example ${ctx.ex(example)}.`)
+  }
+  const known = Object.keys(rows)
+  const { didYouMean } = require('./suggest')
+  for (const key of Object.keys(value)) {
+    if (known.includes(key)) continue
+    const guess = didYouMean(key, known)
+    ctx.at(key).fail('is not a known key', (guess ? `Did you mean ${JSON.stringify(guess)}? ` : '') + `Known keys: ${known.join(', ')}.`)
+  }
+  const out = { ...defaults }
+  for (const key of known) if (value[key] !== undefined) out[key] = rows[key].check(value[key], ctx.at(key))
+  if (rows.after) rows.after(out, ctx)
+  return out
+}
+
+function duration (value, ctx, example, min = 0) {
+  const ms = parseDuration(value)
+  if (ms === undefined || ms < min) {
+    ctx.fail(`must be a duration${min > 0 ? ' above 0' : ''}, got ${describe(value)}`, `For example ${ctx.ex(example)} (a number is milliseconds).`)
+  }
+  return ms
+}
+
+function integer (value, ctx, min, example) {
+  if (typeof value === 'string' && /^\d+$/.test(value)) value = Number(value)
+  if (!Number.isSafeInteger(value) || value < min) ctx.fail(`must be an integer >= ${min}, got ${describe(value)}`, `For example ${ctx.ex(example)}.`)
+  return value
+}
+
+function bool (value, ctx) {
+  if (typeof value !== 'boolean') ctx.fail(`must be true or false, got ${describe(value)}`, `For example ${ctx.ex('true')}.`)
+  return value
+}
+
+function oneOf (value, ctx, choices) {
+  if (!choices.includes(value)) {
+    ctx.fail(`must be one of ${choices.map((c) => JSON.stringify(c)).join(', ')}, got ${describe(value)}`, `For example ${ctx.ex(JSON.stringify(choices[0]))}.`)
+  }
+  return value
 }
 
 // Other tools' spellings, so their users get pointed at ours.
@@ -185,7 +357,21 @@ const appAliases = {
   execArgv: 'node_args',
   exec_mode: 'instances',
   workers: 'instances',
-  killTimeout: 'kill_timeout'
+  killTimeout: 'kill_timeout',
+  autorestart: 'restart',
+  restart_policy: 'restart',
+  restart_delay: 'backoff',
+  exp_backoff_restart_delay: 'backoff',
+  listen_timeout: 'ready_timeout',
+  ignore: 'ignore_watch',
+  delay: 'watch_delay',
+  max_memory: 'max_memory_restart',
+  out_file: 'log_dir',
+  error_file: 'log_dir',
+  log_file: 'log_dir',
+  logs: 'log_dir',
+  max_size: 'log_max_size',
+  retain: 'log_keep'
 }
 
 function scriptExists (file) {
@@ -197,4 +383,4 @@ function scriptExists (file) {
   }
 }
 
-module.exports = { appSchema, appAliases, parseInstances, cpuCount, describe }
+module.exports = { appSchema, appAliases, parseInstances, cpuCount, describe, RESTART_MODES, BACKOFF_DEFAULTS }

@@ -5,7 +5,8 @@
 // `instance` finds `instances`.
 
 /**
- * Levenshtein distance, two rows at a time (keys are short; no need for more).
+ * Edit distance with adjacent swaps (optimal string alignment), a few rows at a time
+ * (keys are short; no need for more).
  * @param {string} a
  * @param {string} b
  * @returns {number}
@@ -14,6 +15,8 @@ function distance (a, b) {
   if (a === b) return 0
   if (a.length === 0) return b.length
   if (b.length === 0) return a.length
+  // three rows: a swap of two neighbours ("wacth") is one edit, as people type them
+  let before = new Array(b.length + 1)
   let prev = new Array(b.length + 1)
   let next = new Array(b.length + 1)
   for (let j = 0; j <= b.length; j++) prev[j] = j
@@ -22,8 +25,12 @@ function distance (a, b) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1
       next[j] = Math.min(prev[j] + 1, next[j - 1] + 1, prev[j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        next[j] = Math.min(next[j], before[j - 2] + 1)
+      }
     }
-    const t = prev
+    const t = before
+    before = prev
     prev = next
     next = t
   }

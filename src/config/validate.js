@@ -11,6 +11,8 @@ const { didYouMean } = require('./suggest')
 
 const kValidated = Symbol('httpsys.config.validated')
 const TOP_KEYS = ['apps']
+// env_production, env_staging, ...: selected with `--env <name>` (pm2's spelling)
+const ENV_VARIANT = /^env_[A-Za-z0-9][A-Za-z0-9_.-]*$/
 
 /**
  * @param {unknown} raw what the config file exported
@@ -18,13 +20,20 @@ const TOP_KEYS = ['apps']
  * @param {string} [options.baseDir=process.cwd()] where relative paths start (the config file's directory)
  * @param {(path: Array<string|number>) => string} [options.keyLabel] how a key path is shown
  * @param {(path: Array<string|number>, value: string) => string} [options.example] how a fix example is shown
+ * @param {string} [options.envName] `--env <name>`: each app's env_<name> is merged over its env
+ * @param {object} [options.envFile] `--env-file` variables, under every app's own env
+ * @param {boolean} [options.watch] `--watch` on a config file: watch every app that does not say otherwise
+ * @param {object} [options.source] where the config came from ({ configFile }), kept as config.source
  * @returns {Readonly<{ apps: ReadonlyArray<object> }>}
  */
 function validate (raw, options = {}) {
   const opts = {
     baseDir: path.resolve(options.baseDir || process.cwd()),
     keyLabel: options.keyLabel || formatPath,
-    example: options.example || ((p, value) => `${p[p.length - 1]}: ${value}`)
+    example: options.example || ((p, value) => `${p[p.length - 1]}: ${value}`),
+    envName: options.envName,
+    envFile: options.envFile || {},
+    watch: options.watch === true
   }
   const root = new Context([], opts)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -41,10 +50,13 @@ function validate (raw, options = {}) {
   if (!Array.isArray(list)) at.fail(`must be an array of apps, got ${describe(list)}`, 'Write apps: [{ script: "app.js" }].')
   if (list.length === 0) at.fail('lists no app', 'Add at least one: apps: [{ script: "app.js" }].')
 
+  if (opts.envName !== undefined) checkEnvName(list, opts.envName)
   const apps = list.map((entry, i) => validateApp(entry, at.at(i)))
   checkAcrossApps(apps, at)
   const config = { apps }
   Object.defineProperty(config, kValidated, { value: true })
+  // not enumerable: `config check` prints the apps, and equality in tests stays on them
+  Object.defineProperty(config, 'source', { value: Object.freeze({ ...options.source }) })
   return deepFreeze(config)
 }
 
@@ -52,7 +64,7 @@ function validateApp (raw, ctx) {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     ctx.fail(`must be an object describing one app, got ${describe(raw)}`, 'For example { name: "api", script: "api.js" }.')
   }
-  rejectUnknown(raw, Object.keys(appSchema), appAliases, ctx)
+  rejectUnknown(raw, Object.keys(appSchema), appAliases, ctx, ENV_VARIANT)
   const app = {}
   ctx.app = app
   ctx.appName = typeof raw.name === 'string' ? raw.name : undefined
@@ -65,7 +77,34 @@ function validateApp (raw, ctx) {
       app[key] = row.check(raw[key], at)
     }
   }
+  // env_<name> blocks are checked whether or not they are selected: a typo in one
+  // should not wait for the day it is deployed
+  let selected = {}
+  for (const key of Object.keys(raw)) {
+    if (!ENV_VARIANT.test(key)) continue
+    const vars = appSchema.env.check(raw[key], ctx.at(key))
+    if (key === `env_${ctx.opts.envName}`) selected = vars
+  }
+  app.env = { ...ctx.opts.envFile, ...app.env, ...selected }
+  if (ctx.opts.watch && raw.watch === undefined) app.watch = [app.cwd]
   return app
+}
+
+/** `--env staging` when no app has env_staging is a typo or a wrong file: say which exist. */
+function checkEnvName (list, envName) {
+  const names = new Set()
+  for (const entry of list) {
+    if (entry === null || typeof entry !== 'object') continue
+    for (const key of Object.keys(entry)) if (ENV_VARIANT.test(key)) names.add(key.slice(4))
+  }
+  if (names.size === 0 || names.has(envName)) return
+  const { didYouMean } = require('./suggest')
+  const guess = didYouMean(envName, [...names])
+  throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+    key: '--env',
+    reason: `no app has env_${envName}`,
+    fix: (guess ? `Did you mean --env ${guess}? ` : '') + `The config defines: ${[...names].map((n) => `env_${n}`).join(', ')}.`
+  })
 }
 
 function checkAcrossApps (apps, ctx) {
@@ -89,9 +128,9 @@ function checkAcrossApps (apps, ctx) {
   })
 }
 
-function rejectUnknown (obj, known, aliases, ctx) {
+function rejectUnknown (obj, known, aliases, ctx, allowed) {
   for (const key of Object.keys(obj)) {
-    if (known.includes(key)) continue
+    if (known.includes(key) || (allowed && allowed.test(key))) continue
     const guess = didYouMean(key, known, aliases)
     ctx.at(key).fail('is not a known key',
       (guess ? `Did you mean ${JSON.stringify(guess)}? ` : '') + `Known keys: ${known.join(', ')}.`)

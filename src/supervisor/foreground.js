@@ -6,6 +6,7 @@
 // Ctrl+C themselves (they lead their own process groups), so each is asked exactly once.
 
 const os = require('node:os')
+const pino = require('pino')
 const { start } = require('./start')
 const { createLogger } = require('./output')
 
@@ -16,10 +17,12 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', ...(process.platform === 'win32'
  * @param {object} [options]
  * @param {boolean} [options.json=false] JSON lines even in a terminal
  * @param {string} [options.logLevel='info']
+ * @param {boolean} [options.control=true] answer `httpsys ls|reload|restart|stop|logs`
  * @returns {Promise<number>} the exit code: 0 after a graceful stop, 130 when forced by a
- *   second Ctrl+C (128 + the signal number for other signals), 1 when the hub failed
+ *   second Ctrl+C (128 + the signal number for other signals), 1 when the hub failed or
+ *   every app ended in a crash loop (errored)
  */
-async function runForeground (config, { json = false, logLevel } = {}) {
+async function runForeground (config, { json = false, logLevel, control = true } = {}) {
   const logger = createLogger({ json, level: logLevel || 'info' })
   let supervisor = null
   let signals = 0
@@ -41,23 +44,35 @@ async function runForeground (config, { json = false, logLevel } = {}) {
   const cleanup = () => { for (const s of SIGNALS) process.off(s, onSignal) }
 
   try {
-    supervisor = await start(config, { logger, logLevel })
+    supervisor = await start(config, { logger, logLevel, control })
   } catch (err) {
     cleanup()
+    flush(logger)
     throw err
   }
   supervisor.on('error', () => {
     code = 1
     supervisor.stop()
   })
+  supervisor.on('settled', (settled) => {
+    if (code === 0) code = settled.code
+    supervisor.stop()
+  })
   supervisor.once('stopped', () => {
     cleanup()
+    flush(logger)
     resolveDone(code)
   })
   // a signal that arrived while the hub was starting
   if (signals === 1) supervisor.stop()
   else if (signals > 1) supervisor.kill()
   return done
+}
+
+/** The records still gathered for this tick go out before process.exit(). */
+function flush (logger) {
+  const dest = logger[pino.symbols.streamSym]
+  if (dest && typeof dest.flushSync === 'function') dest.flushSync()
 }
 
 module.exports = { runForeground }

@@ -3,17 +3,21 @@
 // Where the supervisor's records go: JSON lines (NDJSON) when stdout is not a terminal or
 // with --json, pino-pretty with an `app#0 |` prefix in a terminal.
 //
-// Writes are synchronous: the supervisor exits with process.exit() after stopping and
-// must not lose its last lines, and an async pino destination cannot be flushed reliably
-// while a write is in flight. A slow reader therefore slows the supervisor; log files
-// (a later issue) get their own async destination.
+// Writes are synchronous, batched per tick (fd-writer.js): the supervisor exits with
+// process.exit() after stopping and must not lose its last lines, and an async
+// destination cannot be flushed reliably while a write is in flight. A slow reader
+// therefore slows the supervisor, by as little as it needs. Log files (log_dir) are
+// written by log-file.js.
 
 const tty = require('node:tty')
 const pino = require('pino')
 const { prettyFactory } = require('pino-pretty')
+const { FdWriter } = require('./fd-writer')
 
 // lifecycle fields the pretty message already spells out
-const LIFECYCLE_FIELDS = ['event', 'ms', 'code', 'signal', 'delay', 'urls', 'instances', 'hub', 'after', 'queue', 'workerId']
+const LIFECYCLE_FIELDS = ['event', 'ms', 'code', 'signal', 'delay', 'urls', 'instances', 'hub', 'after', 'queue', 'workerId',
+  'via', 'how', 'attempt', 'unstable', 'uptimeMs', 'tree', 'survivors', 'reason', 'pids', 'files', 'count', 'rss', 'limit',
+  'samples', 'unstableExits', 'windowMs', 'restart', 'keep', 'failed', 'errored', 'endpoint']
 
 /**
  * @param {object} [options]
@@ -23,10 +27,9 @@ const LIFECYCLE_FIELDS = ['event', 'ms', 'code', 'signal', 'delay', 'urls', 'ins
  * @returns {import('pino').Logger}
  */
 function createLogger ({ json = false, level = 'info', fd = 1 } = {}) {
-  const dest = pino.destination({ fd, sync: true })
   // a closed terminal (SIGHUP) or a reader gone (EPIPE) must not crash the supervisor
   // before it has stopped its apps: their records are lost, the stop goes on
-  dest.on('error', () => {})
+  const dest = new FdWriter(fd)
   const stream = !json && tty.isatty(fd) ? prettyStream(dest) : dest
   // no base: worker records carry the worker's pid, lifecycle records the one they are about
   return pino({ level, base: null }, stream)
@@ -45,6 +48,9 @@ function prettyStream (dest) {
     }
   })
   return {
+    flushSync () {
+      if (typeof dest.flushSync === 'function') dest.flushSync()
+    },
     write (line) {
       let record
       try {

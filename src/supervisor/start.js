@@ -14,12 +14,19 @@ const { createLogger } = require('./output')
  * @param {boolean} [options.json=false] for the default logger: JSON even in a terminal
  * @param {string} [options.logLevel] for the default logger, and workers' HTTPSYS_LOG_LEVEL
  * @param {string} [options.socketPath] the hub's socket (default: per user and run in os.tmpdir())
- * @returns {Promise<Supervisor>} events: spawn, ready, exit ({ app, inst, pid, ... }), stopped, error
+ * @param {boolean} [options.control=true] answer `httpsys ls|reload|restart|stop|logs` from other terminals
+ * @returns {Promise<Supervisor>} events: spawn, ready, exit ({ app, inst, pid, ... }), settled
+ *   ({ code }: every app ended by itself), stopped, error
  */
 async function start (config, options = {}) {
   const valid = isValidated(config) ? config : validate(config)
   const logger = options.logger || createLogger({ json: options.json, level: options.logLevel || 'info' })
-  const supervisor = new Supervisor(valid, { logger, logLevel: options.logLevel, socketPath: options.socketPath })
+  const supervisor = new Supervisor(valid, {
+    logger,
+    logLevel: options.logLevel,
+    socketPath: options.socketPath,
+    control: options.control !== false
+  })
   await supervisor.start()
   return supervisor
 }

@@ -2,17 +2,24 @@
 
 // The supervisor of `httpsys start`: owns the hub (the router, in this process), creates
 // one queue per app before any app runs (a port in use fails the start, not a worker),
-// runs `instances` Workers per app, and stops everything in order: workers first (they
-// finish in-flight requests), then the hub.
+// runs each app's instances (app-group.js), answers the control channel (`httpsys ls`,
+// `reload`, ... from another terminal), samples memory, writes log files, and stops
+// everything in order: workers first (they finish in-flight requests), then the hub.
 
 const { EventEmitter } = require('node:events')
 const os = require('node:os')
 const path = require('node:path')
-const { Worker } = require('./worker')
+const pino = require('pino')
+const { codes } = require('../errors')
+const { AppGroup } = require('./app-group')
+const { LogRouter } = require('./log-router')
+const { LogFile } = require('./log-file')
+const { MemoryMonitor, rssOf } = require('./memory')
 
 const kStopping = Symbol('httpsys.supervisor.stopping')
 // the hub bounds its own close (closeTimeout, 5 s); this only guards against a hang
 const HUB_CLOSE_TIMEOUT_MS = 7000
+const TERMINAL = new Set(['errored', 'exited'])
 
 class Supervisor extends EventEmitter {
   /**
@@ -23,22 +30,47 @@ class Supervisor extends EventEmitter {
    * @param {string} [options.socketPath] the hub's socket (default: per user and run)
    * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
    * @param {string} [options.preload] the workers' --require module (default: src/register.js)
+   * @param {boolean} [options.control=false] answer `httpsys ls|reload|...` on the control channel
+   * @param {string} [options.controlDir] the control channel's directory (default: per user)
+   * @param {object} [options.memory] MemoryMonitor options (intervalMs, sustained, sample)
    */
-  constructor (config, { logger, logLevel, socketPath = hubSocketPath(), Hub, preload }) {
+  constructor (config, { logger, logLevel, socketPath = hubSocketPath(), Hub, preload, control = false, controlDir, memory = {} }) {
     super()
     this.config = config
-    this.logger = logger
+    // every record passes the router (log files, `httpsys logs`) on its way out
+    this.router = new LogRouter(logger[pino.symbols.streamSym])
+    this.logger = pino({ level: logger.level, base: null }, this.router)
     this.socketPath = socketPath
     this.hub = null
-    this.workers = []
+    this.groups = []
     this.logLevel = logLevel
     this.Hub = Hub
     this.preload = preload
+    this.controlEnabled = control
+    this.controlDir = controlDir
+    this.control = null
+    this.memory = new MemoryMonitor({ groups: () => this.groups, logger: this.logger, ...memory })
+    this.startedAt = Date.now()
     this[kStopping] = null
+  }
+
+  /** Every instance of every app (the Worker objects). */
+  get workers () {
+    return this.groups.flatMap((g) => g.workers)
   }
 
   /** Start the hub, create every queue, then spawn the workers. Rejects before spawning anything. */
   async start () {
+    for (const app of this.config.apps) {
+      if (app.log_dir) {
+        this.router.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
+      }
+    }
+    if (this.controlEnabled) {
+      const { ControlServer } = require('./control-server')
+      this.control = new ControlServer({ handler: this.controlHandler(), config: this.config, logger: this.logger, dir: this.controlDir })
+      await this.control.start()
+    }
     // required here, not at the top: `httpsys --help` and config checks never load the router
     const Hub = this.Hub || require('../hub').Hub
     const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }) })
@@ -51,10 +83,13 @@ class Supervisor extends EventEmitter {
     } catch (err) {
       this.hub = null
       await closeQuietly(hub)
+      if (this.control) await this.control.close()
+      this.router.close()
       throw err
     }
     hub.on('attach', ({ pid }) => this.findWorker(pid)?.markReady(pid))
     hub.on('detach', ({ queue, pid, reason }) => {
+      this.findWorker(pid)?.onDetach(pid)
       this.logger.debug({ event: 'detach', queue, pid, reason }, `pid ${pid} detached from queue ${queue}`)
     })
     hub.on('error', (err) => {
@@ -63,24 +98,47 @@ class Supervisor extends EventEmitter {
     })
 
     const env = this.logLevel ? { HTTPSYS_LOG_LEVEL: this.logLevel } : {}
+    const logDirs = [...new Set(this.config.apps.map((a) => a.log_dir).filter(Boolean))]
     for (const app of this.config.apps) {
       const where = app.urls.length ? app.urls.join(' ') : 'the prefix its listen() asks for'
       this.logger.info({ event: 'app', app: app.name, urls: app.urls, instances: app.instances },
-        `${app.instances} instance${app.instances === 1 ? '' : 's'} on ${where}`)
-      for (let inst = 0; inst < app.instances; inst++) {
-        const worker = new Worker(app, inst, { hubPath: this.socketPath, logger: this.logger, env, preload: this.preload })
+        `${app.instances} instance${app.instances === 1 ? '' : 's'} on ${where}${app.watch.length ? ' (watching for changes)' : ''}`)
+      const group = new AppGroup(app, {
+        hubPath: this.socketPath,
+        logger: this.logger,
+        env,
+        preload: this.preload,
+        inFlight: (pid) => this.inFlightOf(app.name, pid),
+        logDirs
+      })
+      for (const worker of group.workers) {
+        const inst = worker.inst
         for (const event of ['spawn', 'ready', 'exit']) {
           worker.on(event, (info) => this.emit(event, { app: app.name, inst, ...(typeof info === 'object' ? info : { pid: info }) }))
         }
-        this.workers.push(worker)
-        worker.start()
+        worker.on('state', () => this.checkSettled())
       }
+      this.groups.push(group)
     }
+    await Promise.all(this.groups.map((g) => g.start()))
+    if (this.config.apps.some((a) => a.max_memory_restart > 0)) this.memory.start()
     return this
   }
 
   findWorker (pid) {
-    return this.workers.find((w) => w.pid === pid)
+    return this.workers.find((w) => w.findProcess(pid) !== undefined)
+  }
+
+  findGroup (name) {
+    return this.groups.find((g) => g.name === name)
+  }
+
+  /** The groups a command names ('all', or one app); unknown names are an error. */
+  select (name) {
+    if (name === undefined || name === 'all') return this.groups
+    const group = this.findGroup(name)
+    if (!group) throw new codes.ERR_HTTPSYS_APP_NOT_FOUND({ app: name, known: this.groups.map((g) => g.name) })
+    return [group]
   }
 
   /** [{ app, inst, pid, state }] of every instance. */
@@ -88,40 +146,137 @@ class Supervisor extends EventEmitter {
     return this.workers.map((w) => ({ app: w.app.name, inst: w.inst, pid: w.pid, state: w.state }))
   }
 
+  /** What `httpsys ls` shows: every app and instance with memory and requests. */
+  async status () {
+    const apps = []
+    for (const g of this.groups) {
+      const stats = this.queueStats(g.name)
+      const instances = []
+      for (const w of g.workers) {
+        const info = w.info()
+        const proc = w.proc && !w.proc.exitInfo ? w.proc : null
+        const mine = stats ? stats.workers.filter((x) => x.pid === info.pid) : []
+        instances.push({
+          ...info,
+          memory: proc ? await rssOf(proc) : null,
+          served: mine.reduce((n, x) => n + x.served, 0),
+          inFlight: mine.reduce((n, x) => n + x.inFlight, 0)
+        })
+      }
+      apps.push({ name: g.name, state: g.state(), urls: g.app.urls, watching: g.watching, waiting: stats ? stats.waiting : 0, instances })
+    }
+    return { pid: process.pid, startedAt: new Date(this.startedAt).toISOString(), apps }
+  }
+
+  queueStats (name) {
+    if (!this.hub) return null
+    try {
+      return this.hub.queueStats(name)
+    } catch {
+      return null
+    }
+  }
+
+  inFlightOf (queue, pid) {
+    const stats = this.queueStats(queue)
+    if (!stats) return 0
+    let n = 0
+    for (const w of stats.workers) if (w.pid === pid) n += w.inFlight
+    return n
+  }
+
+  /** Rolling reload of one app or all; resolves with each app's outcome. */
+  async reload (name) {
+    const results = await Promise.all(this.select(name).map(async (g) => ({ app: g.name, ...(await g.reload('command')) })))
+    return results.map(({ app, ok, ms, reason, instances }) => ({ app, ok, ms, reason, pids: instances.map((i) => i.pid) }))
+  }
+
+  async restart (name) {
+    const groups = this.select(name)
+    await Promise.all(groups.map((g) => g.restart()))
+    return groups.map((g) => ({ app: g.name, ok: true }))
+  }
+
+  /** One app: stop it and keep the rest. All: stop the supervisor (answered at once). */
+  async stopApps (name) {
+    if (name === undefined || name === 'all') {
+      setImmediate(() => this.stop())
+      return { stopping: true, pid: process.pid }
+    }
+    const groups = this.select(name)
+    await Promise.all(groups.map((g) => g.stop()))
+    return groups.map((g) => ({ app: g.name, ok: true, state: g.state() }))
+  }
+
+  controlHandler () {
+    return {
+      ls: () => this.status(),
+      reload: (name) => this.reload(name),
+      restart: (name) => this.restart(name),
+      stop: (name) => this.stopApps(name),
+      checkApp: (name) => this.select(name),
+      logs: (options) => this.router.recent(options),
+      subscribe: (fn) => this.router.subscribe(fn)
+    }
+  }
+
   /**
-   * Graceful stop of every worker (IPC shutdown, SIGKILL after kill_timeout), then the hub.
-   * Idempotent: every call returns the same promise.
+   * Every instance ended by itself (errored, or exited and not restarted): nothing will
+   * ever serve again, so say so and let the foreground exit (non-zero when errored).
+   * An errored app in watch mode waits for a change instead.
+   */
+  checkSettled () {
+    if (this[kStopping] || this.groups.length !== this.config.apps.length) return
+    const workers = this.workers
+    // a stopped app (`httpsys stop api`) may be restarted by command: not settled
+    if (!workers.every((w) => TERMINAL.has(w.state))) return
+    if (this.groups.some((g) => g.watching && g.workers.some((w) => w.state === 'errored'))) return
+    const errored = workers.filter((w) => w.state === 'errored')
+    const failedExit = workers.some((w) => w.state === 'exited' && w.lastExit && (w.lastExit.code !== 0 || w.lastExit.signal))
+    const code = errored.length > 0 || failedExit ? 1 : 0
+    const names = [...new Set(errored.map((w) => w.app.name))]
+    this.logger[code ? 'error' : 'info']({ event: 'settled', code, errored: names },
+      errored.length ? `every app is errored or done (errored: ${names.join(', ')}); stopping` : 'every app has exited; stopping')
+    this.emit('settled', { code })
+  }
+
+  /**
+   * Graceful stop of every worker (drain, IPC shutdown, kill after kill_timeout), then
+   * the hub. Idempotent: every call returns the same promise.
    */
   stop () {
     if (!this[kStopping]) {
-      this[kStopping] = this.shutdown((w) => w.stop())
+      this[kStopping] = this.shutdown((g) => g.stop())
     }
     return this[kStopping]
   }
 
-  /** Force: SIGKILL every worker's process group now, then close the hub. */
+  /** Force: kill every worker's process tree now, then close the hub. */
   kill () {
     this.logger.warn({ event: 'force' }, 'forcing: killing every app now')
     if (!this[kStopping]) {
-      this[kStopping] = this.shutdown((w) => w.kill())
+      this[kStopping] = this.shutdown((g) => g.kill())
     } else {
-      for (const w of this.workers) w.kill()
+      for (const g of this.groups) g.kill()
     }
     return this[kStopping]
   }
 
-  async shutdown (stopWorker) {
+  async shutdown (stopGroup) {
     const startedAt = Date.now()
     this.logger.info({ event: 'stop' }, 'stopping')
-    await Promise.all(this.workers.map(stopWorker))
+    this.memory.stop()
+    await Promise.all(this.groups.map(stopGroup))
     if (this.hub) {
       const hub = this.hub
       this.hub = null
       const closed = await withTimeout(closeQuietly(hub, this.logger), HUB_CLOSE_TIMEOUT_MS)
       if (!closed) this.logger.warn({ event: 'hub-close-timeout' }, `the hub did not close within ${HUB_CLOSE_TIMEOUT_MS} ms`)
     }
+    if (this.control) await this.control.close()
     const ms = Date.now() - startedAt
     this.logger.info({ event: 'stopped', ms }, `stopped in ${ms} ms`)
+    this.router.close()
     this.emit('stopped')
   }
 }

@@ -1,22 +1,19 @@
 'use strict'
 
-// One instance of an app (`api#1`): spawns its node process, turns its output into
-// records, reports ready/exit, starts it again after a crash (restart-policy.js decides
-// when), and runs the stop ladder: IPC shutdown -> wait kill_timeout -> SIGKILL the
-// process group. One Worker outlives many processes; `pid` is the current one.
+// One instance of an app (`api#1`). It outlives many node processes (worker-process.js):
+// it starts one, starts it again after a crash (restart-policy.js: backoff, crash-loop
+// detection), replaces it without a gap on reload (the new one must be ready before the
+// old one is drained and stopped), and stops it. `pid` is the current process.
+//
+// States: starting -> ready; waiting (backoff timer); stopping -> stopped (asked to);
+// exited (ended by itself and the restart policy says leave it); errored (crash loop).
 
-const { spawn } = require('node:child_process')
 const { EventEmitter } = require('node:events')
 const path = require('node:path')
-const { LineSplitter } = require('./line-splitter')
-const { createLineSink } = require('./worker-output')
-const { restartDelay } = require('./restart-policy')
+const { WorkerProcess } = require('./worker-process')
+const { shouldRestart, backoffDelay, isUnstable, CrashLoop } = require('./restart-policy')
 
 const REGISTER = path.join(__dirname, '..', 'register.js')
-const IS_WINDOWS = process.platform === 'win32'
-// after 'exit', how long to wait for the pipes to close before reporting the exit anyway
-// (a grandchild that inherited stdout can keep them open for ever)
-const CLOSE_GRACE_MS = 250
 
 class Worker extends EventEmitter {
   /**
@@ -27,8 +24,10 @@ class Worker extends EventEmitter {
    * @param {import('pino').Logger} options.logger
    * @param {object} [options.env] extra environment for every process (e.g. HTTPSYS_LOG_LEVEL)
    * @param {string} [options.preload] the --require module (default: src/register.js; tests swap it)
+   * @param {(pid: number) => number} [options.inFlight] the hub's in-flight count of a pid (drain)
+   * @param {boolean} [options.watching] a crash loop waits for a file change instead of giving up
    */
-  constructor (app, inst, { hubPath, logger, env = {}, preload = REGISTER }) {
+  constructor (app, inst, { hubPath, logger, env = {}, preload = REGISTER, inFlight, watching = false }) {
     super()
     this.app = app
     this.inst = inst
@@ -36,167 +35,259 @@ class Worker extends EventEmitter {
     this.logger = logger
     this.extraEnv = env
     this.preload = preload
-    this.child = null
-    this.pid = undefined
-    this.state = 'idle' // starting | ready | waiting (restart timer) | stopping | stopped
+    this.inFlight = inFlight
+    this.watching = watching
+    this.proc = null
+    this.candidate = null // the replacement during a reload
+    this.state = 'idle'
     this.restarts = 0
-    this.spawnedAt = 0
+    this.attempt = 0 // backoff exponent: automatic restarts since the last stable run
+    this.spawns = 0
+    this.crashLoop = new CrashLoop({ max: app.max_restarts, window: app.restart_window })
     this.restartTimer = null
-    this.killTimer = null
-    this.exited = null // resolves when the current process has been reported exited
+    this.stableTimer = null
+    this.lastExit = null
+  }
+
+  get pid () {
+    return this.proc && !this.proc.exitInfo ? this.proc.pid : undefined
+  }
+
+  /** Every live process of this instance (two during a reload). */
+  processes () {
+    return [this.proc, this.candidate].filter((p) => p && !p.exitInfo)
+  }
+
+  findProcess (pid) {
+    return this.processes().find((p) => p.pid === pid)
   }
 
   start () {
-    const { app, inst } = this
-    const argv = [...app.node_args, '--require', this.preload, app.script, ...app.args]
-    this.spawnedAt = Date.now()
-    this.state = 'starting'
-    let child
-    try {
-      child = spawn(process.execPath, argv, {
-        cwd: app.cwd,
-        env: workerEnv(app, inst, this.hubPath, this.extraEnv),
-        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-        // POSIX: lead a process group so stop can kill the app's own children too, and so
-        // the terminal's Ctrl+C reaches only the supervisor. Windows: detached would cost
-        // libuv's kill-on-close job and pop up a console (research/supervisors.md 3.2, 3.3).
-        detached: !IS_WINDOWS,
-        windowsHide: true
-      })
-    } catch (err) {
-      // thrown, not emitted: the options themselves are wrong, a retry would fail alike
-      this.state = 'stopped'
-      this.logger.error({ event: 'spawn-error', app: app.name, inst, err }, `cannot start: ${err.message}`)
-      return
-    }
-    this.child = child
-    this.pid = child.pid
-    let resolveExited
-    this.exited = new Promise((resolve) => { resolveExited = resolve })
-
-    const splitters = []
-    for (const stream of ['stdout', 'stderr']) {
-      const splitter = new LineSplitter(createLineSink(this.logger, { app: app.name, inst, pid: child.pid, stream }))
-      child[stream].on('data', (chunk) => splitter.push(chunk))
-      child[stream].on('end', () => splitter.end())
-      splitters.push(splitter)
-    }
-
-    let done = false
-    const finish = (code, signal) => {
-      if (done) return
-      done = true
-      for (const s of splitters) s.end()
-      this.onExit(child, code, signal)
-      resolveExited()
-    }
-    child.on('error', (err) => {
-      // spawn failed (no pid) or an IPC send failed; only the first matters here
-      if (child.pid === undefined) {
-        this.logger.error({ event: 'spawn-error', app: app.name, inst, err }, `cannot start: ${err.message}`)
-        finish(null, null)
-      }
-    })
-    child.on('exit', (code, signal) => {
-      const timer = setTimeout(() => finish(code, signal), CLOSE_GRACE_MS)
-      child.once('close', () => {
-        clearTimeout(timer)
-        finish(code, signal)
-      })
-    })
-    if (child.pid !== undefined) {
-      this.logger.info({ event: 'spawn', app: app.name, inst, pid: child.pid }, `started pid ${child.pid}`)
-      this.emit('spawn', child.pid)
-    }
+    if (this.pid !== undefined) return
+    this.cancelTimers()
+    this.setState('starting')
+    this.proc = this.spawnProcess()
   }
 
-  /** The hub saw this process attach to its queue. */
+  /** The hub saw pid attach to this app's queue (ready, unless the app says so itself). */
   markReady (pid) {
-    if (pid !== this.pid || this.state !== 'starting') return
-    this.state = 'ready'
-    const ms = Date.now() - this.spawnedAt
-    this.logger.info({ event: 'ready', app: this.app.name, inst: this.inst, pid, ms }, `ready in ${ms} ms`)
-    this.emit('ready', pid)
+    this.findProcess(pid)?.onAttach()
+  }
+
+  onDetach (pid) {
+    this.findProcess(pid)?.onDetach()
   }
 
   /**
-   * Graceful stop: ask over IPC, kill the process group after `killTimeout` ms.
-   * Calling it again (or after kill()) is harmless.
-   * @param {number} [killTimeout=this.app.kill_timeout]
-   * @returns {Promise<void>} once the process is gone (at once when there is none)
+   * Graceful stop of every process of this instance. Harmless to call again.
+   * @param {number} [killTimeout=app.kill_timeout]
    */
-  stop (killTimeout = this.app.kill_timeout) {
-    this.cancelRestart()
-    if (this.state === 'stopped' || this.state === 'idle') {
-      this.state = 'stopped'
-      return Promise.resolve()
+  async stop (killTimeout = this.app.kill_timeout) {
+    this.cancelTimers()
+    const procs = this.processes()
+    if (procs.length === 0) {
+      this.setState('stopped')
+      return
     }
-    if (this.state === 'stopping') return this.exited
-    this.state = 'stopping'
-    const child = this.child
-    const startedAt = Date.now()
-    if (!sendShutdown(child, killTimeout) && !IS_WINDOWS) {
-      // no IPC channel (the app closed it): the POSIX signal is the next best ask
-      try { child.kill('SIGTERM') } catch {}
-    }
-    this.killTimer = setTimeout(() => {
-      this.logger.warn({ event: 'kill', app: this.app.name, inst: this.inst, pid: child.pid, after: Date.now() - startedAt },
-        `did not stop within ${killTimeout} ms; killing it`)
-      killTree(child)
-    }, killTimeout)
-    return this.exited
+    this.setState('stopping')
+    await Promise.all(procs.map((p) => p.stop(killTimeout)))
+    this.setState('stopped')
   }
 
-  /** Force: SIGKILL the process group now (second Ctrl+C). */
-  kill () {
-    this.cancelRestart()
-    if (this.state === 'stopped' || this.state === 'idle') {
-      this.state = 'stopped'
-      return Promise.resolve()
-    }
-    this.state = 'stopping'
-    killTree(this.child)
-    return this.exited
+  /** Force: kill every process tree of this instance now. */
+  async kill () {
+    this.cancelTimers()
+    const procs = this.processes()
+    if (procs.length > 0) this.setState('stopping')
+    await Promise.all(procs.map((p) => p.kill()))
+    this.setState('stopped')
   }
 
-  cancelRestart () {
-    if (this.restartTimer) {
-      clearTimeout(this.restartTimer)
-      this.restartTimer = null
-      this.state = 'stopped'
-    }
+  /** Hard restart: stop, then start with fresh crash-loop and backoff counters. */
+  async restart () {
+    await this.stop()
+    this.resetCounters()
+    this.start()
   }
 
-  onExit (child, code, signal) {
-    clearTimeout(this.killTimer)
+  /**
+   * Replace the process without a gap: start the new one, wait until it is ready, then
+   * drain and stop the old one. When the new one fails (exits, or is not ready within
+   * ready_timeout), it is stopped and the old one keeps serving.
+   * @returns {Promise<{ ok: boolean, pid?: number, reason?: string, fresh?: boolean }>} fresh:
+   *   nothing was serving, so the new process was started without waiting for an old one
+   */
+  async reload () {
+    if (this.state === 'stopping' || this.state === 'stopped') return { ok: false, reason: 'stopped' }
+    const old = this.proc && !this.proc.exitInfo ? this.proc : null
+    if (old === null || old.state !== 'ready' || this.candidate !== null) {
+      // nothing is serving (crashed, backing off, errored, still starting): a fresh start
+      this.cancelTimers()
+      this.resetCounters()
+      if (old !== null) {
+        old.retired = true // stopped on purpose: its exit is not a crash to restart
+        await old.stop()
+      }
+      if (this.state === 'stopping' || this.state === 'stopped') return { ok: false, reason: 'stopped' }
+      this.setState('starting')
+      this.proc = this.spawnProcess()
+      const result = await waitReady(this.proc)
+      return { ...result, pid: this.proc.pid, fresh: true }
+    }
+    const next = this.spawnProcess()
+    this.candidate = next
+    const result = await waitReady(next)
+    if (this.candidate !== next || this.state === 'stopping' || this.state === 'stopped') {
+      await next.stop() // the instance was stopped meanwhile: stop() took care of both
+      return { ok: false, reason: 'stopped' }
+    }
+    this.candidate = null
+    if (!result.ok) {
+      this.logger.error({ event: 'reload:failed', app: this.app.name, inst: this.inst, pid: next.pid, reason: result.reason, keep: old.pid },
+        `the new process ${result.reason}; keeping pid ${old.pid}`)
+      await next.stop()
+      // the old one died meanwhile: what would have happened without the reload
+      if (old.exitInfo && this.proc === old) this.afterCrash(old)
+      return result
+    }
+    this.proc = next
+    this.resetCounters()
+    this.onProcessReady(next)
+    await old.stop()
+    return { ok: true, pid: next.pid }
+  }
+
+  resetCounters () {
+    this.attempt = 0
+    this.crashLoop.reset()
+  }
+
+  cancelTimers () {
+    clearTimeout(this.restartTimer)
+    clearTimeout(this.stableTimer)
+    this.restartTimer = null
+    this.stableTimer = null
+  }
+
+  setState (state) {
+    if (this.state === state) return
+    this.state = state
+    this.emit('state', state)
+  }
+
+  spawnProcess () {
     const { app, inst } = this
-    const stopping = this.state === 'stopping'
-    const ready = this.state === 'ready'
-    const uptimeMs = Date.now() - this.spawnedAt
-    // whatever the app left behind in its group (its own children) goes with it
-    if (child.pid !== undefined) killTree(child)
+    const proc = new WorkerProcess(app, inst, {
+      argv: [...app.node_args, '--require', this.preload, app.script, ...app.args],
+      env: workerEnv(app, inst, this.hubPath, this.extraEnv),
+      logger: this.logger,
+      inFlight: this.inFlight
+    })
+    if (this.spawns++ > 0) this.restarts++
+    proc.on('ready', () => { if (proc === this.proc) this.onProcessReady(proc) })
+    proc.on('ready-timeout', () => {
+      if (proc !== this.proc) return // a reload candidate: reload() decides
+      proc.failed = 'ready-timeout'
+      proc.stop()
+    })
+    proc.on('exit', (info) => this.onProcessExit(proc, info))
+    if (proc.spawn()) this.emit('spawn', proc.pid)
+    return proc
+  }
+
+  onProcessReady (proc) {
+    this.setState('ready')
+    clearTimeout(this.stableTimer)
+    // the backoff starts over only after a run that stayed up (research 2.1)
+    this.stableTimer = setTimeout(() => {
+      if (proc === this.proc && proc.state === 'ready') this.attempt = 0
+    }, this.app.backoff.reset_after)
+    this.stableTimer.unref()
+    this.emit('ready', proc.pid)
+  }
+
+  onProcessExit (proc, { pid, code, signal }) {
+    this.emit('exit', { pid, code, signal })
+    // a reload's old process, a failed candidate, or one replaced on purpose
+    if (proc !== this.proc || proc.retired) return
+    clearTimeout(this.stableTimer)
+    this.lastExit = { code, signal, at: proc.exitInfo.at }
+    if (this.state === 'stopping' || this.state === 'stopped') {
+      this.setState('stopped')
+      return
+    }
+    // a reload is replacing it already: reload() decides once its new process is ready or not
+    if (this.candidate !== null) return
+    this.afterCrash(proc)
+  }
+
+  /** An exit nobody asked for: restart after the backoff, or give up (exited, errored). */
+  afterCrash (proc) {
+    const { app, inst } = this
+    const { pid } = proc
+    const { code, signal } = proc.exitInfo
+    // a process stopped for not being ready failed, whatever code it exited with
+    if (app.restart === 'never' || (!proc.failed && !shouldRestart(app, { code, signal }))) {
+      this.logger.info({ event: 'done', app: app.name, inst, pid, code, signal, restart: app.restart },
+        `not restarted (restart: ${app.restart}${app.stop_exit_codes.includes(code) ? `, ${code} is in stop_exit_codes` : ''})`)
+      this.setState('exited')
+      return
+    }
+    const unstable = isUnstable({ readyAt: proc.readyAt, exitAt: proc.exitInfo.at }, app.min_uptime)
+    if (unstable && this.crashLoop.record(proc.exitInfo.at)) {
+      const fix = this.watching ? 'waiting for a file change' : `fix it, then \`httpsys restart ${app.name}\``
+      this.logger.error({
+        event: 'errored', app: app.name, inst, pid, code, signal, unstableExits: this.crashLoop.count, windowMs: app.restart_window
+      }, `crash loop: ${this.crashLoop.count} unstable exits within ${app.restart_window} ms (exit before ready or within min_uptime ${app.min_uptime} ms of it); not restarting, ${fix}`)
+      this.setState('errored')
+      this.emit('errored')
+      return
+    }
+    const delay = backoffDelay(app.backoff, this.attempt++)
     const how = signal ? `killed by ${signal}` : `exited with code ${code}`
-    const level = stopping || (code === 0 && !signal) ? 'info' : 'warn'
-    this.logger[level]({ event: 'exit', app: app.name, inst, pid: child.pid, code, signal }, how)
-    this.child = null
-    this.emit('exit', { pid: child.pid, code, signal })
-    if (stopping) {
-      this.state = 'stopped'
-      return
-    }
-    const delay = restartDelay({ app: app.name, inst, code, signal, uptimeMs, ready, restarts: this.restarts })
-    if (delay === null) {
-      this.state = 'stopped'
-      return
-    }
-    this.state = 'waiting'
-    this.logger.info({ event: 'restart', app: app.name, inst, delay }, `restarting in ${delay} ms`)
+    this.logger.info({ event: 'backoff', app: app.name, inst, pid, code, signal, delay, attempt: this.attempt, unstable },
+      `${how}; restarting in ${delay} ms`)
+    this.setState('waiting')
     this.restartTimer = setTimeout(() => {
       this.restartTimer = null
-      this.restarts++
-      this.start()
+      this.setState('starting')
+      this.proc = this.spawnProcess()
     }, delay)
   }
+
+  /** What `httpsys ls` shows of this instance. */
+  info () {
+    const p = this.proc && !this.proc.exitInfo ? this.proc : null
+    return {
+      app: this.app.name,
+      inst: this.inst,
+      pid: p ? p.pid : null,
+      state: this.state,
+      uptimeMs: p && p.readyAt ? Date.now() - p.readyAt : 0,
+      restarts: this.restarts,
+      lastExit: this.lastExit
+    }
+  }
+}
+
+/** Resolves once proc is ready, or why it will not be. */
+function waitReady (proc) {
+  if (proc.state === 'ready') return Promise.resolve({ ok: true })
+  return new Promise((resolve) => {
+    const done = (result) => {
+      proc.off('ready', onReady)
+      proc.off('exit', onExit)
+      proc.off('ready-timeout', onTimeout)
+      resolve(result)
+    }
+    const onReady = () => done({ ok: true })
+    const onExit = ({ code, signal }) => done({ ok: false, reason: signal ? `was killed by ${signal} before it was ready` : `exited with code ${code} before it was ready` })
+    const onTimeout = () => done({ ok: false, reason: `was not ready within ${proc.app.ready_timeout} ms` })
+    proc.on('ready', onReady)
+    proc.on('exit', onExit)
+    proc.on('ready-timeout', onTimeout)
+    if (proc.exitInfo) onExit(proc.exitInfo)
+  })
 }
 
 function workerEnv (app, inst, hubPath, extra) {
@@ -212,32 +303,6 @@ function workerEnv (app, inst, hubPath, extra) {
   env.HTTPSYS_INSTANCE = String(inst)
   env.NODE_APP_INSTANCE = String(inst)
   return env
-}
-
-function sendShutdown (child, killTimeout) {
-  if (!child.connected) return false
-  try {
-    child.send({ type: 'httpsys:shutdown', deadline: Date.now() + killTimeout }, () => {})
-    return true
-  } catch {
-    return false
-  }
-}
-
-function killTree (child) {
-  if (IS_WINDOWS) {
-    try { child.kill('SIGKILL') } catch {}
-    return
-  }
-  try {
-    process.kill(-child.pid, 'SIGKILL')
-  } catch (err) {
-    // ESRCH: the group is already empty. Anything else (EPERM on a zombie group on
-    // macOS): fall back to the process itself.
-    if (err.code !== 'ESRCH') {
-      try { child.kill('SIGKILL') } catch {}
-    }
-  }
 }
 
 module.exports = { Worker, workerEnv, REGISTER }

@@ -28,7 +28,8 @@ test('requests sent while the only worker is dead are served by its replacement'
   expect(pids.size).toBe(1)
   const [second] = pids
   expect(second).not.toBe(first)
-  expect(run.records.find((r) => r.event === 'restart')).toMatchObject({ app: 'pids', inst: 0, delay: expect.any(Number) })
+  // every restart says why (exit code, signal) and when
+  expect(run.records.find((r) => r.event === 'backoff')).toMatchObject({ app: 'pids', inst: 0, pid: first, code: null, signal: 'SIGKILL', delay: expect.any(Number) })
   // the replacement became ready only after the requests were sent: they really waited
   const readyAt = run.records.findIndex((r) => r.event === 'ready' && r.pid === second)
   expect(readyAt).toBeGreaterThanOrEqual(sentAt)

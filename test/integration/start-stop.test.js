@@ -41,7 +41,7 @@ test('Ctrl+C stops every app gracefully; no worker and no child of a worker surv
   expect(await run.exited).toEqual({ code: 0, signal: null })
   expect(Date.now() - started).toBeLessThan(4000) // well-behaved apps: no kill_timeout wait
   expect(run.records.filter((r) => r.event === 'exit')).toHaveLength(3)
-  expect(run.records.find((r) => r.event === 'kill')).toBeUndefined()
+  expect(run.records.find((r) => r.event === 'stop:kill')).toBeUndefined()
   expect(await waitUntil(() => pids.every((pid) => !alive(pid)), 3000)).toBe(true)
 })
 
@@ -58,7 +58,7 @@ test('an app that ignores the stop is killed, with its children, after kill_time
   expect(await run.exited).toEqual({ code: 0, signal: null })
   expect(Date.now() - started).toBeGreaterThanOrEqual(650)
   await run.waitFor((r) => r.app === 'stubborn' && r.msg === 'SIGTERM ignored')
-  expect(await run.waitFor((r) => r.event === 'kill')).toMatchObject({ app: 'stubborn', inst: 0, pid })
+  expect(await run.waitFor((r) => r.event === 'stop:kill')).toMatchObject({ app: 'stubborn', inst: 0, pid })
   expect(await run.waitFor((r) => r.event === 'exit')).toMatchObject({ pid, signal: 'SIGKILL' })
   expect(await waitUntil(() => !alive(pid) && !alive(grandchild), 3000)).toBe(true)
 })

@@ -6,7 +6,9 @@ test.each([
   ['', 'abc', 3],
   ['kitten', 'sitting', 3],
   ['instances', 'instances', 0],
-  ['instance', 'instances', 1]
+  ['instance', 'instances', 1],
+  ['wacth', 'watch', 1], // two neighbours swapped: one slip of the fingers
+  ['ca', 'abc', 3]
 ])('distance(%p, %p) = %p', (a, b, d) => {
   expect(distance(a, b)).toBe(d)
   expect(distance(b, a)).toBe(d)

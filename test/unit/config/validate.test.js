@@ -45,7 +45,7 @@ describe('rejects with the key path and the fix', () => {
     ['env name with =', app({ env: { 'A=B': '1' } }), 'apps[0].env["A=B"]', ['not a valid environment variable name']],
     ['cwd missing', app({ cwd: 'nope' }), 'apps[0].cwd', ['does not exist', path.join(dir, 'nope')]],
     ['name with a space', app({ name: 'my app' }), 'apps[0].name', ['letters, digits', 'name: "api"']],
-    ['kill_timeout unit', app({ kill_timeout: '10 hours' }), 'apps[0].kill_timeout', ['must be a duration', 'kill_timeout: "5s"']],
+    ['kill_timeout unit', app({ kill_timeout: '10 hours' }), 'apps[0].kill_timeout', ['must be a duration', 'kill_timeout: "10s"']],
     ['kill_timeout negative', app({ kill_timeout: -1 }), 'apps[0].kill_timeout', ['must be a duration']],
     ['bad prefix (no port)', app({ urls: ['http://+/'] }), 'apps[0].urls[0]', ['"http://+/" is not a URL prefix', 'port', 'for example http://+:8080/api/']],
     ['bad prefix (scheme)', app({ urls: 'ftp://+:21/' }), 'apps[0].urls', ['not a URL prefix', 'http or https']],
@@ -85,7 +85,7 @@ test('a config that is not an object says what to export', () => {
   expect(check([{ script: 'app.js' }])).toThrow(/must be an object, got an array.*module\.exports/)
 })
 
-test('defaults: name from the script, no urls, one instance, cwd of the config, 5 s kill_timeout', () => {
+test('defaults: name from the script, no urls, one instance, cwd of the config, the documented supervisor defaults', () => {
   const config = validate({ apps: [{ script: 'app.js' }] }, { baseDir: dir })
   expect(config).toEqual({
     apps: [{
@@ -97,7 +97,23 @@ test('defaults: name from the script, no urls, one instance, cwd of the config, 
       args: [],
       node_args: [],
       env: {},
-      kill_timeout: 5000
+      kill_timeout: 10000,
+      restart: 'always',
+      stop_exit_codes: [],
+      backoff: { initial: 200, max: 30000, factor: 2, jitter: 0.2, reset_after: 60000 },
+      min_uptime: 5000,
+      max_restarts: 10,
+      restart_window: 120000,
+      wait_ready: false,
+      ready_timeout: 30000,
+      max_memory_restart: 0,
+      watch: [],
+      ignore_watch: [],
+      watch_delay: 300,
+      log_dir: null,
+      log_max_size: 10 * 1024 * 1024,
+      log_daily: false,
+      log_keep: 5
     }]
   })
 })

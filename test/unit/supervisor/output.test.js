@@ -27,6 +27,8 @@ test('JSON lines when the destination is not a terminal', () => {
     const logger = createLogger({ fd, level: 'info' })
     logger.info({ event: 'spawn', app: 'a', inst: 0, pid: 3 }, 'started pid 3')
     logger.debug('hidden')
+    // records are written once per tick; flush is what the supervisor does before exit
+    logger.flush()
   } finally {
     fs.closeSync(fd)
   }

@@ -127,6 +127,65 @@ test('stop ends every worker, then closes the hub; stopping twice is one stop', 
   expect(records.filter((r) => r.event === 'restart')).toEqual([])
 })
 
+test('a crash-looping app ends errored while the other keeps running; all errored settles with code 1', async () => {
+  const { supervisor, records } = makeSupervisor([
+    { name: 'good', script: 'ready-app.js', wait_ready: true },
+    { name: 'bad', script: 'crash-start.js', max_restarts: 2, backoff: { initial: 20, jitter: 0 } }
+  ])
+  const settled = jest.fn()
+  supervisor.on('settled', settled)
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'errored' && r.app === 'bad')
+  await waitFor(records, (r) => r.event === 'ready' && r.app === 'good')
+  const status = await supervisor.status()
+  expect(status.apps.map((a) => [a.name, a.state])).toEqual([['good', 'ready'], ['bad', 'errored']])
+  expect(status.apps[0].instances[0]).toMatchObject({ app: 'good', inst: 0, state: 'ready', pid: expect.any(Number), restarts: 0 })
+  expect(status.apps[0].instances[0].memory).toBeGreaterThan(0)
+  expect(status.apps[1].instances[0]).toMatchObject({ state: 'errored', pid: null, restarts: 1, lastExit: { code: 1, signal: null } })
+  expect(settled).not.toHaveBeenCalled()
+
+  const only = makeSupervisor([{ name: 'bad', script: 'crash-start.js', max_restarts: 2, backoff: { initial: 20, jitter: 0 } }])
+  const code = new Promise((resolve) => only.supervisor.once('settled', resolve))
+  await only.supervisor.start()
+  expect(await code).toEqual({ code: 1 })
+  expect(await waitFor(only.records, (r) => r.event === 'settled')).toMatchObject([{ level: 50, errored: ['bad'] }])
+})
+
+test('reload is rolling, and reloads asked for during one become a single follow-up', async () => {
+  const { supervisor, records } = makeSupervisor([{ name: 'api', script: 'ready-app.js', wait_ready: true, instances: 2, env: { READY_DELAY: '50' } }])
+  await supervisor.start()
+  // both serving: a reload replaces a process that is not ready yet without waiting
+  await waitFor(records, (r) => r.event === 'ready' && r.inst === 0)
+  await waitFor(records, (r) => r.event === 'ready' && r.inst === 1)
+  const first = supervisor.reload('api')
+  const second = supervisor.reload('api')
+  const third = supervisor.reload('all')
+  const results = await Promise.all([first, second, third])
+  expect(results[0]).toEqual([{ app: 'api', ok: true, ms: expect.any(Number), pids: [expect.any(Number), expect.any(Number)] }])
+  expect(results[1]).toEqual(results[2])
+  expect(records.filter((r) => r.event === 'reload:start')).toHaveLength(2)
+  expect(records.filter((r) => r.event === 'reload:done')).toHaveLength(2)
+  expect(records.filter((r) => r.event === 'reload:queued')).toHaveLength(1)
+  // one instance at a time: #1's replacement starts only after #0's old process is gone
+  const order = records.filter((r) => ['spawn', 'exit'].includes(r.event)).map((r) => `${r.event}#${r.inst}`)
+  expect(order.slice(2, 6)).toEqual(['spawn#0', 'exit#0', 'spawn#1', 'exit#1'])
+  await expect(supervisor.reload('nope')).rejects.toMatchObject({ code: 'ERR_HTTPSYS_APP_NOT_FOUND' })
+})
+
+test('stopping one app keeps the others; restart brings it back with fresh counters', async () => {
+  const { supervisor, records } = makeSupervisor([
+    { name: 'api', script: 'graceful.js' },
+    { name: 'web', script: 'graceful.js' }
+  ])
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'spawn' && r.app === 'web')
+  expect(await supervisor.stopApps('api')).toEqual([{ app: 'api', ok: true, state: 'stopped' }])
+  expect(supervisor.list().map((w) => w.state)).toEqual(['stopped', 'starting'])
+  await supervisor.restart('api')
+  expect(supervisor.list()[0]).toMatchObject({ state: 'starting', pid: expect.any(Number) })
+  expect(records.filter((r) => r.event === 'spawn' && r.app === 'api')).toHaveLength(2)
+})
+
 test('the hub socket path is per user and per run, in the temp dir', () => {
   const p = hubSocketPath(4242)
   if (process.platform === 'win32') {

@@ -110,7 +110,8 @@ test('a crashed process is logged and started again', async () => {
   const first = worker.pid
   const exit = await waitFor(records, (r) => r.event === 'exit')
   expect(exit).toMatchObject({ app: 'crashy', inst: 0, pid: first, code: 3, signal: null, level: 40 })
-  expect(await waitFor(records, (r) => r.event === 'restart')).toMatchObject({ app: 'crashy', inst: 0, delay: 100 })
+  // the first delay is the backoff's floor (jitter never goes below it)
+  expect(await waitFor(records, (r) => r.event === 'backoff')).toMatchObject({ app: 'crashy', inst: 0, pid: first, code: 3, signal: null, delay: 200 })
   const respawn = await waitFor(records, (r) => r.event === 'spawn' && r.pid !== first)
   expect(respawn.pid).toEqual(expect.any(Number))
 })
@@ -143,7 +144,7 @@ test('an app that ignores the stop is killed with its children after kill_timeou
   expect(took).toBeGreaterThanOrEqual(350)
   expect(took).toBeLessThan(2000)
   expect(records.find((r) => r.msg === 'SIGTERM ignored')).toBeTruthy()
-  expect(records.find((r) => r.event === 'kill')).toMatchObject({ app: 'stubborn', level: 40 })
+  expect(records.find((r) => r.event === 'stop:kill')).toMatchObject({ app: 'stubborn', level: 40, ms: expect.any(Number) })
   expect(records.find((r) => r.event === 'exit')).toMatchObject({ signal: 'SIGKILL' })
   await waitForDeath(grandchild)
 })
@@ -163,7 +164,7 @@ test('kill() does not wait; stop() and kill() twice are harmless', async () => {
 test('stop during the restart delay leaves it stopped', async () => {
   const { worker, records } = makeWorker({ name: 'crashy', script: 'output.js', args: ['1'] })
   worker.start()
-  await waitFor(records, (r) => r.event === 'restart')
+  await waitFor(records, (r) => r.event === 'backoff')
   await worker.stop()
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(records.filter((r) => r.event === 'spawn')).toHaveLength(1)

@@ -1,0 +1,31 @@
+'use strict'
+
+// `httpsys reload <app|all>`: rolling reload with no failed request (each new process
+// ready before the old one is drained).
+
+const { codes } = require('../errors')
+
+function register (program) {
+  program.command('reload')
+    .summary('replace an app\'s processes one by one, with no failed request')
+    .description('Rolling reload: for each instance start a new process, wait until it is ready, then drain and stop the old one. ' +
+      'When a new process fails, the old ones keep serving and this exits 1.')
+    .argument('<app>', 'an app name, or all')
+    .option('-c, --config <file>', 'the supervisor started with this config file')
+    .action(action)
+}
+
+async function action (app, options) {
+  const { command } = require('../supervisor/control-client')
+  const answers = await command('reload', app, { config: options.config })
+  let failed = null
+  for (const { result } of answers) {
+    for (const r of result) {
+      if (r.ok) console.log(`${r.app}: reloaded in ${r.ms} ms (pid ${r.pids.join(', ')})`)
+      else failed = failed || r
+    }
+  }
+  if (failed) throw new codes.ERR_HTTPSYS_RELOAD_FAILED({ app: failed.app, reason: `a new process ${failed.reason}` })
+}
+
+module.exports = { register }

@@ -1,0 +1,159 @@
+'use strict'
+
+// The instances of one app: starting them, the rolling reload (one instance at a time:
+// the new process must be ready before the old one is drained, so capacity never drops
+// below N, and a new process that fails leaves the old ones serving), hard restart,
+// stop, and watch mode. Reloads never overlap: a reload asked for while one runs (a
+// file saved again, `httpsys reload` typed twice) becomes exactly one follow-up.
+
+const { EventEmitter } = require('node:events')
+const { Worker } = require('./worker')
+const { AppWatcher } = require('./watcher')
+
+class AppGroup extends EventEmitter {
+  /**
+   * @param {object} app a validated app
+   * @param {object} options passed to each Worker (hubPath, logger, env, preload, inFlight)
+   * @param {string[]} [options.logDirs] directories watch mode ignores
+   */
+  constructor (app, options) {
+    super()
+    this.app = app
+    this.logger = options.logger
+    this.logDirs = options.logDirs || []
+    this.watching = app.watch.length > 0
+    this.workers = []
+    for (let inst = 0; inst < app.instances; inst++) {
+      this.workers.push(new Worker(app, inst, { ...options, watching: this.watching }))
+    }
+    this.reloading = null
+    this.followUp = null
+    this.followUpReason = null
+    this.stopped = false
+    this.watcher = null
+  }
+
+  get name () {
+    return this.app.name
+  }
+
+  /** Starts every instance, and the watcher in watch mode. */
+  async start () {
+    this.stopped = false
+    for (const w of this.workers) w.start()
+    if (this.watching && this.watcher === null) {
+      this.watcher = new AppWatcher(this.app, {
+        logDirs: this.logDirs,
+        logger: this.logger,
+        onChange: (files) => this.onFilesChanged(files)
+      })
+      await this.watcher.start()
+    }
+  }
+
+  onFilesChanged (files) {
+    if (this.stopped) return
+    const shown = files.slice(0, 5).join(', ') + (files.length > 5 ? ` and ${files.length - 5} more` : '')
+    this.logger.info({ event: 'watch', app: this.name, files: files.slice(0, 20), count: files.length }, `changed: ${shown}; reloading`)
+    this.reload('watch')
+  }
+
+  /**
+   * Rolling reload of every instance. While one runs, further calls share a single
+   * follow-up reload.
+   * @param {string} [reason='command']
+   * @returns {Promise<{ ok: boolean, ms: number, instances: object[], reason?: string }>}
+   */
+  reload (reason = 'command') {
+    if (this.reloading === null) {
+      this.reloading = this.rollingReload(reason).finally(() => { this.reloading = null })
+      return this.reloading
+    }
+    this.followUpReason = reason
+    if (this.followUp === null) {
+      this.logger.info({ event: 'reload:queued', app: this.name, reason }, 'a reload is running; one more will follow it')
+      this.followUp = this.reloading.then(() => {
+        this.followUp = null
+        return this.reload(this.followUpReason)
+      })
+    }
+    return this.followUp
+  }
+
+  async rollingReload (reason) {
+    const t0 = Date.now()
+    this.logger.info({ event: 'reload:start', app: this.name, reason, instances: this.workers.length }, `reloading ${this.workers.length} instance(s) (${reason})`)
+    const instances = []
+    for (const worker of this.workers) {
+      if (this.stopped) break
+      const result = await worker.reload()
+      instances.push({ inst: worker.inst, ...result })
+      // a new process that fails next to a serving old one ends the reload: the old
+      // ones keep serving; with nothing serving there is nothing to protect
+      if (!result.ok && !result.fresh) break
+    }
+    const ms = Date.now() - t0
+    const failed = instances.filter((r) => !r.ok)
+    const ok = failed.length === 0 && instances.length === this.workers.length
+    if (ok) {
+      this.logger.info({ event: 'reload:done', app: this.name, reason, ms, pids: instances.map((r) => r.pid) }, `reloaded in ${ms} ms`)
+    } else {
+      this.logger.error({ event: 'reload:failed', app: this.name, reason, ms, failed }, `reload failed after ${ms} ms: ` +
+        (failed.length ? failed.map((r) => `#${r.inst} ${r.reason}`).join('; ') : 'stopped'))
+    }
+    return { ok, ms, instances, reason: ok ? undefined : (failed[0] && failed[0].reason) || 'stopped' }
+  }
+
+  /** One instance (max_memory_restart), unless a whole-app reload is already running. */
+  async reloadInstance (worker, reason) {
+    if (this.reloading !== null || this.stopped) return
+    this.logger.info({ event: 'reload:start', app: this.name, inst: worker.inst, reason, instances: 1 }, `reloading #${worker.inst} (${reason})`)
+    const t0 = Date.now()
+    this.reloading = worker.reload().finally(() => { this.reloading = null })
+    const result = await this.reloading
+    const ms = Date.now() - t0
+    if (result.ok) this.logger.info({ event: 'reload:done', app: this.name, inst: worker.inst, reason, ms, pids: [result.pid] }, `reloaded #${worker.inst} in ${ms} ms`)
+  }
+
+  /** Hard restart: every instance stopped, then started again with fresh counters. */
+  async restart () {
+    this.stopped = false
+    this.logger.info({ event: 'restart', app: this.name }, 'restarting')
+    await Promise.all(this.workers.map((w) => w.restart()))
+    await this.start()
+  }
+
+  /** Graceful stop of every instance; the watcher stops too (a stopped app stays stopped). */
+  async stop (killTimeout) {
+    this.stopped = true
+    await this.closeWatcher()
+    await Promise.all(this.workers.map((w) => w.stop(killTimeout)))
+  }
+
+  async kill () {
+    this.stopped = true
+    await Promise.all([this.closeWatcher(), ...this.workers.map((w) => w.kill())])
+  }
+
+  async closeWatcher () {
+    if (this.watcher) {
+      const w = this.watcher
+      this.watcher = null
+      await w.close()
+    }
+  }
+
+  /** The app's state in one word, from its instances. */
+  state () {
+    const states = this.workers.map((w) => w.state)
+    if (this.reloading !== null) return 'reloading'
+    if (states.every((s) => s === 'ready')) return 'ready'
+    if (states.every((s) => s === 'errored')) return 'errored'
+    if (states.every((s) => s === 'stopped' || s === 'idle')) return 'stopped'
+    if (states.some((s) => s === 'errored')) return 'degraded'
+    if (states.every((s) => s === 'exited' || s === 'stopped')) return 'exited'
+    return 'starting'
+  }
+}
+
+module.exports = { AppGroup }

@@ -1,0 +1,155 @@
+'use strict'
+
+// The other end of the control channel: what `httpsys ls|reload|restart|stop|logs`
+// call. Finds the running supervisors of this user (all of them, or the one of `-c
+// <config>`), routes a command to the one(s) running the named app, and cleans up what
+// a crashed supervisor left behind.
+
+const fs = require('node:fs')
+const net = require('node:net')
+const { codes } = require('../errors')
+const paths = require('./control-path')
+const { answers } = require('./control-server')
+
+/**
+ * @param {object} [options]
+ * @param {string} [options.config] only the supervisor started with this config file
+ * @param {string} [options.dir] the runtime directory (default: per user)
+ * @returns {Promise<object[]>} the state of each live supervisor
+ */
+async function findSupervisors ({ config, dir = paths.runtimeDir() } = {}) {
+  let states = paths.readStates(dir)
+  if (config) {
+    const id = paths.identityOfConfigFile(config)
+    states = states.filter((s) => s.id === id)
+  }
+  const live = []
+  for (const state of states) {
+    if (await answers(state.endpoint)) {
+      live.push(state)
+    } else if (!pidAlive(state.pid)) {
+      // a supervisor that crashed: its files mislead every later command
+      try { fs.unlinkSync(state.file) } catch {}
+      if (process.platform !== 'win32') {
+        try { fs.unlinkSync(state.endpoint) } catch {}
+      }
+    }
+  }
+  if (live.length === 0) throw new codes.ERR_HTTPSYS_NOT_RUNNING({ config, dir })
+  return live.sort((a, b) => String(a.startedAt).localeCompare(String(b.startedAt)))
+}
+
+/**
+ * Sends one request, resolves with its result.
+ * @param {object} state a supervisor's state (endpoint, token)
+ * @param {object} message { cmd, ... }
+ */
+function request (state, message) {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(state.endpoint)
+    let buffered = ''
+    let answered = false
+    socket.setEncoding('utf8')
+    socket.on('connect', () => socket.write(JSON.stringify({ ...message, token: state.token }) + '\n'))
+    socket.on('data', (chunk) => { buffered += chunk })
+    socket.on('error', (err) => {
+      if (!answered) reject(new codes.ERR_HTTPSYS_NOT_RUNNING({ config: state.config || state.script, dir: err.code }))
+      answered = true
+    })
+    socket.on('close', () => {
+      if (answered) return
+      answered = true
+      let reply
+      try {
+        reply = JSON.parse(buffered.split('\n')[0])
+      } catch {}
+      if (!reply || reply.end) return reject(new codes.ERR_HTTPSYS_NOT_RUNNING({ config: state.config || state.script }))
+      if (reply.ok) return resolve(reply.result)
+      const err = new Error(reply.error.message)
+      err.code = reply.error.code
+      reject(err)
+    })
+  })
+}
+
+/**
+ * Streams log lines: the recent ones, then (follow) new ones until close() or the
+ * supervisor stops.
+ * @param {object} state
+ * @param {object} message { app, lines, follow }
+ * @param {(line: string) => void} onLine
+ * @returns {{ done: Promise<void>, close: () => void }}
+ */
+function stream (state, message, onLine) {
+  const socket = net.connect(state.endpoint)
+  const done = new Promise((resolve, reject) => {
+    let buffered = ''
+    socket.setEncoding('utf8')
+    socket.on('connect', () => socket.write(JSON.stringify({ ...message, cmd: 'logs', token: state.token }) + '\n'))
+    socket.on('data', (chunk) => {
+      buffered += chunk
+      let nl
+      while ((nl = buffered.indexOf('\n')) !== -1) {
+        const text = buffered.slice(0, nl)
+        buffered = buffered.slice(nl + 1)
+        let msg
+        try { msg = JSON.parse(text) } catch { continue }
+        if (typeof msg.line === 'string') {
+          onLine(msg.line)
+        } else if (msg.ok === false) {
+          const err = new Error(msg.error.message)
+          err.code = msg.error.code
+          reject(err)
+        }
+      }
+    })
+    socket.on('error', () => {})
+    socket.on('close', () => resolve())
+  })
+  return { done, close: () => socket.destroy() }
+}
+
+/** The supervisors a command for `app` goes to; 'all' means every one found. */
+async function route (app, options) {
+  const supervisors = await findSupervisors(options)
+  if (app === undefined || app === 'all') return supervisors
+  const chosen = supervisors.filter((s) => Array.isArray(s.apps) && s.apps.includes(app))
+  if (chosen.length === 0) {
+    throw new codes.ERR_HTTPSYS_APP_NOT_FOUND({ app, known: [...new Set(supervisors.flatMap((s) => s.apps || []))] })
+  }
+  return chosen
+}
+
+/** `httpsys ls`: every supervisor's apps and instances. */
+async function list (options = {}) {
+  const supervisors = await findSupervisors(options)
+  return Promise.all(supervisors.map(async (s) => ({ ...(await request(s, { cmd: 'ls' })), config: s.config, script: s.script })))
+}
+
+/**
+ * `httpsys reload|restart|stop <app|all>`.
+ * @returns {Promise<Array<{ pid: number, config: string, result: * }>>} one per supervisor
+ */
+async function command (cmd, app, options = {}) {
+  const supervisors = await route(app, options)
+  return Promise.all(supervisors.map(async (s) => ({ pid: s.pid, config: s.config || s.script, result: await request(s, { cmd, app }) })))
+}
+
+/** Resolves once pid is gone (bounded). */
+async function waitForExit (pid, timeout = 60000) {
+  const end = Date.now() + timeout
+  while (pidAlive(pid) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
+  return !pidAlive(pid)
+}
+
+function pidAlive (pid) {
+  if (!Number.isInteger(pid)) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+module.exports = { findSupervisors, request, stream, route, list, command, waitForExit }

@@ -1,0 +1,326 @@
+'use strict'
+
+// One node process of an instance: spawned with the preload, its output turned into
+// records, its readiness, and the graceful stop ladder (research/supervisors.md 2.5),
+// each step a record with the elapsed ms:
+//
+//   stop:drain     detach from the queue: no new requests, the in-flight ones finish
+//                  (IPC httpsys:drain; done on httpsys:drained, or when the hub sees it
+//                  detached with nothing in flight; at most half of kill_timeout)
+//   stop:shutdown  IPC httpsys:shutdown: the preload runs the app's SIGTERM/SIGINT
+//                  listeners, else closes its servers and exits (SIGTERM on POSIX when
+//                  the app closed its IPC channel)
+//   stop:kill      kill_timeout after the start of the stop: the whole tree, by force
+//   stop:done      verified: nothing of the tree is alive (stragglers are killed)
+//
+// An instance (worker.js) owns one of these at a time, two during a reload.
+
+const { spawn } = require('node:child_process')
+const { EventEmitter } = require('node:events')
+const { LineSplitter } = require('./line-splitter')
+const { createLineSink } = require('./worker-output')
+const tree = require('./process-tree')
+
+const IS_WINDOWS = process.platform === 'win32'
+// after 'exit', how long to wait for the pipes to close before reporting the exit anyway
+// (a grandchild that inherited stdout can keep them open for ever)
+const CLOSE_GRACE_MS = 250
+// a preload that knows httpsys:drain detaches at once; one that does not never will
+const DRAIN_ACK_MS = 500
+const DRAIN_POLL_MS = 20
+
+class WorkerProcess extends EventEmitter {
+  /**
+   * @param {object} app a validated app
+   * @param {number} inst
+   * @param {object} options
+   * @param {string[]} options.argv node's arguments (preload, script, args)
+   * @param {object} options.env the whole environment
+   * @param {import('pino').Logger} options.logger
+   * @param {(pid: number) => number} [options.inFlight] requests the hub has in flight on pid
+   */
+  constructor (app, inst, { argv, env, logger, inFlight }) {
+    super()
+    this.app = app
+    this.inst = inst
+    this.argv = argv
+    this.env = env
+    this.logger = logger
+    this.inFlight = inFlight || (() => 0)
+    this.child = null
+    this.pid = undefined
+    this.state = 'starting' // ready | stopping | exited
+    this.spawnedAt = 0
+    this.readyAt = null
+    this.attached = false
+    this.detached = false
+    this.exitInfo = null
+    this.stopping = null
+    this.readyTimer = null
+    this.onDrained = null
+    this.statsWaiters = []
+    this.exited = new Promise((resolve) => { this.resolveExited = resolve })
+  }
+
+  get tags () {
+    return { app: this.app.name, inst: this.inst, pid: this.pid }
+  }
+
+  /** @returns {boolean} false when node could not even be started (logged) */
+  spawn () {
+    const { app } = this
+    this.spawnedAt = Date.now()
+    let child
+    try {
+      child = spawn(process.execPath, this.argv, {
+        cwd: app.cwd,
+        env: this.env,
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+        // POSIX: lead a process group so stop reaches the app's own children, and the
+        // terminal's Ctrl+C reaches only the supervisor. Windows: never detached: it
+        // would cost libuv's kill-on-close job and pop up a console (research 3.2, 3.3).
+        detached: !IS_WINDOWS,
+        windowsHide: true
+      })
+    } catch (err) {
+      this.logger.error({ event: 'spawn-error', app: app.name, inst: this.inst, err }, `cannot start: ${err.message}`)
+      // reported on the next tick, like every other exit: the owner holds this object by then
+      process.nextTick(() => this.finish(null, null))
+      return false
+    }
+    this.child = child
+    this.pid = child.pid
+
+    const splitters = []
+    for (const stream of ['stdout', 'stderr']) {
+      const splitter = new LineSplitter(createLineSink(this.logger, { app: app.name, inst: this.inst, pid: child.pid, stream }))
+      child[stream].on('data', (chunk) => splitter.push(chunk))
+      child[stream].on('end', () => splitter.end())
+      splitters.push(splitter)
+    }
+    this.splitters = splitters
+    child.on('message', (msg) => this.onMessage(msg))
+    child.on('error', (err) => {
+      // spawn failed (no pid) or an IPC send failed; only the first matters here
+      if (child.pid === undefined) {
+        this.logger.error({ event: 'spawn-error', app: app.name, inst: this.inst, err }, `cannot start: ${err.message}`)
+        this.finish(null, null)
+      }
+    })
+    child.on('exit', (code, signal) => {
+      const timer = setTimeout(() => this.finish(code, signal), CLOSE_GRACE_MS)
+      child.once('close', () => {
+        clearTimeout(timer)
+        this.finish(code, signal)
+      })
+    })
+    if (child.pid === undefined) return false
+    this.logger.info({ event: 'spawn', ...this.tags }, `started pid ${child.pid}`)
+    if (app.ready_timeout > 0) {
+      this.readyTimer = setTimeout(() => {
+        if (this.state !== 'starting') return
+        const how = app.wait_ready ? 'did not send process.send(\'ready\')' : 'did not attach to its queue (no listen())'
+        this.logger.warn({ event: 'ready-timeout', ...this.tags, ms: app.ready_timeout }, `${how} within ${app.ready_timeout} ms`)
+        this.emit('ready-timeout')
+      }, app.ready_timeout)
+    }
+    return true
+  }
+
+  /** The hub saw this pid attach to the app's queue. */
+  onAttach () {
+    this.attached = true
+    if (!this.app.wait_ready) this.markReady('attach')
+  }
+
+  /** The hub saw this pid detach (or its connection close). */
+  onDetach () {
+    this.detached = true
+  }
+
+  onMessage (msg) {
+    // process.send('ready') is pm2's spelling; apps written for pm2 keep working
+    if (msg === 'ready' || (msg && msg.type === 'httpsys:ready')) {
+      if (this.app.wait_ready) this.markReady('message')
+      return
+    }
+    if (!msg || typeof msg.type !== 'string') return
+    if (msg.type === 'httpsys:drained' && this.onDrained) this.onDrained()
+    else if (msg.type === 'httpsys:stats') {
+      for (const resolve of this.statsWaiters.splice(0)) resolve(msg)
+    }
+  }
+
+  markReady (via) {
+    if (this.state !== 'starting') return
+    clearTimeout(this.readyTimer)
+    this.state = 'ready'
+    this.readyAt = Date.now()
+    const ms = this.readyAt - this.spawnedAt
+    this.logger.info({ event: 'ready', ...this.tags, ms, via }, `ready in ${ms} ms`)
+    this.emit('ready', { pid: this.pid, ms })
+  }
+
+  /**
+   * Asks the preload for process.memoryUsage() (Windows has no /proc to read).
+   * @returns {Promise<object|null>}
+   */
+  askStats (timeout = 1000) {
+    if (!this.child || !this.child.connected) return Promise.resolve(null)
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(null), timeout)
+      this.statsWaiters.push((msg) => { clearTimeout(timer); resolve(msg) })
+      send(this.child, { type: 'httpsys:stats' })
+    })
+  }
+
+  /**
+   * The stop ladder. Idempotent: every call returns the same promise.
+   * @param {number} [killTimeout=app.kill_timeout]
+   * @returns {Promise<void>} once the process and its tree are gone
+   */
+  stop (killTimeout = this.app.kill_timeout) {
+    if (this.stopping === null) {
+      this.stopping = this.exitInfo ? Promise.resolve() : this.ladder(killTimeout)
+    }
+    return this.stopping
+  }
+
+  /** Force: kill the tree now (second Ctrl+C); a stop in progress ends with it. */
+  kill () {
+    if (this.exitInfo) return Promise.resolve()
+    this.state = 'stopping'
+    clearTimeout(this.readyTimer)
+    if (this.pid === undefined) return this.exited
+    if (this.stopping !== null) {
+      tree.killTree(this.pid)
+      return this.stopping
+    }
+    this.stopping = this.forceLadder()
+    return this.stopping
+  }
+
+  async forceLadder () {
+    const t0 = Date.now()
+    // who is in the tree, before the kill cuts the parent links
+    const known = await tree.snapshot(this.pid).catch(() => [])
+    await tree.killTree(this.pid)
+    await this.exited
+    const left = tree.survivors(known)
+    if (left.length > 0) tree.killAll(left)
+    this.logger.info({ event: 'stop:done', ...this.tags, ms: Date.now() - t0, survivors: left.map((p) => p.pid), forced: true },
+      `killed in ${Date.now() - t0} ms`)
+  }
+
+  async ladder (killTimeout) {
+    this.state = 'stopping'
+    clearTimeout(this.readyTimer)
+    const t0 = Date.now()
+    const ms = () => Date.now() - t0
+    const deadline = t0 + killTimeout
+    const child = this.child
+    if (child === null || this.pid === undefined) return this.exited
+    let known = []
+    const snap = tree.snapshot(this.pid).then((ids) => { known = ids }, () => {})
+
+    if (this.attached && !this.detached && child.connected) {
+      this.logger.info({ event: 'stop:drain', ...this.tags, ms: ms() }, 'draining: no new requests, finishing the ones in flight')
+      // half of kill_timeout at most: the app's own shutdown must get time too
+      const how = await this.drain(t0 + killTimeout / 2, Math.min(DRAIN_ACK_MS, killTimeout / 4))
+      this.logger.debug({ event: 'stop:drained', ...this.tags, ms: ms(), how }, `drained (${how}) after ${ms()} ms`)
+    }
+    if (!this.exitInfo) {
+      const via = send(child, { type: 'httpsys:shutdown', deadline }) ? 'ipc' : IS_WINDOWS ? null : 'SIGTERM'
+      if (via === 'SIGTERM') signal(child, 'SIGTERM')
+      this.logger.info({ event: 'stop:shutdown', ...this.tags, ms: ms(), via }, `asking it to exit (${via || 'no channel left'}) after ${ms()} ms`)
+    }
+    await snap
+    if (!(await within(this.exited, deadline - Date.now()))) {
+      known = merge(known, await tree.snapshot(this.pid).catch(() => []))
+      this.logger.warn({ event: 'stop:kill', ...this.tags, ms: ms(), after: ms(), tree: known.length + 1 },
+        `did not stop within ${killTimeout} ms; killing it and ${known.length} process(es) it started`)
+      await tree.killTree(this.pid)
+    }
+    await this.exited
+    const left = tree.survivors(known)
+    if (left.length > 0) tree.killAll(left)
+    const level = left.length > 0 ? 'warn' : 'info'
+    this.logger[level]({ event: 'stop:done', ...this.tags, ms: ms(), survivors: left.map((p) => p.pid) },
+      left.length > 0 ? `stopped in ${ms()} ms; killed ${left.length} process(es) left behind` : `stopped in ${ms()} ms`)
+  }
+
+  /** @returns {Promise<string>} how the drain ended */
+  drain (deadline, ackMs) {
+    return new Promise((resolve) => {
+      let done = false
+      const timers = []
+      const finish = (how) => {
+        if (done) return
+        done = true
+        this.onDrained = null
+        for (const t of timers) clearTimeout(t)
+        clearInterval(poll)
+        resolve(how)
+      }
+      this.onDrained = () => finish('drained')
+      this.exited.then(() => finish('exited'))
+      timers.push(setTimeout(() => finish('timeout'), Math.max(0, deadline - Date.now())))
+      timers.push(setTimeout(() => { if (!this.detached) finish('unsupported') }, ackMs))
+      const poll = setInterval(() => {
+        if (this.detached && this.inFlight(this.pid) === 0) finish('idle')
+      }, DRAIN_POLL_MS)
+      if (!send(this.child, { type: 'httpsys:drain' })) finish('no-channel')
+    })
+  }
+
+  finish (code, signal) {
+    if (this.exitInfo) return
+    clearTimeout(this.readyTimer)
+    for (const s of this.splitters || []) s.end()
+    const stopping = this.state === 'stopping'
+    this.exitInfo = { code, signal, at: Date.now(), stopping }
+    this.state = 'exited'
+    // whatever the app left in its group goes with it
+    if (this.pid !== undefined) tree.killTree(this.pid)
+    if (this.pid !== undefined) {
+      const how = signal ? `killed by ${signal}` : `exited with code ${code}`
+      const uptimeMs = this.exitInfo.at - this.spawnedAt
+      const level = stopping || (code === 0 && !signal) ? 'info' : 'warn'
+      this.logger[level]({ event: 'exit', ...this.tags, code, signal, uptimeMs }, how)
+    }
+    for (const resolve of this.statsWaiters.splice(0)) resolve(null)
+    this.emit('exit', { pid: this.pid, code, signal })
+    this.resolveExited()
+  }
+}
+
+function send (child, msg) {
+  if (!child || !child.connected) return false
+  try {
+    child.send(msg, () => {})
+    return true
+  } catch {
+    return false
+  }
+}
+
+function signal (child, name) {
+  try {
+    child.kill(name)
+  } catch {}
+}
+
+function within (promise, ms) {
+  let timer
+  return Promise.race([
+    promise.then(() => true),
+    new Promise((resolve) => { timer = setTimeout(resolve, Math.max(0, ms), false) })
+  ]).finally(() => clearTimeout(timer))
+}
+
+function merge (a, b) {
+  const seen = new Set(a.map((p) => p.pid))
+  return a.concat(b.filter((p) => !seen.has(p.pid)))
+}
+
+module.exports = { WorkerProcess, DRAIN_ACK_MS }

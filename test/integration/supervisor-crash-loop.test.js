@@ -1,0 +1,61 @@
+'use strict'
+
+// Crashes as a user of `httpsys start` sees them: an app that crashes after some
+// requests is restarted and no request fails; an app that cannot start backs off with
+// growing delays and ends errored while the other app keeps serving; when every app is
+// errored the supervisor exits non-zero.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { start, freePort, get, loadLoop, writeConfig, APPS } = require('../fixtures/apps/harness')
+
+let run
+let dir
+beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-crash-')) })
+afterEach(async () => {
+  if (run) await run.cleanup()
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const env = () => ({ HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') })
+const crashing = { name: 'bad', script: path.join(APPS, 'crash-start.js'), max_restarts: 4, restart_window: '1m', backoff: { initial: '100ms', factor: 2, jitter: 0 } }
+
+test('a crash loop ends errored with one record and growing delays; the other apps keep serving', async () => {
+  const port = await freePort()
+  run = start(['-c', writeConfig(dir, {
+    apps: [
+      { name: 'good', script: path.join(APPS, 'pid-server.js'), urls: [`http://127.0.0.1:${port}/good/`] },
+      { name: 'flaky', script: path.join(APPS, 'crash-after.js'), urls: [`http://127.0.0.1:${port}/flaky/`], env: { CRASH_AFTER: '5' }, min_uptime: '100ms' },
+      { ...crashing, urls: [`http://127.0.0.1:${port}/bad/`] }
+    ]
+  })], { env: env() })
+  await run.waitFor((r) => r.event === 'ready' && r.app === 'good')
+
+  // crashes after every 5th answer; the requests sent meanwhile wait for the next process
+  const flaky = await loadLoop(port, { path: '/flaky/', concurrency: 2, max: 23 })
+  expect(flaky.failed).toEqual([])
+  expect(run.records.filter((r) => r.event === 'exit' && r.app === 'flaky').length).toBeGreaterThanOrEqual(3)
+
+  const errored = await run.waitFor((r) => r.event === 'errored', { timeout: 15000 })
+  expect(errored).toMatchObject({ level: 50, app: 'bad', inst: 0, code: 1, signal: null, unstableExits: 4 })
+  expect(run.records.filter((r) => r.event === 'errored')).toHaveLength(1)
+  const delays = run.records.filter((r) => r.event === 'backoff' && r.app === 'bad').map((r) => r.delay)
+  expect(delays).toEqual([100, 200, 400])
+  // the app's own last words are in the records, next to the exits
+  expect(run.records.filter((r) => r.app === 'bad' && r.stream === 'stderr' && /^boom/.test(r.msg))).toHaveLength(4)
+
+  const res = await get(port, '/good/')
+  expect(res.status).toBe(200)
+  // nobody serves /bad/ any more: its requests wait in its queue (not answered here)
+  expect(run.child.exitCode).toBeNull()
+  run.signal('SIGINT')
+  expect((await run.exited).code).toBe(0)
+})
+
+test('when every app is errored, the foreground supervisor exits 1', async () => {
+  run = start(['-c', writeConfig(dir, { apps: [crashing] })], { env: env() })
+  expect(await run.exited).toEqual({ code: 1, signal: null })
+  expect(run.records.find((r) => r.event === 'settled')).toMatchObject({ level: 50, code: 1, errored: ['bad'] })
+  expect(run.records.findIndex((r) => r.event === 'stopped')).toBeGreaterThan(run.records.findIndex((r) => r.event === 'settled'))
+})

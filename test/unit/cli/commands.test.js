@@ -1,0 +1,84 @@
+'use strict'
+
+// The commands besides start, as a user meets them: init, config check, and the
+// control commands when no supervisor runs. Real processes: output and exit code are
+// the behaviour.
+
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'httpsys')
+
+let dir
+beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-cmd-')) })
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+function run (...args) {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8', timeout: 10000, cwd: dir, env: { ...process.env, HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') }
+  })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+test('init writes the commented template; config check validates it and prints it resolved', () => {
+  const init = run('init')
+  expect(init.code).toBe(0)
+  expect(init.stdout).toBe(`wrote ${path.join(dir, 'httpsys.config.js')}; edit it, then: httpsys config check && httpsys start\n`)
+  expect(fs.readFileSync(path.join(dir, 'httpsys.config.js'), 'utf8')).toContain('max_memory_restart')
+  expect(run('init').stderr).toMatch(/exists already\. Edit it, or run `httpsys init --force`/)
+  expect(run('init', '--force').code).toBe(0)
+
+  // the template's script must exist before it runs
+  expect(run('config', 'check').stderr).toMatch(/The app script .*app\.js does not exist.*ERR_HTTPSYS_SCRIPT_NOT_FOUND/)
+  fs.writeFileSync(path.join(dir, 'app.js'), '')
+  const check = run('config', 'check', '--env', 'production')
+  expect(check.code).toBe(0)
+  const { apps } = JSON.parse(check.stdout)
+  expect(apps[0]).toMatchObject({
+    name: 'web',
+    script: path.join(dir, 'app.js'),
+    kill_timeout: 10000,
+    env: { NODE_ENV: 'production' },
+    backoff: { initial: 200, max: 30000 },
+    watch: [],
+    log_dir: null
+  })
+  expect(check.stderr).toBe(`${path.join(dir, 'httpsys.config.js')}: 1 app(s), valid\n`)
+})
+
+test('config check rejects a typo with the key it meant', () => {
+  fs.writeFileSync(path.join(dir, 'app.js'), '')
+  fs.writeFileSync(path.join(dir, 'my.config.js'), 'module.exports = { apps: [{ script: "app.js", max_memroy_restart: "300M" }] }')
+  const r = run('config', 'check', '-c', 'my.config.js')
+  expect(r.code).toBe(1)
+  expect(r.stdout).toBe('')
+  expect(r.stderr).toMatch(/^httpsys: Invalid config at apps\[0\]\.max_memroy_restart: is not a known key\. Did you mean "max_memory_restart"\?/)
+})
+
+test('control commands with no supervisor running say how to start one', () => {
+  for (const args of [['ls'], ['reload', 'api'], ['logs'], ['stop', 'all']]) {
+    const r = run(...args)
+    expect(r.code).toBe(1)
+    expect(r.stderr).toMatch(/^httpsys: No running httpsys supervisor was found in .*\. Start one with `httpsys start`.*\(ERR_HTTPSYS_NOT_RUNNING\)\n$/)
+  }
+})
+
+test.each([
+  ['reload without an app', ['reload'], /missing required argument 'app'/],
+  ['logs with a bad count', ['logs', '--lines', 'many'], /argument 'many' is invalid\. It must be a whole number/],
+  ['--env with a script', ['start', 'app.js', '--env', 'prod'], /--env selects the env_<name> blocks of a config file/],
+  ['watch paths with a config', ['start', '-c', 'x.config.js', '--watch', 'src'], /--watch <paths> cannot be combined with a config file/]
+])('%s is a usage error (exit 2)', (what, args, message) => {
+  const r = run(...args)
+  expect(r.code).toBe(2)
+  expect(r.stderr).toMatch(message)
+})
+
+test('every command has help with its options', () => {
+  const help = run('--help').stdout
+  for (const cmd of ['ls', 'reload', 'restart', 'stop', 'logs', 'init', 'config']) expect(help).toMatch(new RegExp(`\\n  ${cmd}[ |]`))
+  expect(run('logs', '--help').stdout).toContain('-f, --follow')
+  expect(run('start', '--help').stdout).toContain('-w, --watch [paths]')
+})
