@@ -12,7 +12,7 @@ function register (program) {
       'pretty in a terminal, JSON lines otherwise.')
     .argument('[app]', 'only this app')
     .option('-f, --follow', 'keep printing new records until Ctrl+C')
-    .option('-n, --lines <n>', 'how many recent records (default: 50)', linesArg, 50)
+    .option('-n, --lines <n>', 'how many recent records', linesArg, 50)
     .option('-c, --config <file>', 'the supervisor started with this config file')
     .option('--json', 'JSON lines even in a terminal')
     .action(action)
