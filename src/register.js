@@ -24,6 +24,11 @@
 //   TerminateProcess). The message becomes the app's own SIGTERM/SIGINT listeners
 //   when it has any, else a graceful close of every httpsys server and an exit once
 //   they are idle.
+// - Readiness: the first time a server of this process attaches to its queue, the
+//   preload tells the supervisor ({ type: 'httpsys:ready' }). HTTP.SYS never says when a
+//   process opens a queue, so this is how the supervisor learns it there (the hub sees
+//   the attach itself too). Only the supervisor's own child says it: the app's cluster
+//   workers would be talking to the app's primary.
 
 const http = require('node:http')
 const https = require('node:https')
@@ -39,6 +44,8 @@ const DRAIN = 'httpsys:drain'
 // Supervisor -> worker: memory, for `httpsys ls` and max_memory_restart where the
 // supervisor cannot read it itself (Windows). Answered with { type: STATS, rss, heapUsed }.
 const STATS = 'httpsys:stats'
+// Worker -> supervisor, once: a server of this process is attached to its queue.
+const READY = 'httpsys:ready'
 
 function install () {
   if (globalThis[kInstalled]) return
@@ -51,6 +58,31 @@ function install () {
   syncBuiltinESMExports()
 
   if (typeof process.send === 'function' && (process.env.HTTPSYS_HUB || process.env.HTTPSYS_QUEUE)) listenForShutdown()
+  if (typeof process.send === 'function' && process.env.HTTPSYS_QUEUE && isSupervisorChild()) reportReadiness()
+}
+
+function isSupervisorChild () {
+  const supervisor = process.env.HTTPSYS_SUPERVISOR_PID
+  return !supervisor || Number(supervisor) === process.ppid
+}
+
+// The default backend of every server, wrapped: the first attach that succeeds sends
+// READY. Servers given their own `queueBackend` are not the app's and do not count.
+function reportReadiness () {
+  let sent = false
+  ours.setDefaultBackend({
+    attach (options) {
+      const attaching = require('./queue').getBackend().attach(options)
+      if (sent) return attaching
+      return Promise.resolve(attaching).then((attachment) => {
+        if (!sent) {
+          sent = true
+          reply({ type: READY })
+        }
+        return attachment
+      })
+    }
+  })
 }
 
 function replace (target, source) {
@@ -136,4 +168,4 @@ function reply (msg) {
 
 install()
 
-module.exports = { install, SHUTDOWN, DRAIN, STATS }
+module.exports = { install, SHUTDOWN, DRAIN, STATS, READY }

@@ -20,7 +20,7 @@ function register (program) {
 async function action (options) {
   const { resolveStartConfig } = require('../config')
   const resolved = await resolveStartConfig({ config: options.config, env: options.env, envFile: options.envFile })
-  console.log(JSON.stringify({ apps: resolved.apps }, null, 2))
+  console.log(JSON.stringify({ backend: resolved.backend, apps: resolved.apps }, null, 2))
   console.error(`${resolved.source.configFile}: ${resolved.apps.length} app(s), valid`)
 }
 

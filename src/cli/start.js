@@ -5,7 +5,7 @@
 
 const path = require('node:path')
 const { Option, InvalidArgumentError } = require('commander')
-const { parseInstances } = require('../config/schema')
+const { parseInstances, BACKENDS } = require('../config/schema')
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']
 // `httpsys start api.config.js` means the config file, as with pm2
@@ -25,6 +25,7 @@ Examples:
   $ httpsys start app.js -- --port 3000               arguments after -- go to the app
   $ httpsys start app.js --watch                      reload when a file changes (development)
   $ httpsys start --env production --env-file .env    the env_production blocks, plus .env
+  $ httpsys start app.js --backend hub                the hub router, also on Windows
 
 From another terminal: httpsys ls, httpsys reload <app|all>, httpsys logs -f.`
 
@@ -49,6 +50,9 @@ function register (program) {
     .option('--log-dir <dir>', 'also write <name>.log there (rotated at 10M, 5 kept)')
     .option('--env <name>', 'merge each app\'s env_<name> over its env (config files)')
     .option('--env-file <file>', 'KEY=value lines added to every app\'s environment')
+    .addOption(new Option('--backend <router>', 'the router: auto (HTTP.SYS on Windows when its addon loads and every app ' +
+      'has --url/urls, else the hub), httpsys (HTTP.SYS, Windows only) or hub (default: the config\'s backend, else auto)')
+      .choices(BACKENDS))
     .addOption(new Option('--log-level <level>', 'least level logged, for httpsys and the apps').choices(LOG_LEVELS).default('info'))
     .option('--json', 'write JSON log lines even in a terminal')
     .addHelpText('after', EXAMPLES)
@@ -124,6 +128,7 @@ function toRequest (script, args, options, command) {
     logDir: options.logDir !== undefined ? path.resolve(options.logDir) : undefined,
     env: options.env,
     envFile: options.envFile,
+    backend: options.backend,
     logLevel: options.logLevel,
     json: Boolean(options.json)
   }

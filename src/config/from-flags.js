@@ -39,6 +39,7 @@ const FLAGS = {
  * @param {string} [flags.maxMemoryRestart]
  * @param {string} [flags.restart]
  * @param {string} [flags.logDir]
+ * @param {string} [flags.backend] --backend (auto, httpsys, hub)
  * @param {object} [options]
  * @param {string} [options.baseDir=process.cwd()]
  * @param {object} [options.envFile] `--env-file` variables
@@ -65,6 +66,7 @@ function fromFlags (flags, { baseDir = process.cwd(), envFile } = {}) {
   return validate({ apps: [app] }, {
     baseDir,
     envFile,
+    backend: flags.backend,
     source: { script: app.script },
     keyLabel: (p) => FLAGS[p[2]] || p.join('.'),
     example: (p, value) => FLAGS[p[2]] && FLAGS[p[2]].startsWith('--')

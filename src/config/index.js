@@ -30,6 +30,7 @@ async function resolveStartConfig (request, { cwd = process.cwd() } = {}) {
     baseDir: path.dirname(file),
     envName: request.env,
     envFile,
+    backend: request.backend,
     watch: request.watch === true,
     source: { configFile: file }
   })

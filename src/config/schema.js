@@ -273,6 +273,17 @@ const appSchema = {
 }
 
 const RESTART_MODES = ['always', 'on-failure', 'never']
+const BACKENDS = ['auto', 'httpsys', 'hub']
+
+// Top-level keys besides `apps`: settings of the whole run. A CLI flag (--backend) wins
+// over the file.
+const topSchema = {
+  backend: {
+    doc: 'the router: "auto" (HTTP.SYS on Windows when its addon loads and every app has urls, else the hub), "httpsys" or "hub"',
+    default: () => 'auto',
+    check: (value, ctx) => oneOf(value, ctx, BACKENDS)
+  }
+}
 const BACKOFF_DEFAULTS = Object.freeze({ initial: 200, max: 30000, factor: 2, jitter: 0.2, reset_after: 60000 })
 
 const backoffSchema = {
@@ -383,4 +394,4 @@ function scriptExists (file) {
   }
 }
 
-module.exports = { appSchema, appAliases, parseInstances, cpuCount, describe, RESTART_MODES, BACKOFF_DEFAULTS }
+module.exports = { appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS }

@@ -6,11 +6,11 @@
 
 const path = require('node:path')
 const { codes } = require('../errors')
-const { appSchema, appAliases, describe } = require('./schema')
+const { appSchema, appAliases, topSchema, describe, BACKENDS } = require('./schema')
 const { didYouMean } = require('./suggest')
 
 const kValidated = Symbol('httpsys.config.validated')
-const TOP_KEYS = ['apps']
+const TOP_KEYS = ['apps', ...Object.keys(topSchema)]
 // env_production, env_staging, ...: selected with `--env <name>` (pm2's spelling)
 const ENV_VARIANT = /^env_[A-Za-z0-9][A-Za-z0-9_.-]*$/
 
@@ -24,7 +24,9 @@ const ENV_VARIANT = /^env_[A-Za-z0-9][A-Za-z0-9_.-]*$/
  * @param {object} [options.envFile] `--env-file` variables, under every app's own env
  * @param {boolean} [options.watch] `--watch` on a config file: watch every app that does not say otherwise
  * @param {object} [options.source] where the config came from ({ configFile }), kept as config.source
- * @returns {Readonly<{ apps: ReadonlyArray<object> }>}
+ * @param {string} [options.backend] `--backend`: wins over the file's `backend`
+ * @returns {Readonly<{ backend: string, apps: ReadonlyArray<object> }>} config.source.backend
+ *   says where backend came from: '--backend', 'config' or 'default'
  */
 function validate (raw, options = {}) {
   const opts = {
@@ -53,10 +55,11 @@ function validate (raw, options = {}) {
   if (opts.envName !== undefined) checkEnvName(list, opts.envName)
   const apps = list.map((entry, i) => validateApp(entry, at.at(i)))
   checkAcrossApps(apps, at)
-  const config = { apps }
+  const backend = validateBackend(raw, options.backend, root)
+  const config = { backend: backend.value, apps }
   Object.defineProperty(config, kValidated, { value: true })
   // not enumerable: `config check` prints the apps, and equality in tests stays on them
-  Object.defineProperty(config, 'source', { value: Object.freeze({ ...options.source }) })
+  Object.defineProperty(config, 'source', { value: Object.freeze({ ...options.source, backend: backend.from }) })
   return deepFreeze(config)
 }
 
@@ -88,6 +91,21 @@ function validateApp (raw, ctx) {
   app.env = { ...ctx.opts.envFile, ...app.env, ...selected }
   if (ctx.opts.watch && raw.watch === undefined) app.watch = [app.cwd]
   return app
+}
+
+function validateBackend (raw, flag, root) {
+  if (flag !== undefined) {
+    if (!BACKENDS.includes(flag)) {
+      throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+        key: '--backend',
+        reason: `must be one of ${BACKENDS.join(', ')}, got ${describe(flag)}`,
+        fix: 'For example --backend auto.'
+      })
+    }
+    return { value: flag, from: '--backend' }
+  }
+  if (raw.backend === undefined) return { value: topSchema.backend.default(), from: 'default' }
+  return { value: topSchema.backend.check(raw.backend, root.at('backend')), from: 'config' }
 }
 
 /** `--env staging` when no app has env_staging is a typo or a wrong file: say which exist. */

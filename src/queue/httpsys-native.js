@@ -290,9 +290,11 @@ function createBackend (getBinding) {
     if (tuning.receives === undefined) tuning.receives = defaultReceives(platform)
     let native = null
     if (queue) {
-      // Under the supervisor the controller registered the app's prefixes already.
-      const registered = new Set(listFromEnv(process.env.HTTPSYS_QUEUE_URLS))
-      const own = prefixes.filter((p) => !registered.has(p))
+      // Under the supervisor the controller registered the app's prefixes already, and
+      // as on the hub a queue that has prefixes ignores the ones listen() asks for: an
+      // app on http://+:8080/api/ calling listen(8080) must not take the port's root.
+      const registered = listFromEnv(process.env.HTTPSYS_QUEUE_URLS)
+      const own = registered.length > 0 ? [] : prefixes
       try {
         native = new b.Queue({ ...tuning, mode: 'open', name: queue, urls: own })
       } catch (err) {

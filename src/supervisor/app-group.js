@@ -13,7 +13,7 @@ const { AppWatcher } = require('./watcher')
 class AppGroup extends EventEmitter {
   /**
    * @param {object} app a validated app
-   * @param {object} options passed to each Worker (hubPath, logger, env, preload, inFlight)
+   * @param {object} options passed to each Worker (routerEnv, tracksWorkers, logger, env, preload, inFlight)
    * @param {string[]} [options.logDirs] directories watch mode ignores
    */
   constructor (app, options) {

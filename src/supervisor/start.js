@@ -5,8 +5,9 @@ const { Supervisor } = require('./supervisor')
 const { createLogger } = require('./output')
 
 /**
- * Start the hub and every app of a config; resolves once the queues exist and the
- * workers are spawned (not when they are ready: listen to 'ready').
+ * Start the router (config.backend: auto, httpsys or hub) and every app of a config;
+ * resolves once the queues exist and the workers are spawned (not when they are ready:
+ * listen to 'ready').
  * @param {object} config a config from src/config, or a raw one (validated here, paths
  *   relative to process.cwd())
  * @param {object} [options]

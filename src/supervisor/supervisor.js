@@ -1,50 +1,55 @@
 'use strict'
 
-// The supervisor of `httpsys start`: owns the hub (the router, in this process), creates
-// one queue per app before any app runs (a port in use fails the start, not a worker),
-// runs each app's instances (app-group.js), answers the control channel (`httpsys ls`,
-// `reload`, ... from another terminal), samples memory, writes log files, and stops
-// everything in order: workers first (they finish in-flight requests), then the hub.
+// The supervisor of `httpsys start`: picks the router (backend-choice.js: the hub in
+// this process, or HTTP.SYS), creates one queue per app before any app runs (a port in
+// use fails the start, not a worker), runs each app's instances (app-group.js), answers
+// the control channel (`httpsys ls`, `reload`, ... from another terminal), samples
+// memory, writes log files, and stops everything in order: workers first (they finish
+// in-flight requests), then the router.
 
 const { EventEmitter } = require('node:events')
-const os = require('node:os')
-const path = require('node:path')
 const pino = require('pino')
 const { codes } = require('../errors')
 const { AppGroup } = require('./app-group')
 const { LogRouter } = require('./log-router')
 const { LogFile } = require('./log-file')
 const { MemoryMonitor, rssOf } = require('./memory')
+const { chooseBackend } = require('./backend-choice')
+const { HubRouter, hubSocketPath } = require('./hub-router')
+const { HttpsysRouter } = require('./httpsys-router')
 
 const kStopping = Symbol('httpsys.supervisor.stopping')
 // the hub bounds its own close (closeTimeout, 5 s); this only guards against a hang
-const HUB_CLOSE_TIMEOUT_MS = 7000
+const ROUTER_CLOSE_TIMEOUT_MS = 7000
 const TERMINAL = new Set(['errored', 'exited'])
 
 class Supervisor extends EventEmitter {
   /**
-   * @param {object} config a validated config (src/config)
+   * @param {object} config a validated config (src/config); config.backend picks the router
    * @param {object} options
    * @param {import('pino').Logger} options.logger
    * @param {string} [options.logLevel] passed to workers as HTTPSYS_LOG_LEVEL
    * @param {string} [options.socketPath] the hub's socket (default: per user and run)
    * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
+   * @param {object} [options.native] the HTTP.SYS backend (default: src/queue/httpsys-native.js; tests swap it)
+   * @param {object} [options.backendChoice] options of chooseBackend() (platform, loadNative; tests)
    * @param {string} [options.preload] the workers' --require module (default: src/register.js)
    * @param {boolean} [options.control=false] answer `httpsys ls|reload|...` on the control channel
    * @param {string} [options.controlDir] the control channel's directory (default: per user)
    * @param {object} [options.memory] MemoryMonitor options (intervalMs, sustained, sample)
    */
-  constructor (config, { logger, logLevel, socketPath = hubSocketPath(), Hub, preload, control = false, controlDir, memory = {} }) {
+  constructor (config, { logger, logLevel, socketPath = hubSocketPath(), Hub, native, backendChoice, preload, control = false, controlDir, memory = {} }) {
     super()
     this.config = config
     // every record passes the router (log files, `httpsys logs`) on its way out
     this.router = new LogRouter(logger[pino.symbols.streamSym])
     this.logger = pino({ level: logger.level, base: null }, this.router)
     this.socketPath = socketPath
-    this.hub = null
+    this.routerOptions = { Hub, native, backendChoice }
+    this.backend = null // { backend, reason } once started
+    this.queues = null // the request-queue router (hub-router.js, httpsys-router.js)
     this.groups = []
     this.logLevel = logLevel
-    this.Hub = Hub
     this.preload = preload
     this.controlEnabled = control
     this.controlDir = controlDir
@@ -59,8 +64,16 @@ class Supervisor extends EventEmitter {
     return this.groups.flatMap((g) => g.workers)
   }
 
-  /** Start the hub, create every queue, then spawn the workers. Rejects before spawning anything. */
+  /**
+   * Pick the router, create every queue, then spawn the workers. Rejects before
+   * spawning anything (ERR_HTTPSYS_NATIVE_UNAVAILABLE when httpsys was asked for and
+   * cannot load, a port in use, ...).
+   */
   async start () {
+    const choice = chooseBackend(this.config, this.routerOptions.backendChoice)
+    this.backend = choice
+    this.logger.info({ event: 'backend', backend: choice.backend, reason: choice.reason, detail: choice.detail },
+      `router: ${choice.backend === 'hub' ? 'the httpsys hub' : 'HTTP.SYS'} (${choice.reason})`)
     for (const app of this.config.apps) {
       if (app.log_dir) {
         this.router.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
@@ -71,31 +84,29 @@ class Supervisor extends EventEmitter {
       this.control = new ControlServer({ handler: this.controlHandler(), config: this.config, logger: this.logger, dir: this.controlDir })
       await this.control.start()
     }
-    // required here, not at the top: `httpsys --help` and config checks never load the router
-    const Hub = this.Hub || require('../hub').Hub
-    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }) })
-    this.hub = hub
+    const queues = this.createRouter(choice.backend)
+    this.queues = queues
+    queues.on('attach', ({ pid }) => this.findWorker(pid)?.markReady(pid))
+    queues.on('detach', ({ queue, pid, reason }) => {
+      this.findWorker(pid)?.onDetach(pid)
+      this.logger.debug({ event: 'detach', queue, pid, reason }, `pid ${pid} detached from queue ${queue}`)
+    })
+    queues.on('error', (err) => {
+      this.logger.fatal({ err }, `the router failed: ${err.message}`)
+      this.emit('error', err)
+    })
     try {
-      await hub.start()
+      await queues.start()
       for (const app of this.config.apps) {
-        await hub.createQueue(app.name, { urls: app.urls })
+        await queues.createQueue(app.name, { urls: app.urls })
       }
     } catch (err) {
-      this.hub = null
-      await closeQuietly(hub)
+      this.queues = null
+      await closeQuietly(queues)
       if (this.control) await this.control.close()
       this.router.close()
       throw err
     }
-    hub.on('attach', ({ pid }) => this.findWorker(pid)?.markReady(pid))
-    hub.on('detach', ({ queue, pid, reason }) => {
-      this.findWorker(pid)?.onDetach(pid)
-      this.logger.debug({ event: 'detach', queue, pid, reason }, `pid ${pid} detached from queue ${queue}`)
-    })
-    hub.on('error', (err) => {
-      this.logger.fatal({ err }, `the hub failed: ${err.message}`)
-      this.emit('error', err)
-    })
 
     const env = this.logLevel ? { HTTPSYS_LOG_LEVEL: this.logLevel } : {}
     const logDirs = [...new Set(this.config.apps.map((a) => a.log_dir).filter(Boolean))]
@@ -104,7 +115,8 @@ class Supervisor extends EventEmitter {
       this.logger.info({ event: 'app', app: app.name, urls: app.urls, instances: app.instances },
         `${app.instances} instance${app.instances === 1 ? '' : 's'} on ${where}${app.watch.length ? ' (watching for changes)' : ''}`)
       const group = new AppGroup(app, {
-        hubPath: this.socketPath,
+        routerEnv: queues.workerEnv(app),
+        tracksWorkers: queues.tracksWorkers,
         logger: this.logger,
         env,
         preload: this.preload,
@@ -123,6 +135,12 @@ class Supervisor extends EventEmitter {
     await Promise.all(this.groups.map((g) => g.start()))
     if (this.config.apps.some((a) => a.max_memory_restart > 0)) this.memory.start()
     return this
+  }
+
+  createRouter (backend) {
+    const { Hub, native } = this.routerOptions
+    if (backend === 'httpsys') return new HttpsysRouter({ logger: this.logger, native })
+    return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub })
   }
 
   findWorker (pid) {
@@ -165,16 +183,11 @@ class Supervisor extends EventEmitter {
       }
       apps.push({ name: g.name, state: g.state(), urls: g.app.urls, watching: g.watching, waiting: stats ? stats.waiting : 0, instances })
     }
-    return { pid: process.pid, startedAt: new Date(this.startedAt).toISOString(), apps }
+    return { pid: process.pid, startedAt: new Date(this.startedAt).toISOString(), backend: this.backend && this.backend.backend, apps }
   }
 
   queueStats (name) {
-    if (!this.hub) return null
-    try {
-      return this.hub.queueStats(name)
-    } catch {
-      return null
-    }
+    return this.queues ? this.queues.stats(name) : null
   }
 
   inFlightOf (queue, pid) {
@@ -242,7 +255,7 @@ class Supervisor extends EventEmitter {
 
   /**
    * Graceful stop of every worker (drain, IPC shutdown, kill after kill_timeout), then
-   * the hub. Idempotent: every call returns the same promise.
+   * the router. Idempotent: every call returns the same promise.
    */
   stop () {
     if (!this[kStopping]) {
@@ -251,7 +264,7 @@ class Supervisor extends EventEmitter {
     return this[kStopping]
   }
 
-  /** Force: kill every worker's process tree now, then close the hub. */
+  /** Force: kill every worker's process tree now, then close the router. */
   kill () {
     this.logger.warn({ event: 'force' }, 'forcing: killing every app now')
     if (!this[kStopping]) {
@@ -267,11 +280,11 @@ class Supervisor extends EventEmitter {
     this.logger.info({ event: 'stop' }, 'stopping')
     this.memory.stop()
     await Promise.all(this.groups.map(stopGroup))
-    if (this.hub) {
-      const hub = this.hub
-      this.hub = null
-      const closed = await withTimeout(closeQuietly(hub, this.logger), HUB_CLOSE_TIMEOUT_MS)
-      if (!closed) this.logger.warn({ event: 'hub-close-timeout' }, `the hub did not close within ${HUB_CLOSE_TIMEOUT_MS} ms`)
+    if (this.queues) {
+      const queues = this.queues
+      this.queues = null
+      const closed = await withTimeout(closeQuietly(queues, this.logger), ROUTER_CLOSE_TIMEOUT_MS)
+      if (!closed) this.logger.warn({ event: 'router-close-timeout' }, `the router did not close within ${ROUTER_CLOSE_TIMEOUT_MS} ms`)
     }
     if (this.control) await this.control.close()
     const ms = Date.now() - startedAt
@@ -281,20 +294,11 @@ class Supervisor extends EventEmitter {
   }
 }
 
-/** A per-user, per-run path, so two users or two runs never share a hub. */
-function hubSocketPath (pid = process.pid) {
-  const user = typeof process.getuid === 'function'
-    ? process.getuid()
-    : os.userInfo().username.replace(/[^A-Za-z0-9_-]/g, '_')
-  const name = `httpsys-${user}-${pid}`
-  return process.platform === 'win32' ? `\\\\.\\pipe\\${name}` : path.join(os.tmpdir(), `${name}.sock`)
-}
-
-async function closeQuietly (hub, logger) {
+async function closeQuietly (queues, logger) {
   try {
-    await hub.close()
+    await queues.close()
   } catch (err) {
-    if (logger) logger.warn({ err }, `closing the hub failed: ${err.message}`)
+    if (logger) logger.warn({ err }, `closing the router failed: ${err.message}`)
   }
   return true
 }

@@ -38,8 +38,10 @@ class WorkerProcess extends EventEmitter {
    * @param {object} options.env the whole environment
    * @param {import('pino').Logger} options.logger
    * @param {(pid: number) => number} [options.inFlight] requests the hub has in flight on pid
+   * @param {boolean} [options.tracksWorkers=true] the router reports detach (the hub); HTTP.SYS
+   *   does not, so there a drain ends only on httpsys:drained, the exit, or its deadline
    */
-  constructor (app, inst, { argv, env, logger, inFlight }) {
+  constructor (app, inst, { argv, env, logger, inFlight, tracksWorkers = true }) {
     super()
     this.app = app
     this.inst = inst
@@ -47,6 +49,7 @@ class WorkerProcess extends EventEmitter {
     this.env = env
     this.logger = logger
     this.inFlight = inFlight || (() => 0)
+    this.tracksWorkers = tracksWorkers
     this.child = null
     this.pid = undefined
     this.state = 'starting' // ready | stopping | exited
@@ -127,10 +130,13 @@ class WorkerProcess extends EventEmitter {
     return true
   }
 
-  /** The hub saw this pid attach to the app's queue. */
-  onAttach () {
+  /**
+   * This pid attached to the app's queue: the router saw it ('attach'), or the preload
+   * said so ('preload'). Both may come; the second changes nothing.
+   */
+  onAttach (via = 'attach') {
     this.attached = true
-    if (!this.app.wait_ready) this.markReady('attach')
+    if (!this.app.wait_ready) this.markReady(via)
   }
 
   /** The hub saw this pid detach (or its connection close). */
@@ -139,13 +145,16 @@ class WorkerProcess extends EventEmitter {
   }
 
   onMessage (msg) {
-    // process.send('ready') is pm2's spelling; apps written for pm2 keep working
-    if (msg === 'ready' || (msg && msg.type === 'httpsys:ready')) {
+    // the app's own word (wait_ready): process.send('ready') is pm2's spelling, so apps
+    // written for pm2 keep working
+    if (msg === 'ready') {
       if (this.app.wait_ready) this.markReady('message')
       return
     }
     if (!msg || typeof msg.type !== 'string') return
-    if (msg.type === 'httpsys:drained' && this.onDrained) this.onDrained()
+    // the preload: a server of this process is attached (the only word HTTP.SYS gives)
+    if (msg.type === 'httpsys:ready') this.onAttach('preload')
+    else if (msg.type === 'httpsys:drained' && this.onDrained) this.onDrained()
     else if (msg.type === 'httpsys:stats') {
       for (const resolve of this.statsWaiters.splice(0)) resolve(msg)
     }
@@ -265,7 +274,8 @@ class WorkerProcess extends EventEmitter {
       this.onDrained = () => finish('drained')
       this.exited.then(() => finish('exited'))
       timers.push(setTimeout(() => finish('timeout'), Math.max(0, deadline - Date.now())))
-      timers.push(setTimeout(() => { if (!this.detached) finish('unsupported') }, ackMs))
+      // a router that reports detaching tells a preload that ignores httpsys:drain
+      if (this.tracksWorkers) timers.push(setTimeout(() => { if (!this.detached) finish('unsupported') }, ackMs))
       const poll = setInterval(() => {
         if (this.detached && this.inFlight(this.pid) === 0) finish('idle')
       }, DRAIN_POLL_MS)

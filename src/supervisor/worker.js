@@ -20,18 +20,22 @@ class Worker extends EventEmitter {
    * @param {object} app a validated app (src/config)
    * @param {number} inst 0-based instance number
    * @param {object} options
-   * @param {string} options.hubPath the hub's socket path (HTTPSYS_HUB)
+   * @param {object} options.routerEnv how a worker finds its queue (the router's workerEnv(app):
+   *   HTTPSYS_HUB, HTTPSYS_QUEUE, ...; an undefined value removes the variable)
+   * @param {boolean} [options.tracksWorkers=true] the router reports attach/detach (the hub); else
+   *   only the preload's messages tell (HTTP.SYS)
    * @param {import('pino').Logger} options.logger
    * @param {object} [options.env] extra environment for every process (e.g. HTTPSYS_LOG_LEVEL)
    * @param {string} [options.preload] the --require module (default: src/register.js; tests swap it)
    * @param {(pid: number) => number} [options.inFlight] the hub's in-flight count of a pid (drain)
    * @param {boolean} [options.watching] a crash loop waits for a file change instead of giving up
    */
-  constructor (app, inst, { hubPath, logger, env = {}, preload = REGISTER, inFlight, watching = false }) {
+  constructor (app, inst, { routerEnv = {}, tracksWorkers = true, logger, env = {}, preload = REGISTER, inFlight, watching = false }) {
     super()
     this.app = app
     this.inst = inst
-    this.hubPath = hubPath
+    this.routerEnv = routerEnv
+    this.tracksWorkers = tracksWorkers
     this.logger = logger
     this.extraEnv = env
     this.preload = preload
@@ -69,7 +73,7 @@ class Worker extends EventEmitter {
     this.proc = this.spawnProcess()
   }
 
-  /** The hub saw pid attach to this app's queue (ready, unless the app says so itself). */
+  /** The router saw pid attach to this app's queue (ready, unless the app says so itself). */
   markReady (pid) {
     this.findProcess(pid)?.onAttach()
   }
@@ -179,9 +183,10 @@ class Worker extends EventEmitter {
     const { app, inst } = this
     const proc = new WorkerProcess(app, inst, {
       argv: [...app.node_args, '--require', this.preload, app.script, ...app.args],
-      env: workerEnv(app, inst, this.hubPath, this.extraEnv),
+      env: workerEnv(app, inst, this.routerEnv, this.extraEnv),
       logger: this.logger,
-      inFlight: this.inFlight
+      inFlight: this.inFlight,
+      tracksWorkers: this.tracksWorkers
     })
     if (this.spawns++ > 0) this.restarts++
     proc.on('ready', () => { if (proc === this.proc) this.onProcessReady(proc) })
@@ -290,15 +295,20 @@ function waitReady (proc) {
   })
 }
 
-function workerEnv (app, inst, hubPath, extra) {
+function workerEnv (app, inst, routerEnv, extra) {
   const env = { ...process.env }
   if (app.urls.length > 0) {
     const { parse } = require('../urlprefix')
     env.PORT = String(parse(app.urls[0]).port)
   }
   Object.assign(env, extra, app.env)
-  env.HTTPSYS_HUB = hubPath
   env.HTTPSYS_QUEUE = app.name
+  for (const [key, value] of Object.entries(routerEnv)) {
+    if (value === undefined) delete env[key]
+    else env[key] = value
+  }
+  // the preload reports readiness only to its parent, not to the app's own cluster primary
+  env.HTTPSYS_SUPERVISOR_PID = String(process.pid)
   env.HTTPSYS_APP = app.name
   env.HTTPSYS_INSTANCE = String(inst)
   env.NODE_APP_INSTANCE = String(inst)

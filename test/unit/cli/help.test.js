@@ -32,11 +32,12 @@ test('start --help lists every option of start', () => {
   expect(code).toBe(0)
   expect(stdout).toMatch(/^Usage: httpsys start \[options\] \[script\] \[args\.\.\.\]/)
   for (const option of ['-c, --config <file>', '-u, --url <prefix>', '-i, --instances <n>', '-n, --name <name>',
-    '--node-args <args>', '--cwd <dir>', '--log-level <level>', '--json']) {
+    '--node-args <args>', '--cwd <dir>', '--log-level <level>', '--json', '--backend <router>']) {
     expect(stdout).toContain(option)
   }
   expect(stdout).toContain('Examples:')
   expect(stdout).toContain('httpsys start app.js -- --port 3000')
+  expect(stdout).toContain('(choices: "auto", "httpsys", "hub")')
   expect(run('help', 'start').stdout).toBe(stdout)
 })
 

@@ -85,7 +85,7 @@ test('resolveStartConfig reads --env-file and passes --env to a config function'
     'module.exports = ({ env }) => ({ apps: [{ script: "app.js", env: { SHARED: "app", WHICH: String(env) } }] })')
   const config = await resolveStartConfig({ config: 'fn.config.js', env: undefined, envFile: 'vars.env' }, { cwd: dir })
   expect(config.apps[0].env).toEqual({ FROM_FILE: 'yes please', SHARED: 'app', WHICH: 'undefined' })
-  expect(config.source).toEqual({ configFile: path.join(dir, 'fn.config.js') })
+  expect(config.source).toEqual({ configFile: path.join(dir, 'fn.config.js'), backend: 'default' })
   await expect(resolveStartConfig({ script: 'app.js', envFile: 'nope.env' }, { cwd: dir }))
     .rejects.toThrow(/Invalid config at --env-file: cannot read .*nope\.env \(ENOENT\)/)
 })

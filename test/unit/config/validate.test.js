@@ -88,6 +88,7 @@ test('a config that is not an object says what to export', () => {
 test('defaults: name from the script, no urls, one instance, cwd of the config, the documented supervisor defaults', () => {
   const config = validate({ apps: [{ script: 'app.js' }] }, { baseDir: dir })
   expect(config).toEqual({
+    backend: 'auto',
     apps: [{
       name: 'app',
       script: path.join(dir, 'app.js'),
@@ -182,5 +183,20 @@ describe('from `httpsys start` flags', () => {
   test('a script name that is not a valid app name gives a usable default name', () => {
     fs.writeFileSync(path.join(dir, 'my app!.js'), '')
     expect(fromFlags({ script: 'my app!.js' }, { baseDir: dir }).apps[0].name).toBe('my-app-')
+  })
+})
+
+describe('backend: which router runs the apps', () => {
+  test('auto by default; the file can choose one; --backend wins over the file', () => {
+    expect(validate(app(), { baseDir: dir })).toMatchObject({ backend: 'auto', source: { backend: 'default' } })
+    expect(validate({ backend: 'hub', ...app() }, { baseDir: dir })).toMatchObject({ backend: 'hub', source: { backend: 'config' } })
+    expect(validate({ backend: 'hub', ...app() }, { baseDir: dir, backend: 'httpsys' })).toMatchObject({ backend: 'httpsys', source: { backend: '--backend' } })
+    expect(fromFlags({ script: 'app.js', backend: 'hub' }, { baseDir: dir })).toMatchObject({ backend: 'hub', source: { backend: '--backend' } })
+  })
+
+  test('an unknown backend names the key and the choices', () => {
+    expect(check({ backend: 'iis', ...app() })).toThrow(/^Invalid config at backend: must be one of "auto", "httpsys", "hub", got "iis"\. For example backend: "auto"\./)
+    expect(() => validate(app(), { baseDir: dir, backend: 'nginx' })).toThrow(/^Invalid config at --backend: must be one of auto, httpsys, hub, got "nginx"/)
+    expect(check({ backnd: 'hub', ...app() })).toThrow(/at backnd: is not a known key\. Did you mean "backend"\?/)
   })
 })

@@ -21,7 +21,7 @@ test('a crash-looping app in watch mode waits for a change, then starts again', 
   }, { baseDir: APPS }).apps[0]
   const records = []
   const logger = pino({ base: null }, { write (line) { records.push(JSON.parse(line)) } })
-  const group = new AppGroup(app, { hubPath: '/tmp/none.sock', logger, preload: PRELOAD })
+  const group = new AppGroup(app, { routerEnv: { HTTPSYS_HUB: '/tmp/none.sock' }, logger, preload: PRELOAD })
   const waitFor = async (predicate, count = 1) => {
     const end = Date.now() + 8000
     while (records.filter(predicate).length < count && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10))

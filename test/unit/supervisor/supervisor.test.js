@@ -13,6 +13,7 @@ const { codes } = require('../../../src/errors')
 const { Supervisor, hubSocketPath } = require('../../../src/supervisor/supervisor')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
+const ATTACH_APP = path.join(__dirname, 'fixtures', 'attach-app.js')
 const PRELOAD = path.join(APPS, 'fake-preload.js')
 
 let calls
@@ -102,6 +103,42 @@ test('the hub reporting an attach makes that worker ready, with the time it took
   const [record] = records.filter((r) => r.event === 'ready')
   expect(record).toMatchObject({ app: 'api', inst: 1, pid: second.pid, ms: expect.any(Number) })
   expect(supervisor.list().map((w) => w.state)).toEqual(['starting', 'ready'])
+})
+
+test('the start log names the router and why; workers are sent to the hub whatever the shell says', async () => {
+  const saved = process.env.HTTPSYS_BACKEND
+  process.env.HTTPSYS_BACKEND = 'httpsys'
+  try {
+    const { supervisor, records } = makeSupervisor([{ name: 'api', script: 'graceful.js' }])
+    await supervisor.start()
+    const [backend] = records.filter((r) => r.event === 'backend')
+    if (process.platform !== 'win32') {
+      expect(backend).toMatchObject({ level: 30, backend: 'hub', reason: 'not Windows', msg: 'router: the httpsys hub (not Windows)' })
+    } else {
+      expect(backend).toMatchObject({ backend: expect.stringMatching(/^(hub|httpsys)$/), reason: expect.any(String) })
+    }
+    expect(records.indexOf(backend)).toBeLessThan(records.findIndex((r) => r.event === 'app'))
+    expect(supervisor.workers[0].proc.env).toMatchObject({ HTTPSYS_BACKEND: 'hub', HTTPSYS_HUB: '/tmp/httpsys-test.sock', HTTPSYS_QUEUE: 'api' })
+  } finally {
+    if (saved === undefined) delete process.env.HTTPSYS_BACKEND
+    else process.env.HTTPSYS_BACKEND = saved
+  }
+})
+
+test('the preload\'s ready message makes a worker ready when the hub reports nothing; both together are one ready', async () => {
+  const { supervisor, records } = makeSupervisor([{ name: 'api', script: ATTACH_APP, instances: 2, env: { ATTACH_DELAY: '100' } }])
+  const readyEvents = []
+  supervisor.on('ready', (e) => readyEvents.push(e))
+  await supervisor.start()
+  const [first, second] = supervisor.list()
+  // the hub sees #1 attach before its preload says so: still one ready
+  FakeHub.last.emit('attach', { queue: 'api', pid: second.pid, workerId: 1 })
+  await waitFor(records, (r) => r.event === 'ready' && r.inst === 0)
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  const ready = records.filter((r) => r.event === 'ready')
+  expect(ready.map((r) => [r.inst, r.pid, r.via])).toEqual([[1, second.pid, 'attach'], [0, first.pid, 'preload']])
+  expect(readyEvents).toHaveLength(2)
+  expect(supervisor.list().map((w) => w.state)).toEqual(['ready', 'ready'])
 })
 
 test('stop ends every worker, then closes the hub; stopping twice is one stop', async () => {

@@ -29,7 +29,7 @@ function makeWorker (appConfig) {
   }, { baseDir: APPS }).apps[0]
   const records = []
   const logger = pino({ level: 'debug', base: null }, { write (line) { records.push(JSON.parse(line)) } })
-  const worker = new Worker(app, 0, { hubPath: '/tmp/hub.sock', logger, preload: PRELOAD })
+  const worker = new Worker(app, 0, { routerEnv: { HTTPSYS_HUB: '/tmp/hub.sock' }, logger, preload: PRELOAD })
   workers.push(worker)
   return { worker, records }
 }

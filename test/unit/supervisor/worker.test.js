@@ -27,7 +27,7 @@ function memoryLogger () {
 function makeWorker (appConfig, inst = 0) {
   const app = validate({ apps: [{ kill_timeout: 2000, ...appConfig }] }, { baseDir: APPS }).apps[0]
   const { logger, records } = memoryLogger()
-  const worker = new Worker(app, inst, { hubPath: '/tmp/hub.sock', logger, preload: PRELOAD, env: { HTTPSYS_LOG_LEVEL: 'debug' } })
+  const worker = new Worker(app, inst, { routerEnv: { HTTPSYS_HUB: '/tmp/hub.sock' }, logger, preload: PRELOAD, env: { HTTPSYS_LOG_LEVEL: 'debug' } })
   workers.push(worker)
   return { worker, records }
 }

@@ -1,0 +1,115 @@
+'use strict'
+
+// The router the supervisor controls on Windows with the httpsys backend: HTTP.SYS
+// itself. The supervisor is the controller (architecture.md): it creates one named
+// request queue per app and registers the app's prefixes on it; workers open the queue
+// by name (HTTP_CREATE_REQUEST_QUEUE_FLAG_OPEN_EXISTING) and never need a URL
+// reservation of their own. Requests wait in the kernel queue while a worker restarts.
+//
+// Same surface as hub-router.js. HTTP.SYS says nothing when a process opens or leaves
+// a queue, so there are no 'attach'/'detach' events and no per-pid stats: readiness
+// comes from the preload's { type: 'httpsys:ready' } message instead.
+//
+// Queue names are global to the machine: two supervisors running an app called "web"
+// must not collide, so a queue is named after the run (httpsys-<pid>-<app>).
+
+const { EventEmitter } = require('node:events')
+const { codes } = require('../errors')
+
+const ERROR_ALREADY_EXISTS = 183
+
+class HttpsysRouter extends EventEmitter {
+  /**
+   * @param {object} options
+   * @param {import('pino').Logger} options.logger
+   * @param {object} [options.native] the backend (default: src/queue/httpsys-native.js;
+   *   tests pass createBackend() over a fake binding)
+   * @param {number|string} [options.runId=process.pid] part of every queue name
+   * @param {number} [options.queueLength] requests a queue holds before HTTP.SYS answers 503
+   */
+  constructor ({ logger, native, runId = process.pid, queueLength } = {}) {
+    super()
+    this.logger = logger
+    this.native = native || null
+    this.runId = runId
+    this.queueLength = queueLength
+    this.queues = new Map() // app name -> the controller's queue
+  }
+
+  get backend () { return 'httpsys' }
+
+  get tracksWorkers () { return false }
+
+  async start () {
+    if (this.native === null) this.native = require('../queue/httpsys-native')
+    const { wine, features } = this.native.platform()
+    this.logger.debug({ event: 'httpsys', wine, features }, wine ? `HTTP.SYS under Wine ${wine}` : 'HTTP.SYS')
+  }
+
+  queueName (app) {
+    return `httpsys-${this.runId}-${app}`
+  }
+
+  /**
+   * @throws ERR_HTTPSYS_URL_CONFLICT, ERR_HTTPSYS_ACCESS_DENIED (with the urlacl command),
+   *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_NATIVE_CALL
+   */
+  async createQueue (app, { urls = [] } = {}) {
+    const name = this.queueName(app)
+    if (this.queues.has(app)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name, app })
+    let queue
+    try {
+      queue = this.native.createQueue(name, { urls, queueLength: this.queueLength })
+    } catch (err) {
+      throw withApp(err, app, name)
+    }
+    this.queues.set(app, queue)
+    this.logger.debug({ event: 'queue', app, queue: name, urls: queue.urls }, `request queue ${name} holds ${queue.urls.join(' ')}`)
+    return { name, urls: queue.urls }
+  }
+
+  async deleteQueue (app) {
+    const queue = this.queues.get(app)
+    if (queue === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: this.queueName(app) })
+    this.queues.delete(app)
+    queue.close()
+  }
+
+  stats () {
+    return null
+  }
+
+  workerEnv (app) {
+    const queue = this.queues.get(app.name)
+    return {
+      HTTPSYS_BACKEND: 'httpsys',
+      HTTPSYS_QUEUE: this.queueName(app.name),
+      // what the controller registered: the worker's attach() registers none of these again
+      HTTPSYS_QUEUE_URLS: (queue ? queue.urls : app.urls).join(','),
+      HTTPSYS_HUB: undefined
+    }
+  }
+
+  async close () {
+    const queues = [...this.queues.values()]
+    this.queues.clear()
+    for (const queue of queues) {
+      try {
+        queue.close()
+      } catch (err) {
+        this.logger.warn({ err, queue: queue.name }, `closing request queue ${queue.name} failed: ${err.message}`)
+      }
+    }
+  }
+}
+
+function withApp (err, app, name) {
+  // HttpCreateRequestQueue's 183: a queue of that name exists (another run with this pid?)
+  if (err && err.code === 'ERR_HTTPSYS_NATIVE_CALL' && err.syscall === 'HttpCreateRequestQueue' && err.win32 === ERROR_ALREADY_EXISTS) {
+    return new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name, app, win32: err.win32 })
+  }
+  if (err && typeof err === 'object' && err.app === undefined) err.app = app
+  return err
+}
+
+module.exports = { HttpsysRouter }

@@ -1,0 +1,90 @@
+'use strict'
+
+// The router the supervisor controls when it runs the hub (every platform): the hub
+// lives in this process, workers reach it over a Unix socket (a named pipe on Windows).
+//
+// A supervisor router (this one, httpsys-router.js) offers:
+//   backend                'hub' | 'httpsys'
+//   tracksWorkers          whether 'attach'/'detach' events and per-pid stats exist
+//   start()                before any queue
+//   createQueue(app, { urls })   one queue per app, before its workers start
+//   deleteQueue(app)
+//   stats(app)             { waiting, workers: [{ pid, served, inFlight }] } or null
+//   workerEnv(app)         what a worker needs to find its queue (undefined: remove)
+//   close()
+//   events: 'attach' { queue, pid }, 'detach' { queue, pid, reason }, 'error'
+
+const os = require('node:os')
+const path = require('node:path')
+const { EventEmitter } = require('node:events')
+
+class HubRouter extends EventEmitter {
+  /**
+   * @param {object} options
+   * @param {string} [options.socketPath] default: per user and run (hubSocketPath())
+   * @param {import('pino').Logger} options.logger
+   * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
+   */
+  constructor ({ socketPath = hubSocketPath(), logger, Hub } = {}) {
+    super()
+    this.socketPath = socketPath
+    this.logger = logger
+    this.Hub = Hub
+    this.hub = null
+  }
+
+  get backend () { return 'hub' }
+
+  get tracksWorkers () { return true }
+
+  async start () {
+    // required here, not at the top: `httpsys --help` and config checks never load the router
+    const Hub = this.Hub || require('../hub').Hub
+    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }) })
+    this.hub = hub
+    hub.on('attach', (info) => this.emit('attach', info))
+    hub.on('detach', (info) => this.emit('detach', info))
+    hub.on('error', (err) => this.emit('error', err))
+    await hub.start()
+  }
+
+  createQueue (app, { urls = [] } = {}) {
+    return this.hub.createQueue(app, { urls })
+  }
+
+  deleteQueue (app) {
+    return this.hub.deleteQueue(app)
+  }
+
+  stats (app) {
+    if (this.hub === null) return null
+    try {
+      return this.hub.queueStats(app)
+    } catch {
+      return null
+    }
+  }
+
+  workerEnv (app) {
+    // HTTPSYS_BACKEND set on purpose: an HTTPSYS_BACKEND=httpsys inherited from the
+    // shell would otherwise send the worker past the hub
+    return { HTTPSYS_BACKEND: 'hub', HTTPSYS_HUB: this.socketPath, HTTPSYS_QUEUE: app.name, HTTPSYS_QUEUE_URLS: undefined }
+  }
+
+  async close () {
+    const hub = this.hub
+    this.hub = null
+    if (hub !== null) await hub.close()
+  }
+}
+
+/** A per-user, per-run path, so two users or two runs never share a hub. */
+function hubSocketPath (pid = process.pid) {
+  const user = typeof process.getuid === 'function'
+    ? process.getuid()
+    : os.userInfo().username.replace(/[^A-Za-z0-9_-]/g, '_')
+  const name = `httpsys-${user}-${pid}`
+  return process.platform === 'win32' ? `\\\\.\\pipe\\${name}` : path.join(os.tmpdir(), `${name}.sock`)
+}
+
+module.exports = { HubRouter, hubSocketPath }

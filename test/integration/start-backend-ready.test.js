@@ -1,0 +1,63 @@
+'use strict'
+
+// Readiness without the router's word: HTTP.SYS never says when a worker opens its
+// queue, so the real preload (src/register.js) tells the supervisor itself. Here the
+// real hub runs with its 'attach' event suppressed, which is what the supervisor sees
+// on HTTP.SYS: an app is ready only through the preload's message, and a wait_ready app
+// still waits for its own process.send('ready').
+
+const pino = require('pino')
+const { validate } = require('../../src/config')
+const { Supervisor } = require('../../src/supervisor')
+const { Hub } = require('../../src/hub')
+const { freePort, get, APPS } = require('../fixtures/apps/harness')
+
+class SilentHub extends Hub {
+  emit (event, ...args) {
+    if (event === 'attach') return false
+    return super.emit(event, ...args)
+  }
+}
+
+let supervisor
+afterEach(async () => {
+  if (supervisor) await supervisor.kill()
+  supervisor = null
+})
+
+async function waitFor (records, predicate, timeout = 10000) {
+  const end = Date.now() + timeout
+  while (Date.now() < end) {
+    const found = records.find(predicate)
+    if (found) return found
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error('timed out; records:\n' + records.map((r) => JSON.stringify(r)).join('\n'))
+}
+
+test('the preload reports its first attach; wait_ready apps still wait for their own ready', async () => {
+  const [port, slowPort] = [await freePort(), await freePort()]
+  const config = validate({
+    apps: [
+      { name: 'api', script: 'pid-server.js', urls: [`http://127.0.0.1:${port}/`], kill_timeout: '3s' },
+      { name: 'slow', script: 'ready-app.js', urls: [`http://127.0.0.1:${slowPort}/`], wait_ready: true, env: { READY_DELAY: '1000' }, kill_timeout: '3s' }
+    ]
+  }, { baseDir: APPS })
+  const records = []
+  const logger = pino({ level: 'info', base: null }, { write (line) { records.push(JSON.parse(line)) } })
+  supervisor = new Supervisor(config, { logger, Hub: SilentHub })
+  await supervisor.start()
+
+  const api = await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
+  expect(api).toMatchObject({ via: 'preload', pid: supervisor.findGroup('api').workers[0].pid })
+  const res = await get(port, '/')
+  expect(JSON.parse(res.body)).toMatchObject({ pid: api.pid, app: 'api' })
+
+  // slow is attached and answering well before it says it is ready
+  expect((await get(slowPort, '/')).status).toBe(200)
+  expect(supervisor.findGroup('slow').workers[0].state).toBe('starting')
+  const slow = await waitFor(records, (r) => r.event === 'ready' && r.app === 'slow')
+  expect(slow).toMatchObject({ via: 'message' })
+  expect(slow.ms).toBeGreaterThanOrEqual(1000)
+  expect(records.filter((r) => r.event === 'ready')).toHaveLength(2)
+})

@@ -1,0 +1,190 @@
+'use strict'
+
+// The supervisor as the HTTP.SYS controller, over the fake addon (test/helpers/
+// fake-binding.js): one named queue per app holding its prefixes before any worker
+// starts, workers told where their queue is (and nothing about a hub), readiness from
+// the preload's message, and HTTP.SYS failures as the coded errors a user reads.
+
+const path = require('node:path')
+const pino = require('pino')
+const { validate } = require('../../../src/config')
+const { Supervisor } = require('../../../src/supervisor/supervisor')
+const { createBackend } = require('../../../src/queue/httpsys-native')
+const { createFakeBinding } = require('../../helpers/fake-binding')
+
+const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
+const FIXTURES = path.join(__dirname, 'fixtures')
+const PRELOAD = path.join(APPS, 'fake-preload.js')
+
+const running = []
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.kill()))
+})
+
+function makeSupervisor (apps, { backend = 'httpsys', binding = createFakeBinding() } = {}) {
+  const config = validate({ backend, apps: apps.map((a) => ({ script: path.join(FIXTURES, 'attach-app.js'), kill_timeout: 2000, ...a })) }, { baseDir: APPS })
+  const records = []
+  const logger = pino({ level: 'debug', base: null }, { write (line) { records.push(JSON.parse(line)) } })
+  const supervisor = new Supervisor(config, {
+    logger,
+    preload: PRELOAD,
+    native: createBackend(() => binding),
+    backendChoice: { platform: 'win32', loadNative: () => binding }
+  })
+  running.push(supervisor)
+  return { supervisor, records, binding }
+}
+
+async function waitFor (records, predicate, timeout = 5000) {
+  const end = Date.now() + timeout
+  while (Date.now() < end) {
+    const found = records.filter(predicate)
+    if (found.length) return found
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error('timed out; records:\n' + records.map((r) => JSON.stringify(r)).join('\n'))
+}
+
+const queueName = (app) => `httpsys-${process.pid}-${app}`
+
+test('creates one controller queue per app with its prefixes, before any worker starts', async () => {
+  const { supervisor, records, binding } = makeSupervisor([
+    { name: 'api', urls: ['http://+:8080/api/', 'http://localhost:8080/v2/'], instances: 2 },
+    { name: 'web', urls: 'http://+:8080/' }
+  ])
+  await supervisor.start()
+  expect(binding.queues.map((q) => [q.options.mode, q.options.name, q.urls])).toEqual([
+    ['controller', queueName('api'), ['http://+:8080/api/', 'http://localhost:8080/v2/']],
+    ['controller', queueName('web'), ['http://+:8080/']]
+  ])
+  expect(records.find((r) => r.event === 'backend')).toMatchObject({ backend: 'httpsys', reason: 'backend: "httpsys" in the config' })
+  expect(await supervisor.status()).toMatchObject({ backend: 'httpsys', apps: [{ name: 'api', waiting: 0 }, { name: 'web' }] })
+  // the queues existed before the first spawn record
+  const spawns = await waitFor(records, (r) => r.event === 'spawn')
+  expect(records.indexOf(spawns[0])).toBeGreaterThan(records.findIndex((r) => r.event === 'queue' && r.app === 'web'))
+})
+
+test('workers learn their queue and its prefixes, and nothing of a hub', async () => {
+  const saved = { HTTPSYS_HUB: process.env.HTTPSYS_HUB, HTTPSYS_BACKEND: process.env.HTTPSYS_BACKEND }
+  // inherited from the shell: must not reach the workers
+  process.env.HTTPSYS_HUB = '/tmp/some-other-hub.sock'
+  process.env.HTTPSYS_BACKEND = 'hub'
+  try {
+    const { supervisor } = makeSupervisor([
+      { name: 'api', urls: ['http://+:8080/api/', 'http://+:8080/v2/'], instances: 2, env: { HTTPSYS_QUEUE: 'mine' } }
+    ])
+    await supervisor.start()
+    const envs = supervisor.workers.map((w) => w.proc.env)
+    expect(envs).toHaveLength(2)
+    for (const [inst, env] of envs.entries()) {
+      expect(env).toMatchObject({
+        HTTPSYS_BACKEND: 'httpsys',
+        HTTPSYS_QUEUE: queueName('api'),
+        HTTPSYS_QUEUE_URLS: 'http://+:8080/api/,http://+:8080/v2/',
+        HTTPSYS_APP: 'api',
+        HTTPSYS_INSTANCE: String(inst),
+        HTTPSYS_SUPERVISOR_PID: String(process.pid),
+        PORT: '8080'
+      })
+      expect(env).not.toHaveProperty('HTTPSYS_HUB')
+    }
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  }
+})
+
+test('a worker with that environment opens the queue and registers nothing again', async () => {
+  const { supervisor, binding } = makeSupervisor([{ name: 'api', urls: ['http://+:8080/'] }])
+  await supervisor.start()
+  const env = supervisor.workers[0].proc.env
+  const saved = process.env.HTTPSYS_QUEUE_URLS
+  process.env.HTTPSYS_QUEUE_URLS = env.HTTPSYS_QUEUE_URLS
+  try {
+    // what the preload does for listen(process.env.PORT) in that worker
+    const worker = createBackend(() => binding)
+    const attachment = await worker.attach({ queue: env.HTTPSYS_QUEUE, urls: [`http://+:${env.PORT}/`], handlers: { onRequest () {} } })
+    const opened = binding.queues[binding.queues.length - 1]
+    expect(opened.options).toMatchObject({ mode: 'open', name: queueName('api'), urls: [] })
+    attachment.close()
+  } finally {
+    if (saved === undefined) delete process.env.HTTPSYS_QUEUE_URLS
+    else process.env.HTTPSYS_QUEUE_URLS = saved
+  }
+})
+
+test('readiness comes from the preload\'s message; wait_ready apps still wait for their own', async () => {
+  const { supervisor, records } = makeSupervisor([
+    { name: 'api', urls: ['http://+:8080/api/'] },
+    { name: 'slow', urls: ['http://+:8080/slow/'], wait_ready: true, env: { APP_READY_DELAY: '300' } }
+  ])
+  await supervisor.start()
+  const [api] = await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
+  expect(api).toMatchObject({ via: 'preload', pid: supervisor.workers[0].pid })
+  // attached, but not ready until the app says so
+  await new Promise((resolve) => setTimeout(resolve, 150))
+  expect(supervisor.list().map((w) => [w.app, w.state])).toEqual([['api', 'ready'], ['slow', 'starting']])
+  const [slow] = await waitFor(records, (r) => r.event === 'ready' && r.app === 'slow')
+  expect(slow).toMatchObject({ via: 'message', ms: expect.any(Number) })
+  expect(slow.ms).toBeGreaterThanOrEqual(250)
+})
+
+test('stop ends the workers first, then closes every queue', async () => {
+  const { supervisor, records, binding } = makeSupervisor([
+    { name: 'api', urls: ['http://+:8080/api/'] },
+    { name: 'web', urls: ['http://+:8080/'] }
+  ])
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'ready' && r.app === 'web')
+  await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
+  let closedEarly = false
+  supervisor.on('exit', () => { if (binding.queues.some((q) => q.closed)) closedEarly = true })
+  await supervisor.stop()
+  expect(closedEarly).toBe(false)
+  expect(binding.queues.map((q) => q.closed)).toEqual([true, true])
+  // attached workers are drained first: the preload's ready set that up
+  expect(records.filter((r) => r.event === 'stop:drain')).toHaveLength(2)
+})
+
+describe('HTTP.SYS failures fail the start with nothing spawned and the queues made so far closed', () => {
+  test.each([
+    [183, 'ERR_HTTPSYS_URL_CONFLICT', /The URL prefix http:\/\/\+:8080\/ is already registered/],
+    [5, 'ERR_HTTPSYS_ACCESS_DENIED', /httpsys urlacl add http:\/\/\+:8080\/ --user/],
+    [32, 'ERR_HTTPSYS_PORT_IN_USE', /Port 8080 is already in use/],
+    [87, 'ERR_HTTPSYS_BAD_PREFIX', /HTTP\.SYS rejected it/]
+  ])('Win32 %i on the second app\'s prefix -> %s', async (win32, code, message) => {
+    const binding = createFakeBinding()
+    const { supervisor, records } = makeSupervisor([
+      { name: 'api', urls: ['http://+:8080/api/'] },
+      { name: 'web', urls: ['http://+:8080/'] }
+    ], { binding })
+    binding.fail({ urls: { 'http://+:8080/': win32 } })
+    const err = await supervisor.start().catch((e) => e)
+    expect(err).toMatchObject({ code, win32, prefix: 'http://+:8080/', app: 'web' })
+    expect(err.message).toMatch(message)
+    expect(binding.queues.map((q) => [q.options.name, q.closed])).toEqual([[queueName('api'), true]])
+    expect(records.filter((r) => r.event === 'spawn')).toEqual([])
+    expect(supervisor.list()).toEqual([])
+  })
+
+  test('a queue name taken on this machine -> ERR_HTTPSYS_QUEUE_EXISTS', async () => {
+    const binding = createFakeBinding()
+    const { supervisor } = makeSupervisor([{ name: 'api', urls: ['http://+:8080/'] }], { binding })
+    binding.fail({ create: 183 })
+    await expect(supervisor.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_QUEUE_EXISTS', queue: queueName('api'), app: 'api', win32: 183 })
+  })
+})
+
+test('--backend httpsys with an app that has no urls: a config error naming the app and the fix, nothing created', async () => {
+  const { supervisor, binding, records } = makeSupervisor([
+    { name: 'api', urls: ['http://+:8080/api/'] },
+    { name: 'web' }
+  ])
+  const err = await supervisor.start().catch((e) => e)
+  expect(err).toMatchObject({ code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'apps[1].urls', app: 'web' })
+  expect(err.message).toMatch(/app "web" has no URL prefix.*Add urls: \["http:\/\/\+:8080\/"\] to app "web", or use backend: "hub"/)
+  expect(binding.queues).toEqual([])
+  expect(records.filter((r) => r.event === 'spawn')).toEqual([])
+})
