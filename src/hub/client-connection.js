@@ -12,7 +12,7 @@
 const { RequestParser } = require('./http-parser')
 const { HubRequest, CONTINUE_WANTED, CONTINUE_SENT } = require('./hub-request')
 const responses = require('./responses')
-const clock = require('./clock')
+const { after } = require('./clock')
 
 // Requests parsed ahead of their responses on one connection before reading stops.
 const MAX_PIPELINE = 32
@@ -20,10 +20,19 @@ const MAX_PIPELINE = 32
 const PAUSE_BODY = 1
 const PAUSE_PIPELINE = 2
 
-const IDLE = 0 // between requests (keep-alive timeout)
-const HEADERS = 1 // bytes of a head are arriving (headers timeout)
-const ACTIVE = 2 // requests in flight: the app's business, no hub timeout
+// What the connection's one deadline means (HTTP_TIMEOUT_LIMIT_INFO has HTTP.SYS's
+// timers: https://learn.microsoft.com/windows/win32/api/http/ns-http-http_timeout_limit_info).
+// The hub's 1 s clock checks it (hub.sweep); no timer per connection or request.
+const IDLE = 0 // between requests: keepAliveTimeout (IdleConnection)
+const HEADERS = 1 // a head is awaited or arriving: headersTimeout (HeaderWait)
+// Requests in flight. While a request body is arriving and the hub reads it, each
+// chunk gives the client another bodyTimeout (EntityBody); otherwise no deadline: a
+// slow app, or a body the app does not read yet, is not the client's fault.
+const ACTIVE = 2
 const ENDING = 3 // our FIN is sent; destroy if the peer lingers
+// Every response is out, the rest of a body nobody reads is being discarded:
+// drainTimeout in all (DrainEntityBody), however the bytes trickle in.
+const DRAIN = 4
 
 const LINGER_MS = 5000
 
@@ -70,8 +79,8 @@ class ClientConnection {
     this.closing = false // answer what is in flight with Connection: close, then end
     this.readEnded = false
     this.dead = false
-    this.phase = IDLE
-    this.deadline = clock.now() + hub.headersTimeout
+    this.phase = HEADERS
+    this.deadline = after(hub.headersTimeout)
 
     this.parser = new RequestParser(
       { maxHeaderSize: hub.maxHeaderSize, maxBodySize: hub.maxBodySize },
@@ -96,7 +105,9 @@ class ClientConnection {
     if (this.stopped) return
     if (this.phase === IDLE) {
       this.phase = HEADERS
-      this.deadline = clock.now() + this.hub.headersTimeout
+      this.deadline = after(this.hub.headersTimeout)
+    } else if (this.current !== null && this.phase === ACTIVE && this.pauseMask === 0) {
+      this.deadline = after(this.hub.bodyTimeout)
     }
     if (this.leftover !== null || this.parser.paused) {
       this.leftover = this.leftover === null ? chunk : Buffer.concat([this.leftover, chunk])
@@ -138,7 +149,7 @@ class ClientConnection {
     this.last = req
     this.pending++
     this.phase = ACTIVE
-    this.deadline = 0
+    this.deadline = head.hasBody && this.pauseMask === 0 ? after(this.hub.bodyTimeout) : 0
     if (head.hasBody) this.current = req
     if (this.pending >= MAX_PIPELINE) this.pause(PAUSE_PIPELINE)
     this.hub.route(this, req)
@@ -149,9 +160,11 @@ class ClientConnection {
     if (req !== null) {
       this.current = null
       req.onBodyComplete()
-      if (this.first === null && this.phase === ACTIVE) {
+      if (this.first === null && (this.phase === ACTIVE || this.phase === DRAIN)) {
         this.phase = IDLE
-        this.deadline = clock.now() + this.hub.keepAliveTimeout
+        this.deadline = after(this.hub.keepAliveTimeout)
+      } else if (this.phase === ACTIVE) {
+        this.deadline = 0
       }
     }
     // After a request that does not keep the connection, nothing more is read.
@@ -200,12 +213,14 @@ class ClientConnection {
   pause (reason) {
     if (this.pauseMask === 0) this.parser.pause()
     this.pauseMask |= reason
+    if (this.phase === ACTIVE) this.deadline = 0
   }
 
   unpause (reason) {
     if ((this.pauseMask & reason) === 0) return
     this.pauseMask &= ~reason
     if (this.pauseMask !== 0 || this.stopped || this.dead) return
+    if (this.current !== null && this.phase === ACTIVE) this.deadline = after(this.hub.bodyTimeout)
     this.parser.resume()
     // Inside execute the parser simply carries on; otherwise feed what was kept.
     if (this.inExecute) return
@@ -263,6 +278,26 @@ class ClientConnection {
     req.heldAck += ack
   }
 
+  /** write() for a head and a body that is not copied into it: one writev. */
+  write2 (req, head, body, ack) {
+    if (this.dead) return
+    if (req === this.first) {
+      const s = this.socket
+      s.cork()
+      s.write(head)
+      const ok = s.write(body)
+      s.uncork()
+      if (ack > 0 && req.worker !== null) {
+        if (ok) req.worker.sendWindow(req, ack)
+        else req.unacked += ack
+      }
+      return
+    }
+    if (req.out === null) req.out = []
+    req.out.push(head, body)
+    req.heldAck += ack
+  }
+
   writeContinue (req) {
     if (req === this.first) {
       req.continueState = CONTINUE_SENT
@@ -305,7 +340,10 @@ class ClientConnection {
         this.endSocket()
       } else if (this.current === null) {
         this.phase = IDLE
-        this.deadline = clock.now() + this.hub.keepAliveTimeout
+        this.deadline = after(this.hub.keepAliveTimeout)
+      } else if (this.current.discard) {
+        this.phase = DRAIN
+        this.deadline = after(this.hub.drainTimeout)
       }
     }
   }
@@ -319,7 +357,10 @@ class ClientConnection {
     if (out === null) return
     r.out = null
     let ok = true
-    for (let i = 0; i < out.length; i++) ok = this.socket.write(out[i])
+    const s = this.socket
+    if (out.length > 1) s.cork()
+    for (let i = 0; i < out.length; i++) ok = s.write(out[i])
+    if (out.length > 1) s.uncork()
     const n = r.heldAck
     r.heldAck = 0
     if (n > 0 && r.worker !== null) {
@@ -338,7 +379,7 @@ class ClientConnection {
   endSocket () {
     if (this.dead || this.phase === ENDING) return
     this.phase = ENDING
-    this.deadline = clock.now() + LINGER_MS
+    this.deadline = after(LINGER_MS)
     // Normally the peer closes after our FIN; a closing hub does not wait for it.
     this.socket.end(() => { if (this.hub.closing) this.destroy() })
   }

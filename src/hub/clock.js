@@ -5,6 +5,9 @@
 // interval instead of a timer per request or per connection keeps the hot path free
 // of timer bookkeeping; timeouts are accurate to a second, which is what they need.
 
+// The tick; now() may be this much behind the real time.
+const TICK = 1000
+
 let nowMs = Date.now()
 let dateText = new Date(nowMs).toUTCString()
 let timer = null
@@ -27,13 +30,23 @@ function date () {
   return dateText
 }
 
+/**
+ * A deadline ms from now for the sweepers to compare with now(): never early (now()
+ * may be up to a tick old), at most two ticks late.
+ * @param {number} ms
+ * @returns {number} 0 (no deadline) when ms is 0
+ */
+function after (ms) {
+  return ms > 0 ? now() + ms + TICK : 0
+}
+
 /** Runs fn(now) every second until the returned function is called. */
 function every (fn) {
   sweepers.add(fn)
   if (timer === null) {
     nowMs = Date.now()
     dateText = new Date(nowMs).toUTCString()
-    timer = setInterval(tick, 1000)
+    timer = setInterval(tick, TICK)
     timer.unref()
   }
   return () => {
@@ -45,4 +58,4 @@ function every (fn) {
   }
 }
 
-module.exports = { now, date, every }
+module.exports = { now, date, after, every, TICK }

@@ -8,9 +8,12 @@
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../queue/contract')
 const { INITIAL_BODY_WINDOW, RES_HAS_CONNECTION } = require('./protocol')
 const responses = require('./responses')
+const clock = require('./clock')
 
 // Request-body bytes the hub holds for one request before it stops reading the client.
 const BODY_HOLD = INITIAL_BODY_WINDOW
+// Response bodies below this are copied into the head's buffer; larger ones are not.
+const INLINE_BODY = 4096
 
 const CONTINUE_NONE = 0
 const CONTINUE_WANTED = 1 // send when this request's turn to write comes
@@ -21,6 +24,7 @@ class HubRequest {
     this.conn = conn
     this.head = head
     this.next = null // the next request on this connection (responses go out in order)
+    this.arrived = clock.now() // for the queue timeout
     this.queue = null
     this.waiting = false // in queue.waiting
     this.worker = null
@@ -150,7 +154,7 @@ class HubRequest {
     if (this.headSent) return
     const status = b.readUInt16LE(p)
     const flags = b[p + 2]
-    if ((flags & RESPONSE_OPAQUE) !== 0) {
+    if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
       // Opaque mode (upgrades) is reserved in the protocol but not implemented yet.
       this.worker.sendAbort(this)
       this.releaseWorker()
@@ -166,12 +170,18 @@ class HubRequest {
     if ((flags & RES_HAS_CONNECTION) === 0) {
       if (close) add = responses.ADD_CLOSE
       else if (this.head.versionMinor === 0 && this.head.versionMajor === 1) add = responses.ADD_KEEP_ALIVE
+    } else if (close) {
+      add = responses.ADD_REPLACE_CLOSE
     }
-    const buf = responses.fromFrame(b, p, end, add, this.noBody)
+    const rlen = b.readUInt16LE(p + 8)
+    const bodyStart = p + 14 + rlen + b.readUInt32LE(p + 10 + rlen)
+    const bodyLen = end - bodyStart
+    // A small body goes out in the head's buffer (one write, one small copy); a large
+    // one is written from the frame as it is, after the head.
+    const inline = this.noBody || bodyLen < INLINE_BODY
+    const head = responses.fromFrame(b, p, bodyStart, inline && !this.noBody ? end : bodyStart, add)
     let ack = 0
     if (more) {
-      const rlen = b.readUInt16LE(p + 8)
-      const bodyLen = end - (p + 14 + rlen + b.readUInt32LE(p + 10 + rlen))
       if (this.noBody) {
         if (bodyLen > 0) this.worker.sendWindow(this, bodyLen)
       } else {
@@ -180,7 +190,8 @@ class HubRequest {
     } else {
       this.finish()
     }
-    this.conn.write(this, buf, ack)
+    if (inline) this.conn.write(this, head, ack)
+    else this.conn.write2(this, head, b.subarray(bodyStart, end), ack)
     if (!more) this.conn.done(this)
   }
 

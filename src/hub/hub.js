@@ -16,6 +16,7 @@ const { RequestQueue } = require('./request-queue')
 const { ClientConnection } = require('./client-connection')
 const { WorkerConnection } = require('./worker-connection')
 const { T } = require('./protocol')
+const { isInvalidUrl } = require('./request-target')
 const clock = require('./clock')
 
 // Every request string travels with a u16 length (protocol.js).
@@ -29,8 +30,22 @@ class Hub extends EventEmitter {
    * @param {number} [opts.maxHeaderSize=16384] bytes of request line + headers (431 above)
    * @param {number} [opts.maxBodySize=104857600] request body bytes (413 above); per queue too
    * @param {number} [opts.queueLength=1000] requests that may wait in a queue (503 above)
-   * @param {number} [opts.keepAliveTimeout=5000] ms an idle keep-alive connection stays open
-   * @param {number} [opts.headersTimeout=60000] ms for a request head to arrive
+   *
+   * Timeouts, in ms, checked by one 1 s clock (so up to a second late); 0 turns one off.
+   * They are HTTP.SYS's timers (HTTP_TIMEOUT_LIMIT_INFO); the defaults are node's where
+   * node has the timer, else HTTP.SYS's 2 minutes. No minimum send rate (MinSendRate):
+   * a slow reader only slows its own worker down (response window).
+   * @param {number} [opts.queueTimeout=120000] RequestQueue: a request no worker took
+   *   within this long gets 503 with Retry-After; per queue too (createQueue)
+   * @param {number} [opts.keepAliveTimeout=5000] IdleConnection: an idle keep-alive
+   *   connection is closed after this long
+   * @param {number} [opts.headersTimeout=60000] HeaderWait: a request head must be
+   *   complete this long after the connection opened or its first byte arrived
+   * @param {number} [opts.bodyTimeout=120000] EntityBody: the longest pause between two
+   *   pieces of a request body while the hub is reading it (never while the app is not
+   *   reading); then the connection is reset and the worker gets an abort
+   * @param {number} [opts.drainTimeout=120000] DrainEntityBody: after the response, the
+   *   rest of a request body nobody reads must arrive within this long
    * @param {number} [opts.closeTimeout=5000] ms close() waits for in-flight responses
    * @param {boolean} [opts.embedded=false] in-process hub: its worker sockets keep no process alive
    */
@@ -40,8 +55,11 @@ class Hub extends EventEmitter {
     maxHeaderSize = 16384,
     maxBodySize = 100 * 1024 * 1024,
     queueLength = 1000,
+    queueTimeout = 120000,
     keepAliveTimeout = 5000,
     headersTimeout = 60000,
+    bodyTimeout = 120000,
+    drainTimeout = 120000,
     closeTimeout = 5000,
     embedded = false
   } = {}) {
@@ -52,13 +70,21 @@ class Hub extends EventEmitter {
     if (!(maxHeaderSize > 0 && maxHeaderSize <= MAX_HEADER_SIZE_LIMIT)) {
       throw new codes.ERR_INVALID_ARG_VALUE({ name: 'maxHeaderSize', value: maxHeaderSize, reason: `must be between 1 and ${MAX_HEADER_SIZE_LIMIT}` })
     }
+    for (const [name, value] of Object.entries({ queueTimeout, keepAliveTimeout, headersTimeout, bodyTimeout, drainTimeout })) {
+      if (!(typeof value === 'number' && value >= 0)) {
+        throw new codes.ERR_INVALID_ARG_VALUE({ name, value, reason: 'must be a number of milliseconds, 0 or more (0 turns the timeout off)' })
+      }
+    }
     this.socketPath = socketPath
     this.log = logger || require('../logger').child({ component: 'hub' })
     this.maxHeaderSize = maxHeaderSize
     this.maxBodySize = maxBodySize
     this.queueLength = queueLength
+    this.queueTimeout = queueTimeout
     this.keepAliveTimeout = keepAliveTimeout
     this.headersTimeout = headersTimeout
+    this.bodyTimeout = bodyTimeout
+    this.drainTimeout = drainTimeout
     this.closeTimeout = closeTimeout
     this.embedded = embedded
     this.table = new RoutingTable()
@@ -110,22 +136,24 @@ class Hub extends EventEmitter {
    * @param {object} [opts]
    * @param {string[]} [opts.urls=[]] UrlPrefix strings; a port of 0 binds a free port
    * @param {number} [opts.queueLength] default: the hub's
+   * @param {number} [opts.queueTimeout] ms a request may wait for a worker; default: the hub's
    * @param {number} [opts.maxBodySize] default: the hub's
    * @returns {Promise<{name: string, urls: string[], ports: number[]}>}
    * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT,
    *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED, ERR_HTTPSYS_TLS_UNSUPPORTED
    */
-  async createQueue (name, { urls = [], queueLength, maxBodySize } = {}) {
-    return this.makeQueue(name, { urls, queueLength, maxBodySize, owner: null })
+  async createQueue (name, { urls = [], queueLength, queueTimeout, maxBodySize } = {}) {
+    return this.makeQueue(name, { urls, queueLength, queueTimeout, maxBodySize, owner: null })
   }
 
-  async makeQueue (name, { urls, queueLength, maxBodySize, owner }) {
+  async makeQueue (name, { urls, queueLength, queueTimeout, maxBodySize, owner }) {
     if (typeof name !== 'string' || name === '') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'name', expected: 'a non-empty string', actual: name })
     }
     if (this.queuesByName.has(name)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name })
     const q = new RequestQueue(name, {
       queueLength: queueLength ?? this.queueLength,
+      queueTimeout: queueTimeout ?? this.queueTimeout,
       maxBodySize: maxBodySize ?? this.maxBodySize,
       owner
     })
@@ -256,7 +284,8 @@ class Hub extends EventEmitter {
     const r = this.table.route(a)
     const q = r.target
     if (q === undefined) {
-      req.respondLocal(r.status, r.status === 400 ? 'hostname' : null, false)
+      const variant = r.status !== 400 ? null : isInvalidUrl(head.url) ? 'url' : 'hostname'
+      req.respondLocal(r.status, variant, false)
       return
     }
     if (this.closing || q.deleted) {
@@ -288,6 +317,13 @@ class Hub extends EventEmitter {
   sweep (now) {
     for (const c of this.conns) {
       if (c.deadline !== 0 && c.deadline <= now) c.timeout()
+    }
+    for (const q of this.queuesByName.values()) {
+      if (q.waitingCount === 0) continue
+      const expired = q.expire(now)
+      if (expired.length === 0) continue
+      this.log.debug({ queue: q.name, requests: expired.length }, 'requests waited longer than queueTimeout')
+      for (const req of expired) req.respondLocal(503, 'queueTimeout', false)
     }
   }
 

@@ -301,60 +301,89 @@ function putStr (b, p, s) {
 /**
  * Splits a byte stream into frames and hands each to onFrame(type, id, buf, start, end)
  * where buf[start, end) is the payload (a view, never a copy, when the frame arrived in
- * one piece). Frames split across reads are reassembled with one concat.
+ * one piece). The pieces of a frame split across reads are kept in a list and copied
+ * once, into a buffer of exactly the frame's size, when its last byte has arrived; the
+ * frames after it in that read are handed out as views again.
  */
 class FrameReader {
   /** @param {(type: number, id: number, buf: Buffer, start: number, end: number) => void} onFrame */
   constructor (onFrame) {
     this.onFrame = onFrame
-    this.held = null // parts of an incomplete frame
+    this.held = null // pieces of an incomplete frame
     this.heldBytes = 0
-    this.need = 0 // bytes the held frame needs in total (0: header not complete yet)
+    this.need = 0 // bytes the held frame needs in total (0: its length is not complete yet)
     this.stopped = false
   }
 
   /** @throws {Error} with code ERR_HTTPSYS_PROTOCOL on a malformed length */
   push (chunk) {
-    let buf = chunk
-    if (this.held !== null) {
-      this.held.push(chunk)
-      this.heldBytes += chunk.length
-      if (this.need === 0 && this.heldBytes >= 4) this.need = 4 + peekLength(this.held)
-      if (this.need === 0 || this.heldBytes < this.need) return
-      buf = Buffer.concat(this.held, this.heldBytes)
-      this.held = null
-      this.heldBytes = 0
-      this.need = 0
-    }
-    const n = buf.length
     let off = 0
+    if (this.held !== null) {
+      off = this.complete(chunk)
+      if (off < 0) return
+    }
+    const n = chunk.length
     while (n - off >= HEADER_SIZE && !this.stopped) {
-      const len = buf.readUInt32LE(off)
+      const len = chunk.readUInt32LE(off)
       if (len < 5 || len > MAX_FRAME) throw protocolError(`bad frame length ${len}`)
       const end = off + 4 + len
       if (end > n) break
-      this.onFrame(buf[off + 4], buf.readUInt32LE(off + 5), buf, off + HEADER_SIZE, end)
+      this.onFrame(chunk[off + 4], chunk.readUInt32LE(off + 5), chunk, off + HEADER_SIZE, end)
       off = end
     }
     if (off < n && !this.stopped) {
-      const rest = off === 0 ? buf : buf.subarray(off)
+      const rest = off === 0 ? chunk : chunk.subarray(off)
       this.held = [rest]
       this.heldBytes = rest.length
-      this.need = 0
-      if (rest.length >= 4) {
-        const len = rest.readUInt32LE(0)
-        if (len < 5 || len > MAX_FRAME) throw protocolError(`bad frame length ${len}`)
-        this.need = 4 + len
-      }
+      this.need = rest.length >= 4 ? frameSize(rest.readUInt32LE(0)) : 0
     }
+  }
+
+  /**
+   * Adds chunk to the held frame; delivers the frame once it is whole.
+   * @returns {number} where the rest of chunk starts, or -1 when chunk was all held
+   */
+  complete (chunk) {
+    if (this.need === 0) {
+      const have = this.heldBytes // fewer than 4: the length field is split
+      if (have + chunk.length < 4) {
+        this.held.push(chunk)
+        this.heldBytes += chunk.length
+        return -1
+      }
+      let len = 0
+      for (let i = 3; i >= 0; i--) len = len * 256 + (i < have ? byteAt(this.held, i) : chunk[i - have])
+      this.need = frameSize(len)
+    }
+    const missing = this.need - this.heldBytes
+    if (chunk.length < missing) {
+      this.held.push(chunk)
+      this.heldBytes += chunk.length
+      return -1
+    }
+    const held = this.held
+    held.push(missing === chunk.length ? chunk : chunk.subarray(0, missing))
+    const frame = Buffer.concat(held, this.need)
+    this.held = null
+    this.heldBytes = 0
+    this.need = 0
+    this.onFrame(frame[4], frame.readUInt32LE(5), frame, HEADER_SIZE, frame.length)
+    return this.stopped ? chunk.length : missing
   }
 }
 
-function peekLength (parts) {
-  const head = parts.length === 1 ? parts[0] : Buffer.concat(parts)
-  const len = head.readUInt32LE(0)
+function frameSize (len) {
   if (len < 5 || len > MAX_FRAME) throw protocolError(`bad frame length ${len}`)
-  return len
+  return 4 + len
+}
+
+// Byte i of the bytes held in parts (only ever asked for the first four).
+function byteAt (parts, i) {
+  for (const p of parts) {
+    if (i < p.length) return p[i]
+    i -= p.length
+  }
+  return 0
 }
 
 function protocolError (reason) {
@@ -427,6 +456,35 @@ function decodeResponse (b, p, end) {
   return { status, flags, cacheTtl, reason, headerBlock, body: b.subarray(p + 4 + blen, end) }
 }
 
+/**
+ * Checks a RESPONSE payload (worker -> hub) before the hub reads it in place: every
+ * length must stay inside the frame, or the hub would copy bytes that are not the
+ * response to the client. 1xx other than 101 is never a final answer (100 Continue has
+ * its own frame); 101 is valid here and refused later (opaque mode is not implemented).
+ * The header block's content is the worker's (src/http validates names and values as
+ * node does); only its end is checked, so that it cannot swallow the blank line.
+ * @returns {string|null} what is wrong, or null
+ */
+function checkResponse (b, p, end) {
+  if (end - p < 14) return `RESPONSE payload of ${end - p} bytes is shorter than its 14 fixed bytes`
+  const status = b.readUInt16LE(p)
+  if (status < 200 ? status !== 101 : status > 999) return `RESPONSE status ${status} is not 101 or 200-999`
+  const rlen = b.readUInt16LE(p + 8)
+  const rs = p + 10
+  if (rs + rlen + 4 > end) return `RESPONSE reason length ${rlen} runs past the frame`
+  for (let i = rs; i < rs + rlen; i++) {
+    const c = b[i]
+    if ((c < 32 && c !== 9) || c === 127) return 'RESPONSE reason holds a control character'
+  }
+  const bl = b.readUInt32LE(rs + rlen)
+  const bs = rs + rlen + 4
+  if (bl > end - bs) return `RESPONSE header block length ${bl} runs past the frame`
+  if (bl !== 0 && (bl < 4 || b[bs] === 13 || b[bs + bl - 2] !== 13 || b[bs + bl - 1] !== 10)) {
+    return 'RESPONSE header block does not hold whole "Name: value\\r\\n" lines'
+  }
+  return null
+}
+
 /** Parses a JSON control payload; HELLO/HELLO_OK start with the version byte. */
 function decodeJson (b, start, end, withVersion) {
   let version = null
@@ -458,6 +516,7 @@ module.exports = {
   FrameReader,
   decodeRequest,
   decodeResponse,
+  checkResponse,
   decodeJson,
   protocolError
 }

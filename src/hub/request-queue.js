@@ -6,6 +6,8 @@
 // still queues: that is how a restarting app loses nothing. Only a full queue answers
 // 503.
 
+const { TICK } = require('./clock')
+
 /** A FIFO with cheap removal at the front and re-insertion at the front. */
 class Deque {
   constructor () {
@@ -24,6 +26,10 @@ class Deque {
   unshift (x) {
     if (this.head > 0) this.items[--this.head] = x
     else this.items.unshift(x)
+  }
+
+  peek () {
+    return this.head < this.items.length ? this.items[this.head] : undefined
   }
 
   shift () {
@@ -54,14 +60,16 @@ class RequestQueue {
    * @param {string} name
    * @param {object} opts
    * @param {number} opts.queueLength requests that may wait before 503
+   * @param {number} [opts.queueTimeout=0] ms a request may wait for a worker (0: forever)
    * @param {number} opts.maxBodySize request bodies above this get 413
    * @param {object|null} [opts.owner] the worker connection whose disconnect removes the queue
    */
-  constructor (name, { queueLength, maxBodySize, owner = null }) {
+  constructor (name, { queueLength, queueTimeout = 0, maxBodySize, owner = null }) {
     this.name = name
     this.urls = []
     this.urlPorts = []
     this.queueLength = queueLength
+    this.queueTimeout = queueTimeout
     this.maxBodySize = maxBodySize
     this.owner = owner
     this.workers = []
@@ -158,6 +166,31 @@ class RequestQueue {
     const i = this.workers.indexOf(w)
     if (i !== -1) this.workers.splice(i, 1)
     if (this.rr >= this.workers.length) this.rr = 0
+  }
+
+  /**
+   * Takes out the requests that arrived more than queueTimeout ago and still wait
+   * (HTTP.SYS's RequestQueue timer). Arrival order is queue order, so the scan stops at
+   * the first request still in time.
+   * @param {number} now ms
+   * @returns {object[]} the expired requests, for the caller to answer
+   */
+  expire (now) {
+    const out = []
+    if (!(this.queueTimeout > 0)) return out
+    // arrived is the coarse clock's, up to a tick early: never expire before the time
+    const limit = now - this.queueTimeout - TICK
+    const w = this.waiting
+    while (w.size > 0) {
+      const req = w.peek()
+      if (req.waiting && req.arrived > limit) break
+      w.shift()
+      if (!req.waiting) continue // left already (client gone); skipped lazily
+      req.waiting = false
+      this.waitingCount--
+      out.push(req)
+    }
+    return out
   }
 
   /** Removes every waiting request (live ones only). */

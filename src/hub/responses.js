@@ -12,30 +12,40 @@ const HTTP11 = Buffer.from('HTTP/1.1 ', 'latin1')
 const CONN_CLOSE = Buffer.from('Connection: close\r\n', 'latin1')
 const CONN_KEEP_ALIVE = Buffer.from('Connection: keep-alive\r\n', 'latin1')
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
+// Header names (lower case, with the colon) the hub drops when its close wins.
+const CONNECTION = Buffer.from('connection:', 'latin1')
+const KEEP_ALIVE = Buffer.from('keep-alive:', 'latin1')
 
-// Which connection header the hub adds (the worker's own Connection header wins).
+// Which connection header the hub adds. Normally the worker's own Connection header
+// wins and the hub adds none; when the hub closes the connection anyway (the client
+// asked, HTTP/1.0, the hub is closing) its decision wins: ADD_REPLACE_CLOSE drops the
+// worker's Connection and Keep-Alive lines, so no client reads "keep-alive" and then
+// sees the connection close.
 const ADD_NONE = 0
 const ADD_CLOSE = 1
 const ADD_KEEP_ALIVE = 2
+const ADD_REPLACE_CLOSE = 3
 
 /**
- * Builds the client bytes for a RESPONSE frame in one Buffer: status line, the worker's
- * header block, the hub's Connection header, the blank line, and the body (unless the
- * response must not have one).
- * @param {Buffer} b frame buffer; payload at [p, end)
- * @param {number} add ADD_NONE | ADD_CLOSE | ADD_KEEP_ALIVE
- * @param {boolean} dropBody HEAD, 1xx, 204, 304
+ * Builds the head the client gets for a RESPONSE frame (checked by
+ * protocol.checkResponse): status line, the worker's header block, the hub's Connection
+ * header and the blank line, followed by the body bytes b[bodyStart, copyEnd) when the
+ * caller wants a small body in the same buffer (one write). A large body is not copied:
+ * the caller writes it from the frame after this head.
+ * @param {Buffer} b frame buffer; payload from p
+ * @param {number} bodyStart where the body starts in b
+ * @param {number} copyEnd bodyStart (no body here) up to the frame's end
+ * @param {number} add ADD_NONE | ADD_CLOSE | ADD_KEEP_ALIVE | ADD_REPLACE_CLOSE
  * @returns {Buffer}
  */
-function fromFrame (b, p, end, add, dropBody) {
+function fromFrame (b, p, bodyStart, copyEnd, add) {
   const status = b.readUInt16LE(p)
   const rlen = b.readUInt16LE(p + 8)
   const rs = p + 10
-  const bl = b.readUInt32LE(rs + rlen)
   const bs = rs + rlen + 4
-  const bodyStart = bs + bl
-  const bodyLen = dropBody ? 0 : end - bodyStart
-  const conn = add === ADD_CLOSE ? CONN_CLOSE : add === ADD_KEEP_ALIVE ? CONN_KEEP_ALIVE : null
+  const bl = bodyStart - bs
+  const conn = add === ADD_KEEP_ALIVE ? CONN_KEEP_ALIVE : add === ADD_NONE ? null : CONN_CLOSE
+  const bodyLen = copyEnd - bodyStart
   const total = 9 + 4 + rlen + 2 + bl + (conn === null ? 0 : conn.length) + 2 + bodyLen
   const out = Buffer.allocUnsafe(total)
   HTTP11.copy(out, 0)
@@ -48,13 +58,39 @@ function fromFrame (b, p, end, add, dropBody) {
   out[o] = 13
   out[o + 1] = 10
   o += 2
-  if (bl > 0) o += b.copy(out, o, bs, bodyStart)
+  if (add === ADD_REPLACE_CLOSE) o = copyWithoutConnection(b, bs, bodyStart, out, o)
+  else if (bl > 0) o += b.copy(out, o, bs, bodyStart)
   if (conn !== null) o += conn.copy(out, o)
   out[o] = 13
   out[o + 1] = 10
   o += 2
-  if (bodyLen > 0) b.copy(out, o, bodyStart, end)
-  return out
+  if (bodyLen > 0) o += b.copy(out, o, bodyStart, copyEnd)
+  return o === total ? out : out.subarray(0, o)
+}
+
+// Copies the header lines of b[start, end) (each ends in CRLF) except Connection and
+// Keep-Alive; returns the new write offset.
+function copyWithoutConnection (b, start, end, out, o) {
+  let ls = start
+  while (ls < end) {
+    let le = b.indexOf(10, ls) + 1
+    if (le <= 0 || le > end) le = end
+    if (!isNamed(b, ls, le, CONNECTION) && !isNamed(b, ls, le, KEEP_ALIVE)) o += b.copy(out, o, ls, le)
+    ls = le
+  }
+  return o
+}
+
+// Whether the line b[ls, le) starts with `name` (lower case, colon included), ignoring case.
+function isNamed (b, ls, le, name) {
+  const n = name.length
+  if (le - ls < n) return false
+  for (let i = 0; i < n; i++) {
+    let c = b[ls + i]
+    if (c >= 65 && c <= 90) c |= 32
+    if (c !== name[i]) return false
+  }
+  return true
 }
 
 const PAGES = {
@@ -72,7 +108,9 @@ const PAGES = {
 // Variants of a status with their own title and text.
 const VARIANTS = {
   hostname: { status: 400, title: 'Bad Request - Invalid Hostname', text: 'The request hostname is invalid.' },
+  url: { status: 400, title: 'Bad Request - Invalid URL', text: 'The request URL is invalid.' },
   queueFull: { status: 503, title: 'Service Unavailable', text: 'The request queue is full; try again shortly.' },
+  queueTimeout: { status: 503, title: 'Service Unavailable', text: 'No application instance took the request in time; try again shortly.' },
   noQueue: { status: 503, title: 'Service Unavailable', text: 'The service is shutting down or was removed.' },
   opaque: { status: 501, title: 'Not Implemented', text: 'Protocol upgrades (101 Switching Protocols) are not supported by the httpsys hub yet.' }
 }
@@ -119,4 +157,4 @@ function local (status, variant, dropBody, add) {
   return dropBody ? h : Buffer.concat([h, p.body], h.length + p.body.length)
 }
 
-module.exports = { fromFrame, local, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE }
+module.exports = { fromFrame, local, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }

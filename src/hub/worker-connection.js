@@ -148,7 +148,7 @@ class WorkerConnection {
 
   flush () {
     this.flushQueued = false
-    if (this.closed || this.writer.length === 0) return
+    if (this.closed || this.socket.destroyed || this.writer.length === 0) return
     const parts = this.writer.take()
     const s = this.socket
     if (parts.length === 1) {
@@ -176,13 +176,20 @@ class WorkerConnection {
   onFrame (type, id, b, start, end) {
     switch (type) {
       case T.RESPONSE: {
+        // Checked before anything is written: a malformed head must never reach a client.
+        const bad = P.checkResponse(b, start, end)
+        if (bad !== null) return this.fail(P.protocolError(bad))
         const req = this.lookup(id)
         if (req !== null) req.onResponse(b, start, end)
         return
       }
       case T.ACK: {
+        if (end - start < 4) return this.fail(P.protocolError('ACK without its u32'))
         const n = b.readUInt32LE(start)
-        this.acked += (n - this.ackLow) >>> 0
+        const more = (n - this.ackLow) >>> 0
+        // Acknowledging more than was sent would open the window without bound.
+        if (this.acked + more > this.sent) return this.fail(P.protocolError(`ACK ${n} for ${this.sent} REQUEST frames sent`))
+        this.acked += more
         this.ackLow = n
         if (!this.ready) this.ready = this.attached
         const ub = this.unackedBodies
@@ -191,11 +198,13 @@ class WorkerConnection {
         return
       }
       case T.RES_BODY: {
+        if (end === start) return this.fail(P.protocolError('RES_BODY without its flags byte'))
         const req = this.lookup(id)
         if (req !== null) req.onResBody(b, start, end)
         return
       }
       case T.READ: {
+        if (end - start < 4) return this.fail(P.protocolError('READ without its u32'))
         const req = this.lookup(id)
         if (req !== null) req.onRead(b.readUInt32LE(start))
         return
@@ -251,9 +260,14 @@ class WorkerConnection {
     this.socket.end()
   }
 
+  /**
+   * The worker broke the protocol: it is dropped as if it had died (workerClosed: what
+   * it acknowledged and did not answer gets 502, the rest is re-queued).
+   */
   fail (err) {
-    this.hub.log.warn({ err, workerId: this.id, pid: this.pid }, 'worker connection failed')
+    this.hub.log.warn({ err, code: err.code, workerId: this.id, pid: this.pid, queue: this.queue && this.queue.name }, 'worker broke the hub protocol; dropping it')
     this.closeReason = 'protocol'
+    this.ready = false
     this.reader.stopped = true
     this.socket.destroy()
   }

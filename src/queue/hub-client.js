@@ -55,6 +55,7 @@ class Attachment {
     this.connectError = null
     this.detachWaiters = null
     this.pendingAttach = null // { resolve, reject } until HELLO_OK / HELLO_ERR
+    this.thrown = null // errors handlers threw during this read
   }
 
   /** The consumer wants more of the request body. */
@@ -176,7 +177,7 @@ class Attachment {
 
   flush () {
     this.flushQueued = false
-    if (this.closed || this.writer.length === 0) return
+    if (this.closed || this.socket.destroyed || this.writer.length === 0) return
     const parts = this.writer.take()
     const s = this.socket
     if (parts.length === 1) {
@@ -193,7 +194,11 @@ class Attachment {
     try {
       this.reader.push(chunk)
     } catch (err) {
-      if (err && err.code === 'ERR_HTTPSYS_PROTOCOL') return this.fail(err)
+      if (err && err.code === 'ERR_HTTPSYS_PROTOCOL') {
+        this.fail(err)
+        if (this.thrown !== null) this.raise()
+        return
+      }
       throw err
     }
     if (this.batchCount > 0) {
@@ -201,6 +206,31 @@ class Attachment {
       this.writer.u32(T.ACK, 0, this.receivedCount)
       this.schedule()
     }
+    if (this.thrown !== null) this.raise()
+  }
+
+  // Every handler call goes through here: a handler that throws (an app's request
+  // listener throwing synchronously) must not cut the read short, or the frames after
+  // it, the partial frame the reader holds and this read's ACK would be lost.
+  call (fn, a, b) {
+    try {
+      fn(a, b)
+    } catch (err) {
+      if (this.thrown === null) this.thrown = []
+      this.thrown.push(err)
+    }
+  }
+
+  // The errors go on as uncaught exceptions, so node's behaviour is unchanged (a crash,
+  // or the app's 'uncaughtException' listener), one tick each as node reports each
+  // throwing listener. The ACK and the answers so far are written first: a worker that
+  // dies of it has acknowledged the request, so the hub answers 502 instead of handing
+  // the same poison request to the next worker.
+  raise () {
+    const errors = this.thrown
+    this.thrown = null
+    this.flush()
+    for (const err of errors) process.nextTick(rethrow, err)
   }
 
   onFrame (type, id, b, start, end) {
@@ -210,35 +240,36 @@ class Attachment {
         const req = P.decodeRequest(id, b, start)
         this.live.set(id, new ReqState(req.hasBody, req.expectContinue))
         this.batchCount++
-        h.onRequest(req)
+        this.call(h.onRequest, req)
         return
       }
       case T.BODY: {
         const st = this.live.get(id)
         if (st === undefined || st.bodyDone) return
         st.received += end - start
-        h.onBody(id, b.subarray(start, end))
+        this.call(h.onBody, id, b.subarray(start, end))
         return
       }
       case T.BODY_END: {
         const st = this.live.get(id)
         if (st === undefined || st.bodyDone) return
         st.bodyDone = true
-        h.onBodyEnd(id)
+        this.call(h.onBodyEnd, id)
         return
       }
       case T.WINDOW: {
         const st = this.live.get(id)
         if (st === undefined) return
         st.outstanding -= b.readUInt32LE(start)
+        if (st.outstanding < 0) st.outstanding = 0
         if (st.blocked && st.outstanding < P.RESPONSE_WINDOW) {
           st.blocked = false
-          h.onDrain(id)
+          this.call(h.onDrain, id)
         }
         return
       }
       case T.ABORT:
-        if (this.live.delete(id)) h.onAbort(id)
+        if (this.live.delete(id)) this.call(h.onAbort, id)
         return
       case T.DETACH_OK: {
         const waiters = this.detachWaiters || []
@@ -303,7 +334,8 @@ class Attachment {
     const ids = [...this.live.keys()]
     this.live.clear()
     const h = this.handlers
-    for (const id of ids) h.onAbort(id)
+    for (const id of ids) this.call(h.onAbort, id)
+    if (this.thrown !== null) this.raise()
     for (const resolve of this.detachWaiters || []) resolve()
     this.detachWaiters = []
     let err = null
@@ -348,6 +380,10 @@ function attach ({ queue, urls, handlers, socketPath = process.env.HTTPSYS_HUB, 
 }
 
 function noop () {}
+
+function rethrow (err) {
+  throw err
+}
 
 // Missing optional handlers become no-ops; present ones keep their `this`.
 function withDefaults (h) {

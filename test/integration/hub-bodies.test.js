@@ -140,6 +140,27 @@ describe('hub request and response bodies', () => {
     c.close()
   })
 
+  test('large bodies sent with the head arrive intact, in order, also when held behind a slower response', async () => {
+    const sizes = { '/small': 100, '/mid': 5000, '/big': 300 * 1024, '/huge': 3 * 1024 * 1024 + 7 }
+    const bodies = {}
+    for (const [p, size] of Object.entries(sizes)) bodies[p] = crypto.randomBytes(size)
+    await worker({
+      handle (req, body, w) {
+        const answer = () => w.att.respond(req.id, 200, 'OK', ['Content-Length', String(bodies[req.url].length)], bodies[req.url], 0)
+        // the first answer comes last, so the others wait in the hub behind it
+        if (req.url === '/small') setTimeout(answer, 100)
+        else answer()
+      }
+    })
+    const c = new RawClient(port)
+    await c.connected
+    const order = ['/small', '/big', '/mid', '/huge', '/big']
+    c.write(order.map((p) => `GET ${p} HTTP/1.1\r\nHost: a\r\n\r\n`).join(''))
+    const res = await c.waitFor(order.length, 10000)
+    expect(res.map((r) => sha(r.body))).toEqual(order.map((p) => sha(bodies[p])))
+    c.close()
+  })
+
   test('a client that disconnects aborts its request at the worker', async () => {
     const w = await worker({ onRequest: () => {} })
     const c = new RawClient(port)

@@ -86,6 +86,36 @@ describe('hub routing', () => {
     }
   })
 
+  test.each(['/x%zz', '/100%', '/a%4', '/api/%g0/x'])('a target with a bad percent escape (%s) gets 400 Invalid URL, not Invalid Hostname', async (target) => {
+    const c = new RawClient(port)
+    clients.push(c)
+    await c.connected
+    c.write(`GET ${target} HTTP/1.1\r\nHost: a\r\n\r\n`)
+    const [res] = await c.waitFor(1)
+    expect(res.status).toBe(400)
+    expect(res.body.toString()).toMatch(/Bad Request - Invalid URL/)
+    expect(res.body.toString()).toMatch(/HTTP Error 400. The request URL is invalid./)
+    expect(site.requests.concat(api.requests).map((r) => r.url)).not.toContain(target)
+  })
+
+  test('a bad URL is reported as such even when the host is unknown too; a good URL with an unknown host is the hostname', async () => {
+    const named = await startHub()
+    const info = await named.createQueue('named', { urls: ['http://example.test:0/'] })
+    try {
+      const c = new RawClient(info.ports[0])
+      await c.connected
+      c.write('GET /x%zz HTTP/1.1\r\nHost: other.test\r\n\r\nGET /x%41 HTTP/1.1\r\nHost: other.test\r\n\r\n')
+      const [badUrl, badHost] = await c.waitFor(2)
+      expect(badUrl.status).toBe(400)
+      expect(badUrl.body.toString()).toMatch(/Bad Request - Invalid URL/)
+      expect(badHost.status).toBe(400)
+      expect(badHost.body.toString()).toMatch(/Bad Request - Invalid Hostname/)
+      c.close()
+    } finally {
+      await named.close()
+    }
+  })
+
   test('the same prefix on a second queue is ERR_HTTPSYS_URL_CONFLICT and binds nothing', async () => {
     await expect(hub.createQueue('thief', { urls: [`http://+:${port}/api/`] }))
       .rejects.toMatchObject({ code: 'ERR_HTTPSYS_URL_CONFLICT', prefix: `http://+:${port}/api/` })

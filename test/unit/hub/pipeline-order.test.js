@@ -15,6 +15,8 @@ class FakeSocket extends EventEmitter {
     this.remotePort = 1234
     this.remoteFamily = 'IPv4'
     this.out = []
+    this.raw = [] // the buffers as written, to tell views from copies
+    this.corked = 0
     this.paused = false
     this.ended = false
     this.destroyed = false
@@ -22,9 +24,13 @@ class FakeSocket extends EventEmitter {
   }
 
   write (buf) {
+    this.raw.push(buf)
     this.out.push(Buffer.from(buf).toString('latin1'))
     return true
   }
+
+  cork () { this.corked++ }
+  uncork () { this.corked-- }
 
   pause () { this.paused = true }
   resume () { this.paused = false }
@@ -62,11 +68,12 @@ function setup () {
 }
 
 // Feeds a RESPONSE / RES_BODY frame to the request as the worker connection would.
-function respond (req, status, body, flags = 0) {
+function respond (req, status, body, flags = 0, headers = ['Content-Length', String(body.length)]) {
   const w = new FrameWriter()
-  w.response(1, status, flags, 0, 'OK', ['Content-Length', String(body.length)], body)
+  w.response(1, status, flags, 0, 'OK', headers, body)
   const b = Buffer.concat(w.take())
   req.onResponse(b, 9, b.length)
+  return b
 }
 
 function resBody (req, text, flags) {
@@ -136,5 +143,58 @@ describe('pipelined responses', () => {
     for (const r of routed.slice()) respond(r, 200, 'x')
     expect(routed.length).toBe(40)
     expect(socket.paused).toBe(false)
+  })
+
+  test('a large body is written from the frame under cork, never copied; a small one rides in the head', () => {
+    const { socket, routed } = setup()
+    socket.emit('data', Buffer.from('GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: a\r\n\r\n'))
+    const big = Buffer.alloc(65536, 'b')
+    const frame1 = respond(routed[0], 200, big)
+    expect(socket.raw).toHaveLength(2)
+    expect(socket.raw[1].buffer).toBe(frame1.buffer)
+    expect(socket.raw[1].equals(big)).toBe(true)
+    expect(socket.corked).toBe(0)
+    // held behind /3's predecessor: still the frame's bytes once it is /3's turn
+    const big3 = Buffer.alloc(10000, 'c')
+    const frame3 = respond(routed[2], 200, big3)
+    respond(routed[1], 200, 'small')
+    expect(socket.raw.some((x) => x.buffer === frame3.buffer && x.equals(big3))).toBe(true)
+    expect(socket.raw.filter((x) => x.toString('latin1').endsWith('\r\n\r\nsmall'))).toHaveLength(1)
+    expect(bodies(socket.text())).toEqual([big.toString(), 'small', big3.toString()])
+  })
+})
+
+describe('the hub\'s decision to close wins over the worker\'s Connection header', () => {
+  const workerHeaders = ['Content-Length', '2', 'Connection', 'keep-alive', 'Keep-Alive', 'timeout=5', 'X-After', 'yes']
+  const connectionLines = (text) => text.split('\r\n').filter((l) => /^(connection|keep-alive):/i.test(l))
+
+  test.each([
+    { name: 'the client asked to close', request: 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' },
+    { name: 'an HTTP/1.0 client without keep-alive', request: 'GET / HTTP/1.0\r\n\r\n' }
+  ])('$name: one Connection: close, the worker\'s keep-alive lines dropped', ({ request }) => {
+    const { socket, routed } = setup()
+    socket.emit('data', Buffer.from(request))
+    respond(routed[0], 200, 'ok', 0, workerHeaders)
+    const text = socket.text()
+    expect(connectionLines(text)).toEqual(['Connection: close'])
+    expect(text).toContain('\r\nX-After: yes\r\n')
+    expect(text.endsWith('\r\n\r\nok')).toBe(true)
+    expect(socket.ended).toBe(true)
+  })
+
+  test('the hub is closing: the same', () => {
+    const { conn, socket, routed } = setup()
+    socket.emit('data', Buffer.from('GET / HTTP/1.1\r\nHost: a\r\n\r\n'))
+    conn.shutdown()
+    respond(routed[0], 200, 'ok', 0, ['CONNECTION', 'Keep-Alive', 'Content-Length', '2'])
+    expect(connectionLines(socket.text())).toEqual(['Connection: close'])
+  })
+
+  test('a connection the hub keeps: the worker\'s header is left as it is', () => {
+    const { socket, routed } = setup()
+    socket.emit('data', Buffer.from('GET / HTTP/1.1\r\nHost: a\r\n\r\n'))
+    respond(routed[0], 200, 'ok', 0, workerHeaders)
+    expect(connectionLines(socket.text())).toEqual(['Connection: keep-alive', 'Keep-Alive: timeout=5'])
+    expect(socket.ended).toBe(false)
   })
 })

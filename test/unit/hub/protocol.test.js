@@ -165,6 +165,43 @@ describe('hub protocol codec', () => {
     expect(seen).toBe(bytes)
   })
 
+  test('a frame split across reads is copied once, at its own size; what follows it stays a view', () => {
+    const big = crypto.randomBytes(200000)
+    const next = crypto.randomBytes(50000)
+    const w = new P.FrameWriter()
+    w.resBody(1, 1, big)
+    w.resBody(2, 0, next)
+    w.u32(T.WINDOW, 3, 7)
+    const bytes = Buffer.concat(w.take())
+    const bigFrame = 9 + 1 + big.length
+    // Reads: 2 bytes (the length is split), 64 KiB pieces, and a last piece holding the
+    // end of the big frame, all of the next frame and half of the WINDOW frame.
+    const pieces = [bytes.subarray(0, 2)]
+    let off = 2
+    while (off + 65536 < bigFrame) {
+      pieces.push(bytes.subarray(off, off + 65536))
+      off += 65536
+    }
+    const tailEnd = bigFrame + 9 + 1 + next.length + 6
+    pieces.push(bytes.subarray(off, tailEnd), bytes.subarray(tailEnd))
+    const concat = jest.spyOn(Buffer, 'concat')
+    const got = []
+    try {
+      const r = new P.FrameReader((type, id, b, start, end) => got.push({ id, b, data: Buffer.from(b.subarray(start, end)) }))
+      for (const piece of pieces) r.push(piece)
+      const copied = concat.mock.calls.reduce((n, [list]) => n + list.reduce((m, x) => m + x.length, 0), 0)
+      // the big frame once, plus the 9 bytes of the WINDOW frame split over two reads
+      expect(copied).toBe(bigFrame + 13)
+    } finally {
+      concat.mockRestore()
+    }
+    expect(got.map((f) => f.id)).toEqual([1, 2, 3])
+    expect(got[0].data.subarray(1).equals(big)).toBe(true)
+    expect(got[1].data.subarray(1).equals(next)).toBe(true)
+    expect(got[1].b.buffer).toBe(pieces[pieces.length - 2].buffer)
+    expect(got[2].data.readUInt32LE(0)).toBe(7)
+  })
+
   test('a malformed length is a protocol error', () => {
     const r = new P.FrameReader(() => {})
     const bad = Buffer.alloc(9)

@@ -1,6 +1,7 @@
 'use strict'
 
 const { RequestQueue, Deque } = require('../../../src/hub/request-queue')
+const { TICK } = require('../../../src/hub/clock')
 
 // A stand-in for a worker connection: what the queue looks at is inFlight and canTake().
 function fakeWorker (name, credit = Infinity) {
@@ -21,6 +22,30 @@ function fakeWorker (name, credit = Infinity) {
 const req = (n) => ({ n, waiting: false, queue: null })
 
 describe('request queue', () => {
+  test('expire() takes out the requests that waited longer than queueTimeout, never early, skipping departed ones', () => {
+    const q = new RequestQueue('q', { queueLength: 10, queueTimeout: 5000, maxBodySize: 10 })
+    const at = (n, arrived) => ({ ...req(n), arrived })
+    const reqs = [at(1, 0), at(2, 1000), at(3, 2000), at(4, 9000)]
+    for (const r of reqs) q.enqueue(r)
+    q.forget(reqs[1]) // its client went away
+    // now() may be a tick behind the real time: nothing expires before timeout + tick
+    expect(q.expire(5000 + TICK - 1)).toEqual([])
+    expect(q.expire(7000 + TICK).map((r) => r.n)).toEqual([1, 3])
+    expect(q.waitingCount).toBe(1)
+    expect(reqs[0].waiting).toBe(false)
+    const w = fakeWorker('a')
+    q.addWorker(w)
+    q.pump()
+    expect(w.got).toEqual([4])
+  })
+
+  test('a queue without queueTimeout never expires anything', () => {
+    const q = new RequestQueue('q', { queueLength: 10, maxBodySize: 10 })
+    q.enqueue({ ...req(1), arrived: 0 })
+    expect(q.expire(1e12)).toEqual([])
+    expect(q.waitingCount).toBe(1)
+  })
+
   test('with no worker requests wait, in order, up to queueLength', () => {
     const q = new RequestQueue('q', { queueLength: 3, maxBodySize: 10 })
     expect([1, 2, 3, 4].map((n) => q.enqueue(req(n)))).toEqual([true, true, true, false])
