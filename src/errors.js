@@ -98,8 +98,9 @@ define('ERR_HTTPSYS_HUB_UNREACHABLE', (d) =>
   `Cannot reach the httpsys hub at ${d.path}${d.cause ? ` (${d.cause.code || d.cause.message})` : ''}. ` +
   'The supervisor that started this process has stopped; start the app again with `httpsys start`.')
 define('ERR_HTTPSYS_PROTOCOL', (d) =>
-  `The httpsys hub and this worker do not speak the same protocol: ${d.reason}. ` +
-  'Run the worker with the same httpsys version as the supervisor (reinstall with `npm install`).')
+  `The httpsys hub and a worker could not understand each other: ${d.reason}. ` +
+  'A version mismatch: run workers with the same httpsys install as the supervisor (`npm install`). ' +
+  'A malformed frame: the worker was dropped; report it as a bug with this message.')
 define('ERR_HTTPSYS_QUEUE_CLOSED', (d) =>
   `The request queue ${d.queue ? str(d.queue) + ' ' : ''}was closed by the router.`)
 define('ERR_HTTPSYS_HTTP_PARSE', (d) =>

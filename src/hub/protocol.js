@@ -100,6 +100,19 @@ class FrameWriter {
     return parts
   }
 
+  /** Writes everything appended so far to `socket`, several parts as one corked write. */
+  writeTo (socket) {
+    if (this.length === 0) return
+    const parts = this.take()
+    if (parts.length === 1) {
+      socket.write(parts[0])
+      return
+    }
+    socket.cork()
+    for (let i = 0; i < parts.length; i++) socket.write(parts[i])
+    socket.uncork()
+  }
+
   _cut () {
     if (this.pos > this.start) {
       this.parts.push(this.slab.subarray(this.start, this.pos))

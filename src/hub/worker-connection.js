@@ -148,16 +148,7 @@ class WorkerConnection {
 
   flush () {
     this.flushQueued = false
-    if (this.closed || this.socket.destroyed || this.writer.length === 0) return
-    const parts = this.writer.take()
-    const s = this.socket
-    if (parts.length === 1) {
-      s.write(parts[0])
-      return
-    }
-    s.cork()
-    for (let i = 0; i < parts.length; i++) s.write(parts[i])
-    s.uncork()
+    if (!this.closed && !this.socket.destroyed) this.writer.writeTo(this.socket)
   }
 
   sendJson (type, value, withVersion) {

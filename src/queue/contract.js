@@ -19,7 +19,10 @@
 //   handlers  {Handlers}  the callbacks below; they are called on the JS thread, never
 //                         re-entrantly from inside an Attachment method.
 //
-// Handlers (hot path: plain callbacks, no EventEmitter):
+// Handlers (hot path: plain callbacks, no EventEmitter). A handler that throws must
+// not cost other requests anything: the backend finishes the batch it was delivering
+// (and acknowledges it to the router), then rethrows on process.nextTick so node's
+// uncaught-exception behaviour (a crash, or the app's own handler) still happens.
 //   onRequest(req: QueueRequest)        a request was received from the queue
 //   onBody(id, chunk: Buffer)           a piece of the request body
 //   onBodyEnd(id)                       the request body is complete
@@ -59,12 +62,19 @@
 //                                  RESPONSE_MORE this is the whole response: the fast path
 //                                  both routers serve with ONE send. Returns false when the
 //                                  window is full (wait for onDrain before sending more).
+//                                  Once the final response is sent, the router discards
+//                                  the unread rest of the request body: no further onBody
+//                                  names this id (as HTTP.SYS drains it).
+//                                  RESPONSE_CLOSE may be given on respond() or on the
+//                                  final sendBody(); either closes after the response.
 //   sendBody(id, chunk, flags)     more of the body (already framed: src/http writes the
 //                                  chunked framing; routers never frame). RESPONSE_MORE
 //                                  means more follows; without it this ends the response.
 //                                  Returns false like respond().
 //   writeContinue(id)              send `100 Continue` to the client
-//   cancel(id)                     abort the request: the router resets the connection
+//   cancel(id)                     abort the request: the router resets the connection.
+//                                  The caller does its own abort handling: onAbort is
+//                                  not called for an id the worker cancelled itself.
 //   detach() -> Promise            stop receiving new requests (requests not yet received
 //                                  stay in the queue for other workers); in-flight ones can
 //                                  still be answered. Resolves once the router confirmed.
@@ -79,4 +89,23 @@ const RESPONSE_CLOSE = 2
 /** respond() flag: after a 101 the connection carries opaque bytes both ways (upgrade). */
 const RESPONSE_OPAQUE = 4
 
-module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE }
+function noop () {}
+
+/**
+ * The handlers a backend calls, with the missing optional ones as no-ops; present ones
+ * keep their `this`.
+ * @param {object} h handlers as passed to attach()
+ */
+function withDefaultHandlers (h) {
+  const fn = (name) => typeof h[name] === 'function' ? h[name].bind(h) : noop
+  return {
+    onRequest: fn('onRequest'),
+    onBody: fn('onBody'),
+    onBodyEnd: fn('onBodyEnd'),
+    onAbort: fn('onAbort'),
+    onDrain: fn('onDrain'),
+    onClose: fn('onClose')
+  }
+}
+
+module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, withDefaultHandlers }

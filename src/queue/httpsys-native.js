@@ -20,7 +20,7 @@ const os = require('node:os')
 const { STATUS_CODES } = require('node:http')
 const { codes } = require('../errors')
 const urlprefix = require('../urlprefix')
-const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('./contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, withDefaultHandlers } = require('./contract')
 const { createServiceConfig, currentUser } = require('./httpsys-native-config')
 
 const EVENT_REQUEST = 1
@@ -312,7 +312,7 @@ function createBackend (getBinding) {
     const nativeInfo = native.info()
     const bound = nativeInfo.urls.length > 0 ? nativeInfo.urls : prefixes
     const info = { queue: queue || null, urls: bound, ports: portsOf(bound) }
-    const attachment = new Attachment(native, platform, withDefaults(handlers), info)
+    const attachment = new Attachment(native, platform, withDefaultHandlers(handlers), info)
     native.start((events) => attachment.onEvents(events))
     return attachment
   }
@@ -472,21 +472,6 @@ function toBuffer (chunk) {
 function byteLength (body) {
   if (body === null || body === undefined) return 0
   return typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length
-}
-
-function noop () {}
-
-// Missing optional handlers become no-ops; present ones keep their `this`.
-function withDefaults (h) {
-  const fn = (name) => typeof h[name] === 'function' ? h[name].bind(h) : noop
-  return {
-    onRequest: fn('onRequest'),
-    onBody: fn('onBody'),
-    onBodyEnd: fn('onBodyEnd'),
-    onAbort: fn('onAbort'),
-    onDrain: fn('onDrain'),
-    onClose: fn('onClose')
-  }
 }
 
 const loadAddon = () => require('./native-loader').load()

@@ -12,7 +12,7 @@ const net = require('node:net')
 const P = require('../hub/protocol')
 const { T } = P
 const { codes } = require('../errors')
-const { RESPONSE_MORE, RESPONSE_CLOSE } = require('./contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE, withDefaultHandlers } = require('./contract')
 
 // Bodies above this go out as RESPONSE + RES_BODY pieces, so neither side ever holds a
 // frame larger than this in one piece.
@@ -177,16 +177,7 @@ class Attachment {
 
   flush () {
     this.flushQueued = false
-    if (this.closed || this.socket.destroyed || this.writer.length === 0) return
-    const parts = this.writer.take()
-    const s = this.socket
-    if (parts.length === 1) {
-      s.write(parts[0])
-      return
-    }
-    s.cork()
-    for (let i = 0; i < parts.length; i++) s.write(parts[i])
-    s.uncork()
+    if (!this.closed && !this.socket.destroyed) this.writer.writeTo(this.socket)
   }
 
   onData (chunk) {
@@ -367,7 +358,7 @@ function attach ({ queue, urls, handlers, socketPath = process.env.HTTPSYS_HUB, 
   }
   return new Promise((resolve, reject) => {
     const socket = net.connect(socketPath)
-    const a = new Attachment(socket, withDefaults(handlers), socketPath)
+    const a = new Attachment(socket, withDefaultHandlers(handlers), socketPath)
     a.pendingAttach = { resolve, reject }
     socket.on('connect', () => {
       a.writer.json(T.HELLO, 0, { queue, urls: urls || [], pid: process.pid, window: receiveWindow }, true)
@@ -379,23 +370,8 @@ function attach ({ queue, urls, handlers, socketPath = process.env.HTTPSYS_HUB, 
   })
 }
 
-function noop () {}
-
 function rethrow (err) {
   throw err
-}
-
-// Missing optional handlers become no-ops; present ones keep their `this`.
-function withDefaults (h) {
-  const fn = (name) => typeof h[name] === 'function' ? h[name].bind(h) : noop
-  return {
-    onRequest: fn('onRequest'),
-    onBody: fn('onBody'),
-    onBodyEnd: fn('onBodyEnd'),
-    onAbort: fn('onAbort'),
-    onDrain: fn('onDrain'),
-    onClose: fn('onClose')
-  }
 }
 
 module.exports = { attach }
