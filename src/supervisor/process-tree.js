@@ -89,8 +89,12 @@ function killAll (ids) {
 function killTree (pid) {
   if (IS_WINDOWS) {
     return new Promise((resolve) => {
-      execFile('taskkill', ['/pid', String(pid), '/T', '/F'], { windowsHide: true }, () => {
-        try { process.kill(pid, 'SIGKILL') } catch {}
+      execFile('taskkill', ['/pid', String(pid), '/T', '/F'], { windowsHide: true }, (err) => {
+        // taskkill failed (not found, or a taskkill without /T such as Wine 8's): the root
+        // at least. Not after a success: the pid is free then and may be reused at once.
+        if (err) {
+          try { process.kill(pid, 'SIGKILL') } catch {}
+        }
         resolve()
       })
     })

@@ -290,8 +290,10 @@ class WorkerProcess extends EventEmitter {
     const stopping = this.state === 'stopping'
     this.exitInfo = { code, signal, at: Date.now(), stopping }
     this.state = 'exited'
-    // whatever the app left in its group goes with it
-    if (this.pid !== undefined) tree.killTree(this.pid)
+    // whatever the app left in its group goes with it (POSIX). Not on Windows: there is
+    // no group, taskkill /T finds no tree under a pid that has exited, and the pid may
+    // already name an unrelated process; libuv's job took the app's own children with it.
+    if (this.pid !== undefined && !IS_WINDOWS) tree.killTree(this.pid)
     if (this.pid !== undefined) {
       const how = signal ? `killed by ${signal}` : `exited with code ${code}`
       const uptimeMs = this.exitInfo.at - this.spawnedAt

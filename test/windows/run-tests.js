@@ -39,7 +39,8 @@ async function stopAll () {
   running = []
   const slow = []
   for (const proc of procs) {
-    if (!(await W.stop(proc))) slow.push(proc.name)
+    // a supervisor is stopped the way a user would (`httpsys stop all`), others by the stop file
+    if (!(await (proc.stopWith ? proc.stopWith() : W.stop(proc)))) slow.push(proc.name)
   }
   return slow
 }
@@ -330,6 +331,15 @@ test('setup calls (URL ACL, certificate bindings, SID lookup) run without crashi
   // Wine's queries always answer ERROR_FILE_NOT_FOUND: an empty list, not an error
   assert.deepEqual(out.urlAclList, [])
   assert.deepEqual(out.sslCertList, [])
+})
+
+// ---------------------------------------------------------------------------
+// The supervisor (`httpsys start --backend hub` in node.exe)
+
+require('./supervisor-tests').register(test, {
+  start,
+  untrack: (proc) => { running = running.filter((p) => p !== proc) },
+  json
 })
 
 test('no node.exe process is left behind', async () => {

@@ -80,14 +80,38 @@ async function runNode (name, args, options = {}, timeout = 30000) {
 
 /** Windows node.exe processes still running (by the exe's file name). */
 function leftovers (exe = NODE_EXE) {
-  const base = path.basename(exe).toLowerCase()
+  return processesMatching(path.basename(exe))
+}
+
+/** Linux `ps` lines (pid, ppid, state, seconds running, the Windows command line) that contain `text`. */
+function processesMatching (text) {
   let out = ''
   try {
-    out = execFileSync('ps', ['-eo', 'pid=,args='], { encoding: 'utf8' })
+    out = execFileSync('ps', ['-eo', 'pid=,ppid=,stat=,etimes=,args='], { encoding: 'utf8' })
   } catch {
     return []
   }
-  return out.split('\n').filter((line) => line.toLowerCase().includes(base))
+  const needle = text.toLowerCase()
+  return out.split('\n').filter((line) => line.toLowerCase().includes(needle))
+}
+
+/**
+ * The Windows processes alive in the Wine prefix, from Wine's own process list (`wmic`;
+ * Wine 8's tasklist is a stub that prints nothing). Wine hands out a freed pid again
+ * only after many others, so a pid seen here is the process it named earlier.
+ * @returns {Map<number, number>} pid -> parent pid
+ */
+function windowsProcesses () {
+  const out = execFileSync('wine', ['wmic', 'process', 'get', 'ParentProcessId,ProcessId'],
+    { env: { ...process.env, WINEDEBUG: '-all' }, stdio: ['ignore', 'pipe', 'ignore'], timeout: 20000 })
+  const procs = new Map()
+  // UTF-16 with a BOM; a header line, then "<parent> <pid>" per process
+  for (const line of out.toString('utf16le').split(/\r?\n/).slice(1)) {
+    const m = /^\s*(\d+)\s+(\d+)\s*$/.exec(line)
+    if (m) procs.set(Number(m[2]), Number(m[1]))
+  }
+  if (procs.size === 0) throw new Error(`wmic listed no process:\n${out.toString('utf16le')}`)
+  return procs
 }
 
 /** A TCP port free on this machine (Wine's http.sys binds 0.0.0.0). */
@@ -165,4 +189,4 @@ function tail (text, lines = 30) {
   return text.split('\n').slice(-lines).join('\n')
 }
 
-module.exports = { ROOT, NODE_EXE, startNode, waitFor, stop, runNode, leftovers, freePort, request, eventually, curl, sleep, tail }
+module.exports = { ROOT, NODE_EXE, LOG_DIR, startNode, waitFor, stop, runNode, leftovers, processesMatching, windowsProcesses, freePort, request, eventually, curl, sleep, within, tail }
