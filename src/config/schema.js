@@ -88,7 +88,9 @@ const appSchema = {
   },
   name: {
     doc: 'the app name (logs, queue name); default: the script name without extension',
-    default: (ctx) => path.basename(ctx.app.script, path.extname(ctx.app.script)).replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'app',
+    // named after the script as given: a package bin or .cmd shim resolves to its
+    // package's entry (often index.js), but users know the app by the shim's name
+    default: (ctx) => nameOf(typeof ctx.rawApp?.script === 'string' ? ctx.rawApp.script : ctx.app.script),
     check (value, ctx) {
       if (typeof value !== 'string' || !NAME.test(value)) {
         ctx.fail(`must be 1-64 letters, digits, ".", "_" or "-" starting with a letter or digit, got ${describe(value)}`, `For example ${ctx.ex('"api"')}.`)
@@ -392,6 +394,12 @@ function scriptExists (file) {
   } catch {
     return false
   }
+}
+
+/** An app name from a script path: its file name without extension, made valid. */
+function nameOf (script) {
+  const stem = path.basename(script, path.extname(script))
+  return stem.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'app'
 }
 
 module.exports = { appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS }

@@ -71,6 +71,7 @@ function validateApp (raw, ctx) {
   const app = {}
   ctx.app = app
   ctx.appName = typeof raw.name === 'string' ? raw.name : undefined
+  ctx.rawApp = raw
   for (const [key, row] of Object.entries(appSchema)) {
     const at = ctx.at(key)
     if (raw[key] === undefined) {
@@ -162,6 +163,7 @@ class Context {
     this.baseDir = opts.baseDir
     this.app = parent ? parent.app : undefined
     this.appName = parent ? parent.appName : undefined
+    this.rawApp = parent ? parent.rawApp : undefined
   }
 
   get name () { return String(this.path[this.path.length - 1]) }

@@ -127,6 +127,13 @@ describe('npm shims resolve to the JavaScript they run (no shell between supervi
     expect(one({ script }).script).toBe(path.join(pkg, 'bin', 'tool.js'))
   })
 
+  test('the app is named after the shim the user gave, not the file it resolves to', () => {
+    fs.writeFileSync(path.join(pkg, 'bin', 'index.js'), '')
+    fs.symlinkSync(path.join('..', 'tool', 'bin', 'index.js'), path.join(bin, 'mytool'))
+    expect(one({ script: 'node_modules/.bin/mytool' })).toMatchObject({ name: 'mytool', script: path.join(pkg, 'bin', 'index.js') })
+    expect(one({ script: 'node_modules/.bin/tool.cmd' }).name).toBe('tool')
+  })
+
   test('a shell script is rejected, not run as JavaScript', () => {
     expect(() => one({ script: 'run.sh' })).toThrow(/run\.sh is a shell script, not a JavaScript file node can run/)
   })
