@@ -24,19 +24,20 @@ Api LoadApi() {
   if (!httpapi) httpapi = LoadLibraryW(L"httpapi.dll");
   if (!httpapi) return api;
 
-  api.isFeatureSupported = Lookup<IsFeatureSupportedFn>(httpapi, "HttpIsFeatureSupported");
   api.delegateRequestEx = Lookup<void*>(httpapi, "HttpDelegateRequestEx") != nullptr;
   api.queryRequestProperty = Lookup<void*>(httpapi, "HttpQueryRequestProperty") != nullptr;
-  api.findUrlGroupId = Lookup<FindUrlGroupIdFn>(httpapi, "HttpFindUrlGroupId");
-  api.updateServiceConfiguration =
-      Lookup<UpdateServiceConfigurationFn>(httpapi, "HttpUpdateServiceConfiguration");
 
   if (api.wineVersion) {
-    // Exported by Wine 8 but unimplemented: calling them kills the process.
+    // Exported by Wine 8 but unimplemented (stubs, or calls that kill the
+    // process): never called there. The same goes for the optional calls below.
     api.sendEntityBody = false;
     api.queueProperties = false;
     return api;
   }
+  api.isFeatureSupported = Lookup<IsFeatureSupportedFn>(httpapi, "HttpIsFeatureSupported");
+  api.findUrlGroupId = Lookup<FindUrlGroupIdFn>(httpapi, "HttpFindUrlGroupId");
+  api.updateServiceConfiguration =
+      Lookup<UpdateServiceConfigurationFn>(httpapi, "HttpUpdateServiceConfiguration");
   api.cancelHttpRequest = Lookup<CancelHttpRequestFn>(httpapi, "HttpCancelHttpRequest");
   api.waitForDisconnect = Lookup<WaitForDisconnectFn>(httpapi, "HttpWaitForDisconnect");
   api.waitForDisconnectEx = Lookup<WaitForDisconnectExFn>(httpapi, "HttpWaitForDisconnectEx");

@@ -1,7 +1,10 @@
 // Overlapped operations the addon issues. Each starts with an OVERLAPPED, so a
 // completion packet's pointer leads back to its operation; only pointers found
 // in the queue's registry of live operations are ever dereferenced (Wine posts
-// packets for OVERLAPPEDs of its own).
+// packets for OVERLAPPEDs of its own). A packet names an address only, and a
+// ReceiveOp reuses its OVERLAPPED for every issue: each issue gets a generation
+// in the registry, and a packet counts only while its OVERLAPPED says the issue
+// has completed (see Queue::Take).
 #pragma once
 
 #include "http-api.h"
@@ -20,7 +23,8 @@ enum class OpKind : uint8_t { Receive, Body, Send, Disconnect, Cancel };
 struct Op {
   OVERLAPPED ov;
   OpKind kind;
-  double id = 0;  // the JS request id (0 for receives)
+  double id = 0;            // the JS request id (0 for receives)
+  uint64_t generation = 0;  // of the current issue (Queue::Track)
 
   explicit Op(OpKind k) : ov(), kind(k) {}
   Op(const Op&) = delete;
@@ -44,7 +48,10 @@ struct RequestBuffer {
 struct ReceiveOp : Op {
   HTTP_REQUEST_ID requestId = HTTP_NULL_ID;  // set while re-receiving after ERROR_MORE_DATA
   RequestBuffer buffer;
-  bool pending = false;
+  bool pending = false;     // issued, or parked for a retry
+  bool parked = false;      // waiting for retryAt after a transient failure
+  unsigned failures = 0;    // consecutive failed receives
+  ULONGLONG retryAt = 0;    // GetTickCount64() deadline while parked
 
   ReceiveOp() : Op(OpKind::Receive) {}
 };

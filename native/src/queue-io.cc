@@ -6,20 +6,56 @@
 #include "request-convert.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace httpsys {
+
+namespace {
+
+// Receives failing for a reason that may pass are retried after 5 ms, doubling up
+// to 1 s; an abort nobody asked for (no stop, no close) is given up after a while:
+// something keeps cancelling the queue's I/O.
+constexpr ULONGLONG kRetryFirstMs = 5;
+constexpr ULONGLONG kRetryMaxMs = 1000;
+constexpr unsigned kMaxStrayAborts = 16;
+
+bool Transient(DWORD error) {
+  return error == ERROR_NO_SYSTEM_RESOURCES || error == ERROR_NOT_ENOUGH_MEMORY || error == ERROR_OUTOFMEMORY ||
+         error == ERROR_NOT_ENOUGH_QUOTA;
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------
 // The live-operation registry
 
+// Called before every issue. STATUS_PENDING is what DeviceIoControl itself puts
+// there; the kernel overwrites it with the result before it queues the packet.
 void Queue::Track(Op* op) {
+  op->ov.Internal = STATUS_PENDING;
   std::lock_guard<std::mutex> lock(liveMutex_);
-  live_.insert(&op->ov);
+  op->generation = ++lastGeneration_;
+  live_[&op->ov] = op->generation;
 }
 
 bool Queue::Untrack(OVERLAPPED* ov) {
   std::lock_guard<std::mutex> lock(liveMutex_);
   return live_.erase(ov) == 1;
+}
+
+// The operation a packet completes, or nullptr: not ours, or stale. A packet left
+// over from an earlier issue of a reused OVERLAPPED (a duplicate, or one that came
+// although the call completed inline) finds the current issue still pending, or
+// an entry made for another issue; it is dropped and the current issue waits for
+// its own packet.
+Op* Queue::Take(OVERLAPPED* ov) {
+  std::lock_guard<std::mutex> lock(liveMutex_);
+  auto it = live_.find(ov);
+  if (it == live_.end()) return nullptr;
+  Op* op = reinterpret_cast<Op*>(ov);
+  if (op->generation != it->second || !HasOverlappedIoCompleted(ov)) return nullptr;
+  live_.erase(it);
+  return op;
 }
 
 size_t Queue::LiveCount() {
@@ -41,20 +77,17 @@ void Queue::Run() {
     DWORD bytes = 0;
     ULONG_PTR key = 0;
     OVERLAPPED* ov = nullptr;
-    BOOL ok = GetQueuedCompletionStatus(port_, &bytes, &key, &ov, INFINITE);
+    BOOL ok = GetQueuedCompletionStatus(port_, &bytes, &key, &ov, RetryTimeout());
     DWORD error = ok ? NO_ERROR : GetLastError();
+    Op* op = nullptr;
     if (!ok && !ov) {
-      // The port itself failed: nothing more will arrive.
-      Event event;
-      event.type = Event::Type::Fatal;
-      event.error = error;
-      Push(std::move(event));
-      break;
-    }
-    if (key == kCommandKey) {
+      if (error != WAIT_TIMEOUT) {
+        PortFailed(error);
+        break;
+      }
+    } else if (key == kCommandKey) {
       HandleCommand(reinterpret_cast<uintptr_t>(ov));
-    } else if (ov && Untrack(ov)) {
-      Op* op = reinterpret_cast<Op*>(ov);
+    } else if (ov && (op = Take(ov)) != nullptr) {
       if (op->kind == OpKind::Receive) {
         auto* receive = static_cast<ReceiveOp*>(op);
         if (OnReceiveDone(receive, error, bytes)) PostReceive(receive);
@@ -68,6 +101,7 @@ void Queue::Run() {
       }
     }
     // Any other packet is not ours (Wine queues some for its internal calls).
+    RetryParked(false);
     if (closing_ && stopping_ && LiveCount() == 0) {
       CloseHandles();
       finished_ = true;
@@ -89,9 +123,73 @@ void Queue::HandleCommand(uintptr_t command) {
     // Only idle receives: one re-receiving after ERROR_MORE_DATA already owns
     // a request, which must be delivered.
     for (ReceiveOp* op : receives_) {
-      if (op->pending && op->requestId == HTTP_NULL_ID) CancelIoEx(queue_, &op->ov);
+      if (op->pending && !op->parked && op->requestId == HTTP_NULL_ID) CancelIoEx(queue_, &op->ov);
     }
   }
+  // A parked receive is not in the kernel: it ends (or finishes its request) now.
+  RetryParked(true);
+  CheckDetached();
+}
+
+// The port itself failed: no packet will ever arrive, so nothing in flight can be
+// waited for. Receiving ends, JS hears Fatal then Closed, and Finish() closes the
+// handles on the JS thread (which unregisters the prefixes). Operations still in
+// the kernel keep their memory: it is leaked, never freed under the kernel.
+void Queue::PortFailed(DWORD error) {
+  portFailed_ = true;
+  closing_ = true;
+  stopping_ = true;
+  CancelIoEx(queue_, nullptr);
+  for (ReceiveOp* op : receives_) {
+    op->pending = false;
+    op->parked = false;
+  }
+  parked_ = 0;
+  Event event;
+  event.type = Event::Type::Fatal;
+  event.error = error;
+  Push(std::move(event));
+  CheckDetached();
+}
+
+// false: the op is parked and RetryParked() issues it again later.
+bool Queue::Park(ReceiveOp* op) {
+  ULONGLONG delay = kRetryFirstMs << std::min(op->failures - 1, 10u);
+  op->retryAt = GetTickCount64() + std::min(delay, kRetryMaxMs);
+  if (!op->parked) ++parked_;
+  op->parked = true;
+  op->pending = true;  // a stop still waits for it (RetryParked(true) ends it)
+  return false;
+}
+
+DWORD Queue::RetryTimeout() {
+  if (parked_ == 0) return INFINITE;
+  ULONGLONG next = 0;
+  for (ReceiveOp* op : receives_) {
+    if (op->parked && (next == 0 || op->retryAt < next)) next = op->retryAt;
+  }
+  if (next == 0) return INFINITE;
+  ULONGLONG now = GetTickCount64();
+  return next <= now ? 0 : static_cast<DWORD>(next - now);
+}
+
+void Queue::RetryParked(bool all) {
+  if (parked_ == 0) return;
+  ULONGLONG now = GetTickCount64();
+  for (ReceiveOp* op : receives_) {
+    if (!op->parked || (!all && op->retryAt > now)) continue;
+    op->parked = false;
+    --parked_;
+    PostReceive(op);
+  }
+}
+
+void Queue::ReceiveFailed(ReceiveOp* op, DWORD error) {
+  Event event;
+  event.type = Event::Type::Fatal;
+  event.error = error;
+  Push(std::move(event));
+  op->requestId = HTTP_NULL_ID;
   CheckDetached();
 }
 
@@ -122,6 +220,7 @@ bool Queue::OnReceiveDone(ReceiveOp* op, DWORD error, DWORD bytes) {
   op->pending = false;
   switch (error) {
     case NO_ERROR: {
+      op->failures = 0;
       Event event;
       event.type = Event::Type::Request;
       event.buffer = std::move(op->buffer);
@@ -140,26 +239,35 @@ bool Queue::OnReceiveDone(ReceiveOp* op, DWORD error, DWORD bytes) {
       return true;
     }
     case ERROR_CONNECTION_INVALID:
+    case ERROR_INVALID_PARAMETER:
       if (op->requestId != HTTP_NULL_ID) {
-        // The client left between the two receives: take the next request.
+        // The client left between the two receives (ASP.NET sees 87 there too):
+        // take the next request.
         op->requestId = HTTP_NULL_ID;
         op->buffer.Allocate(bufferSize_);
         return true;
       }
       break;
     case ERROR_OPERATION_ABORTED:
-      if (!stopping_) return true;
-      CheckDetached();
-      return false;
+      if (stopping_) {
+        CheckDetached();
+        return false;
+      }
+      // Nobody asked for it: issue again, but never in a tight loop.
+      if (++op->failures > kMaxStrayAborts) break;
+      return Park(op);
     default:
+      if (Transient(error)) {
+        if (closing_ || (stopping_ && op->requestId == HTTP_NULL_ID)) {
+          CheckDetached();
+          return false;
+        }
+        ++op->failures;
+        return Park(op);
+      }
       break;
   }
-  Event event;
-  event.type = Event::Type::Fatal;
-  event.error = error;
-  Push(std::move(event));
-  op->requestId = HTTP_NULL_ID;
-  CheckDetached();
+  ReceiveFailed(op, error);
   return false;
 }
 
@@ -215,7 +323,7 @@ void Queue::Deliver(Napi::Env env, Napi::Function callback) {
       case Event::Type::Request: {
         const HTTP_REQUEST* request = event.buffer.request();
         double id = ++lastId_;
-        requests_[id] = RequestState{request->RequestId, request->ConnectionId, false};
+        requests_[id] = RequestState{request->RequestId, request->ConnectionId, false, false};
         put(kEventRequest, id, RequestToJs(env, request, id));
         Napi::Value inlineBody = InlineBody(env, request);
         if (!inlineBody.IsUndefined()) put(kEventBody, id, inlineBody);
@@ -247,13 +355,21 @@ void Queue::Deliver(Napi::Env env, Napi::Function callback) {
             break;
           }
           case OpKind::Send:
+            // A failed piece ends the exchange: nothing can be sent after it.
+            if (event.error != NO_ERROR) requests_.erase(op->id);
             put(kEventSent, op->id, Napi::Number::New(env, event.error));
             delete static_cast<SendOp*>(op);
             break;
           case OpKind::Disconnect: {
             auto* disconnect = static_cast<DisconnectOp*>(op);
             watched_.erase(disconnect->connectionId);
-            if (event.error == NO_ERROR) {
+            if (event.error == ERROR_INVALID_FUNCTION || event.error == ERROR_NOT_SUPPORTED ||
+                event.error == ERROR_CALL_NOT_IMPLEMENTED) {
+              // The call itself is unusable here: it says nothing about the client.
+              disconnectBroken_ = true;
+            } else if (!(event.error == ERROR_OPERATION_ABORTED && closing_)) {
+              // Any other end (1229: the connection was gone already) means the
+              // client is gone; an abort during close is the close's own.
               std::vector<double> gone;
               for (auto& entry : requests_) {
                 if (entry.second.connectionId == disconnect->connectionId) gone.push_back(entry.first);
@@ -298,20 +414,37 @@ void Queue::Finish() {
     CloseHandle(thread_);
     thread_ = nullptr;
   }
+  CloseHandles();  // the thread closed them, unless the port failed under it
+  started_ = false;
   if (!released_) {
     released_ = true;
+    // Calls already queued still run with this object as their context: the
+    // reference goes in OnTsfnFinalize, after the last of them.
     tsfn_.Release();
   }
-  if (started_.exchange(false)) Napi::ObjectWrap<Queue>::Unref();
+}
+
+void Queue::OnTsfnFinalize(Napi::Env, void*, Queue* self) {
+  if (!self->refHeld_) return;
+  self->refHeld_ = false;
+  self->Napi::ObjectWrap<Queue>::Unref();
 }
 
 void Queue::StopThread() {
   if (!thread_) return;
   tearingDown_ = true;
-  closing_ = true;
-  // A second close command is harmless: the thread only acts on the first.
-  PostQueuedCompletionStatus(port_, 0, kCommandKey, reinterpret_cast<LPOVERLAPPED>(kCommandClose));
-  WaitForSingleObject(thread_, 5000);
+  // Close() already posted the command if closing_ was set.
+  if (!closing_.exchange(true)) {
+    PostQueuedCompletionStatus(port_, 0, kCommandKey, reinterpret_cast<LPOVERLAPPED>(kCommandClose));
+  }
+  // No time limit: the thread uses this object until it ends, so freeing it any
+  // sooner would be a use-after-free. Everything in flight was cancelled and
+  // completes; should it not, say so rather than hang silently.
+  if (WaitForSingleObject(thread_, 5000) == WAIT_TIMEOUT) {
+    std::fprintf(stderr, "httpsys: still waiting for %u cancelled HTTP.SYS operations of queue '%s' to complete\n",
+                 static_cast<unsigned>(LiveCount()), name_.c_str());
+    WaitForSingleObject(thread_, INFINITE);
+  }
   CloseHandle(thread_);
   thread_ = nullptr;
 }

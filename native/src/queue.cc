@@ -160,7 +160,10 @@ Queue::~Queue() {
   napi_remove_env_cleanup_hook(env_, EnvCleanup, this);
   StopThread();
   CloseHandles();
-  for (ReceiveOp* op : receives_) delete op;
+  // After a port failure the kernel may still write into receives it cancelled.
+  if (!portFailed_) {
+    for (ReceiveOp* op : receives_) delete op;
+  }
   for (Event& event : events_) {
     if (event.op && event.op->kind == OpKind::Receive) continue;
     delete event.op;
@@ -254,8 +257,7 @@ ULONG Queue::RegisterUrl(const std::wstring& url) {
 }
 
 void Queue::CloseHandles() {
-  if (closed_) return;
-  closed_ = true;
+  if (closed_.exchange(true)) return;
   // Explicit removal: Wine does not unregister URLs when their group closes.
   for (auto& entry : urls_) HttpRemoveUrlFromUrlGroup(entry.first, entry.second.c_str(), 0);
   urls_.clear();
@@ -297,16 +299,18 @@ Napi::Value Queue::Start(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   tsfn_ = Napi::TypedThreadSafeFunction<Queue, void, CallJs>::New(
-      env, info[0].As<Napi::Function>(), "httpsys-queue", 0, 1, this);
-  Napi::ObjectWrap<Queue>::Ref();  // alive while the thread runs
+      env, info[0].As<Napi::Function>(), "httpsys-queue", 0, 1, this, OnTsfnFinalize, static_cast<void*>(nullptr));
+  // Alive while the thread runs and until the thread-safe function is finalized
+  // (its queued calls use this object).
+  Napi::ObjectWrap<Queue>::Ref();
+  refHeld_ = true;
   started_ = true;
   thread_ = CreateThread(nullptr, 0, ThreadMain, this, 0, nullptr);
   if (!thread_) {
     ULONG rc = GetLastError();
     started_ = false;
-    tsfn_.Release();
     released_ = true;
-    Napi::ObjectWrap<Queue>::Unref();
+    tsfn_.Release();  // OnTsfnFinalize drops the reference
     ThrowWin32(env, rc, "CreateThread");
   }
   return env.Undefined();
@@ -366,8 +370,9 @@ Napi::Value Queue::Respond(const Napi::CallbackInfo& info) {
   op->response.pEntityChunks = op->chunks.empty() ? nullptr : op->chunks.data();
 
   ULONG sendFlags = 0;
+  // MORE_DATA with DISCONNECT is undefined: the final sendBody carries the close.
   if (more) sendFlags |= HTTP_SEND_RESPONSE_FLAG_MORE_DATA;
-  if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
+  else if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
   if (opaque) sendFlags |= kSendFlagOpaque;
   if (bufferData_) sendFlags |= HTTP_SEND_RESPONSE_FLAG_BUFFER_DATA;
   HTTP_CACHE_POLICY* cache = nullptr;
@@ -377,6 +382,7 @@ Napi::Value Queue::Respond(const Napi::CallbackInfo& info) {
     cache = &op->cachePolicy;
   }
   HTTP_REQUEST_ID requestId = state->requestId;
+  state->responded = true;
   if (op->final) requests_.erase(id);
 
   Track(op);
@@ -406,7 +412,7 @@ Napi::Value Queue::SendBody(const Napi::CallbackInfo& info) {
   }
   ULONG sendFlags = 0;
   if (!op->final) sendFlags |= HTTP_SEND_RESPONSE_FLAG_MORE_DATA;
-  if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
+  else if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
   if (bufferData_) sendFlags |= HTTP_SEND_RESPONSE_FLAG_BUFFER_DATA;
   HTTP_REQUEST_ID requestId = state->requestId;
   if (op->final) requests_.erase(id);
@@ -446,7 +452,12 @@ Napi::Value Queue::Cancel(const Napi::CallbackInfo& info) {
   RequestState* state = Find(id);
   if (!state || closing_) return Code(env, NO_ERROR);
   CancelHttpRequestFn cancel = GetApi().cancelHttpRequest;
-  if (!cancel) return Code(env, ERROR_NOT_SUPPORTED);
+  if (!cancel) {
+    // The caller ends an unanswered request with a closing response (which needs
+    // the entry); one already answered in part has nothing left to send.
+    if (state->responded) requests_.erase(id);
+    return Code(env, ERROR_NOT_SUPPORTED);
+  }
   HTTP_REQUEST_ID requestId = state->requestId;
   requests_.erase(id);
   auto* op = new CancelOp();
@@ -517,7 +528,9 @@ void Queue::Issued(Op* op, ULONG rc) {
 // and the requests still in flight on that connection are aborted.
 void Queue::WatchDisconnect(HTTP_CONNECTION_ID connectionId) {
   const Api& api = GetApi();
-  if (!watchDisconnect_ || (!api.waitForDisconnectEx && !api.waitForDisconnect) || closing_) return;
+  if (!watchDisconnect_ || disconnectBroken_ || (!api.waitForDisconnectEx && !api.waitForDisconnect) || closing_) {
+    return;
+  }
   if (!watched_.insert(connectionId).second) return;
   auto* op = new DisconnectOp();
   op->connectionId = connectionId;

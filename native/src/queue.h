@@ -59,6 +59,7 @@ class Queue : public Napi::ObjectWrap<Queue> {
     HTTP_REQUEST_ID requestId;
     HTTP_CONNECTION_ID connectionId;
     bool reading;
+    bool responded;  // a respond() was issued (a partial one keeps the entry)
   };
 
   // JS methods
@@ -88,6 +89,11 @@ class Queue : public Napi::ObjectWrap<Queue> {
   void Run();
   void PostReceive(ReceiveOp* op);
   bool OnReceiveDone(ReceiveOp* op, DWORD error, DWORD bytes);
+  bool Park(ReceiveOp* op);
+  DWORD RetryTimeout();
+  void RetryParked(bool all);
+  void ReceiveFailed(ReceiveOp* op, DWORD error);
+  void PortFailed(DWORD error);
   void CheckDetached();
   void HandleCommand(uintptr_t command);
 
@@ -99,11 +105,13 @@ class Queue : public Napi::ObjectWrap<Queue> {
   // the live-operation registry
   void Track(Op* op);
   bool Untrack(OVERLAPPED* ov);
+  Op* Take(OVERLAPPED* ov);
   size_t LiveCount();
 
   // hand-off to JS
   void Push(Event&& event);
   static void CallJs(Napi::Env env, Napi::Function callback, Queue* self, void* data);
+  static void OnTsfnFinalize(Napi::Env env, void* data, Queue* self);
   void Deliver(Napi::Env env, Napi::Function callback);
   void Finish();
   static void EnvCleanup(void* self);
@@ -133,11 +141,16 @@ class Queue : public Napi::ObjectWrap<Queue> {
   bool stopping_ = false;       // IO thread only
   bool detachedSent_ = false;   // IO thread only
   bool finished_ = false;       // IO thread only
-  bool closed_ = false;         // handles closed
+  unsigned parked_ = 0;         // IO thread only: receives waiting for a retry
+  std::atomic<bool> portFailed_{false};  // the completion port broke: ops may never complete
+  std::atomic<bool> closed_{false};      // handles closed (JS thread or IO thread)
   bool released_ = false;       // JS thread: the thread-safe function is released
+  bool refHeld_ = false;        // JS thread: the wrapper is kept alive for the thread-safe function
+  bool disconnectBroken_ = false;  // JS thread: HttpWaitForDisconnect(Ex) is unusable here
 
   std::mutex liveMutex_;
-  std::unordered_set<OVERLAPPED*> live_;
+  std::unordered_map<OVERLAPPED*, uint64_t> live_;  // -> generation of the issue
+  uint64_t lastGeneration_ = 0;
 
   std::mutex eventMutex_;
   std::vector<Event> events_;

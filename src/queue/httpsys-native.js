@@ -51,6 +51,7 @@ class ReqState {
     this.outstanding = 0
     this.blocked = false
     this.held = null // Wine: the response kept until its last piece
+    this.closeAfter = false // respond(MORE | CLOSE): the last piece carries the close
   }
 }
 
@@ -67,6 +68,7 @@ class Attachment {
     this.failure = null
     this.detachWaiters = null
     this.detached = false
+    this.thrown = null // errors handlers threw during the batch being delivered
   }
 
   readBody (id) {
@@ -85,6 +87,11 @@ class Attachment {
       ? (STATUS_CODES[statusCode] || '')
       : String(statusMessage)
     const headers = rawHeaders || []
+    // HTTP.SYS leaves MORE_DATA with DISCONNECT undefined: the close goes with the last piece.
+    if ((flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) !== 0 && (flags & RESPONSE_CLOSE) !== 0) {
+      st.closeAfter = true
+      flags &= ~RESPONSE_CLOSE
+    }
     if (this.holdPieces && !(flags & RESPONSE_OPAQUE)) {
       st.held = { statusCode, reason, headers, chunks: body ? [body] : [], cacheTtl }
       if ((flags & RESPONSE_MORE) === 0) this.sendHeld(id, st, flags)
@@ -97,6 +104,12 @@ class Attachment {
   sendBody (id, chunk, flags = 0) {
     const st = this.live.get(id)
     if (st === undefined || !st.responded) return true
+    if ((flags & RESPONSE_MORE) !== 0) {
+      if ((flags & RESPONSE_CLOSE) !== 0) st.closeAfter = true
+      flags &= ~RESPONSE_CLOSE
+    } else if (st.closeAfter) {
+      flags |= RESPONSE_CLOSE
+    }
     if (st.held !== null) {
       if (chunk) st.held.chunks.push(chunk)
       if ((flags & RESPONSE_MORE) === 0) this.sendHeld(id, st, flags)
@@ -179,6 +192,9 @@ class Attachment {
 
   onEvents (events) {
     const h = this.handlers
+    // Every handler call goes through call(): one throwing (an app's request listener)
+    // must not lose the rest of the batch (the next request would hang) nor escape into
+    // the addon's thread-safe function.
     for (let i = 0; i < events.length; i += 3) {
       const type = events[i]
       const id = events[i + 1]
@@ -187,25 +203,25 @@ class Attachment {
         case EVENT_REQUEST:
           arg.expectContinue = expectsContinue(arg.rawHeaders)
           this.live.set(id, new ReqState(arg.hasBody))
-          h.onRequest(arg)
+          this.call(h.onRequest, arg)
           break
         case EVENT_BODY: {
           const st = this.live.get(id)
-          if (st !== undefined && !st.bodyDone) h.onBody(id, arg)
+          if (st !== undefined && !st.bodyDone) this.call(h.onBody, id, arg)
           break
         }
         case EVENT_BODY_END: {
           const st = this.live.get(id)
           if (st === undefined || st.bodyDone) break
           st.bodyDone = true
-          h.onBodyEnd(id)
+          this.call(h.onBodyEnd, id)
           break
         }
         case EVENT_SENT:
           this.onSent(id, arg)
           break
         case EVENT_ABORT:
-          if (this.live.delete(id)) h.onAbort(id)
+          if (this.live.delete(id)) this.call(h.onAbort, id)
           break
         case EVENT_DETACHED:
           this.resolveDetach()
@@ -224,6 +240,24 @@ class Attachment {
           break
       }
     }
+    if (this.thrown !== null) this.raise()
+  }
+
+  call (fn, a, b) {
+    try {
+      fn(a, b)
+    } catch (err) {
+      if (this.thrown === null) this.thrown = []
+      this.thrown.push(err)
+    }
+  }
+
+  // As hub-client: the errors go on as uncaught exceptions once the batch is done, one
+  // tick each, so node's behaviour (a crash, or the app's 'uncaughtException') is kept.
+  raise () {
+    const errors = this.thrown
+    this.thrown = null
+    for (const err of errors) process.nextTick(rethrow, err)
   }
 
   onSent (id, code) {
@@ -231,13 +265,13 @@ class Attachment {
     if (st === undefined) return
     if (code !== 0) {
       this.live.delete(id)
-      this.handlers.onAbort(id)
+      this.call(this.handlers.onAbort, id)
       return
     }
     st.outstanding -= st.inFlight.length > 0 ? st.inFlight.shift() : 0
     if (st.blocked && st.outstanding < RESPONSE_WINDOW) {
       st.blocked = false
-      this.handlers.onDrain(id)
+      this.call(this.handlers.onDrain, id)
     }
   }
 
@@ -247,12 +281,12 @@ class Attachment {
     const h = this.handlers
     const ids = [...this.live.keys()]
     this.live.clear()
-    for (const id of ids) h.onAbort(id)
+    for (const id of ids) this.call(h.onAbort, id)
     this.resolveDetach()
     let err = null
     if (this.failure !== null) err = this.failure
     else if (!this.userClosed) err = new codes.ERR_HTTPSYS_QUEUE_CLOSED({ queue: this.info.queue || undefined })
-    h.onClose(err)
+    this.call(h.onClose, err)
   }
 
   resolveDetach () {
@@ -313,7 +347,13 @@ function createBackend (getBinding) {
     const bound = nativeInfo.urls.length > 0 ? nativeInfo.urls : prefixes
     const info = { queue: queue || null, urls: bound, ports: portsOf(bound) }
     const attachment = new Attachment(native, platform, withDefaultHandlers(handlers), info)
-    native.start((events) => attachment.onEvents(events))
+    try {
+      native.start((events) => attachment.onEvents(events))
+    } catch (err) {
+      // The queue (and the prefixes it registered) must not outlive the failed attach.
+      native.close()
+      throw toError(err, { queue })
+    }
     return attachment
   }
 
@@ -463,6 +503,10 @@ function unchunk (buf) {
     p = eol + 2 + size + 2
   }
   return Buffer.concat(parts)
+}
+
+function rethrow (err) {
+  throw err
 }
 
 function toBuffer (chunk) {

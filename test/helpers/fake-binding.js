@@ -38,7 +38,7 @@ function win32Error (code, syscall, prefix) {
  */
 function createFakeBinding ({ wine = null, streaming = wine === null, cancel = wine === null } = {}) {
   const queues = []
-  const failures = { open: null, create: null, urls: new Map() }
+  const failures = { open: null, create: null, start: null, urls: new Map() }
 
   class Queue {
     constructor (options) {
@@ -57,6 +57,7 @@ function createFakeBinding ({ wine = null, streaming = wine === null, cancel = w
     }
 
     start (onEvents) {
+      if (failures.start) throw win32Error(failures.start, 'CreateThread')
       this.started = true
       this.onEvents = onEvents
     }
@@ -176,10 +177,11 @@ function createFakeBinding ({ wine = null, streaming = wine === null, cancel = w
     set canUpdate (v) { config.canUpdate = v },
     queues,
     EVENT,
-    /** Make the next constructions fail: { open: 2 } / { create: 5 } / { urls: { prefix: 183 } } */
-    fail ({ open = null, create = null, urls = {} } = {}) {
+    /** Make the next constructions (or start()) fail: { open: 2 } / { create: 5 } / { start: 8 } / { urls: { prefix: 183 } } */
+    fail ({ open = null, create = null, start = null, urls = {} } = {}) {
       failures.open = open
       failures.create = create
+      failures.start = start
       failures.urls = new Map(Object.entries(urls))
     },
     platform () {

@@ -96,6 +96,9 @@ test('the addon loads in node.exe under Wine through the loader', async () => {
   assert.ok(info.wine, 'the addon did not detect Wine')
   assert.equal(info.features.streaming, false, 'HttpSendResponseEntityBody must be off under Wine (a stub that aborts)')
   assert.equal(info.features.cancel, false, 'HttpCancelHttpRequest must be off under Wine (a stub that aborts)')
+  for (const name of ['findUrlGroupId', 'updateServiceConfiguration', 'isFeatureSupported']) {
+    assert.equal(info.features[name], false, `${name} must be off under Wine (unimplemented there)`)
+  }
   assert.equal(info.error183, 'ERROR_ALREADY_EXISTS')
   for (const name of ['Queue', 'errors', 'platform', 'urlAclSet', 'urlAclList', 'sslCertSet', 'sslCertList', 'lookupAccount']) {
     assert.ok(info.exports.includes(name), `missing export ${name}`)

@@ -75,6 +75,15 @@ describe('httpsys-native: attaching', () => {
       .rejects.toMatchObject({ code: 'ERR_HTTPSYS_QUEUE_NOT_FOUND', queue: 'web', win32: 2 })
   })
 
+  test('a queue whose receiving cannot start is closed, and attach rejects with a coded error', async () => {
+    const t = setup()
+    t.binding.fail({ start: 8 })
+    await expect(t.backend.attach({ urls: ['http://+:8080/'], handlers: t.handlers }))
+      .rejects.toMatchObject({ code: 'ERR_HTTPSYS_NATIVE_CALL', syscall: 'CreateThread', win32: 8 })
+    // closing it is what unregisters http://+:8080/ for the next attempt
+    expect(t.binding.queues[0].closed).toBe(true)
+  })
+
   test('attach without onRequest is rejected', async () => {
     const t = setup()
     await expect(t.backend.attach({ urls: ['http://+:8080/'], handlers: {} }))
@@ -197,6 +206,16 @@ describe('httpsys-native: responses', () => {
     expect(queue.callsOf('sendBody')).toHaveLength(1)
   })
 
+  test('respond(MORE | CLOSE) never asks HTTP.SYS for MORE_DATA with DISCONNECT; the last piece closes', async () => {
+    const { queue, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.respond(1, 200, 'OK', ['Transfer-Encoding', 'chunked'], null, RESPONSE_MORE | RESPONSE_CLOSE)
+    attachment.sendBody(1, '1\r\na\r\n', RESPONSE_MORE | RESPONSE_CLOSE)
+    attachment.sendBody(1, '0\r\n\r\n', 0)
+    expect(queue.callsOf('respond')[0][5]).toBe(RESPONSE_MORE)
+    expect(queue.callsOf('sendBody').map((c) => c[2])).toEqual([RESPONSE_MORE, RESPONSE_CLOSE])
+  })
+
   test('a failed send aborts the request', async () => {
     const { queue, attachment, seen } = await attached()
     queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
@@ -214,6 +233,47 @@ describe('httpsys-native: responses', () => {
   })
 })
 
+describe('httpsys-native: a throwing handler costs other requests nothing', () => {
+  test('the rest of the batch is delivered, then the error is rethrown on the next tick', async () => {
+    const t = setup()
+    const boom = new Error('listener threw')
+    const seen = []
+    const handlers = {
+      ...t.handlers,
+      onRequest: (req) => {
+        seen.push(['request', req.id])
+        if (req.id === 1) throw boom
+      },
+      onBodyEnd: (id) => seen.push(['bodyEnd', id]),
+      onAbort: (id) => seen.push(['abort', id]),
+      onClose: (err) => seen.push(['close', err])
+    }
+    await t.backend.attach({ urls: ['http://+:8080/'], handlers })
+    const queue = t.binding.queues[0]
+    const ticks = []
+    const spy = jest.spyOn(process, 'nextTick').mockImplementation((fn, ...args) => ticks.push(() => fn(...args)))
+    let escaped = null
+    try {
+      queue.emit([
+        EVENT.REQUEST, 1, fakeRequest(1),
+        EVENT.REQUEST, 2, fakeRequest(2, { hasBody: true }),
+        EVENT.BODY_END, 2, 0,
+        EVENT.ABORT, 2, 1236,
+        EVENT.CLOSED, 0, 0
+      ])
+    } catch (err) {
+      escaped = err
+    } finally {
+      spy.mockRestore()
+    }
+    expect(escaped).toBe(null) // nothing escapes into the addon's thread-safe function
+    expect(seen).toEqual([['request', 1], ['request', 2], ['bodyEnd', 2], ['abort', 2], ['abort', 1],
+      ['close', expect.objectContaining({ code: 'ERR_HTTPSYS_QUEUE_CLOSED' })]])
+    expect(ticks).toHaveLength(1)
+    expect(() => ticks[0]()).toThrow(boom)
+  })
+})
+
 describe('httpsys-native: without HttpSendResponseEntityBody (Wine)', () => {
   test('a response sent in pieces goes out as one send, chunked framing removed', async () => {
     const { queue, attachment } = await attached({ wine: '8.0' })
@@ -228,6 +288,14 @@ describe('httpsys-native: without HttpSendResponseEntityBody (Wine)', () => {
     expect([id, status, reason, headers, flags]).toEqual([1, 200, 'OK', ['Content-Type', 'text/plain'], RESPONSE_CLOSE])
     expect(Buffer.concat(body).toString()).toBe('hello world')
     expect(queue.callsOf('sendBody')).toHaveLength(0)
+  })
+
+  test('a held response asked to close on respond(MORE | CLOSE) closes when sent', async () => {
+    const { queue, attachment } = await attached({ wine: '8.0' })
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.respond(1, 200, 'OK', ['Content-Length', '2'], 'a', RESPONSE_MORE | RESPONSE_CLOSE)
+    attachment.sendBody(1, 'b', 0)
+    expect(queue.callsOf('respond').map((c) => c[5])).toEqual([RESPONSE_CLOSE])
   })
 
   test('cancel without HttpCancelHttpRequest ends the exchange with a closing 500', async () => {
