@@ -16,6 +16,9 @@ const paths = require('./control-path')
 
 const IS_WINDOWS = process.platform === 'win32'
 const MAX_REQUEST = 64 * 1024
+// what one `logs -f` reader may have waiting in the supervisor's memory; past it its
+// records are skipped (and counted) until it has read what it has
+const MAX_FOLLOW_BACKLOG = 1024 * 1024
 
 class ControlServer {
   /**
@@ -133,6 +136,11 @@ class ControlServer {
     }
   }
 
+  /**
+   * A reader that stops (a suspended `httpsys logs -f`, a stalled pipe) must not grow the
+   * supervisor's memory: past MAX_FOLLOW_BACKLOG bytes waiting, records are skipped, and
+   * one record says how many once it has caught up.
+   */
   streamLogs (socket, { app, lines, follow }) {
     const h = this.handler
     const name = app === undefined || app === null || app === 'all' ? undefined : String(app)
@@ -144,8 +152,19 @@ class ControlServer {
       socket.end(JSON.stringify({ end: true }) + '\n')
       return
     }
+    let skipped = 0
     const unsubscribe = h.subscribe((line, lineApp) => {
-      if (name === undefined || lineApp === name) write(line)
+      if (name !== undefined && lineApp !== name) return
+      if (socket.writableLength > MAX_FOLLOW_BACKLOG) skipped++
+      else write(line)
+    })
+    socket.on('drain', () => {
+      if (skipped === 0) return
+      const count = skipped
+      skipped = 0
+      write(JSON.stringify({
+        level: 40, time: Date.now(), event: 'logs:skipped', count, msg: `${count} records skipped: this reader did not keep up`
+      }))
     })
     socket.on('close', unsubscribe)
   }

@@ -2,8 +2,9 @@
 
 // Splits a worker's stdout/stderr into lines: chunks end anywhere (mid-line, mid UTF-8
 // character), Windows apps end lines with \r\n, and a process may die without a final
-// newline. A runaway line without any newline is cut at maxLength so one bad app cannot
-// make the supervisor buffer without bound.
+// newline. Every line is cut at maxLength, whether it arrived whole in one chunk or
+// without a newline over many (then the rest is not even buffered), so one bad app can
+// neither flood the log nor make the supervisor buffer without bound.
 
 const { StringDecoder } = require('node:string_decoder')
 
@@ -35,7 +36,7 @@ class LineSplitter {
         this.dropping = false
         continue
       }
-      this.emit(line, false)
+      this.emitCapped(line)
     }
     this.pending = text.slice(start)
     if (this.pending.length > this.maxLength) {
@@ -49,8 +50,15 @@ class LineSplitter {
   end () {
     const rest = this.pending + this.decoder.end()
     this.pending = ''
-    if (rest && !this.dropping) this.emit(rest.slice(0, this.maxLength), rest.length > this.maxLength)
+    if (rest && !this.dropping) this.emitCapped(rest)
     this.dropping = false
+  }
+
+  emitCapped (line) {
+    // a CR of a CRLF ending is not part of the line's length
+    const length = line.endsWith('\r') ? line.length - 1 : line.length
+    if (length > this.maxLength) this.emit(line.slice(0, this.maxLength), true)
+    else this.emit(line, false)
   }
 
   emit (line, truncated) {

@@ -9,9 +9,16 @@
 // Lines are gathered during a tick and written in one synchronous write: the
 // supervisor ends with process.exit() and must not leave records in a buffer, and one
 // write per tick keeps the syscalls few when an app prints 100k lines.
+//
+// A file that cannot be written (log_dir is a file, a full disk, no permission) must not
+// take the supervisor down: it hosts the router, every app would go with it. The file's
+// records are dropped (stdout still has them), onError reports it once, and opening is
+// tried again after retryMs.
 
 const fs = require('node:fs')
 const path = require('node:path')
+
+const RETRY_MS = 30 * 1000
 
 class LogFile {
   /**
@@ -21,8 +28,11 @@ class LogFile {
    * @param {number} [options.maxSize=0] rotate before a write would pass this size (0: never)
    * @param {boolean} [options.daily=false] rotate at the first write of a new local day
    * @param {number} [options.keep=5] rotated files kept
+   * @param {number} [options.retryMs=30000] after a failed open or write, records are dropped this long
+   * @param {(failure: { file: string, code: string, message: string }) => void} [options.onError]
+   *   called once when the file stops being written (again only after it worked in between)
    */
-  constructor (dir, name, { maxSize = 0, daily = false, keep = 5 } = {}) {
+  constructor (dir, name, { maxSize = 0, daily = false, keep = 5, retryMs = RETRY_MS, onError } = {}) {
     this.dir = dir
     this.name = name
     this.file = path.join(dir, `${name}.log`)
@@ -35,6 +45,10 @@ class LogFile {
     this.pending = []
     this.scheduled = false
     this.rotateFailed = 0
+    this.retryMs = retryMs
+    this.onError = onError
+    this.retryAt = 0 // > 0: failed, records dropped until then
+    this.dropped = 0
     this.flushBound = () => this.flush()
   }
 
@@ -57,9 +71,22 @@ class LogFile {
   flush () {
     this.scheduled = false
     if (this.pending.length === 0) return
-    if (this.fd === null) this.open()
     const lines = this.pending
     this.pending = []
+    if (this.retryAt > 0 && Date.now() < this.retryAt) {
+      this.dropped += lines.length
+      return
+    }
+    try {
+      this.writeLines(lines)
+      this.retryAt = 0
+    } catch (err) {
+      this.fail(err)
+    }
+  }
+
+  writeLines (lines) {
+    if (this.fd === null) this.open()
     if (this.daily && this.size > 0 && today() !== this.day) this.rotate()
     let batch = ''
     let batchBytes = 0
@@ -79,8 +106,22 @@ class LogFile {
 
   writeOut (text, bytes) {
     if (bytes === 0) return
-    fs.writeSync(this.fd, text)
+    let buf = Buffer.from(text)
+    // a short write (a disk filling up) is followed by one that throws: no silent loss
+    while (buf.length > 0) buf = buf.subarray(fs.writeSync(this.fd, buf))
     this.size += bytes
+  }
+
+  fail (err) {
+    if (this.fd !== null) {
+      try { fs.closeSync(this.fd) } catch {}
+      this.fd = null
+    }
+    const first = this.retryAt === 0
+    this.retryAt = Date.now() + this.retryMs
+    if (first && typeof this.onError === 'function') {
+      this.onError({ file: this.file, code: err.code || 'ERR_UNKNOWN', message: err.message })
+    }
   }
 
   rotate () {
@@ -94,11 +135,16 @@ class LogFile {
       this.rotateFailed++
       return
     }
-    fs.closeSync(this.fd)
+    // a failure to reopen reaches flush(), which stops writing this file for a while
+    const fd = this.fd
+    this.fd = null
+    fs.closeSync(fd)
     this.fd = fs.openSync(this.file, 'a')
     this.size = 0
     this.day = today()
-    this.prune()
+    try {
+      this.prune()
+    } catch {}
   }
 
   rotatedName () {
@@ -133,7 +179,7 @@ class LogFile {
   close () {
     this.flush()
     if (this.fd !== null) {
-      fs.closeSync(this.fd)
+      try { fs.closeSync(this.fd) } catch {}
       this.fd = null
     }
   }

@@ -51,6 +51,12 @@ class LogRouter {
   /** @param {string} app @param {import('./log-file').LogFile} file */
   addFile (app, file) {
     this.files.set(app, file)
+    // a supervisor record (no app: it must not go to the file that failed)
+    if (file.onError === undefined) {
+      file.onError = ({ file: name, code, message }) => this.write(JSON.stringify({
+        level: 40, time: Date.now(), event: 'log-file:error', file: name, code, msg: `cannot write ${name} (${message}); its records go to stdout only for now`
+      }) + '\n')
+    }
   }
 
   /**

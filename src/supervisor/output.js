@@ -6,8 +6,8 @@
 // Writes are synchronous, batched per tick (fd-writer.js): the supervisor exits with
 // process.exit() after stopping and must not lose its last lines, and an async
 // destination cannot be flushed reliably while a write is in flight. A slow reader
-// therefore slows the supervisor, by as little as it needs. Log files (log_dir) are
-// written by log-file.js.
+// that stops reading costs records, never the supervisor's progress (fd-writer.js). Log
+// files (log_dir) are written by log-file.js.
 
 const tty = require('node:tty')
 const pino = require('pino')
@@ -17,7 +17,7 @@ const { FdWriter } = require('./fd-writer')
 // lifecycle fields the pretty message already spells out
 const LIFECYCLE_FIELDS = ['event', 'ms', 'code', 'signal', 'delay', 'urls', 'instances', 'hub', 'after', 'queue', 'workerId',
   'via', 'how', 'attempt', 'unstable', 'uptimeMs', 'tree', 'survivors', 'reason', 'pids', 'files', 'count', 'rss', 'limit',
-  'samples', 'unstableExits', 'windowMs', 'restart', 'keep', 'failed', 'errored', 'endpoint']
+  'samples', 'unstableExits', 'windowMs', 'restart', 'keep', 'failed', 'errored', 'endpoint', 'file']
 
 /**
  * @param {object} [options]
@@ -31,6 +31,8 @@ function createLogger ({ json = false, level = 'info', fd = 1 } = {}) {
   // before it has stopped its apps: their records are lost, the stop goes on
   const dest = new FdWriter(fd)
   const stream = !json && tty.isatty(fd) ? prettyStream(dest) : dest
+  // the writer's own "records dropped" notice looks like the records around it
+  if (stream !== dest) dest.formatNotice = (record) => stream.format(record)
   // no base: worker records carry the worker's pid, lifecycle records the one they are about
   return pino({ level, base: null }, stream)
 }
@@ -47,7 +49,14 @@ function prettyStream (dest) {
       return `${who} | ${msg === undefined ? '' : msg}`
     }
   })
+  const format = (record) => {
+    if (record.event !== undefined) {
+      for (const key of LIFECYCLE_FIELDS) delete record[key]
+    }
+    return prettify(record)
+  }
   return {
+    format,
     flushSync () {
       if (typeof dest.flushSync === 'function') dest.flushSync()
     },
@@ -59,10 +68,7 @@ function prettyStream (dest) {
         dest.write(line)
         return
       }
-      if (record.event !== undefined) {
-        for (const key of LIFECYCLE_FIELDS) delete record[key]
-      }
-      dest.write(prettify(record))
+      dest.write(format(record))
     }
   }
 }

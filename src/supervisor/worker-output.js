@@ -21,7 +21,11 @@ function createLineSink (logger, tags) {
   return function onLine (line, truncated) {
     let record = truncated ? undefined : asPinoRecord(line)
     if (record) {
-      record = Object.assign({ level: record.level, time: record.time, pid }, record, { app, inst, stream })
+      // our pid tags the worker (`httpsys ls`, exit records); an app that logs another one
+      // (a pino record of a process it started) keeps it under appPid
+      const theirs = record.pid
+      record = Object.assign({ level: record.level, time: record.time, pid }, record, { pid, app, inst, stream })
+      if (theirs !== undefined && theirs !== pid) record.appPid = theirs
     } else {
       record = { level: LEVEL[stream], time: Date.now(), pid, app, inst, stream, msg: line }
       if (truncated) record.truncated = true

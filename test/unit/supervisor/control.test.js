@@ -129,3 +129,47 @@ test('logs: the recent lines of one app, then new ones while following', async (
   await s.done
   expect(followed).toEqual(['{"app":"web","msg":"new"}'])
 })
+
+test('logs -f: a reader that stops reading costs the supervisor at most ~1 MB, then learns how many records it missed', async () => {
+  const net = require('node:net')
+  const h = handler()
+  const server = await startServer(h)
+  const [state] = await client.findSupervisors({ dir: path.join(dir, 'run') })
+  const socket = net.connect(state.endpoint)
+  await new Promise((resolve) => socket.once('connect', resolve))
+  socket.write(JSON.stringify({ token: state.token, cmd: 'logs', lines: 0, follow: true }) + '\n')
+  socket.pause()
+  while (h.subscribers.size === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+  const [serverSide] = server.sockets
+  const record = (i) => `{"app":"api","n":${i},"pad":"${'p'.repeat(1000)}"}\n`
+  const sent = 20000 // 20 MB the reader does not read
+  let maxBacklog = 0
+  for (let i = 0; i < sent; i++) {
+    for (const fn of h.subscribers) fn(record(i), 'api')
+    maxBacklog = Math.max(maxBacklog, serverSide.writableLength)
+    if (i % 1000 === 0) await new Promise((resolve) => setImmediate(resolve))
+  }
+  expect(maxBacklog).toBeLessThan(1024 * 1024 + 4096)
+
+  // the reader comes back: it gets what was kept, then one record counting the rest
+  const messages = []
+  let text = ''
+  socket.setEncoding('utf8')
+  socket.on('data', (chunk) => {
+    text += chunk
+    let nl
+    while ((nl = text.indexOf('\n')) !== -1) {
+      messages.push(JSON.parse(JSON.parse(text.slice(0, nl)).line))
+      text = text.slice(nl + 1)
+    }
+  })
+  socket.resume()
+  for (let i = 0; i < 500 && !messages.some((m) => m.event === 'logs:skipped'); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  socket.destroy()
+  const notice = messages.find((m) => m.event === 'logs:skipped')
+  expect(notice).toMatchObject({ level: 40, count: expect.any(Number) })
+  const received = messages.filter((m) => m.n !== undefined)
+  expect(received.length + notice.count).toBe(sent)
+  // what arrived is in order, with nothing cut
+  expect(received.map((m) => m.n)).toEqual(received.map((m) => m.n).slice().sort((a, b) => a - b))
+})

@@ -29,3 +29,15 @@ test('a line longer than maxLength is cut once, the rest of it dropped', () => {
   expect(split(['x'.repeat(10), 'y'.repeat(10), 'z\nnext\n'], { maxLength: 8 }))
     .toEqual([['x'.repeat(8), 'truncated'], 'next'])
 })
+
+test('every line over maxLength is cut, also when it arrives whole in one chunk', () => {
+  const long = 'a'.repeat(20)
+  expect(split([`${long}\nshort\n${'b'.repeat(12)}\r\n${'c'.repeat(9)}`], { maxLength: 8 })).toEqual([
+    ['a'.repeat(8), 'truncated'], 'short', ['b'.repeat(8), 'truncated'], ['c'.repeat(8), 'truncated']
+  ])
+})
+
+test('the default 64 KiB cap holds for 70 KB and 100 KB lines written in one go', () => {
+  const lines = split([`L70K:${'a'.repeat(70000)}\nL100K:${'b'.repeat(100000)}:END\nok\n`])
+  expect(lines.map((l) => Array.isArray(l) ? [l[0].length, l[1]] : l)).toEqual([[65536, 'truncated'], [65536, 'truncated'], 'ok'])
+})

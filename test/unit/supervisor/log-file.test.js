@@ -95,3 +95,69 @@ test('the router sends each record to its app\'s file, keeps recent ones, and fe
   expect(router.recent({ app: 'api', lines: 10 })).toEqual(['{"app":"api","msg":"c"}\n'])
   expect(router.recent({ lines: 1 })).toEqual(['not json\n'])
 })
+
+describe('a log file that cannot be written does not take the supervisor down', () => {
+  function routed (logDir, options) {
+    const out = []
+    const router = new LogRouter({ write: (l) => out.push(l) })
+    const file = new LogFile(logDir, 'api', options)
+    router.addFile('api', file)
+    return { out, router, file }
+  }
+  const tick = () => new Promise((resolve) => setImmediate(resolve))
+  const warnings = (out) => out.map((l) => JSON.parse(l)).filter((r) => r.event === 'log-file:error')
+
+  test('log_dir is a regular file: one warning, stdout keeps every record, opening retried later', async () => {
+    const notDir = path.join(dir, 'not-a-dir')
+    fs.writeFileSync(notDir, '')
+    const { out, router, file } = routed(notDir, { retryMs: 50 })
+    for (let i = 0; i < 5; i++) {
+      router.write(`{"app":"api","n":${i}}\n`)
+      await tick()
+    }
+    expect(out).toHaveLength(6)
+    expect(warnings(out)).toEqual([expect.objectContaining({ level: 40, file: path.join(notDir, 'api.log'), code: expect.stringMatching(/^E(EXIST|NOTDIR)$/) })])
+    // the directory appears: after retryMs the file is opened again
+    fs.rmSync(notDir)
+    fs.mkdirSync(notDir)
+    await new Promise((resolve) => setTimeout(resolve, 80))
+    router.write('{"app":"api","n":"back"}\n')
+    await tick()
+    router.close()
+    expect(fs.readFileSync(file.file, 'utf8')).toBe('{"app":"api","n":"back"}\n')
+    expect(warnings(out)).toHaveLength(1)
+  })
+
+  const linux = process.platform === 'linux' && fs.existsSync('/dev/full') ? test : test.skip
+  linux('a full disk (a file linked to /dev/full): one warning, no throw, also at rotation', async () => {
+    fs.symlinkSync('/dev/full', path.join(dir, 'api.log'))
+    const { out, router } = routed(dir, { maxSize: 64 })
+    for (let i = 0; i < 20; i++) {
+      router.write(`{"app":"api","n":${i},"pad":"${'z'.repeat(40)}"}\n`)
+      if (i % 3 === 0) await tick()
+    }
+    await tick()
+    router.close()
+    expect(out.filter((l) => l.includes('"app":"api"'))).toHaveLength(20)
+    expect(warnings(out)).toEqual([expect.objectContaining({ code: 'ENOSPC', file: path.join(dir, 'api.log') })])
+  })
+
+  test('a failure while reopening after a rotation is caught too', () => {
+    const failures = []
+    const file = new LogFile(dir, 'job', { maxSize: 30, onError: (f) => failures.push(f) })
+    file.write('{"n":1,"pad":"xxxxxxxxxxxxxx"}\n')
+    file.flush()
+    // the directory becomes unusable: the rename works, the reopen cannot
+    const open = fs.openSync
+    fs.openSync = () => { throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' }) }
+    try {
+      file.write('{"n":2,"pad":"xxxxxxxxxxxxxx"}\n')
+      expect(() => file.flush()).not.toThrow()
+    } finally {
+      fs.openSync = open
+    }
+    file.write('{"n":3}\n')
+    expect(() => file.close()).not.toThrow()
+    expect(failures).toEqual([expect.objectContaining({ code: 'EACCES' })])
+  })
+})

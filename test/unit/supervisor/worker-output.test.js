@@ -26,7 +26,7 @@ test('a pino line is merged: its level, time and fields kept, app and inst added
   const { onLine, written } = sink()
   onLine(JSON.stringify({ level: 40, time: 1700000000000, pid: 7, hostname: 'h', msg: 'slow', req: { url: '/' } }), false)
   const record = JSON.parse(written[0])
-  expect(record).toEqual({ level: 40, time: 1700000000000, pid: 7, hostname: 'h', msg: 'slow', req: { url: '/' }, app: 'api', inst: 1, stream: 'stdout' })
+  expect(record).toEqual({ level: 40, time: 1700000000000, pid: 42, appPid: 7, hostname: 'h', msg: 'slow', req: { url: '/' }, app: 'api', inst: 1, stream: 'stdout' })
   expect(written[0].endsWith('\n')).toBe(true)
   expect(written[0].indexOf('\n')).toBe(written[0].length - 1)
 })
@@ -49,4 +49,13 @@ test('a truncated line says so', () => {
   const { onLine, written } = sink()
   onLine('{"level":30,"time":1,"msg":"cut', true)
   expect(JSON.parse(written[0])).toMatchObject({ truncated: true, msg: '{"level":30,"time":1,"msg":"cut' })
+})
+
+test('the worker pid stays authoritative over the pid an app logs', () => {
+  const { onLine, written } = sink()
+  onLine(JSON.stringify({ level: 30, time: 1, pid: 42, msg: 'same' }), false)
+  onLine(JSON.stringify({ level: 30, time: 1, pid: 1, msg: 'other' }), false)
+  const [same, other] = written.map((l) => JSON.parse(l))
+  expect(same).toEqual({ level: 30, time: 1, pid: 42, msg: 'same', app: 'api', inst: 1, stream: 'stdout' })
+  expect(other).toMatchObject({ pid: 42, appPid: 1, msg: 'other' })
 })
