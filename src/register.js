@@ -57,8 +57,12 @@ function install () {
   // which are a snapshot: refresh them so ESM apps see our classes too.
   syncBuiltinESMExports()
 
-  if (typeof process.send === 'function' && (process.env.HTTPSYS_HUB || process.env.HTTPSYS_QUEUE)) listenForShutdown()
-  if (typeof process.send === 'function' && process.env.HTTPSYS_QUEUE && isSupervisorChild()) reportReadiness()
+  // Only the supervisor's own child speaks the protocol. The app's fork() children inherit
+  // the IPC-looking environment but their channel is the app's: listening there (and
+  // unref()ing it, exiting on its 'disconnect') would break the app's own messaging.
+  if (typeof process.send !== 'function' || !isSupervisorChild()) return
+  if (process.env.HTTPSYS_HUB || process.env.HTTPSYS_QUEUE) listenForShutdown()
+  if (process.env.HTTPSYS_QUEUE) reportReadiness()
 }
 
 function isSupervisorChild () {
@@ -99,10 +103,7 @@ function tlsTerminatedByRouter () {
 
 function listenForShutdown () {
   process.on('message', onMessage)
-  // The supervisor is gone (killed, crashed): it owned the hub, so this worker can
-  // serve nothing more, and as the leader of its own process group nobody else will
-  // stop it. Leave rather than linger as an orphan.
-  process.on('disconnect', () => process.exit(0))
+  process.on('disconnect', onDisconnect)
   // A 'message' listener refs the IPC channel, which would keep an app alive that
   // would otherwise exit on its own (a script that finished its work).
   if (process.channel && typeof process.channel.unref === 'function') process.channel.unref()
@@ -110,6 +111,70 @@ function listenForShutdown () {
 
 let stopping = false
 let draining = false
+const parentAtStart = process.ppid
+// how long the group gets between SIGTERM and SIGKILL once the supervisor is gone
+const ORPHAN_TERM_MS = 500
+// the kernel closes a dying process's sockets just before it re-parents its children
+const PARENT_GONE_POLL_MS = 20
+const PARENT_GONE_WAIT_MS = 1000
+const PARENT_GONE_AT_EXIT_MS = 200
+
+// The channel closed. Either the supervisor is gone (killed, crashed): it owned the hub,
+// so nothing here can serve again, and since this process leads its own group nobody
+// else will stop what the app started: take the group down and leave, rather than
+// linger as orphans. Or the app closed the channel itself (process.disconnect()): the
+// supervisor still runs and stops it by signal; nothing to do. Told apart by the parent
+// pid, which changes once the supervisor has died (a moment after its sockets close).
+function onDisconnect () {
+  // (Windows: no groups, and libuv's job object takes the app's children with the supervisor)
+  if (process.platform === 'win32' || !leadsOwnGroup()) return process.exit(0)
+  // The hub's connection closed at the same moment: the app's server fails with
+  // ERR_HTTPSYS_QUEUE_CLOSED and usually exits within milliseconds, before any timer.
+  process.on('exit', () => {
+    if (parentGone(PARENT_GONE_AT_EXIT_MS)) killGroup('SIGKILL')
+  })
+  let polls = 0
+  const check = () => {
+    if (process.ppid !== parentAtStart) return leaveAsOrphan()
+    if (++polls < PARENT_GONE_WAIT_MS / PARENT_GONE_POLL_MS) setTimeout(check, PARENT_GONE_POLL_MS).unref()
+  }
+  check()
+}
+
+function leaveAsOrphan () {
+  // SIGTERM reaches this process too: it must outlive the group's grace period, and the
+  // app's own SIGTERM listeners would stop it early (before the SIGKILL of the rest)
+  process.removeAllListeners('SIGTERM')
+  process.on('SIGTERM', () => {})
+  killGroup('SIGTERM')
+  // the last word (this process is in the group as well); the 'exit' hook says it
+  // sooner when the app exits first
+  setTimeout(() => process.exit(0), ORPHAN_TERM_MS)
+}
+
+/** Synchronously, at exit: whether the parent has gone, waiting up to ms for the kernel to say so. */
+function parentGone (ms) {
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  for (let waited = 0; process.ppid === parentAtStart; waited += 5) {
+    if (waited >= ms) return false
+    Atomics.wait(pause, 0, 0, 5)
+  }
+  return true
+}
+
+function killGroup (signal) {
+  try { process.kill(-process.pid, signal) } catch {}
+}
+
+// the supervisor spawns its workers detached on POSIX: each leads a group named by its pid
+function leadsOwnGroup () {
+  try {
+    process.kill(-process.pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
 
 function onMessage (msg) {
   if (!msg) return

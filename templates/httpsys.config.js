@@ -23,7 +23,7 @@ module.exports = {
       backoff: { initial: '200ms', max: '30s', factor: 2, jitter: 0.2, reset_after: '60s' },
       min_uptime: '5s', // an exit before ready, or this soon after it, is unstable
       max_restarts: 10, // unstable exits within restart_window that make it "errored" (0: never give up)
-      restart_window: '2m',
+      restart_window: 'auto', // max_restarts x (backoff.max + ready_timeout + kill_timeout + min_uptime)
 
       // readiness and stopping
       wait_ready: false, // true: ready when the app calls process.send('ready'), not at its first listen()

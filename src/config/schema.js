@@ -13,11 +13,12 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { codes } = require('../errors')
-const { parseDuration } = require('./duration')
+const { parseDuration, MAX_DURATION_MS, MAX_DURATION_TEXT } = require('./duration')
 const { parseSize } = require('./size')
 const { resolveScript } = require('./resolve-script')
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+const RESERVED_NAME = 'all'
 
 /**
  * `instances` as users write it: an integer >= 1, a string of digits (from the CLI),
@@ -90,12 +91,12 @@ const appSchema = {
     doc: 'the app name (logs, queue name); default: the script name without extension',
     // named after the script as given: a package bin or .cmd shim resolves to its
     // package's entry (often index.js), but users know the app by the shim's name
-    default: (ctx) => nameOf(typeof ctx.rawApp?.script === 'string' ? ctx.rawApp.script : ctx.app.script),
+    default: (ctx) => notReserved(nameOf(typeof ctx.rawApp?.script === 'string' ? ctx.rawApp.script : ctx.app.script), ctx),
     check (value, ctx) {
       if (typeof value !== 'string' || !NAME.test(value)) {
         ctx.fail(`must be 1-64 letters, digits, ".", "_" or "-" starting with a letter or digit, got ${describe(value)}`, `For example ${ctx.ex('"api"')}.`)
       }
-      return value
+      return notReserved(value, ctx)
     }
   },
   urls: {
@@ -204,9 +205,10 @@ const appSchema = {
     check: (value, ctx) => integer(value, ctx, 0, '10')
   },
   restart_window: {
-    doc: 'the sliding window in which max_restarts unstable exits are counted',
-    default: () => 120000,
-    check: (value, ctx) => duration(value, ctx, '"2m"')
+    doc: 'the sliding window in which max_restarts unstable exits are counted; "auto": long enough for max_restarts exits at the backoff cap ' +
+      '(max_restarts x (backoff.max + ready_timeout + kill_timeout + min_uptime)); 0: no window (since the last stable run)',
+    default: () => 'auto',
+    check: (value, ctx) => value === 'auto' ? value : duration(value, ctx, '"auto"')
   },
   wait_ready: {
     doc: 'the app says when it is ready with process.send("ready") instead of on its first listen()',
@@ -216,7 +218,7 @@ const appSchema = {
   ready_timeout: {
     doc: 'an instance not ready this long after its start has failed (0: wait for ever)',
     default: () => 30000,
-    check: (value, ctx) => duration(value, ctx, '"30s"')
+    check: (value, ctx) => duration(value, ctx, '"30s"', 0, 'for ever')
   },
   max_memory_restart: {
     doc: 'reload an instance whose memory (RSS) stays above this over several samples ("300M"; 0: off)',
@@ -312,6 +314,33 @@ Object.defineProperty(backoffSchema, 'after', {
   }
 })
 
+/**
+ * restart_window once every key is known: 'auto' derived, an explicit one checked. A
+ * window shorter than max_restarts restarts can take (the backoff alone) never sees a
+ * crash loop: the instance would restart for ever, which is what the limit is for.
+ * An unstable exit comes at most ready_timeout + kill_timeout + min_uptime after its
+ * spawn, then the backoff (at most backoff.max): so an 'auto' window holds max_restarts
+ * of them however slowly the app fails. With ready_timeout 0 there is no such bound:
+ * no window, every unstable exit since the last stable run counts.
+ * @returns {number} ms; 0 for no window
+ */
+function restartWindow (app, ctx) {
+  const { max_restarts: max, backoff } = app
+  if (app.restart_window === 'auto') {
+    if (max === 0 || app.ready_timeout === 0) return 0
+    return Math.min(MAX_DURATION_MS, max * (backoff.max + app.ready_timeout + app.kill_timeout + app.min_uptime))
+  }
+  if (max < 2 || app.restart_window === 0) return app.restart_window
+  const { backoffDelay } = require('../supervisor/restart-policy')
+  let span = 0 // the fastest max_restarts exits can come: at once, after the shortest delays
+  for (let attempt = 0; attempt < max - 1; attempt++) span += backoffDelay(backoff, attempt, () => 1)
+  if (app.restart_window <= span) {
+    ctx.fail(`is ${app.restart_window} ms, but max_restarts (${max}) exits with this backoff take at least ${span} ms, so the crash loop limit can never be reached`,
+      'Use restart_window: "auto" (the default), or a longer window, a lower max_restarts or a smaller backoff.max.')
+  }
+  return app.restart_window
+}
+
 function subObject (value, ctx, rows, defaults, example) {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     ctx.fail(`must be an object, got ${describe(value)}`, `For example ${ctx.ex(example)}.`)
@@ -329,10 +358,17 @@ function subObject (value, ctx, rows, defaults, example) {
   return out
 }
 
-function duration (value, ctx, example, min = 0) {
+/**
+ * @param {string} [zero] what 0 means for this key ("for ever"), for the fix of a too long one
+ */
+function duration (value, ctx, example, min = 0, zero) {
   const ms = parseDuration(value)
   if (ms === undefined || ms < min) {
     ctx.fail(`must be a duration${min > 0 ? ' above 0' : ''}, got ${describe(value)}`, `For example ${ctx.ex(example)} (a number is milliseconds).`)
+  }
+  if (ms > MAX_DURATION_MS) {
+    ctx.fail(`must be at most ${MAX_DURATION_TEXT} (${MAX_DURATION_MS} ms), got ${describe(value)}`,
+      `Use a shorter one, for example ${ctx.ex(example)}${zero ? `; 0 means ${zero}` : ''}.`)
   }
   return ms
 }
@@ -396,10 +432,19 @@ function scriptExists (file) {
   }
 }
 
+// `httpsys stop all` (reload, restart) means every app: no app can be called that
+function notReserved (name, ctx) {
+  if (name === RESERVED_NAME) {
+    ctx.fail(`${JSON.stringify(name)} is reserved: \`httpsys stop all\` and the other commands mean every app by it`,
+      `Give the app another name, for example ${ctx.ex('"all-api"')}.`)
+  }
+  return name
+}
+
 /** An app name from a script path: its file name without extension, made valid. */
 function nameOf (script) {
   const stem = path.basename(script, path.extname(script))
   return stem.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'app'
 }
 
-module.exports = { appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS }
+module.exports = { restartWindow, appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS }

@@ -6,7 +6,7 @@
 
 const path = require('node:path')
 const { codes } = require('../errors')
-const { appSchema, appAliases, topSchema, describe, BACKENDS } = require('./schema')
+const { appSchema, appAliases, topSchema, describe, BACKENDS, restartWindow } = require('./schema')
 const { didYouMean } = require('./suggest')
 
 const kValidated = Symbol('httpsys.config.validated')
@@ -81,6 +81,7 @@ function validateApp (raw, ctx) {
       app[key] = row.check(raw[key], at)
     }
   }
+  app.restart_window = restartWindow(app, ctx.at('restart_window'))
   // env_<name> blocks are checked whether or not they are selected: a typo in one
   // should not wait for the day it is deployed
   let selected = {}

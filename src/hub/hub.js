@@ -118,10 +118,26 @@ class Hub extends EventEmitter {
     const server = net.createServer((socket) => this.onWorkerSocket(socket))
     await new Promise((resolve, reject) => {
       server.once('error', reject)
-      server.listen(this.socketPath, () => {
-        server.removeListener('error', reject)
-        resolve()
-      })
+      // Another user must not attach to a queue (and receive its requests): the socket is
+      // the owner's only, 0600. The umask covers the moment between bind and chmod; it
+      // cannot be set in a worker thread, where the chmod alone does it.
+      const umask = setUmask(0o177)
+      try {
+        server.listen(this.socketPath, () => {
+          server.removeListener('error', reject)
+          if (process.platform !== 'win32') {
+            try {
+              fs.chmodSync(this.socketPath, 0o600)
+            } catch (err) {
+              server.close()
+              return reject(err)
+            }
+          }
+          resolve()
+        })
+      } finally {
+        if (umask !== null) setUmask(umask)
+      }
     })
     server.on('error', (err) => this.log.error({ err }, 'worker socket error'))
     if (this.embedded) server.unref()
@@ -466,6 +482,16 @@ class Hub extends EventEmitter {
       this.stopClock = null
     }
     this.log.debug('hub closed')
+  }
+}
+
+/** @returns {number|null} the previous umask, or null where it cannot be set (Windows, worker threads) */
+function setUmask (mask) {
+  if (process.platform === 'win32') return null
+  try {
+    return process.umask(mask)
+  } catch {
+    return null
   }
 }
 

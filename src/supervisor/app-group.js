@@ -82,6 +82,12 @@ class AppGroup extends EventEmitter {
 
   async rollingReload (reason) {
     const t0 = Date.now()
+    if (this.stopped) {
+      // worded to follow "a new process" (`httpsys reload` reports it so)
+      const why = `was not started: ${this.name} is stopped (\`httpsys restart ${this.name}\` starts it)`
+      this.logger.warn({ event: 'reload:failed', app: this.name, reason, ms: 0, stopped: true }, `not reloading: ${this.name} is stopped`)
+      return { ok: false, ms: 0, instances: [], reason: why }
+    }
     this.logger.info({ event: 'reload:start', app: this.name, reason, instances: this.workers.length }, `reloading ${this.workers.length} instance(s) (${reason})`)
     const instances = []
     for (const worker of this.workers) {

@@ -18,9 +18,11 @@ const { execFile } = require('node:child_process')
 
 const IS_WINDOWS = process.platform === 'win32'
 const HAS_PROC = process.platform === 'linux' && fs.existsSync('/proc/self/stat')
+// how often a TreeWatch reads the process table (as often as memory is sampled)
+const WATCH_MS = 2000
 
 /**
- * @typedef {{ pid: number, start: string|null }} ProcessId a pid and its start time (where known)
+ * @typedef {{ pid: number, start: string|null, pgid?: number }} ProcessId a pid and its start time (where known)
  */
 
 /**
@@ -30,7 +32,14 @@ const HAS_PROC = process.platform === 'linux' && fs.existsSync('/proc/self/stat'
  */
 async function snapshot (rootPid) {
   if (IS_WINDOWS) return []
-  const table = HAS_PROC ? readProc() : await readPs()
+  return treeOf(await readTable(), rootPid)
+}
+
+function readTable () {
+  return HAS_PROC ? readProc() : readPs()
+}
+
+function treeOf (table, rootPid) {
   const children = new Map()
   for (const p of table) {
     if (!children.has(p.ppid)) children.set(p.ppid, [])
@@ -46,7 +55,79 @@ async function snapshot (rootPid) {
     }
   }
   for (const p of table) if (p.pgid === rootPid && p.pid !== rootPid) found.set(p.pid, p)
-  return [...found.values()].map((p) => ({ pid: p.pid, start: p.start }))
+  return [...found.values()].map((p) => ({ pid: p.pid, start: p.start, pgid: p.pgid }))
+}
+
+/**
+ * The last known tree of each watched root, refreshed for all roots together from one
+ * read of the process table (every intervalMs, and on demand). A process exits without
+ * warning (a crash): by then its detached children are re-parented to init and only an
+ * earlier look can name them.
+ */
+class TreeWatch {
+  constructor ({ intervalMs = WATCH_MS } = {}) {
+    this.intervalMs = intervalMs
+    this.roots = new Map() // root pid -> ProcessId[]
+    this.timer = null
+    this.pending = null
+  }
+
+  add (pid) {
+    if (IS_WINDOWS || pid === undefined) return
+    this.roots.set(pid, [])
+    if (this.timer === null) {
+      this.timer = setInterval(() => this.refresh(), this.intervalMs)
+      this.timer.unref()
+    }
+  }
+
+  /** @returns {ProcessId[]} what was last seen of the tree of pid; it is no longer watched */
+  remove (pid) {
+    const ids = this.roots.get(pid) || []
+    this.roots.delete(pid)
+    if (this.roots.size === 0 && this.timer !== null) {
+      clearInterval(this.timer)
+      this.timer = null
+    }
+    return ids
+  }
+
+  known (pid) {
+    return this.roots.get(pid) || []
+  }
+
+  /** @returns {Promise<void>} once every watched tree has been read again */
+  refresh () {
+    if (this.pending === null) {
+      this.pending = this.read().finally(() => { this.pending = null })
+    }
+    return this.pending
+  }
+
+  async read () {
+    if (this.roots.size === 0) return
+    const table = await readTable()
+    const byPid = new Map(table.map((p) => [p.pid, p]))
+    for (const [root, before] of this.roots) {
+      const fresh = treeOf(table, root)
+      const seen = new Set(fresh.map((p) => p.pid))
+      // seen before and still the same process: a setsid'd grandchild whose parent has
+      // exited is linked to the root no more, and is still the app's
+      for (const id of before) {
+        const now = byPid.get(id.pid)
+        if (seen.has(id.pid) || !now || now.state === 'Z' || (id.start !== null && now.start !== id.start)) continue
+        fresh.push(id)
+      }
+      if (this.roots.has(root)) this.roots.set(root, fresh)
+    }
+  }
+}
+
+let sharedWatch = null
+/** The watch every worker process of this supervisor shares (one table read per interval). */
+function defaultWatch () {
+  if (sharedWatch === null) sharedWatch = new TreeWatch()
+  return sharedWatch
 }
 
 /**
@@ -167,4 +248,4 @@ function readPs () {
   })
 }
 
-module.exports = { snapshot, survivors, killAll, killTree, groupAlive, isAlive }
+module.exports = { snapshot, survivors, killAll, killTree, groupAlive, isAlive, TreeWatch, defaultWatch }

@@ -15,7 +15,9 @@ const { LogRouter } = require('./log-router')
 const { LogFile } = require('./log-file')
 const { MemoryMonitor, rssOf } = require('./memory')
 const { chooseBackend } = require('./backend-choice')
-const { HubRouter, hubSocketPath } = require('./hub-router')
+const path = require('node:path')
+const { HubRouter, hubSocketPath: tmpSocketPath } = require('./hub-router')
+const { ensureRuntimeDir } = require('./control-path')
 const { HttpsysRouter } = require('./httpsys-router')
 
 const kStopping = Symbol('httpsys.supervisor.stopping')
@@ -29,7 +31,7 @@ class Supervisor extends EventEmitter {
    * @param {object} options
    * @param {import('pino').Logger} options.logger
    * @param {string} [options.logLevel] passed to workers as HTTPSYS_LOG_LEVEL
-   * @param {string} [options.socketPath] the hub's socket (default: per user and run)
+   * @param {string} [options.socketPath] the hub's socket (default: per run, in the user's private runtime directory)
    * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
    * @param {object} [options.native] the HTTP.SYS backend (default: src/queue/httpsys-native.js; tests swap it)
    * @param {object} [options.backendChoice] options of chooseBackend() (platform, loadNative; tests)
@@ -38,13 +40,13 @@ class Supervisor extends EventEmitter {
    * @param {string} [options.controlDir] the control channel's directory (default: per user)
    * @param {object} [options.memory] MemoryMonitor options (intervalMs, sustained, sample)
    */
-  constructor (config, { logger, logLevel, socketPath = hubSocketPath(), Hub, native, backendChoice, preload, control = false, controlDir, memory = {} }) {
+  constructor (config, { logger, logLevel, socketPath, Hub, native, backendChoice, preload, control = false, controlDir, memory = {} }) {
     super()
     this.config = config
     // every record passes the router (log files, `httpsys logs`) on its way out
     this.router = new LogRouter(logger[pino.symbols.streamSym])
     this.logger = pino({ level: logger.level, base: null }, this.router)
-    this.socketPath = socketPath
+    this.socketPath = socketPath || hubSocketPath(process.pid, controlDir)
     this.routerOptions = { Hub, native, backendChoice }
     this.backend = null // { backend, reason } once started
     this.queues = null // the request-queue router (hub-router.js, httpsys-router.js)
@@ -292,6 +294,26 @@ class Supervisor extends EventEmitter {
     this.router.close()
     this.emit('stopped')
   }
+}
+
+// a Unix socket path holds about 108 bytes (104 on macOS)
+const MAX_SOCKET_PATH = 100
+
+/**
+ * Where the hub listens for workers: in the user's private (0700) runtime directory, so
+ * no other user can attach to a queue or plant a socket at a name they can predict.
+ * Windows: a named pipe (the hub-router's name). A runtime directory that cannot be
+ * used, or whose path is too long for a socket, falls back to the temp directory.
+ * @param {number} [pid=process.pid]
+ * @param {string} [dir] the runtime directory (default: control-path.js runtimeDir())
+ */
+function hubSocketPath (pid = process.pid, dir) {
+  if (process.platform === 'win32') return tmpSocketPath(pid)
+  try {
+    const file = path.join(ensureRuntimeDir(dir), `hub-${pid}.sock`)
+    if (Buffer.byteLength(file) <= MAX_SOCKET_PATH) return file
+  } catch {}
+  return tmpSocketPath(pid)
 }
 
 async function closeQuietly (queues, logger) {

@@ -40,8 +40,10 @@ class WorkerProcess extends EventEmitter {
    * @param {(pid: number) => number} [options.inFlight] requests the hub has in flight on pid
    * @param {boolean} [options.tracksWorkers=true] the router reports detach (the hub); HTTP.SYS
    *   does not, so there a drain ends only on httpsys:drained, the exit, or its deadline
+   * @param {import('./process-tree').TreeWatch} [options.treeWatch] keeps the last known tree
+   *   of the process, so an exit nobody asked for still finds the app's detached children
    */
-  constructor (app, inst, { argv, env, logger, inFlight, tracksWorkers = true }) {
+  constructor (app, inst, { argv, env, logger, inFlight, tracksWorkers = true, treeWatch = tree.defaultWatch() }) {
     super()
     this.app = app
     this.inst = inst
@@ -50,6 +52,8 @@ class WorkerProcess extends EventEmitter {
     this.logger = logger
     this.inFlight = inFlight || (() => 0)
     this.tracksWorkers = tracksWorkers
+    this.treeWatch = treeWatch
+    this.lastTree = [] // the tree as last seen, once the process has exited
     this.child = null
     this.pid = undefined
     this.state = 'starting' // ready | stopping | exited
@@ -93,6 +97,7 @@ class WorkerProcess extends EventEmitter {
     }
     this.child = child
     this.pid = child.pid
+    this.treeWatch.add(child.pid)
 
     const splitters = []
     for (const stream of ['stdout', 'stderr']) {
@@ -165,6 +170,8 @@ class WorkerProcess extends EventEmitter {
     clearTimeout(this.readyTimer)
     this.state = 'ready'
     this.readyAt = Date.now()
+    // what an app starts before it listens (workers, helpers) is running by now
+    this.treeWatch.refresh().catch(() => {})
     const ms = this.readyAt - this.spawnedAt
     this.logger.info({ event: 'ready', ...this.tags, ms, via }, `ready in ${ms} ms`)
     this.emit('ready', { pid: this.pid, ms })
@@ -215,7 +222,7 @@ class WorkerProcess extends EventEmitter {
     const known = await tree.snapshot(this.pid).catch(() => [])
     await tree.killTree(this.pid)
     await this.exited
-    const left = tree.survivors(known)
+    const left = tree.survivors(merge(known, this.lastTree))
     if (left.length > 0) tree.killAll(left)
     this.logger.info({ event: 'stop:done', ...this.tags, ms: Date.now() - t0, survivors: left.map((p) => p.pid), forced: true },
       `killed in ${Date.now() - t0} ms`)
@@ -251,7 +258,7 @@ class WorkerProcess extends EventEmitter {
       await tree.killTree(this.pid)
     }
     await this.exited
-    const left = tree.survivors(known)
+    const left = tree.survivors(merge(known, this.lastTree))
     if (left.length > 0) tree.killAll(left)
     const level = left.length > 0 ? 'warn' : 'info'
     this.logger[level]({ event: 'stop:done', ...this.tags, ms: ms(), survivors: left.map((p) => p.pid) },
@@ -283,6 +290,18 @@ class WorkerProcess extends EventEmitter {
     })
   }
 
+  killLeftBehind () {
+    const left = tree.survivors(this.lastTree)
+    if (left.length === 0) return
+    tree.killAll(left)
+    // the group kill has reached its members already (they may not be dead yet): the
+    // record names only those that had left the group
+    const escaped = left.filter((p) => p.pgid !== this.pid)
+    if (escaped.length === 0) return
+    this.logger.warn({ event: 'exit:orphans', ...this.tags, survivors: escaped.map((p) => p.pid) },
+      `killed ${escaped.length} process(es) it left behind`)
+  }
+
   finish (code, signal) {
     if (this.exitInfo) return
     clearTimeout(this.readyTimer)
@@ -295,10 +314,14 @@ class WorkerProcess extends EventEmitter {
     // already name an unrelated process; libuv's job took the app's own children with it.
     if (this.pid !== undefined && !IS_WINDOWS) tree.killTree(this.pid)
     if (this.pid !== undefined) {
+      this.lastTree = this.treeWatch.remove(this.pid)
       const how = signal ? `killed by ${signal}` : `exited with code ${code}`
       const uptimeMs = this.exitInfo.at - this.spawnedAt
       const level = stopping || (code === 0 && !signal) ? 'info' : 'warn'
       this.logger[level]({ event: 'exit', ...this.tags, code, signal, uptimeMs }, how)
+      // the stop ladder verifies its own tree; an exit nobody asked for (a crash) leaves
+      // the app's detached children behind unless the last look at the tree names them
+      if (!stopping) this.killLeftBehind()
     }
     for (const resolve of this.statsWaiters.splice(0)) resolve(null)
     this.emit('exit', { pid: this.pid, code, signal })

@@ -47,7 +47,8 @@ class Worker extends EventEmitter {
     this.restarts = 0
     this.attempt = 0 // backoff exponent: automatic restarts since the last stable run
     this.spawns = 0
-    this.crashLoop = new CrashLoop({ max: app.max_restarts, window: app.restart_window })
+    // restart_window 0: no window, every unstable exit since the last stable run counts
+    this.crashLoop = new CrashLoop({ max: app.max_restarts, window: app.restart_window || Infinity })
     this.restartTimer = null
     this.stableTimer = null
     this.lastExit = null
@@ -239,18 +240,22 @@ class Worker extends EventEmitter {
       return
     }
     const unstable = isUnstable({ readyAt: proc.readyAt, exitAt: proc.exitInfo.at }, app.min_uptime)
+    // a run that stayed up ends a crash loop: the unstable exits before it were another story
+    if (!unstable) this.crashLoop.reset()
     if (unstable && this.crashLoop.record(proc.exitInfo.at)) {
       const fix = this.watching ? 'waiting for a file change' : `fix it, then \`httpsys restart ${app.name}\``
       this.logger.error({
         event: 'errored', app: app.name, inst, pid, code, signal, unstableExits: this.crashLoop.count, windowMs: app.restart_window
-      }, `crash loop: ${this.crashLoop.count} unstable exits within ${app.restart_window} ms (exit before ready or within min_uptime ${app.min_uptime} ms of it); not restarting, ${fix}`)
+      }, `crash loop: ${this.crashLoop.count} unstable exits ${app.restart_window ? `within ${app.restart_window} ms` : 'in a row'} (exit before ready or within min_uptime ${app.min_uptime} ms of it); not restarting, ${fix}`)
       this.setState('errored')
       this.emit('errored')
       return
     }
     const delay = backoffDelay(app.backoff, this.attempt++)
-    const how = signal ? `killed by ${signal}` : `exited with code ${code}`
-    this.logger.info({ event: 'backoff', app: app.name, inst, pid, code, signal, delay, attempt: this.attempt, unstable },
+    // killed for not being ready: that is the cause, not the signal it took to stop it
+    const reason = proc.failed === 'ready-timeout' ? `not ready within ${app.ready_timeout} ms` : undefined
+    const how = reason ? `${reason}, ${signal ? `killed by ${signal}` : `exited with code ${code}`}` : signal ? `killed by ${signal}` : `exited with code ${code}`
+    this.logger.info({ event: 'backoff', app: app.name, inst, pid, code, signal, delay, attempt: this.attempt, unstable, reason },
       `${how}; restarting in ${delay} ms`)
     this.setState('waiting')
     this.restartTimer = setTimeout(() => {

@@ -24,8 +24,8 @@ const failure = (fn) => {
 }
 
 test('unit strings: durations and sizes', () => {
-  const app = one({ min_uptime: '2s', restart_window: '1m', ready_timeout: '1.5s', watch_delay: 50, max_memory_restart: '300M', log_max_size: '1G' })
-  expect(app).toMatchObject({ min_uptime: 2000, restart_window: 60000, ready_timeout: 1500, watch_delay: 50, max_memory_restart: 300 * 1024 * 1024, log_max_size: 1024 ** 3 })
+  const app = one({ min_uptime: '2s', restart_window: '3m', ready_timeout: '1.5s', watch_delay: 50, max_memory_restart: '300M', log_max_size: '1G' })
+  expect(app).toMatchObject({ min_uptime: 2000, restart_window: 180000, ready_timeout: 1500, watch_delay: 50, max_memory_restart: 300 * 1024 * 1024, log_max_size: 1024 ** 3 })
   expect(parseSize('512K')).toBe(512 * 1024)
   expect(parseSize('10MB')).toBe(10 * 1024 * 1024)
   expect(parseSize('12 parsecs')).toBeUndefined()

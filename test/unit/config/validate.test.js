@@ -104,7 +104,7 @@ test('defaults: name from the script, no urls, one instance, cwd of the config, 
       backoff: { initial: 200, max: 30000, factor: 2, jitter: 0.2, reset_after: 60000 },
       min_uptime: 5000,
       max_restarts: 10,
-      restart_window: 120000,
+      restart_window: 750000, // 'auto': 10 x (30 s + 30 s + 10 s + 5 s)
       wait_ready: false,
       ready_timeout: 30000,
       max_memory_restart: 0,

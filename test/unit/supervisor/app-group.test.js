@@ -45,3 +45,16 @@ test('a crash-looping app in watch mode waits for a change, then starts again', 
     fs.rmSync(dir, { recursive: true, force: true })
   }
 })
+
+test('reloading a stopped app says the app is stopped and starts nothing', async () => {
+  const app = validate({ apps: [{ name: 'idle', script: 'crash-start.js' }] }, { baseDir: APPS }).apps[0]
+  const records = []
+  const logger = pino({ base: null }, { write (line) { records.push(JSON.parse(line)) } })
+  const group = new AppGroup(app, { routerEnv: { HTTPSYS_HUB: '/tmp/none.sock' }, logger, preload: PRELOAD })
+  await group.stop()
+  const result = await group.reload('command')
+  expect(result.ok).toBe(false)
+  expect(result.reason).toBe('was not started: idle is stopped (`httpsys restart idle` starts it)')
+  expect(records.filter((r) => r.event === 'spawn')).toHaveLength(0)
+  expect(group.state()).toBe('stopped')
+})

@@ -4,6 +4,7 @@
 // exists before any app starts; a port in use fails the start with nothing running),
 // readiness from the hub's attach, and stop (workers first, then the hub, once).
 
+const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { EventEmitter } = require('node:events')
@@ -223,11 +224,26 @@ test('stopping one app keeps the others; restart brings it back with fresh count
   expect(records.filter((r) => r.event === 'spawn' && r.app === 'api')).toHaveLength(2)
 })
 
-test('the hub socket path is per user and per run, in the temp dir', () => {
-  const p = hubSocketPath(4242)
-  if (process.platform === 'win32') {
-    expect(p).toMatch(/^\\\\\.\\pipe\\httpsys-.+-4242$/)
-  } else {
-    expect(p).toBe(path.join(os.tmpdir(), `httpsys-${process.getuid()}-4242.sock`))
+test('the hub socket is per run, in the user\'s private runtime directory; the socket is 0600', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-hubsock-'))
+  try {
+    const runtime = path.join(dir, 'run')
+    const p = hubSocketPath(4242, runtime)
+    if (process.platform === 'win32') {
+      expect(p).toMatch(/^\\\\\.\\pipe\\httpsys-.+-4242$/)
+      return
+    }
+    expect(p).toBe(path.join(runtime, 'hub-4242.sock'))
+    expect(fs.statSync(runtime).mode & 0o777).toBe(0o700)
+    const { Hub } = require('../../../src/hub/hub')
+    const hub = new Hub({ socketPath: p })
+    await hub.start()
+    try {
+      expect(fs.statSync(p).mode & 0o777).toBe(0o600)
+    } finally {
+      await hub.close()
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
   }
 })
