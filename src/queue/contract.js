@@ -108,4 +108,33 @@ function withDefaultHandlers (h) {
   }
 }
 
-module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, withDefaultHandlers }
+/**
+ * Calls a handler for a backend delivering a batch: a throw is kept on `owner.thrown`
+ * instead of cutting the batch short (the frames or events after it, and the batch's
+ * acknowledgement, would be lost). raiseThrown() hands the errors on afterwards.
+ */
+function callHandler (owner, fn, a, b) {
+  try {
+    fn(a, b)
+  } catch (err) {
+    if (owner.thrown === null) owner.thrown = []
+    owner.thrown.push(err)
+  }
+}
+
+/**
+ * Rethrows what callHandler() kept as uncaught exceptions, one tick each as node reports
+ * each throwing listener, so node's behaviour is unchanged: a crash, or the app's
+ * 'uncaughtException' listener.
+ */
+function raiseThrown (owner) {
+  const errors = owner.thrown
+  owner.thrown = null
+  for (const err of errors) process.nextTick(rethrow, err)
+}
+
+function rethrow (err) {
+  throw err
+}
+
+module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, withDefaultHandlers, callHandler, raiseThrown }

@@ -20,7 +20,7 @@ const os = require('node:os')
 const { STATUS_CODES } = require('node:http')
 const { codes } = require('../errors')
 const urlprefix = require('../urlprefix')
-const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, withDefaultHandlers } = require('./contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, withDefaultHandlers, callHandler, raiseThrown } = require('./contract')
 const { createServiceConfig, currentUser } = require('./httpsys-native-config')
 
 const EVENT_REQUEST = 1
@@ -243,21 +243,13 @@ class Attachment {
     if (this.thrown !== null) this.raise()
   }
 
+  // As hub-client: a throwing handler costs the rest of the batch nothing (contract.js)
   call (fn, a, b) {
-    try {
-      fn(a, b)
-    } catch (err) {
-      if (this.thrown === null) this.thrown = []
-      this.thrown.push(err)
-    }
+    callHandler(this, fn, a, b)
   }
 
-  // As hub-client: the errors go on as uncaught exceptions once the batch is done, one
-  // tick each, so node's behaviour (a crash, or the app's 'uncaughtException') is kept.
   raise () {
-    const errors = this.thrown
-    this.thrown = null
-    for (const err of errors) process.nextTick(rethrow, err)
+    raiseThrown(this)
   }
 
   onSent (id, code) {
@@ -503,10 +495,6 @@ function unchunk (buf) {
     p = eol + 2 + size + 2
   }
   return Buffer.concat(parts)
-}
-
-function rethrow (err) {
-  throw err
 }
 
 function toBuffer (chunk) {

@@ -12,7 +12,7 @@ const net = require('node:net')
 const P = require('../hub/protocol')
 const { T } = P
 const { codes } = require('../errors')
-const { RESPONSE_MORE, RESPONSE_CLOSE, withDefaultHandlers } = require('./contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE, withDefaultHandlers, callHandler, raiseThrown } = require('./contract')
 
 // Bodies above this go out as RESPONSE + RES_BODY pieces, so neither side ever holds a
 // frame larger than this in one piece.
@@ -204,24 +204,15 @@ class Attachment {
   // listener throwing synchronously) must not cut the read short, or the frames after
   // it, the partial frame the reader holds and this read's ACK would be lost.
   call (fn, a, b) {
-    try {
-      fn(a, b)
-    } catch (err) {
-      if (this.thrown === null) this.thrown = []
-      this.thrown.push(err)
-    }
+    callHandler(this, fn, a, b)
   }
 
-  // The errors go on as uncaught exceptions, so node's behaviour is unchanged (a crash,
-  // or the app's 'uncaughtException' listener), one tick each as node reports each
-  // throwing listener. The ACK and the answers so far are written first: a worker that
-  // dies of it has acknowledged the request, so the hub answers 502 instead of handing
+  // The ACK and the answers so far are written before the errors go on: a worker that
+  // dies of one has acknowledged the request, so the hub answers 502 instead of handing
   // the same poison request to the next worker.
   raise () {
-    const errors = this.thrown
-    this.thrown = null
     this.flush()
-    for (const err of errors) process.nextTick(rethrow, err)
+    raiseThrown(this)
   }
 
   onFrame (type, id, b, start, end) {
@@ -368,10 +359,6 @@ function attach ({ queue, urls, handlers, socketPath = process.env.HTTPSYS_HUB, 
     socket.on('error', (err) => { if (!a.attached) a.connectError = err })
     socket.on('close', () => a.onClose())
   })
-}
-
-function rethrow (err) {
-  throw err
 }
 
 module.exports = { attach }
