@@ -39,8 +39,9 @@ const kInstalled = Symbol.for('httpsys.register.installed')
 const SHUTDOWN = 'httpsys:shutdown'
 // Supervisor -> worker: stop taking requests from the queue and finish the ones in
 // flight, without exiting (the first step of the stop ladder and of a rolling reload).
-// Answered with { type: 'httpsys:drained' } once every server has closed.
+// Answered with { type: DRAINED } once every server has closed.
 const DRAIN = 'httpsys:drain'
+const DRAINED = 'httpsys:drained'
 // Supervisor -> worker: memory, for `httpsys ls` and max_memory_restart where the
 // supervisor cannot read it itself (Windows). Answered with { type: STATS, rss, heapUsed }.
 const STATS = 'httpsys:stats'
@@ -193,17 +194,6 @@ function onMessage (msg) {
   closeServersThenExit()
 }
 
-function closeServersThenExit () {
-  const servers = ours.listeningServers()
-  let pending = servers.length
-  if (pending === 0) return process.exit(0)
-  for (const server of servers) {
-    server.close(() => {
-      if (--pending === 0) process.exit(0)
-    })
-  }
-}
-
 // server.close() detaches from the queue (requests not received yet stay queued for the
 // other workers) and calls back once the requests in flight are answered. The app's own
 // SIGTERM handler may call close() again later: it then gets ERR_SERVER_NOT_RUNNING, as
@@ -211,12 +201,21 @@ function closeServersThenExit () {
 function drain () {
   if (draining) return
   draining = true
+  closeServers(() => reply({ type: DRAINED }))
+}
+
+function closeServersThenExit () {
+  closeServers(() => process.exit(0))
+}
+
+/** Closes every httpsys server of this process; `done` once all of them have closed. */
+function closeServers (done) {
   const servers = ours.listeningServers()
   let pending = servers.length
-  if (pending === 0) return reply({ type: 'httpsys:drained' })
+  if (pending === 0) return done()
   for (const server of servers) {
     server.close(() => {
-      if (--pending === 0) reply({ type: 'httpsys:drained' })
+      if (--pending === 0) done()
     })
   }
 }

@@ -11,6 +11,7 @@ const { validate } = require('../../src/config')
 const { Supervisor } = require('../../src/supervisor')
 const { Hub } = require('../../src/hub')
 const { freePort, get, APPS } = require('../fixtures/apps/harness')
+const { waitForRecord } = require('../helpers/records')
 
 class SilentHub extends Hub {
   emit (event, ...args) {
@@ -25,15 +26,7 @@ afterEach(async () => {
   supervisor = null
 })
 
-async function waitFor (records, predicate, timeout = 10000) {
-  const end = Date.now() + timeout
-  while (Date.now() < end) {
-    const found = records.find(predicate)
-    if (found) return found
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error('timed out; records:\n' + records.map((r) => JSON.stringify(r)).join('\n'))
-}
+const waitFor = (records, predicate, timeout = 10000) => waitForRecord(records, predicate, { timeout })
 
 test('the preload reports its first attach; wait_ready apps still wait for their own ready', async () => {
   const [port, slowPort] = [await freePort(), await freePort()]

@@ -11,6 +11,7 @@ const { validate } = require('../../../src/config')
 const { Supervisor } = require('../../../src/supervisor/supervisor')
 const { createBackend } = require('../../../src/queue/httpsys-native')
 const { createFakeBinding } = require('../../helpers/fake-binding')
+const { waitForRecords } = require('../../helpers/records')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
 const FIXTURES = path.join(__dirname, 'fixtures')
@@ -35,15 +36,7 @@ function makeSupervisor (apps, { backend = 'httpsys', binding = createFakeBindin
   return { supervisor, records, binding }
 }
 
-async function waitFor (records, predicate, timeout = 5000) {
-  const end = Date.now() + timeout
-  while (Date.now() < end) {
-    const found = records.filter(predicate)
-    if (found.length) return found
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error('timed out; records:\n' + records.map((r) => JSON.stringify(r)).join('\n'))
-}
+const waitFor = (records, predicate, timeout) => waitForRecords(records, predicate, { timeout })
 
 const queueName = (app) => `httpsys-${process.pid}-${app}`
 

@@ -12,6 +12,7 @@ const pino = require('pino')
 const { validate } = require('../../../src/config')
 const { codes } = require('../../../src/errors')
 const { Supervisor, hubSocketPath } = require('../../../src/supervisor/supervisor')
+const { waitForRecords } = require('../../helpers/records')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
 const ATTACH_APP = path.join(__dirname, 'fixtures', 'attach-app.js')
@@ -54,15 +55,7 @@ function makeSupervisor (apps) {
   return { supervisor, records }
 }
 
-async function waitFor (records, predicate, timeout = 5000) {
-  const end = Date.now() + timeout
-  while (Date.now() < end) {
-    const found = records.filter(predicate)
-    if (found.length) return found
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error('timed out; records:\n' + records.map((r) => JSON.stringify(r)).join('\n'))
-}
+const waitFor = (records, predicate, timeout) => waitForRecords(records, predicate, { timeout })
 
 test('creates every queue before it spawns any worker, instances per app', async () => {
   const { supervisor, records } = makeSupervisor([

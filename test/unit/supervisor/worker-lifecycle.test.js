@@ -11,6 +11,7 @@ const path = require('node:path')
 const pino = require('pino')
 const { validate } = require('../../../src/config')
 const { Worker } = require('../../../src/supervisor/worker')
+const { waitForRecords } = require('../../helpers/records')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
 const PRELOAD = path.join(APPS, 'fake-preload.js')
@@ -35,13 +36,8 @@ function makeWorker (appConfig) {
 }
 
 async function waitFor (records, predicate, { timeout = 8000, count = 1 } = {}) {
-  const end = Date.now() + timeout
-  while (Date.now() < end) {
-    const found = records.filter(predicate)
-    if (found.length >= count) return count === 1 ? found[0] : found
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error(`no ${count} matching record(s) in ${timeout} ms; got:\n${records.map((r) => JSON.stringify(r)).join('\n')}`)
+  const found = await waitForRecords(records, predicate, { timeout, count })
+  return count === 1 ? found[0] : found
 }
 
 test('backoff delays grow while it keeps crashing, and start over after a stable run', async () => {

@@ -4,11 +4,12 @@
 // sees of one app instance: its environment, its output as records, restarts after a
 // crash, and the stop ladder.
 
-const fs = require('node:fs')
 const path = require('node:path')
 const pino = require('pino')
 const { validate } = require('../../../src/config')
 const { Worker } = require('../../../src/supervisor/worker')
+const { waitForRecord } = require('../../helpers/records')
+const { alive } = require('../../fixtures/apps/harness')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
 const PRELOAD = path.join(APPS, 'fake-preload.js')
@@ -32,29 +33,7 @@ function makeWorker (appConfig, inst = 0) {
   return { worker, records }
 }
 
-async function waitFor (records, predicate, timeout = 5000) {
-  const end = Date.now() + timeout
-  while (Date.now() < end) {
-    const found = records.find(predicate)
-    if (found) return found
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  throw new Error(`no matching record in ${timeout} ms; got:\n${records.map((r) => JSON.stringify(r)).join('\n')}`)
-}
-
-// a zombie (killed, not yet reaped by whoever adopted it) counts as dead
-const alive = (pid) => {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'))
-  } catch {
-    return true
-  }
-}
+const waitFor = (records, predicate, timeout) => waitForRecord(records, predicate, { timeout })
 
 test('starts the script with the httpsys environment, its args, node args and cwd', async () => {
   const { worker, records } = makeWorker({
