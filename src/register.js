@@ -7,15 +7,15 @@
 // http.IncomingMessage/ServerResponse when it is first required) loads, so an
 // unmodified app receives its requests from a request queue.
 //
-// Rules this file decides (architecture.md, "The preload"):
-// - Under the supervisor (HTTPSYS_HUB and HTTPSYS_QUEUE set) every server that
-//   listens attaches to the app's queue. The app's own fork() children and cluster
-//   workers inherit this preload through execArgv and the environment, so they attach
-//   to the same queue too: a cluster app becomes N workers on one queue, which is what
-//   it meant. Their pids are not instances of the supervisor, so they never count for
-//   readiness.
-// - Standalone (no HTTPSYS_HUB) the queue backend starts an in-process hub, so the
-//   app still serves on the port it asked for.
+// Rules this file decides (docs/architecture.md, "The preload"):
+// - Under the supervisor (HTTPSYS_HUB or HTTPSYS_BACKEND=httpsys, and HTTPSYS_QUEUE)
+//   every server that listens attaches to the app's queue. The app's own fork()
+//   children and cluster workers inherit this preload through execArgv and the
+//   environment, so they attach to the same queue too: a cluster app becomes N workers
+//   on one queue, which is what it meant. Their pids are not instances of the
+//   supervisor, so they never count for readiness.
+// - Standalone (no router given) the preload starts an in-process hub
+//   (preload/standalone-hub.js), so the app still serves on the port it asked for.
 // - https servers: the hub does not terminate TLS yet, so on the hub backend https
 //   servers stay node's own (they keep working as they did); only backends that
 //   terminate TLS (HTTP.SYS) replace them.
@@ -25,35 +25,29 @@
 //   when it has any, else a graceful close of every httpsys server and an exit once
 //   they are idle.
 // - Readiness: the first time a server of this process attaches to its queue, the
-//   preload tells the supervisor ({ type: 'httpsys:ready' }). HTTP.SYS never says when a
-//   process opens a queue, so this is how the supervisor learns it there (the hub sees
-//   the attach itself too). Only the supervisor's own child says it: the app's cluster
-//   workers would be talking to the app's primary.
+//   preload tells the supervisor (MSG.READY). HTTP.SYS never says when a process opens
+//   a queue, so this is how the supervisor learns it there (the hub sees the attach
+//   itself too). Only the supervisor's own child says it: the app's cluster workers
+//   would be talking to the app's primary.
+// The IPC messages and environment variables are src/worker-interface.js's.
 
 const http = require('node:http')
 const https = require('node:https')
 const { syncBuiltinESMExports } = require('node:module')
 const ours = require('./http')
+const { MSG, readWorkerEnv } = require('./worker-interface')
 
 const kInstalled = Symbol.for('httpsys.register.installed')
-const SHUTDOWN = 'httpsys:shutdown'
-// Supervisor -> worker: stop taking requests from the queue and finish the ones in
-// flight, without exiting (the first step of the stop ladder and of a rolling reload).
-// Answered with { type: DRAINED } once every server has closed.
-const DRAIN = 'httpsys:drain'
-const DRAINED = 'httpsys:drained'
-// Supervisor -> worker: memory, for `httpsys ls` and max_memory_restart where the
-// supervisor cannot read it itself (Windows). Answered with { type: STATS, rss, heapUsed }.
-const STATS = 'httpsys:stats'
-// Worker -> supervisor, once: a server of this process is attached to its queue.
-const READY = 'httpsys:ready'
 
 function install () {
   if (globalThis[kInstalled]) return
   globalThis[kInstalled] = true
 
+  const worker = readWorkerEnv()
   replace(http, ours)
-  if (tlsTerminatedByRouter()) replace(https, ours.https || ours)
+  // The hub (Linux, macOS) has no TLS yet; HTTP.SYS terminates it from the machine's
+  // certificate bindings, so there https servers attach like http ones.
+  if (worker.backend === 'httpsys') replace(https, ours)
   // ESM `import { createServer } from 'node:http'` reads the builtin's named exports,
   // which are a snapshot: refresh them so ESM apps see our classes too.
   syncBuiltinESMExports()
@@ -61,33 +55,38 @@ function install () {
   // Only the supervisor's own child speaks the protocol. The app's fork() children inherit
   // the IPC-looking environment but their channel is the app's: listening there (and
   // unref()ing it, exiting on its 'disconnect') would break the app's own messaging.
-  if (typeof process.send !== 'function' || !isSupervisorChild()) return
-  if (process.env.HTTPSYS_HUB || process.env.HTTPSYS_QUEUE) listenForShutdown()
-  if (process.env.HTTPSYS_QUEUE) reportReadiness()
+  const supervised = typeof process.send === 'function' && isSupervisorChild(worker) &&
+    (worker.hub !== null || worker.queue !== null)
+  if (supervised) listenForShutdown()
+  ours.setDefaultBackend(defaultBackend(supervised && worker.queue !== null))
 }
 
-function isSupervisorChild () {
-  const supervisor = process.env.HTTPSYS_SUPERVISOR_PID
-  return !supervisor || Number(supervisor) === process.ppid
+function isSupervisorChild (worker) {
+  return worker.supervisorPid === null || worker.supervisorPid === process.ppid
 }
 
-// The default backend of every server, wrapped: the first attach that succeeds sends
-// READY. Servers given their own `queueBackend` are not the app's and do not count.
-function reportReadiness () {
-  let sent = false
-  ours.setDefaultBackend({
+// Every server of the app attaches through this: the router the environment names
+// (src/queue), else a hub of this process's own. Chosen on the first listen(), so
+// loading the preload loads no backend. With `reportReady`, the first attach that
+// succeeds sends MSG.READY. Servers given their own `queueBackend` are not the app's
+// and do not count.
+function defaultBackend (reportReady) {
+  let chosen = null
+  let sent = !reportReady
+  return {
     attach (options) {
-      const attaching = require('./queue').getBackend().attach(options)
+      if (chosen === null) chosen = require('./queue').getBackend() || require('./preload/standalone-hub').backend
+      const attaching = chosen.attach(options)
       if (sent) return attaching
       return Promise.resolve(attaching).then((attachment) => {
         if (!sent) {
           sent = true
-          reply({ type: READY })
+          reply({ type: MSG.READY })
         }
         return attachment
       })
     }
-  })
+  }
 }
 
 function replace (target, source) {
@@ -95,11 +94,6 @@ function replace (target, source) {
   target.Server = source.Server
   target.IncomingMessage = source.IncomingMessage
   target.ServerResponse = source.ServerResponse
-}
-
-function tlsTerminatedByRouter () {
-  // The hub (Linux, macOS) has no TLS yet; the HTTP.SYS backend will set this.
-  return process.env.HTTPSYS_BACKEND === 'httpsys'
 }
 
 function listenForShutdown () {
@@ -179,9 +173,9 @@ function leadsOwnGroup () {
 
 function onMessage (msg) {
   if (!msg) return
-  if (msg.type === DRAIN) return drain()
-  if (msg.type === STATS) return reportStats()
-  if (msg.type !== SHUTDOWN || stopping) return
+  if (msg.type === MSG.DRAIN) return drain()
+  if (msg.type === MSG.STATS) return reportStats()
+  if (msg.type !== MSG.SHUTDOWN || stopping) return
   stopping = true
   const signal = process.listenerCount('SIGTERM') > 0
     ? 'SIGTERM'
@@ -201,7 +195,11 @@ function onMessage (msg) {
 function drain () {
   if (draining) return
   draining = true
-  closeServers(() => reply({ type: DRAINED }))
+  // A drain is always followed by MSG.SHUTDOWN (stop, reload): the process waits for it,
+  // so an app's own SIGTERM handler still runs even when the closed servers were all
+  // that kept the process alive.
+  if (process.channel && typeof process.channel.ref === 'function') process.channel.ref()
+  closeServers(() => reply({ type: MSG.DRAINED }))
 }
 
 function closeServersThenExit () {
@@ -222,7 +220,7 @@ function closeServers (done) {
 
 function reportStats () {
   const { rss, heapUsed } = process.memoryUsage()
-  reply({ type: STATS, rss, heapUsed })
+  reply({ type: MSG.STATS, rss, heapUsed })
 }
 
 function reply (msg) {
@@ -232,4 +230,4 @@ function reply (msg) {
 
 install()
 
-module.exports = { install, SHUTDOWN, DRAIN, STATS, READY }
+module.exports = { install }

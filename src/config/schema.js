@@ -15,6 +15,7 @@ const path = require('node:path')
 const { codes } = require('../errors')
 const { parseDuration, MAX_DURATION_MS, MAX_DURATION_TEXT } = require('./duration')
 const { parseSize } = require('./size')
+const { backoffDelay } = require('./backoff')
 const { resolveScript } = require('./resolve-script')
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
@@ -331,7 +332,6 @@ function restartWindow (app, ctx) {
     return Math.min(MAX_DURATION_MS, max * (backoff.max + app.ready_timeout + app.kill_timeout + app.min_uptime))
   }
   if (max < 2 || app.restart_window === 0) return app.restart_window
-  const { backoffDelay } = require('../supervisor/restart-policy')
   let span = 0 // the fastest max_restarts exits can come: at once, after the shortest delays
   for (let attempt = 0; attempt < max - 1; attempt++) span += backoffDelay(backoff, attempt, () => 1)
   if (app.restart_window <= span) {

@@ -118,7 +118,6 @@ function checkEnvName (list, envName) {
     for (const key of Object.keys(entry)) if (ENV_VARIANT.test(key)) names.add(key.slice(4))
   }
   if (names.size === 0 || names.has(envName)) return
-  const { didYouMean } = require('./suggest')
   const guess = didYouMean(envName, [...names])
   throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
     key: '--env',

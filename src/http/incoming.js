@@ -4,7 +4,7 @@
 //
 // A real stream.Readable (as node's is), so pipe(), async iteration, pause/resume and
 // setEncoding behave exactly as on node. The body is pulled, never pushed without
-// bound: _read() asks the backend for more (attachment.readBody), and the binding
+// bound: _read() asks the backend for more (attachment.readBody), and the handle
 // pushes what arrives. `headers` is built from rawHeaders on first access only; most
 // hello-world handlers never touch it.
 // https://nodejs.org/api/http.html#class-httpincomingmessage
@@ -13,7 +13,7 @@ const { Readable } = require('node:stream')
 const { buildHeaders, buildDistinct } = require('./headers')
 const { defineLegacyClass } = require('./legacy-class')
 const {
-  kBinding, kQueueRequest, kSocket, kHeaders, kHeadersDistinct, kTrailers,
+  kHandle, kQueueRequest, kSocket, kHeaders, kHeadersDistinct, kTrailers,
   kTrailersDistinct, kResponse, kJoinDuplicates
 } = require('./symbols')
 
@@ -27,7 +27,7 @@ function IncomingMessage (socket) {
   // would mark the request as consumed and ask the backend for body nobody wants).
   this._readableState.readingMore = true
   this[kSocket] = socket || null
-  this[kBinding] = null
+  this[kHandle] = null
   this[kQueueRequest] = null
   this[kResponse] = null
   this[kHeaders] = null
@@ -54,7 +54,7 @@ function IncomingMessage (socket) {
 class IncomingMessageMembers extends Readable {
   get socket () {
     let s = this[kSocket]
-    if (s === null && this[kBinding] !== null) s = this[kSocket] = this[kBinding].socketFor(this)
+    if (s === null && this[kHandle] !== null) s = this[kSocket] = this[kHandle].socketFor(this)
     return s
   }
 
@@ -115,15 +115,15 @@ class IncomingMessageMembers extends Readable {
   }
 
   _read () {
-    const binding = this[kBinding]
-    if (binding === null) return
+    const handle = this[kHandle]
+    if (handle === null) return
     const q = this[kQueueRequest]
     if (!q.hasBody) {
       this.complete = true
       this.push(null)
       return
     }
-    binding.readBody(this)
+    handle.readBody(this)
   }
 
   /** Discards a body nobody read, so that 'end' and 'close' still come. */
@@ -140,10 +140,10 @@ class IncomingMessageMembers extends Readable {
       this.aborted = true
       this.emit('aborted')
     }
-    const binding = this[kBinding]
+    const handle = this[kHandle]
     // Destroying a request whose response is still pending resets the client
     // connection, as destroying node's socket does.
-    if (binding !== null && this.aborted) binding.cancel(this, err)
+    if (handle !== null && this.aborted) handle.cancel(this, err)
     process.nextTick(onDestroyed, this, err, cb)
   }
 }

@@ -8,7 +8,7 @@ const { STATUS_CODES, METHODS } = require('node:http')
 const { Server, createServer, setDefaultBackend } = require('./server')
 const { IncomingMessage } = require('./incoming')
 const { ServerResponse } = require('./response')
-const { listeningServers } = require('./binding')
+const { listeningServers } = require('./server-handle')
 
 module.exports = {
   createServer,

@@ -6,7 +6,7 @@
 // Trailer), and, at the first flush, the Date and framing headers node would add.
 
 const { codes } = require('../errors')
-const { RESPONSE_CLOSE } = require('../queue/contract')
+const { RESPONSE_CLOSE } = require('../wire/contract')
 const { validateHeaderName, validateHeaderValue, utcDate } = require('./headers')
 const { byteLength } = require('./body-frame')
 const { kState } = require('./symbols')

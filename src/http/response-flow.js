@@ -8,10 +8,10 @@
 const Stream = require('node:stream')
 const { isUint8Array } = require('node:util').types
 const { codes } = require('../errors')
-const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../queue/contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../wire/contract')
 const { frame } = require('./body-frame')
 const { finishHead, H_TE, H_CONN_CLOSE, R_CONTENT_LENGTH } = require('./out-head')
-const { kBinding, kState } = require('./symbols')
+const { kHandle, kState } = require('./symbols')
 
 const HIGH_WATER_MARK = typeof Stream.getDefaultHighWaterMark === 'function'
   ? Stream.getDefaultHighWaterMark(false)
@@ -100,8 +100,8 @@ function flushNT (res) {
 function flush (res, final, headOnly) {
   const st = res[kState]
   st.flushQueued = false
-  const binding = res[kBinding]
-  if (res.destroyed || binding === null || st.finalSent || !st.windowOpen) return
+  const handle = res[kHandle]
+  if (res.destroyed || handle === null || st.finalSent || !st.windowOpen) return
   const parts = st.pending
   st.pending = null
   st.pendingSize = 0
@@ -116,13 +116,13 @@ function flush (res, final, headOnly) {
     let flags = finishHead(res, st, parts, final)
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
     if (!final) flags |= RESPONSE_MORE
-    ok = binding.respond(req, res.statusCode, res.statusMessage, st.head, body, flags)
+    ok = handle.respond(req, res.statusCode, res.statusMessage, st.head, body, flags)
   } else {
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
     if (body === null && !final) return
     let flags = final ? 0 : RESPONSE_MORE
     if (final && (!res.shouldKeepAlive || (st.headBits & H_CONN_CLOSE) !== 0)) flags |= RESPONSE_CLOSE
-    ok = binding.sendBody(req, body, flags)
+    ok = handle.sendBody(req, body, flags)
   }
   if (cbs !== null) process.nextTick(runCallbacks, cbs)
   if (final) {
@@ -155,10 +155,10 @@ function finishNT (res) {
   const st = res[kState]
   if (res._closed) return
   st.finishState = 2
-  // the binding lets go first (node's resOnFinish runs before the app's listeners):
+  // the handle lets go first (node's resOnFinish runs before the app's listeners):
   // in a 'finish' listener res.socket is already null, as on node
-  const binding = res[kBinding]
-  if (binding !== null) binding.finished(res.req)
+  const handle = res[kHandle]
+  if (handle !== null) handle.finished(res.req)
   st.detached = true
   res.emit('finish')
   process.nextTick(closeNT, res)

@@ -31,7 +31,7 @@ const { codes } = require('../errors')
 const {
   isToken, hasInvalidChar, validateHeaderName, validateHeaderValue, validateString
 } = require('./headers')
-const { kBinding, kSocket, kOutHeaders, kState } = require('./symbols')
+const { kHandle, kSocket, kOutHeaders, kState } = require('./symbols')
 const { defineLegacyClass } = require('./legacy-class')
 const { storedHeaders, givenHeaders, RE_TE_CHUNKED, R_CONNECTION, R_CONTENT_LENGTH, R_TE } = require('./out-head')
 const { writeChunk, strictLength, flush, onError, nop, HIGH_WATER_MARK } = require('./response-flow')
@@ -93,7 +93,7 @@ function ServerResponse (req, options) {
   this._expect_continue = false
   this[kOutHeaders] = null
   this[kSocket] = null
-  this[kBinding] = req[kBinding] || null
+  this[kHandle] = req[kHandle] || null
   this[kState] = new OutState(req)
   if (req.httpVersionMajor < 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor < 1)) {
     this.useChunkedEncodingByDefault = RE_TE_CHUNKED.test(req.headers.te || '')
@@ -105,7 +105,7 @@ class ServerResponseMembers extends Stream {
   get socket () {
     if (this[kState].detached) return null
     let s = this[kSocket]
-    if (s === null && this[kBinding] !== null) s = this[kSocket] = this.req.socket
+    if (s === null && this[kHandle] !== null) s = this[kSocket] = this.req.socket
     return s
   }
 
@@ -314,8 +314,8 @@ class ServerResponseMembers extends Stream {
   }
 
   writeContinue (cb) {
-    const binding = this[kBinding]
-    if (binding !== null) binding.writeContinue(this.req)
+    const handle = this[kHandle]
+    if (handle !== null) handle.writeContinue(this.req)
     this._sent100 = true
     if (typeof cb === 'function') process.nextTick(cb)
   }
@@ -400,8 +400,8 @@ class ServerResponseMembers extends Stream {
   destroy (err) {
     if (this.destroyed) return this
     this.destroyed = true
-    const binding = this[kBinding]
-    if (binding !== null && !this[kState].finalSent) binding.cancel(this.req, err || null)
+    const handle = this[kHandle]
+    if (handle !== null && !this[kState].finalSent) handle.cancel(this.req, err || null)
     return this
   }
 

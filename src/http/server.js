@@ -24,10 +24,10 @@ const { STATUS_CODES } = require('node:http')
 const { codes } = require('../errors')
 const { IncomingMessage } = require('./incoming')
 const { ServerResponse } = require('./response')
-const { Binding, rememberServer } = require('./binding')
+const { ServerHandle, rememberServer } = require('./server-handle')
 const { targetFor } = require('./listen-target')
 const { defineLegacyClass } = require('./legacy-class')
-const { kBackend, kBinding, kIncomingClass, kResponseClass } = require('./symbols')
+const { kBackend, kHandle, kIncomingClass, kResponseClass } = require('./symbols')
 
 let defaultBackend = null
 let log = null
@@ -60,7 +60,7 @@ function Server (options, requestListener) {
   EventEmitter.call(this, { captureRejections: true })
 
   this[kBackend] = options.queueBackend || null
-  this[kBinding] = null
+  this[kHandle] = null
   this[kIncomingClass] = options.IncomingMessage || IncomingMessage
   this[kResponseClass] = options.ServerResponse || ServerResponse
   this.requestTimeout = options.requestTimeout !== undefined ? options.requestTimeout : 300000
@@ -83,27 +83,27 @@ function Server (options, requestListener) {
 
 class ServerMembers extends EventEmitter {
   get listening () {
-    const b = this[kBinding]
+    const b = this[kHandle]
     return b !== null && b.attachment !== null && !b.closing
   }
 
   listen (...args) {
-    if (this[kBinding] !== null) throw new codes.ERR_SERVER_ALREADY_LISTEN()
+    if (this[kHandle] !== null) throw new codes.ERR_SERVER_ALREADY_LISTEN()
     const target = targetFor(args, process.env)
     if (target.callback !== null) this.once('listening', target.callback)
-    const binding = new Binding(this, target)
-    this[kBinding] = binding
+    const handle = new ServerHandle(this, target)
+    this[kHandle] = handle
     if (target.signal !== null) watchSignal(this, target.signal)
 
     let attaching
     try {
-      attaching = backendOf(this).attach({ queue: target.queue, urls: target.urls, handlers: binding.handlers })
+      attaching = backendOf(this).attach({ queue: target.queue, urls: target.urls, handlers: handle.handlers })
     } catch (err) {
       attaching = Promise.reject(err)
     }
     Promise.resolve(attaching).then(
-      (attachment) => onAttached(this, binding, attachment),
-      (err) => onAttachFailed(this, binding, err)
+      (attachment) => onAttached(this, handle, attachment),
+      (err) => onAttachFailed(this, handle, err)
     )
     return this
   }
@@ -113,33 +113,33 @@ class ServerMembers extends EventEmitter {
    * workers); 'close' once the requests in flight are answered.
    */
   close (callback) {
-    const binding = this[kBinding]
+    const handle = this[kHandle]
     if (typeof callback === 'function') {
-      if (binding === null || binding.closing) {
+      if (handle === null || handle.closing) {
         this.once('close', () => callback(new codes.ERR_SERVER_NOT_RUNNING()))
       } else {
         this.once('close', callback)
       }
     }
-    if (binding !== null && !binding.closing) {
-      binding.beginClose()
-    } else if (binding === null) {
+    if (handle !== null && !handle.closing) {
+      handle.beginClose()
+    } else if (handle === null) {
       process.nextTick(emitClose, this)
     }
     return this
   }
 
   closeAllConnections () {
-    const binding = this[kBinding]
-    if (binding === null) return
-    for (const req of [...binding.inflight.values()]) binding.cancel(req)
+    const handle = this[kHandle]
+    if (handle === null) return
+    for (const req of [...handle.inflight.values()]) handle.cancel(req)
   }
 
   // Idle keep-alive connections belong to the router, which closes them itself.
   closeIdleConnections () {}
 
   address () {
-    const b = this[kBinding]
+    const b = this[kHandle]
     if (b === null || b.attachment === null || b.closing) return null
     const info = b.attachment.info
     const port = info && Array.isArray(info.ports) && info.ports.length > 0 ? info.ports[0] : b.target.port
@@ -153,7 +153,7 @@ class ServerMembers extends EventEmitter {
   }
 
   getConnections (callback) {
-    const b = this[kBinding]
+    const b = this[kHandle]
     let n = 0
     if (b !== null) {
       const seen = new Set()
@@ -169,14 +169,14 @@ class ServerMembers extends EventEmitter {
   // offers ref()/unref() on the attachment.
   ref () {
     this._unref = false
-    const b = this[kBinding]
+    const b = this[kHandle]
     if (b !== null && b.attachment !== null && typeof b.attachment.ref === 'function') b.attachment.ref()
     return this
   }
 
   unref () {
     this._unref = true
-    const b = this[kBinding]
+    const b = this[kHandle]
     if (b !== null && b.attachment !== null && typeof b.attachment.unref === 'function') b.attachment.unref()
     return this
   }
@@ -217,19 +217,27 @@ function backendOf (server) {
   if (server[kBackend] !== null) return server[kBackend]
   if (defaultBackend !== null) return defaultBackend
   // loaded on first listen only: requiring src/http must not start a backend
-  return require('../queue').getBackend()
+  return require('../queue').getBackend() || noRouter
 }
 
-function onAttached (server, binding, attachment) {
-  binding.attachment = attachment
-  if (binding.closing) {
+// src/http without the preload and without a supervisor: there is nothing to attach to
+// (the preload starts its own hub in that case).
+const noRouter = {
+  attach () {
+    return Promise.reject(new codes.ERR_HTTPSYS_HUB_UNREACHABLE({ path: '(no supervisor: start the app with `httpsys start` or `node --require httpsys-cli/register`)' }))
+  }
+}
+
+function onAttached (server, handle, attachment) {
+  handle.attachment = attachment
+  if (handle.closing) {
     // close() came while attaching: nothing was received, so nothing to wait for
-    binding.detached = true
-    binding.maybeClosed()
+    handle.detached = true
+    handle.maybeClosed()
     return
   }
   rememberServer(server)
-  binding.startChecker()
+  handle.startChecker()
   if (server._unref && typeof attachment.unref === 'function') attachment.unref()
   server.emit('listening')
 }
@@ -244,10 +252,11 @@ const NODE_CODES = {
   ERR_HTTPSYS_ACCESS_DENIED: ['EACCES', -13]
 }
 
-function onAttachFailed (server, binding, err) {
-  if (server[kBinding] === binding) server[kBinding] = null
-  binding.closed = true
-  if (binding.closing) {
+function onAttachFailed (server, handle, err) {
+  if (server[kHandle] === handle) server[kHandle] = null
+  handle.closed = true
+  handle.ended = true
+  if (handle.closing) {
     process.nextTick(emitClose, server)
     return
   }
@@ -257,8 +266,8 @@ function onAttachFailed (server, binding, err) {
       err.httpsysCode = err.code
       err.code = mapped[0]
       err.errno = mapped[1]
-      if (err.port === undefined) err.port = binding.target.port
-      if (err.address === undefined) err.address = binding.target.address
+      if (err.port === undefined) err.port = handle.target.port
+      if (err.address === undefined) err.address = handle.target.address
     }
     if (err.syscall === undefined) err.syscall = 'listen'
   }

@@ -17,16 +17,16 @@ const EventEmitter = require('node:events')
 const { kResponse } = require('./symbols')
 
 const kRequests = Symbol('httpsys.socketRequests')
-const kBinding = Symbol('httpsys.socketBinding')
+const kHandle = Symbol('httpsys.socketHandle')
 const kTimer = Symbol('httpsys.socketTimer')
 const kClosed = Symbol('httpsys.socketClosed')
 
 class RequestSocket extends EventEmitter {
   /**
    * @param {object} q the QueueRequest (contract.js) of the first request seen on it
-   * @param {object|null} binding the server's attachment binding (null when detached)
+   * @param {object|null} handle the server's ServerHandle (server-handle.js; null when detached)
    */
-  constructor (q, binding) {
+  constructor (q, handle) {
     super()
     this.remoteAddress = q.remoteAddress
     this.remotePort = q.remotePort
@@ -38,7 +38,7 @@ class RequestSocket extends EventEmitter {
     this.encrypted = q.encrypted === true ? true : undefined
     this.authorized = q.encrypted === true ? Boolean(q.tls && q.tls.authorized) : undefined
     this.alpnProtocol = q.encrypted === true ? (q.tls && q.tls.alpnProtocol) || false : undefined
-    this.server = binding !== null ? binding.server : null
+    this.server = handle !== null ? handle.server : null
     this.destroyed = false
     this.readable = true
     this.writable = true
@@ -51,7 +51,7 @@ class RequestSocket extends EventEmitter {
     this.bytesWritten = 0
     this.timeout = undefined
     this[kRequests] = []
-    this[kBinding] = binding
+    this[kHandle] = handle
     this[kTimer] = null
     this[kClosed] = false
     this._tls = q.tls || null
@@ -71,7 +71,7 @@ class RequestSocket extends EventEmitter {
 
   /**
    * Idle timeout like net.Socket's: 'timeout' fires after `ms` without body traffic;
-   * the server turns it into req/res/server 'timeout' events (see binding.js).
+   * the server turns it into req/res/server 'timeout' events (see server-handle.js).
    */
   setTimeout (ms, callback) {
     ms = Number(ms) || 0
@@ -116,9 +116,9 @@ class RequestSocket extends EventEmitter {
     if (this.destroyed) return this
     markDestroyed(this)
     const reqs = this[kRequests].slice()
-    const binding = this[kBinding]
-    if (binding !== null) {
-      for (let i = 0; i < reqs.length; i++) binding.cancel(reqs[i], err || null)
+    const handle = this[kHandle]
+    if (handle !== null) {
+      for (let i = 0; i < reqs.length; i++) handle.cancel(reqs[i], err || null)
     }
     process.nextTick(emitClose, this, err || null)
     return this

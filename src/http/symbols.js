@@ -6,7 +6,7 @@
 module.exports = {
   // Server
   kBackend: Symbol('httpsys.backend'),
-  kBinding: Symbol('httpsys.binding'),
+  kHandle: Symbol('httpsys.handle'),
   kIncomingClass: Symbol('httpsys.incomingClass'),
   kResponseClass: Symbol('httpsys.responseClass'),
 

@@ -48,6 +48,7 @@ const NO_HEAD = Object.freeze({
   chunked: false,
   keepAlive: false,
   expectContinue: false,
+  expectOther: false,
   upgrade: false,
   hasBody: false
 })

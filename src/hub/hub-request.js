@@ -5,8 +5,8 @@
 // credit), and its response bytes. A plain class with a stable shape: it is created
 // per request on the hot path.
 
-const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../queue/contract')
-const { INITIAL_BODY_WINDOW, RES_HAS_CONNECTION } = require('./protocol')
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../wire/contract')
+const { INITIAL_BODY_WINDOW, RES_HAS_CONNECTION } = require('../wire/protocol')
 const responses = require('./responses')
 const clock = require('./clock')
 

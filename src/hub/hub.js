@@ -14,8 +14,8 @@ const { parse, RoutingTable } = require('../urlprefix')
 const { Listeners } = require('./listeners')
 const { RequestQueue } = require('./request-queue')
 const { ClientConnection } = require('./client-connection')
-const { WorkerConnection } = require('./worker-connection')
-const { T } = require('./protocol')
+const { AttachmentConnection } = require('./attachment-connection')
+const { T } = require('../wire/protocol')
 const { isInvalidUrl } = require('./request-target')
 const clock = require('./clock')
 
@@ -91,9 +91,9 @@ class Hub extends EventEmitter {
     this.listeners = new Listeners((socket, port) => this.onClientSocket(socket, port), this.log)
     this.queuesByName = new Map()
     this.conns = new Set()
-    this.workers = new Set()
+    this.attachments = new Set()
     this.connSeq = 0
-    this.workerSeq = 0
+    this.attachmentSeq = 0
     this.anonSeq = 0
     this.server = null
     this.started = false
@@ -285,7 +285,7 @@ class Hub extends EventEmitter {
       this.listeners.release(q.urlPorts[i])
     }
     for (const req of q.takeWaiting()) req.respondLocal(503, 'noQueue', false)
-    for (const w of q.workers.slice()) w.closeByHub('queue deleted')
+    for (const w of q.attachments.slice()) w.closeByHub('queue deleted')
     this.log.debug({ queue: q.name }, 'queue deleted')
   }
 
@@ -349,8 +349,8 @@ class Hub extends EventEmitter {
       return
     }
     if (this.embedded) socket.unref()
-    const w = new WorkerConnection(this, socket, ++this.workerSeq)
-    this.workers.add(w)
+    const w = new AttachmentConnection(this, socket, ++this.attachmentSeq)
+    this.attachments.add(w)
   }
 
   /** A worker's HELLO: find, create or extend its queue, then attach it. */
@@ -399,7 +399,7 @@ class Hub extends EventEmitter {
     q.pump()
   }
 
-  workerDetached (w, reason) {
+  attachmentDetached (w, reason) {
     if (w.detachEmitted || !w.attached) return
     w.detachEmitted = true
     this.emit('detach', { queue: w.queue.name, pid: w.pid, workerId: w.id, reason })
@@ -410,8 +410,8 @@ class Hub extends EventEmitter {
    * the queue (it never saw them: nothing is lost); requests it saw but did not answer
    * get 502, or lose their connection when the response had started.
    */
-  workerClosed (w) {
-    this.workers.delete(w)
+  attachmentClosed (w) {
+    this.attachments.delete(w)
     const q = w.queue
     if (q !== null) q.removeWorker(w)
     const reqs = w.inFlightRequests()
@@ -436,7 +436,7 @@ class Hub extends EventEmitter {
     if (reqs.length > 0) {
       this.log.warn({ queue: q && q.name, pid: w.pid, requeued, failed: reqs.length - requeued }, 'worker left with requests in flight')
     }
-    if (w.attached) this.workerDetached(w, w.closeReason || 'disconnect')
+    if (w.attached) this.attachmentDetached(w, w.closeReason || 'disconnect')
     if (q === null) return
     if (q.owner === w) this.removeQueue(q)
     else q.pump()
@@ -461,7 +461,7 @@ class Hub extends EventEmitter {
       for (const c of [...this.conns]) c.destroy()
     }
     for (const q of [...this.queuesByName.values()]) this.removeQueue(q)
-    const gone = [...this.workers].map((w) => new Promise((resolve) => {
+    const gone = [...this.attachments].map((w) => new Promise((resolve) => {
       if (w.closed) return resolve()
       w.socket.once('close', resolve)
       w.closeByHub('hub closing')

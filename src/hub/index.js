@@ -1,7 +1,7 @@
 'use strict'
 
 // The portable router (architecture.md, "router" role off Windows). The supervisor and
-// the standalone queue backend (src/queue/index.js) create a Hub; workers reach it
+// a standalone app's preload (src/preload/standalone-hub.js) create a Hub; workers reach it
 // through src/queue/hub-client.js.
 
 const { Hub } = require('./hub')

@@ -72,7 +72,7 @@ class RequestQueue {
     this.queueTimeout = queueTimeout
     this.maxBodySize = maxBodySize
     this.owner = owner
-    this.workers = []
+    this.attachments = []
     this.rr = 0
     this.waiting = new Deque()
     this.waitingCount = 0 // live entries in `waiting` (aborted ones are skipped lazily)
@@ -138,7 +138,7 @@ class RequestQueue {
    * @returns {object|null} a worker connection
    */
   pick () {
-    const ws = this.workers
+    const ws = this.attachments
     const n = ws.length
     if (n === 1) return ws[0].canTake() ? ws[0] : null
     let best = null
@@ -159,13 +159,13 @@ class RequestQueue {
   }
 
   addWorker (w) {
-    this.workers.push(w)
+    this.attachments.push(w)
   }
 
   removeWorker (w) {
-    const i = this.workers.indexOf(w)
-    if (i !== -1) this.workers.splice(i, 1)
-    if (this.rr >= this.workers.length) this.rr = 0
+    const i = this.attachments.indexOf(w)
+    if (i !== -1) this.attachments.splice(i, 1)
+    if (this.rr >= this.attachments.length) this.rr = 0
   }
 
   /**
@@ -208,7 +208,7 @@ class RequestQueue {
 
   get inFlight () {
     let n = 0
-    for (const w of this.workers) n += w.inFlight
+    for (const w of this.attachments) n += w.inFlight
     return n
   }
 
@@ -228,7 +228,7 @@ class RequestQueue {
       waiting: this.waitingCount,
       inFlight: this.inFlight,
       served: this.served,
-      workers: this.workers.map((w) => ({ id: w.id, pid: w.pid, inFlight: w.inFlight, served: w.served }))
+      workers: this.attachments.map((w) => ({ id: w.id, pid: w.pid, inFlight: w.inFlight, served: w.served }))
     }
   }
 }

@@ -7,13 +7,13 @@
 // file saved again, `httpsys reload` typed twice) becomes exactly one follow-up.
 
 const { EventEmitter } = require('node:events')
-const { Worker } = require('./worker')
+const { Instance } = require('./instance')
 const { AppWatcher } = require('./watcher')
 
 class AppGroup extends EventEmitter {
   /**
    * @param {object} app a validated app
-   * @param {object} options passed to each Worker (routerEnv, tracksWorkers, logger, env, preload, inFlight)
+   * @param {object} options passed to each Instance (routerEnv, tracksWorkers, logger, env, preload, inFlight)
    * @param {string[]} [options.logDirs] directories watch mode ignores
    */
   constructor (app, options) {
@@ -22,9 +22,9 @@ class AppGroup extends EventEmitter {
     this.logger = options.logger
     this.logDirs = options.logDirs || []
     this.watching = app.watch.length > 0
-    this.workers = []
+    this.instances = []
     for (let inst = 0; inst < app.instances; inst++) {
-      this.workers.push(new Worker(app, inst, { ...options, watching: this.watching }))
+      this.instances.push(new Instance(app, inst, { ...options, watching: this.watching }))
     }
     this.reloading = null
     this.followUp = null
@@ -40,7 +40,7 @@ class AppGroup extends EventEmitter {
   /** Starts every instance, and the watcher in watch mode. */
   async start () {
     this.stopped = false
-    for (const w of this.workers) w.start()
+    for (const instance of this.instances) instance.start()
     if (this.watching && this.watcher === null) {
       this.watcher = new AppWatcher(this.app, {
         logDirs: this.logDirs,
@@ -88,44 +88,44 @@ class AppGroup extends EventEmitter {
       this.logger.warn({ event: 'reload:failed', app: this.name, reason, ms: 0, stopped: true }, `not reloading: ${this.name} is stopped`)
       return { ok: false, ms: 0, instances: [], reason: why }
     }
-    this.logger.info({ event: 'reload:start', app: this.name, reason, instances: this.workers.length }, `reloading ${this.workers.length} instance(s) (${reason})`)
-    const instances = []
-    for (const worker of this.workers) {
+    this.logger.info({ event: 'reload:start', app: this.name, reason, instances: this.instances.length }, `reloading ${this.instances.length} instance(s) (${reason})`)
+    const results = []
+    for (const instance of this.instances) {
       if (this.stopped) break
-      const result = await worker.reload()
-      instances.push({ inst: worker.inst, ...result })
+      const result = await instance.reload()
+      results.push({ inst: instance.inst, ...result })
       // a new process that fails next to a serving old one ends the reload: the old
       // ones keep serving; with nothing serving there is nothing to protect
       if (!result.ok && !result.fresh) break
     }
     const ms = Date.now() - t0
-    const failed = instances.filter((r) => !r.ok)
-    const ok = failed.length === 0 && instances.length === this.workers.length
+    const failed = results.filter((r) => !r.ok)
+    const ok = failed.length === 0 && results.length === this.instances.length
     if (ok) {
-      this.logger.info({ event: 'reload:done', app: this.name, reason, ms, pids: instances.map((r) => r.pid) }, `reloaded in ${ms} ms`)
+      this.logger.info({ event: 'reload:done', app: this.name, reason, ms, pids: results.map((r) => r.pid) }, `reloaded in ${ms} ms`)
     } else {
       this.logger.error({ event: 'reload:failed', app: this.name, reason, ms, failed }, `reload failed after ${ms} ms: ` +
         (failed.length ? failed.map((r) => `#${r.inst} ${r.reason}`).join('; ') : 'stopped'))
     }
-    return { ok, ms, instances, reason: ok ? undefined : (failed[0] && failed[0].reason) || 'stopped' }
+    return { ok, ms, instances: results, reason: ok ? undefined : (failed[0] && failed[0].reason) || 'stopped' }
   }
 
   /** One instance (max_memory_restart), unless a whole-app reload is already running. */
-  async reloadInstance (worker, reason) {
+  async reloadInstance (instance, reason) {
     if (this.reloading !== null || this.stopped) return
-    this.logger.info({ event: 'reload:start', app: this.name, inst: worker.inst, reason, instances: 1 }, `reloading #${worker.inst} (${reason})`)
+    this.logger.info({ event: 'reload:start', app: this.name, inst: instance.inst, reason, instances: 1 }, `reloading #${instance.inst} (${reason})`)
     const t0 = Date.now()
-    this.reloading = worker.reload().finally(() => { this.reloading = null })
+    this.reloading = instance.reload().finally(() => { this.reloading = null })
     const result = await this.reloading
     const ms = Date.now() - t0
-    if (result.ok) this.logger.info({ event: 'reload:done', app: this.name, inst: worker.inst, reason, ms, pids: [result.pid] }, `reloaded #${worker.inst} in ${ms} ms`)
+    if (result.ok) this.logger.info({ event: 'reload:done', app: this.name, inst: instance.inst, reason, ms, pids: [result.pid] }, `reloaded #${instance.inst} in ${ms} ms`)
   }
 
   /** Hard restart: every instance stopped, then started again with fresh counters. */
   async restart () {
     this.stopped = false
     this.logger.info({ event: 'restart', app: this.name }, 'restarting')
-    await Promise.all(this.workers.map((w) => w.restart()))
+    await Promise.all(this.instances.map((i) => i.restart()))
     await this.start()
   }
 
@@ -133,25 +133,25 @@ class AppGroup extends EventEmitter {
   async stop (killTimeout) {
     this.stopped = true
     await this.closeWatcher()
-    await Promise.all(this.workers.map((w) => w.stop(killTimeout)))
+    await Promise.all(this.instances.map((i) => i.stop(killTimeout)))
   }
 
   async kill () {
     this.stopped = true
-    await Promise.all([this.closeWatcher(), ...this.workers.map((w) => w.kill())])
+    await Promise.all([this.closeWatcher(), ...this.instances.map((i) => i.kill())])
   }
 
   async closeWatcher () {
     if (this.watcher) {
-      const w = this.watcher
+      const watcher = this.watcher
       this.watcher = null
-      await w.close()
+      await watcher.close()
     }
   }
 
   /** The app's state in one word, from its instances. */
   state () {
-    const states = this.workers.map((w) => w.state)
+    const states = this.instances.map((i) => i.state)
     if (this.reloading !== null) return 'reloading'
     if (states.every((s) => s === 'ready')) return 'ready'
     if (states.every((s) => s === 'errored')) return 'errored'

@@ -17,12 +17,12 @@ const { codes } = require('../errors')
  * @param {object} [options]
  * @param {string} [options.platform=process.platform]
  * @param {() => object} [options.loadNative] loads the addon or throws
- *   ERR_HTTPSYS_NATIVE_UNAVAILABLE (default: src/queue/native-loader.js)
+ *   ERR_HTTPSYS_NATIVE_UNAVAILABLE (default: src/queue/httpsys/loader.js)
  * @returns {{ backend: 'hub'|'httpsys', reason: string, detail?: string }}
  * @throws ERR_HTTPSYS_NATIVE_UNAVAILABLE, ERR_HTTPSYS_CONFIG_INVALID (httpsys asked for)
  */
 function chooseBackend (config, { platform = process.platform, loadNative } = {}) {
-  const load = loadNative || (() => require('../queue/native-loader').load({ platform }))
+  const load = loadNative || (() => require('../queue/httpsys/loader').load({ platform }))
   const asked = config.backend || 'auto'
   if (asked === 'hub') return { backend: 'hub', reason: askedFor(config) }
   if (asked === 'httpsys') {

@@ -14,14 +14,9 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { codes } = require('../errors')
+const { socketPath, userTag } = require('../local-socket')
 
 const IS_WINDOWS = process.platform === 'win32'
-
-function userTag () {
-  return typeof process.getuid === 'function'
-    ? String(process.getuid())
-    : os.userInfo().username.replace(/[^A-Za-z0-9_-]/g, '_')
-}
 
 /** The per-user directory: HTTPSYS_RUNTIME_DIR, else XDG_RUNTIME_DIR/httpsys, else a private temp dir. */
 function runtimeDir (env = process.env) {
@@ -71,7 +66,8 @@ function identityOf (key) {
 }
 
 function endpoint (id, dir = runtimeDir()) {
-  return IS_WINDOWS ? `\\\\.\\pipe\\httpsys-${userTag()}-${id}` : path.join(dir, `${id}.sock`)
+  // a pipe has no directory to keep it apart: its name carries the user
+  return socketPath(IS_WINDOWS ? `httpsys-${userTag()}-${id}` : id, { dir })
 }
 
 function statePath (id, dir = runtimeDir()) {

@@ -8,13 +8,14 @@
 //
 // Same surface as hub-router.js. HTTP.SYS says nothing when a process opens or leaves
 // a queue, so there are no 'attach'/'detach' events and no per-pid stats: readiness
-// comes from the preload's { type: 'httpsys:ready' } message instead.
+// comes from the preload's MSG.READY message instead (worker-interface.js).
 //
 // Queue names are global to the machine: two supervisors running an app called "web"
 // must not collide, so a queue is named after the run (httpsys-<pid>-<app>).
 
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
+const { ENV } = require('../worker-interface')
 
 const ERROR_ALREADY_EXISTS = 183
 
@@ -22,7 +23,7 @@ class HttpsysRouter extends EventEmitter {
   /**
    * @param {object} options
    * @param {import('pino').Logger} options.logger
-   * @param {object} [options.native] the backend (default: src/queue/httpsys-native.js;
+   * @param {object} [options.native] the backend (default: src/queue/httpsys;
    *   tests pass createBackend() over a fake binding)
    * @param {number|string} [options.runId=process.pid] part of every queue name
    * @param {number} [options.queueLength] requests a queue holds before HTTP.SYS answers 503
@@ -41,7 +42,7 @@ class HttpsysRouter extends EventEmitter {
   get tracksWorkers () { return false }
 
   async start () {
-    if (this.native === null) this.native = require('../queue/httpsys-native')
+    if (this.native === null) this.native = require('../queue/httpsys')
     const { wine, features } = this.native.platform()
     this.logger.debug({ event: 'httpsys', wine, features }, wine ? `HTTP.SYS under Wine ${wine}` : 'HTTP.SYS')
   }
@@ -82,11 +83,11 @@ class HttpsysRouter extends EventEmitter {
   workerEnv (app) {
     const queue = this.queues.get(app.name)
     return {
-      HTTPSYS_BACKEND: 'httpsys',
-      HTTPSYS_QUEUE: this.queueName(app.name),
+      [ENV.BACKEND]: 'httpsys',
+      [ENV.QUEUE]: this.queueName(app.name),
       // what the controller registered: the worker's attach() registers none of these again
-      HTTPSYS_QUEUE_URLS: (queue ? queue.urls : app.urls).join(','),
-      HTTPSYS_HUB: undefined
+      [ENV.QUEUE_URLS]: (queue ? queue.urls : app.urls).join(','),
+      [ENV.HUB]: undefined
     }
   }
 

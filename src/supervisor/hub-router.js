@@ -14,9 +14,9 @@
 //   close()
 //   events: 'attach' { queue, pid }, 'detach' { queue, pid, reason }, 'error'
 
-const os = require('node:os')
-const path = require('node:path')
 const { EventEmitter } = require('node:events')
+const localSocket = require('../local-socket')
+const { ENV } = require('../worker-interface')
 
 class HubRouter extends EventEmitter {
   /**
@@ -68,7 +68,7 @@ class HubRouter extends EventEmitter {
   workerEnv (app) {
     // HTTPSYS_BACKEND set on purpose: an HTTPSYS_BACKEND=httpsys inherited from the
     // shell would otherwise send the worker past the hub
-    return { HTTPSYS_BACKEND: 'hub', HTTPSYS_HUB: this.socketPath, HTTPSYS_QUEUE: app.name, HTTPSYS_QUEUE_URLS: undefined }
+    return { [ENV.BACKEND]: 'hub', [ENV.HUB]: this.socketPath, [ENV.QUEUE]: app.name, [ENV.QUEUE_URLS]: undefined }
   }
 
   async close () {
@@ -80,11 +80,7 @@ class HubRouter extends EventEmitter {
 
 /** A per-user, per-run path, so two users or two runs never share a hub. */
 function hubSocketPath (pid = process.pid) {
-  const user = typeof process.getuid === 'function'
-    ? process.getuid()
-    : os.userInfo().username.replace(/[^A-Za-z0-9_-]/g, '_')
-  const name = `httpsys-${user}-${pid}`
-  return process.platform === 'win32' ? `\\\\.\\pipe\\${name}` : path.join(os.tmpdir(), `${name}.sock`)
+  return localSocket.socketPath(`httpsys-${localSocket.userTag()}-${pid}`)
 }
 
 module.exports = { HubRouter, hubSocketPath }

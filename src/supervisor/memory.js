@@ -89,13 +89,13 @@ class MemoryMonitor {
     try {
       const seen = new Set()
       for (const group of this.groups()) {
-        for (const worker of group.workers) {
-          for (const proc of worker.processes()) {
+        for (const instance of group.instances) {
+          for (const proc of instance.processes()) {
             seen.add(proc.pid)
             const rss = await this.sample(proc)
             if (rss === null) continue
             this.rss.set(proc.pid, rss)
-            if (proc === worker.proc) this.check(group, worker, proc, rss)
+            if (proc === instance.proc) this.check(group, instance, proc, rss)
           }
         }
       }
@@ -110,7 +110,7 @@ class MemoryMonitor {
     }
   }
 
-  check (group, worker, proc, rss) {
+  check (group, instance, proc, rss) {
     const limit = group.app.max_memory_restart
     if (!(limit > 0) || proc.state !== 'ready') return
     const n = rss > limit ? (this.over.get(proc.pid) || 0) + 1 : 0
@@ -118,9 +118,9 @@ class MemoryMonitor {
     if (n < this.sustained) return
     this.over.set(proc.pid, 0)
     const { formatSize } = require('../config/size')
-    this.logger.warn({ event: 'memory', app: group.app.name, inst: worker.inst, pid: proc.pid, rss, limit, samples: n },
+    this.logger.warn({ event: 'memory', app: group.app.name, inst: instance.inst, pid: proc.pid, rss, limit, samples: n },
       `memory ${formatSize(rss)} above max_memory_restart ${formatSize(limit)} for ${n} samples; reloading`)
-    group.reloadInstance(worker, 'memory')
+    group.reloadInstance(instance, 'memory')
   }
 }
 

@@ -11,6 +11,10 @@
 // spawn, so an app that crashes 1.1 s after start loops for ever), and the window
 // slides (pm2 stops counting once min_uptime * max_restarts has passed since creation).
 
+// one of this policy's rules, defined with the config: validation checks restart_window
+// against it, and the config does not depend on the supervisor
+const { backoffDelay } = require('../config/backoff')
+
 /**
  * @param {object} app a validated app: restart, stop_exit_codes
  * @param {{ code: number|null, signal: string|null }} exit
@@ -21,21 +25,6 @@ function shouldRestart (app, { code, signal }) {
   if (signal === null && code !== null && app.stop_exit_codes.includes(code)) return false
   if (app.restart === 'on-failure') return signal !== null || code !== 0
   return true
-}
-
-/**
- * The wait before restart number `attempt` (0-based, reset after a stable run):
- * initial * factor^attempt capped at max, then up to `jitter` of it taken off at random
- * so instances that crashed together do not restart together, never below initial.
- * @param {{ initial: number, max: number, factor: number, jitter: number }} backoff
- * @param {number} attempt
- * @param {() => number} [random=Math.random]
- * @returns {number} ms
- */
-function backoffDelay (backoff, attempt, random = Math.random) {
-  const { initial, max, factor, jitter } = backoff
-  const base = Math.min(max, initial * Math.pow(factor, Math.max(0, attempt)))
-  return Math.round(Math.max(initial, base * (1 - jitter * random())))
 }
 
 /**

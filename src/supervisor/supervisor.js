@@ -10,12 +10,13 @@
 const { EventEmitter } = require('node:events')
 const pino = require('pino')
 const { codes } = require('../errors')
+const localSocket = require('../local-socket')
+const { ENV } = require('../worker-interface')
 const { AppGroup } = require('./app-group')
-const { LogRouter } = require('./log-router')
+const { LogDispatcher } = require('./log-dispatcher')
 const { LogFile } = require('./log-file')
 const { MemoryMonitor, rssOf } = require('./memory')
 const { chooseBackend } = require('./backend-choice')
-const path = require('node:path')
 const { HubRouter, hubSocketPath: tmpSocketPath } = require('./hub-router')
 const { ensureRuntimeDir } = require('./control-path')
 const { HttpsysRouter } = require('./httpsys-router')
@@ -33,7 +34,7 @@ class Supervisor extends EventEmitter {
    * @param {string} [options.logLevel] passed to workers as HTTPSYS_LOG_LEVEL
    * @param {string} [options.socketPath] the hub's socket (default: per run, in the user's private runtime directory)
    * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
-   * @param {object} [options.native] the HTTP.SYS backend (default: src/queue/httpsys-native.js; tests swap it)
+   * @param {object} [options.native] the HTTP.SYS backend (default: src/queue/httpsys; tests swap it)
    * @param {object} [options.backendChoice] options of chooseBackend() (platform, loadNative; tests)
    * @param {string} [options.preload] the workers' --require module (default: src/register.js)
    * @param {boolean} [options.control=false] answer `httpsys ls|reload|...` on the control channel
@@ -43,13 +44,13 @@ class Supervisor extends EventEmitter {
   constructor (config, { logger, logLevel, socketPath, Hub, native, backendChoice, preload, control = false, controlDir, memory = {} }) {
     super()
     this.config = config
-    // every record passes the router (log files, `httpsys logs`) on its way out
-    this.router = new LogRouter(logger[pino.symbols.streamSym])
-    this.logger = pino({ level: logger.level, base: null }, this.router)
+    // every record passes here (log files, `httpsys logs`) on its way out
+    this.logs = new LogDispatcher(logger[pino.symbols.streamSym])
+    this.logger = pino({ level: logger.level, base: null }, this.logs)
     this.socketPath = socketPath || hubSocketPath(process.pid, controlDir)
     this.routerOptions = { Hub, native, backendChoice }
     this.backend = null // { backend, reason } once started
-    this.queues = null // the request-queue router (hub-router.js, httpsys-router.js)
+    this.router = null // the request router (hub-router.js, httpsys-router.js)
     this.groups = []
     this.logLevel = logLevel
     this.preload = preload
@@ -61,9 +62,9 @@ class Supervisor extends EventEmitter {
     this[kStopping] = null
   }
 
-  /** Every instance of every app (the Worker objects). */
-  get workers () {
-    return this.groups.flatMap((g) => g.workers)
+  /** Every instance of every app. */
+  get instances () {
+    return this.groups.flatMap((g) => g.instances)
   }
 
   /**
@@ -72,71 +73,67 @@ class Supervisor extends EventEmitter {
    * cannot load, a port in use, ...).
    */
   async start () {
+    this.chooseRouter()
+    this.openLogFiles()
+    await this.startControl()
+    const router = await this.startRouter()
+    await this.spawnApps(router)
+    this.watchMemory()
+    return this
+  }
+
+  chooseRouter () {
     const choice = chooseBackend(this.config, this.routerOptions.backendChoice)
     this.backend = choice
     this.logger.info({ event: 'backend', backend: choice.backend, reason: choice.reason, detail: choice.detail },
       `router: ${choice.backend === 'hub' ? 'the httpsys hub' : 'HTTP.SYS'} (${choice.reason})`)
+  }
+
+  openLogFiles () {
     for (const app of this.config.apps) {
       if (app.log_dir) {
-        this.router.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
+        this.logs.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
       }
     }
-    if (this.controlEnabled) {
-      const { ControlServer } = require('./control-server')
-      this.control = new ControlServer({ handler: this.controlHandler(), config: this.config, logger: this.logger, dir: this.controlDir })
-      await this.control.start()
-    }
-    const queues = this.createRouter(choice.backend)
-    this.queues = queues
-    queues.on('attach', ({ pid }) => this.findWorker(pid)?.markReady(pid))
-    queues.on('detach', ({ queue, pid, reason }) => {
-      this.findWorker(pid)?.onDetach(pid)
+  }
+
+  async startControl () {
+    if (!this.controlEnabled) return
+    const { ControlServer } = require('./control-server')
+    this.control = new ControlServer({ handler: this.controlHandler(), config: this.config, logger: this.logger, dir: this.controlDir })
+    await this.control.start()
+  }
+
+  /**
+   * The router, with one queue per app. On failure it releases what start() opened:
+   * start() rejects, so nobody calls stop().
+   * @returns {Promise<object>} the router
+   */
+  async startRouter () {
+    const router = this.createRouter(this.backend.backend)
+    this.router = router
+    router.on('attach', ({ pid }) => this.findInstance(pid)?.markReady(pid))
+    router.on('detach', ({ queue, pid, reason }) => {
+      this.findInstance(pid)?.onDetach(pid)
       this.logger.debug({ event: 'detach', queue, pid, reason }, `pid ${pid} detached from queue ${queue}`)
     })
-    queues.on('error', (err) => {
+    router.on('error', (err) => {
       this.logger.fatal({ err }, `the router failed: ${err.message}`)
       this.emit('error', err)
     })
     try {
-      await queues.start()
+      await router.start()
       for (const app of this.config.apps) {
-        await queues.createQueue(app.name, { urls: app.urls })
+        await router.createQueue(app.name, { urls: app.urls })
       }
     } catch (err) {
-      this.queues = null
-      await closeQuietly(queues)
+      this.router = null
+      await closeQuietly(router)
       if (this.control) await this.control.close()
-      this.router.close()
+      this.logs.close()
       throw err
     }
-
-    const env = this.logLevel ? { HTTPSYS_LOG_LEVEL: this.logLevel } : {}
-    const logDirs = [...new Set(this.config.apps.map((a) => a.log_dir).filter(Boolean))]
-    for (const app of this.config.apps) {
-      const where = app.urls.length ? app.urls.join(' ') : 'the prefix its listen() asks for'
-      this.logger.info({ event: 'app', app: app.name, urls: app.urls, instances: app.instances },
-        `${app.instances} instance${app.instances === 1 ? '' : 's'} on ${where}${app.watch.length ? ' (watching for changes)' : ''}`)
-      const group = new AppGroup(app, {
-        routerEnv: queues.workerEnv(app),
-        tracksWorkers: queues.tracksWorkers,
-        logger: this.logger,
-        env,
-        preload: this.preload,
-        inFlight: (pid) => this.inFlightOf(app.name, pid),
-        logDirs
-      })
-      for (const worker of group.workers) {
-        const inst = worker.inst
-        for (const event of ['spawn', 'ready', 'exit']) {
-          worker.on(event, (info) => this.emit(event, { app: app.name, inst, ...(typeof info === 'object' ? info : { pid: info }) }))
-        }
-        worker.on('state', () => this.checkSettled())
-      }
-      this.groups.push(group)
-    }
-    await Promise.all(this.groups.map((g) => g.start()))
-    if (this.config.apps.some((a) => a.max_memory_restart > 0)) this.memory.start()
-    return this
+    return router
   }
 
   createRouter (backend) {
@@ -145,8 +142,48 @@ class Supervisor extends EventEmitter {
     return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub })
   }
 
-  findWorker (pid) {
-    return this.workers.find((w) => w.findProcess(pid) !== undefined)
+  /**
+   * One group per app, each told by the router where its queue is, then all started.
+   * @param {object} router startRouter()'s: a stop() meanwhile clears this.router
+   */
+  async spawnApps (router) {
+    const env = this.logLevel ? { [ENV.LOG_LEVEL]: this.logLevel } : {}
+    const logDirs = [...new Set(this.config.apps.map((a) => a.log_dir).filter(Boolean))]
+    for (const app of this.config.apps) {
+      this.groups.push(this.createGroup(app, router, { env, logDirs }))
+    }
+    await Promise.all(this.groups.map((g) => g.start()))
+  }
+
+  createGroup (app, router, { env, logDirs }) {
+    const where = app.urls.length ? app.urls.join(' ') : 'the prefix its listen() asks for'
+    this.logger.info({ event: 'app', app: app.name, urls: app.urls, instances: app.instances },
+      `${app.instances} instance${app.instances === 1 ? '' : 's'} on ${where}${app.watch.length ? ' (watching for changes)' : ''}`)
+    const group = new AppGroup(app, {
+      routerEnv: router.workerEnv(app),
+      tracksWorkers: router.tracksWorkers,
+      logger: this.logger,
+      env,
+      preload: this.preload,
+      inFlight: (pid) => this.inFlightOf(app.name, pid),
+      logDirs
+    })
+    for (const instance of group.instances) {
+      const inst = instance.inst
+      for (const event of ['spawn', 'ready', 'exit']) {
+        instance.on(event, (info) => this.emit(event, { app: app.name, inst, ...(typeof info === 'object' ? info : { pid: info }) }))
+      }
+      instance.on('state', () => this.checkSettled())
+    }
+    return group
+  }
+
+  watchMemory () {
+    if (this.config.apps.some((a) => a.max_memory_restart > 0)) this.memory.start()
+  }
+
+  findInstance (pid) {
+    return this.instances.find((i) => i.findProcess(pid) !== undefined)
   }
 
   findGroup (name) {
@@ -163,7 +200,7 @@ class Supervisor extends EventEmitter {
 
   /** [{ app, inst, pid, state }] of every instance. */
   list () {
-    return this.workers.map((w) => ({ app: w.app.name, inst: w.inst, pid: w.pid, state: w.state }))
+    return this.instances.map((i) => ({ app: i.app.name, inst: i.inst, pid: i.pid, state: i.state }))
   }
 
   /** What `httpsys ls` shows: every app and instance with memory and requests. */
@@ -172,9 +209,9 @@ class Supervisor extends EventEmitter {
     for (const g of this.groups) {
       const stats = this.queueStats(g.name)
       const instances = []
-      for (const w of g.workers) {
-        const info = w.info()
-        const proc = w.proc && !w.proc.exitInfo ? w.proc : null
+      for (const instance of g.instances) {
+        const info = instance.info()
+        const proc = instance.proc && !instance.proc.exitInfo ? instance.proc : null
         const mine = stats ? stats.workers.filter((x) => x.pid === info.pid) : []
         instances.push({
           ...info,
@@ -189,7 +226,7 @@ class Supervisor extends EventEmitter {
   }
 
   queueStats (name) {
-    return this.queues ? this.queues.stats(name) : null
+    return this.router ? this.router.stats(name) : null
   }
 
   inFlightOf (queue, pid) {
@@ -230,8 +267,8 @@ class Supervisor extends EventEmitter {
       restart: (name) => this.restart(name),
       stop: (name) => this.stopApps(name),
       checkApp: (name) => this.select(name),
-      logs: (options) => this.router.recent(options),
-      subscribe: (fn) => this.router.subscribe(fn)
+      logs: (options) => this.logs.recent(options),
+      subscribe: (fn) => this.logs.subscribe(fn)
     }
   }
 
@@ -242,14 +279,14 @@ class Supervisor extends EventEmitter {
    */
   checkSettled () {
     if (this[kStopping] || this.groups.length !== this.config.apps.length) return
-    const workers = this.workers
+    const instances = this.instances
     // a stopped app (`httpsys stop api`) may be restarted by command: not settled
-    if (!workers.every((w) => TERMINAL.has(w.state))) return
-    if (this.groups.some((g) => g.watching && g.workers.some((w) => w.state === 'errored'))) return
-    const errored = workers.filter((w) => w.state === 'errored')
-    const failedExit = workers.some((w) => w.state === 'exited' && w.lastExit && (w.lastExit.code !== 0 || w.lastExit.signal))
+    if (!instances.every((i) => TERMINAL.has(i.state))) return
+    if (this.groups.some((g) => g.watching && g.instances.some((i) => i.state === 'errored'))) return
+    const errored = instances.filter((i) => i.state === 'errored')
+    const failedExit = instances.some((i) => i.state === 'exited' && i.lastExit && (i.lastExit.code !== 0 || i.lastExit.signal))
     const code = errored.length > 0 || failedExit ? 1 : 0
-    const names = [...new Set(errored.map((w) => w.app.name))]
+    const names = [...new Set(errored.map((i) => i.app.name))]
     this.logger[code ? 'error' : 'info']({ event: 'settled', code, errored: names },
       errored.length ? `every app is errored or done (errored: ${names.join(', ')}); stopping` : 'every app has exited; stopping')
     this.emit('settled', { code })
@@ -282,22 +319,19 @@ class Supervisor extends EventEmitter {
     this.logger.info({ event: 'stop' }, 'stopping')
     this.memory.stop()
     await Promise.all(this.groups.map(stopGroup))
-    if (this.queues) {
-      const queues = this.queues
-      this.queues = null
-      const closed = await withTimeout(closeQuietly(queues, this.logger), ROUTER_CLOSE_TIMEOUT_MS)
+    if (this.router) {
+      const router = this.router
+      this.router = null
+      const closed = await withTimeout(closeQuietly(router, this.logger), ROUTER_CLOSE_TIMEOUT_MS)
       if (!closed) this.logger.warn({ event: 'router-close-timeout' }, `the router did not close within ${ROUTER_CLOSE_TIMEOUT_MS} ms`)
     }
     if (this.control) await this.control.close()
     const ms = Date.now() - startedAt
     this.logger.info({ event: 'stopped', ms }, `stopped in ${ms} ms`)
-    this.router.close()
+    this.logs.close()
     this.emit('stopped')
   }
 }
-
-// a Unix socket path holds about 108 bytes (104 on macOS)
-const MAX_SOCKET_PATH = 100
 
 /**
  * Where the hub listens for workers: in the user's private (0700) runtime directory, so
@@ -310,15 +344,15 @@ const MAX_SOCKET_PATH = 100
 function hubSocketPath (pid = process.pid, dir) {
   if (process.platform === 'win32') return tmpSocketPath(pid)
   try {
-    const file = path.join(ensureRuntimeDir(dir), `hub-${pid}.sock`)
-    if (Buffer.byteLength(file) <= MAX_SOCKET_PATH) return file
+    const file = localSocket.socketPath(`hub-${pid}`, { dir: ensureRuntimeDir(dir) })
+    if (localSocket.fitsSocketPath(file)) return file
   } catch {}
   return tmpSocketPath(pid)
 }
 
-async function closeQuietly (queues, logger) {
+async function closeQuietly (router, logger) {
   try {
-    await queues.close()
+    await router.close()
   } catch (err) {
     if (logger) logger.warn({ err }, `closing the router failed: ${err.message}`)
   }

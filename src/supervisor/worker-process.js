@@ -13,10 +13,11 @@
 //   stop:kill      kill_timeout after the start of the stop: the whole tree, by force
 //   stop:done      verified: nothing of the tree is alive (stragglers are killed)
 //
-// An instance (worker.js) owns one of these at a time, two during a reload.
+// An instance (instance.js) owns one of these at a time, two during a reload.
 
 const { spawn } = require('node:child_process')
 const { EventEmitter } = require('node:events')
+const { MSG } = require('../worker-interface')
 const { LineSplitter } = require('./line-splitter')
 const { createLineSink } = require('./worker-output')
 const tree = require('./process-tree')
@@ -158,9 +159,9 @@ class WorkerProcess extends EventEmitter {
     }
     if (!msg || typeof msg.type !== 'string') return
     // the preload: a server of this process is attached (the only word HTTP.SYS gives)
-    if (msg.type === 'httpsys:ready') this.onAttach('preload')
-    else if (msg.type === 'httpsys:drained' && this.onDrained) this.onDrained()
-    else if (msg.type === 'httpsys:stats') {
+    if (msg.type === MSG.READY) this.onAttach('preload')
+    else if (msg.type === MSG.DRAINED && this.onDrained) this.onDrained()
+    else if (msg.type === MSG.STATS) {
       for (const resolve of this.statsWaiters.splice(0)) resolve(msg)
     }
   }
@@ -186,7 +187,7 @@ class WorkerProcess extends EventEmitter {
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(null), timeout)
       this.statsWaiters.push((msg) => { clearTimeout(timer); resolve(msg) })
-      send(this.child, { type: 'httpsys:stats' })
+      send(this.child, { type: MSG.STATS })
     })
   }
 
@@ -246,7 +247,7 @@ class WorkerProcess extends EventEmitter {
       this.logger.debug({ event: 'stop:drained', ...this.tags, ms: ms(), how }, `drained (${how}) after ${ms()} ms`)
     }
     if (!this.exitInfo) {
-      const via = send(child, { type: 'httpsys:shutdown', deadline }) ? 'ipc' : IS_WINDOWS ? null : 'SIGTERM'
+      const via = send(child, { type: MSG.SHUTDOWN, deadline }) ? 'ipc' : IS_WINDOWS ? null : 'SIGTERM'
       if (via === 'SIGTERM') signal(child, 'SIGTERM')
       this.logger.info({ event: 'stop:shutdown', ...this.tags, ms: ms(), via }, `asking it to exit (${via || 'no channel left'}) after ${ms()} ms`)
     }
@@ -286,7 +287,7 @@ class WorkerProcess extends EventEmitter {
       const poll = setInterval(() => {
         if (this.detached && this.inFlight(this.pid) === 0) finish('idle')
       }, DRAIN_POLL_MS)
-      if (!send(this.child, { type: 'httpsys:drain' })) finish('no-channel')
+      if (!send(this.child, { type: MSG.DRAIN })) finish('no-channel')
     })
   }
 

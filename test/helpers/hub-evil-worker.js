@@ -1,10 +1,10 @@
 'use strict'
 
 // A worker that speaks the hub protocol by hand, frame by frame, so a test can send
-// the hub exactly the bytes a broken or hostile worker would (src/hub/PROTOCOL.md).
+// the hub exactly the bytes a broken or hostile worker would (docs/wire-protocol.md).
 
 const net = require('node:net')
-const P = require('../../src/hub/protocol')
+const P = require('../../src/wire/protocol')
 const { T } = P
 
 /** One frame: u32 length | u8 type | u32 id | payload. */

@@ -1,13 +1,16 @@
 'use strict'
 
-// A standalone worker (no HTTPSYS_HUB): getBackend() starts an in-process hub. Prints
+// A standalone worker (no HTTPSYS_HUB): no router is given (getBackend() is null), so
+// the preload's standalone backend starts an in-process hub. Prints
 // its attachment info as one JSON line; closes the attachment after answering /bye,
 // after which the process must exit on its own.
 
 const { getBackend } = require('../../src/queue')
+const standalone = require('../../src/preload/standalone-hub')
 
 let att
-getBackend().attach({
+if (getBackend() !== null) throw new Error('a router was given: this is not standalone')
+standalone.backend.attach({
   urls: ['http://+:0/'],
   handlers: {
     onRequest (req) {

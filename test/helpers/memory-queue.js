@@ -1,13 +1,13 @@
 'use strict'
 
-// An in-memory request-queue backend (src/queue/contract.js) for the unit tests of
+// An in-memory request-queue backend (src/wire/contract.js) for the unit tests of
 // src/http. It records every call src/http makes (respond, sendBody, readBody,
 // writeContinue, cancel, detach, close) and lets a test inject requests, body chunks,
 // aborts, drains and router failures. Handlers are never called re-entrantly from
 // inside an attachment method: deliveries triggered by a call wait for setImmediate,
 // as the contract requires.
 
-const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../../src/queue/contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../../src/wire/contract')
 
 const tick = () => new Promise((resolve) => setImmediate(resolve))
 
@@ -76,7 +76,13 @@ function createMemoryQueue (opts = {}) {
       tls: null,
       hasBody,
       connectionId: r.connectionId || id,
-      keepAlive: r.keepAlive !== undefined ? r.keepAlive : true
+      keepAlive: r.keepAlive !== undefined ? r.keepAlive : true,
+      expect: null
+    }
+    // as both routers do: what an HTTP/1.1 Expect header asks for
+    const expect = headerMap(q.rawHeaders).expect
+    if (expect !== undefined && major === 1 && minor === 1) {
+      q.expect = /^100-continue$/i.test(String(expect).trim()) ? 'continue' : 'other'
     }
     let resolveDone
     const handle = {

@@ -2,7 +2,7 @@
 
 const http = require('node:http')
 const crypto = require('node:crypto')
-const { RESPONSE_MORE } = require('../../src/queue/contract')
+const { RESPONSE_MORE } = require('../../src/wire/contract')
 const { startHub, startWorker, reply, request, RawClient, until } = require('../helpers/hub-harness')
 
 const sha = (buf) => crypto.createHash('sha256').update(buf).digest('hex')

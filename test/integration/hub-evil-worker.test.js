@@ -5,8 +5,8 @@
 // another worker), and the hub logs ERR_HTTPSYS_PROTOCOL.
 
 const pino = require('pino')
-const { T } = require('../../src/hub/protocol')
-const { RESPONSE_MORE } = require('../../src/queue/contract')
+const { T } = require('../../src/wire/protocol')
+const { RESPONSE_MORE } = require('../../src/wire/contract')
 const { startHub, startWorker, reply, RawClient, until } = require('../helpers/hub-harness')
 const { EvilWorker, responsePayload } = require('../helpers/hub-evil-worker')
 

@@ -1,9 +1,9 @@
 'use strict'
 
 const net = require('node:net')
-const P = require('../../src/hub/protocol')
+const P = require('../../src/wire/protocol')
 const hubClient = require('../../src/queue/hub-client')
-const { RESPONSE_OPAQUE } = require('../../src/queue/contract')
+const { RESPONSE_OPAQUE } = require('../../src/wire/contract')
 const { startHub, startWorker, reply, request, RawClient, until, socketPath } = require('../helpers/hub-harness')
 
 // Reads frames from a raw socket (a hand-made worker or a fake hub).

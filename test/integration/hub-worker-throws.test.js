@@ -8,7 +8,7 @@
 const net = require('node:net')
 const path = require('node:path')
 const { fork } = require('node:child_process')
-const P = require('../../src/hub/protocol')
+const P = require('../../src/wire/protocol')
 const { T } = P
 const { startHub, RawClient, until, socketPath } = require('../helpers/hub-harness')
 

@@ -42,13 +42,13 @@ test('the preload reports its first attach; wait_ready apps still wait for their
   await supervisor.start()
 
   const api = await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
-  expect(api).toMatchObject({ via: 'preload', pid: supervisor.findGroup('api').workers[0].pid })
+  expect(api).toMatchObject({ via: 'preload', pid: supervisor.findGroup('api').instances[0].pid })
   const res = await get(port, '/')
   expect(JSON.parse(res.body)).toMatchObject({ pid: api.pid, app: 'api' })
 
   // slow is attached and answering well before it says it is ready
   expect((await get(slowPort, '/')).status).toBe(200)
-  expect(supervisor.findGroup('slow').workers[0].state).toBe('starting')
+  expect(supervisor.findGroup('slow').instances[0].state).toBe('starting')
   const slow = await waitFor(records, (r) => r.event === 'ready' && r.app === 'slow')
   expect(slow).toMatchObject({ via: 'message' })
   expect(slow.ms).toBeGreaterThanOrEqual(1000)

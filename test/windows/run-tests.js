@@ -114,7 +114,7 @@ test('the addon loads in a renamed host exe (delay-load hook)', async () => {
 })
 
 // ---------------------------------------------------------------------------
-// The backend on its own (src/queue/httpsys-native.js, no src/http)
+// The backend on its own (src/queue/httpsys, no src/http)
 
 const echo = {}
 
@@ -335,6 +335,11 @@ test('setup calls (URL ACL, certificate bindings, SID lookup) run without crashi
   assert.deepEqual(out.urlAclList, [])
   assert.deepEqual(out.sslCertList, [])
 })
+
+// ---------------------------------------------------------------------------
+// The request-queue contract suite (test/contract/) against the real addon
+
+require('./contract-tests').register(test, { W })
 
 // ---------------------------------------------------------------------------
 // The supervisor (`httpsys start --backend hub` in node.exe)

@@ -27,7 +27,7 @@ const failure = (fn) => {
 
 /**
  * An instance that is never ready and dies `lifeMs` after each spawn, restarted as
- * worker.js does (real backoff, longest delays: no jitter luck), until the crash loop
+ * instance.js does (real backoff, longest delays: no jitter luck), until the crash loop
  * gives up or maxExits have happened. @returns {number|null} the exit that made it errored
  */
 function erroredAfter (app, lifeMs, maxExits = 100) {

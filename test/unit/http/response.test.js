@@ -2,7 +2,7 @@
 
 const { Writable } = require('node:stream')
 const { ServerResponse } = require('../../../src/http')
-const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../../../src/queue/contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../../../src/wire/contract')
 const { start, stopAll, settle } = require('./start')
 
 afterEach(stopAll)

@@ -86,6 +86,7 @@ describe('request line and headers', () => {
         chunked: false,
         keepAlive: true,
         expectContinue: false,
+        expectOther: false,
         upgrade: false,
         hasBody: false,
         trailers: null
@@ -159,6 +160,19 @@ describe('request line and headers', () => {
     const without = firstHead(run([b('PUT / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nx')]).events)
     expect(withIt.expectContinue).toBe(true)
     expect(without.expectContinue).toBe(false)
+  })
+
+  test.each([
+    ['HTTP/1.1', 'Expect: 100-continue', true, false],
+    ['HTTP/1.1', 'Expect: 200-ok', false, true],
+    ['HTTP/1.1', 'Expect: 100-continue-please', false, true],
+    // node honours Expect on HTTP/1.1 only: a 1.0 request is an ordinary one
+    ['HTTP/1.0', 'Expect: 100-continue', false, false],
+    ['HTTP/1.0', 'Expect: 200-ok', false, false]
+  ])('%s %s: expectContinue %s, expectOther %s', (version, header, cont, other) => {
+    const head = firstHead(run([b(`PUT / ${version}\r\nHost: a\r\n${header}\r\nContent-Length: 1\r\n\r\nx`)]).events)
+    expect(head.expectContinue).toBe(cont)
+    expect(head.expectOther).toBe(other)
   })
 
   test('a Buffer reused by the caller for the next read is not mistaken for the old bytes', () => {

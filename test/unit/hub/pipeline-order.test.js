@@ -2,8 +2,8 @@
 
 const { EventEmitter } = require('node:events')
 const { ClientConnection } = require('../../../src/hub/client-connection')
-const { FrameWriter } = require('../../../src/hub/protocol')
-const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../../../src/queue/contract')
+const { FrameWriter } = require('../../../src/wire/protocol')
+const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../../../src/wire/contract')
 
 // A client connection over a fake socket, with requests "dispatched" to a fake worker,
 // so the order of bytes on the socket can be checked against the order of answers.

@@ -9,8 +9,8 @@ const path = require('node:path')
 const pino = require('pino')
 const { validate } = require('../../../src/config')
 const { Supervisor } = require('../../../src/supervisor/supervisor')
-const { createBackend } = require('../../../src/queue/httpsys-native')
-const { createFakeBinding } = require('../../helpers/fake-binding')
+const { createBackend } = require('../../../src/queue/httpsys')
+const { createFakeAddon } = require('../../helpers/fake-addon')
 const { waitForRecords } = require('../../helpers/records')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
@@ -22,7 +22,7 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.kill()))
 })
 
-function makeSupervisor (apps, { backend = 'httpsys', binding = createFakeBinding() } = {}) {
+function makeSupervisor (apps, { backend = 'httpsys', binding = createFakeAddon() } = {}) {
   const config = validate({ backend, apps: apps.map((a) => ({ script: path.join(FIXTURES, 'attach-app.js'), kill_timeout: 2000, ...a })) }, { baseDir: APPS })
   const records = []
   const logger = pino({ level: 'debug', base: null }, { write (line) { records.push(JSON.parse(line)) } })
@@ -67,7 +67,7 @@ test('workers learn their queue and its prefixes, and nothing of a hub', async (
       { name: 'api', urls: ['http://+:8080/api/', 'http://+:8080/v2/'], instances: 2, env: { HTTPSYS_QUEUE: 'mine' } }
     ])
     await supervisor.start()
-    const envs = supervisor.workers.map((w) => w.proc.env)
+    const envs = supervisor.instances.map((i) => i.proc.env)
     expect(envs).toHaveLength(2)
     for (const [inst, env] of envs.entries()) {
       expect(env).toMatchObject({
@@ -92,7 +92,7 @@ test('workers learn their queue and its prefixes, and nothing of a hub', async (
 test('a worker with that environment opens the queue and registers nothing again', async () => {
   const { supervisor, binding } = makeSupervisor([{ name: 'api', urls: ['http://+:8080/'] }])
   await supervisor.start()
-  const env = supervisor.workers[0].proc.env
+  const env = supervisor.instances[0].proc.env
   const saved = process.env.HTTPSYS_QUEUE_URLS
   process.env.HTTPSYS_QUEUE_URLS = env.HTTPSYS_QUEUE_URLS
   try {
@@ -115,7 +115,7 @@ test('readiness comes from the preload\'s message; wait_ready apps still wait fo
   ])
   await supervisor.start()
   const [api] = await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
-  expect(api).toMatchObject({ via: 'preload', pid: supervisor.workers[0].pid })
+  expect(api).toMatchObject({ via: 'preload', pid: supervisor.instances[0].pid })
   // attached, but not ready until the app says so
   await new Promise((resolve) => setTimeout(resolve, 150))
   expect(supervisor.list().map((w) => [w.app, w.state])).toEqual([['api', 'ready'], ['slow', 'starting']])
@@ -148,7 +148,7 @@ describe('HTTP.SYS failures fail the start with nothing spawned and the queues m
     [32, 'ERR_HTTPSYS_PORT_IN_USE', /Port 8080 is already in use/],
     [87, 'ERR_HTTPSYS_BAD_PREFIX', /HTTP\.SYS rejected it/]
   ])('Win32 %i on the second app\'s prefix -> %s', async (win32, code, message) => {
-    const binding = createFakeBinding()
+    const binding = createFakeAddon()
     const { supervisor, records } = makeSupervisor([
       { name: 'api', urls: ['http://+:8080/api/'] },
       { name: 'web', urls: ['http://+:8080/'] }
@@ -163,7 +163,7 @@ describe('HTTP.SYS failures fail the start with nothing spawned and the queues m
   })
 
   test('a queue name taken on this machine -> ERR_HTTPSYS_QUEUE_EXISTS', async () => {
-    const binding = createFakeBinding()
+    const binding = createFakeAddon()
     const { supervisor } = makeSupervisor([{ name: 'api', urls: ['http://+:8080/'] }], { binding })
     binding.fail({ create: 183 })
     await expect(supervisor.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_QUEUE_EXISTS', queue: queueName('api'), app: 'api', win32: 183 })

@@ -7,7 +7,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { LogFile } = require('../../../src/supervisor/log-file')
-const { LogRouter } = require('../../../src/supervisor/log-router')
+const { LogDispatcher } = require('../../../src/supervisor/log-dispatcher')
 
 let dir
 beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-logfile-')) })
@@ -73,36 +73,36 @@ test('an existing file is appended to, not truncated', () => {
   expect(fs.readFileSync(path.join(dir, 'api.log'), 'utf8')).toBe('{"old":true}\n{"new":true}\n')
 })
 
-test('the router sends each record to its app\'s file, keeps recent ones, and feeds followers', () => {
+test('the dispatcher sends each record to its app\'s file, keeps recent ones, and feeds followers', () => {
   const out = []
-  const router = new LogRouter({ write: (l) => out.push(l) }, { ringSize: 1 })
+  const dispatcher = new LogDispatcher({ write: (l) => out.push(l) }, { ringSize: 1 })
   const file = new LogFile(dir, 'api')
-  router.addFile('api', file)
+  dispatcher.addFile('api', file)
   const followed = []
-  const unsubscribe = router.subscribe((line, app) => followed.push(app))
-  router.write('{"app":"api","msg":"a"}\n')
-  router.write('{"msg":"supervisor"}\n')
-  router.write('{"app":"web","msg":"b"}\n')
+  const unsubscribe = dispatcher.subscribe((line, app) => followed.push(app))
+  dispatcher.write('{"app":"api","msg":"a"}\n')
+  dispatcher.write('{"msg":"supervisor"}\n')
+  dispatcher.write('{"app":"web","msg":"b"}\n')
   unsubscribe()
-  router.write('{"app":"api","msg":"c"}\n')
-  router.write('not json\n')
-  router.close()
+  dispatcher.write('{"app":"api","msg":"c"}\n')
+  dispatcher.write('not json\n')
+  dispatcher.close()
   expect(out).toHaveLength(5)
   expect(followed).toEqual(['api', undefined, 'web'])
   expect(fs.readFileSync(file.file, 'utf8')).toBe('{"app":"api","msg":"a"}\n{"app":"api","msg":"c"}\n')
   // a ring of 1 per app: api's first record is gone, the others' stay
-  expect(router.recent({ lines: 10 })).toEqual(['{"app":"web","msg":"b"}\n', '{"app":"api","msg":"c"}\n', 'not json\n'])
-  expect(router.recent({ app: 'api', lines: 10 })).toEqual(['{"app":"api","msg":"c"}\n'])
-  expect(router.recent({ lines: 1 })).toEqual(['not json\n'])
+  expect(dispatcher.recent({ lines: 10 })).toEqual(['{"app":"web","msg":"b"}\n', '{"app":"api","msg":"c"}\n', 'not json\n'])
+  expect(dispatcher.recent({ app: 'api', lines: 10 })).toEqual(['{"app":"api","msg":"c"}\n'])
+  expect(dispatcher.recent({ lines: 1 })).toEqual(['not json\n'])
 })
 
 describe('a log file that cannot be written does not take the supervisor down', () => {
-  function routed (logDir, options) {
+  function dispatched (logDir, options) {
     const out = []
-    const router = new LogRouter({ write: (l) => out.push(l) })
+    const dispatcher = new LogDispatcher({ write: (l) => out.push(l) })
     const file = new LogFile(logDir, 'api', options)
-    router.addFile('api', file)
-    return { out, router, file }
+    dispatcher.addFile('api', file)
+    return { out, dispatcher, file }
   }
   const tick = () => new Promise((resolve) => setImmediate(resolve))
   const warnings = (out) => out.map((l) => JSON.parse(l)).filter((r) => r.event === 'log-file:error')
@@ -110,9 +110,9 @@ describe('a log file that cannot be written does not take the supervisor down', 
   test('log_dir is a regular file: one warning, stdout keeps every record, opening retried later', async () => {
     const notDir = path.join(dir, 'not-a-dir')
     fs.writeFileSync(notDir, '')
-    const { out, router, file } = routed(notDir, { retryMs: 50 })
+    const { out, dispatcher, file } = dispatched(notDir, { retryMs: 50 })
     for (let i = 0; i < 5; i++) {
-      router.write(`{"app":"api","n":${i}}\n`)
+      dispatcher.write(`{"app":"api","n":${i}}\n`)
       await tick()
     }
     expect(out).toHaveLength(6)
@@ -121,9 +121,9 @@ describe('a log file that cannot be written does not take the supervisor down', 
     fs.rmSync(notDir)
     fs.mkdirSync(notDir)
     await new Promise((resolve) => setTimeout(resolve, 80))
-    router.write('{"app":"api","n":"back"}\n')
+    dispatcher.write('{"app":"api","n":"back"}\n')
     await tick()
-    router.close()
+    dispatcher.close()
     expect(fs.readFileSync(file.file, 'utf8')).toBe('{"app":"api","n":"back"}\n')
     expect(warnings(out)).toHaveLength(1)
   })
@@ -131,13 +131,13 @@ describe('a log file that cannot be written does not take the supervisor down', 
   const linux = process.platform === 'linux' && fs.existsSync('/dev/full') ? test : test.skip
   linux('a full disk (a file linked to /dev/full): one warning, no throw, also at rotation', async () => {
     fs.symlinkSync('/dev/full', path.join(dir, 'api.log'))
-    const { out, router } = routed(dir, { maxSize: 64 })
+    const { out, dispatcher } = dispatched(dir, { maxSize: 64 })
     for (let i = 0; i < 20; i++) {
-      router.write(`{"app":"api","n":${i},"pad":"${'z'.repeat(40)}"}\n`)
+      dispatcher.write(`{"app":"api","n":${i},"pad":"${'z'.repeat(40)}"}\n`)
       if (i % 3 === 0) await tick()
     }
     await tick()
-    router.close()
+    dispatcher.close()
     expect(out.filter((l) => l.includes('"app":"api"'))).toHaveLength(20)
     expect(warnings(out)).toEqual([expect.objectContaining({ code: 'ENOSPC', file: path.join(dir, 'api.log') })])
   })

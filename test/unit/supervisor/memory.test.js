@@ -8,9 +8,9 @@ const { MemoryMonitor, rssOf } = require('../../../src/supervisor/memory')
 
 function setup (samples, limit = 100) {
   const proc = { pid: 4242, state: 'ready', exitInfo: null }
-  const worker = { inst: 0, proc, processes: () => [proc] }
+  const instance = { inst: 0, proc, processes: () => [proc] }
   const reloads = []
-  const group = { app: { name: 'api', max_memory_restart: limit }, workers: [worker], reloadInstance: (w, why) => reloads.push([w.inst, why]) }
+  const group = { app: { name: 'api', max_memory_restart: limit }, instances: [instance], reloadInstance: (i, why) => reloads.push([i.inst, why]) }
   const records = []
   const logger = pino({ base: null }, { write (line) { records.push(JSON.parse(line)) } })
   let i = 0

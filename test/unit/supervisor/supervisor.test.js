@@ -112,7 +112,7 @@ test('the start log names the router and why; workers are sent to the hub whatev
       expect(backend).toMatchObject({ backend: expect.stringMatching(/^(hub|httpsys)$/), reason: expect.any(String) })
     }
     expect(records.indexOf(backend)).toBeLessThan(records.findIndex((r) => r.event === 'app'))
-    expect(supervisor.workers[0].proc.env).toMatchObject({ HTTPSYS_BACKEND: 'hub', HTTPSYS_HUB: '/tmp/httpsys-test.sock', HTTPSYS_QUEUE: 'api' })
+    expect(supervisor.instances[0].proc.env).toMatchObject({ HTTPSYS_BACKEND: 'hub', HTTPSYS_HUB: '/tmp/httpsys-test.sock', HTTPSYS_QUEUE: 'api' })
   } finally {
     if (saved === undefined) delete process.env.HTTPSYS_BACKEND
     else process.env.HTTPSYS_BACKEND = saved

@@ -8,7 +8,7 @@
 // Codes other than 0 become ERR_HTTPSYS_NATIVE_CALL with the call and the code's name;
 // whether "already there" (183) is fine is the caller's decision.
 
-const { codes } = require('../errors')
+const { codes } = require('../../errors')
 
 const ERROR_FILE_NOT_FOUND = 2
 const ERROR_NOT_SUPPORTED = 50
@@ -18,12 +18,12 @@ const ERROR_NOT_SUPPORTED = 50
 const HTTPSYS_APP_ID = '{6e1c3b42-8f0a-4c5d-9b7e-2a61f0d4c9a1}'
 
 /**
- * @param {() => object} getBinding loads the addon
+ * @param {() => object} getAddon loads the addon
  */
-function createServiceConfig (getBinding) {
+function createServiceConfig (getAddon) {
   let names = null
-  const binding = () => {
-    const b = getBinding()
+  const addon = () => {
+    const b = getAddon()
     if (names === null) names = b.errors()
     return b
   }
@@ -35,7 +35,7 @@ function createServiceConfig (getBinding) {
 
   /** Account name (DOMAIN\user, a group, a well-known name) -> { sid, domain, name, type } */
   function lookupAccount (name) {
-    const result = binding().lookupAccount(name || '')
+    const result = addon().lookupAccount(name || '')
     check(result.code, 'LookupAccountNameW', { account: name })
     return { sid: result.sid, domain: result.domain, name: result.name, type: result.type }
   }
@@ -47,7 +47,7 @@ function createServiceConfig (getBinding) {
      * @returns {{prefix: string, sddl: string}}
      */
     urlAclAdd (prefix, { user, sddl, replace = false } = {}) {
-      const b = binding()
+      const b = addon()
       const descriptor = sddl || `D:(A;;GX;;;${lookupAccount(user || currentUser()).sid})`
       if (replace) b.urlAclDelete(prefix)
       check(b.urlAclSet(prefix, descriptor), 'HttpSetServiceConfiguration', { prefix })
@@ -55,12 +55,12 @@ function createServiceConfig (getBinding) {
     },
 
     urlAclDelete (prefix) {
-      check(binding().urlAclDelete(prefix), 'HttpDeleteServiceConfiguration', { prefix })
+      check(addon().urlAclDelete(prefix), 'HttpDeleteServiceConfiguration', { prefix })
     },
 
     /** @returns {{prefix: string, sddl: string}[]} every reservation, or only `prefix`'s */
     urlAclList (prefix) {
-      const { code, records } = binding().urlAclList(prefix || '')
+      const { code, records } = addon().urlAclList(prefix || '')
       if (code !== ERROR_FILE_NOT_FOUND) check(code, 'HttpQueryServiceConfiguration', { prefix })
       return records
     },
@@ -71,7 +71,7 @@ function createServiceConfig (getBinding) {
      * HttpUpdateServiceConfiguration, else deletes and sets.
      */
     sslCertAdd ({ ip = '0.0.0.0', port, host, hash, appId = HTTPSYS_APP_ID, store = 'MY', flags = 0, checkMode = 0 }, { update = false } = {}) {
-      const b = binding()
+      const b = addon()
       const spec = { ip, port, host, hash: thumbprint(hash), appId, store, flags, checkMode }
       let code = b.sslCertSet(spec, update)
       if (update && code === ERROR_NOT_SUPPORTED) {
@@ -83,12 +83,12 @@ function createServiceConfig (getBinding) {
 
     sslCertDelete ({ ip = '0.0.0.0', port, host }) {
       const spec = { ip, port, host }
-      check(binding().sslCertDelete(spec), 'HttpDeleteServiceConfiguration', { binding: where(spec) })
+      check(addon().sslCertDelete(spec), 'HttpDeleteServiceConfiguration', { binding: where(spec) })
     },
 
     /** @returns {object[]} the ip:port bindings, or the host:port ones with { sni: true } */
     sslCertList ({ sni = false } = {}) {
-      const { code, records } = binding().sslCertList(sni)
+      const { code, records } = addon().sslCertList(sni)
       if (code !== ERROR_FILE_NOT_FOUND) check(code, 'HttpQueryServiceConfiguration')
       return records
     },

@@ -1,11 +1,11 @@
 'use strict'
 
-const { createBackend } = require('../../../src/queue/httpsys-native')
-const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../../src/queue/contract')
-const { createFakeBinding, fakeRequest, EVENT } = require('../../helpers/fake-binding')
+const { createBackend } = require('../../../src/queue/httpsys')
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../../src/wire/contract')
+const { createFakeAddon, fakeRequest, EVENT } = require('../../helpers/fake-addon')
 
 function setup (bindingOptions) {
-  const binding = createFakeBinding(bindingOptions)
+  const binding = createFakeAddon(bindingOptions)
   const backend = createBackend(() => binding)
   const seen = []
   const handlers = {
@@ -26,7 +26,7 @@ async function attached (bindingOptions, attachOptions = {}) {
   return t
 }
 
-describe('httpsys-native: attaching', () => {
+describe('httpsys backend: attaching', () => {
   test('standalone: creates a queue for the prefixes and reports what is bound', async () => {
     const { attachment, queue } = await attached()
     expect(queue.options.mode).toBe('create')
@@ -91,7 +91,7 @@ describe('httpsys-native: attaching', () => {
   })
 })
 
-describe('httpsys-native: registration errors carry the Win32 code and the fix', () => {
+describe('httpsys backend: registration errors carry the Win32 code and the fix', () => {
   async function failWith (code, prefix = 'http://+:8080/') {
     const t = setup()
     t.binding.fail({ urls: { [prefix]: code } })
@@ -137,12 +137,12 @@ describe('httpsys-native: registration errors carry the Win32 code and the fix',
   })
 })
 
-describe('httpsys-native: requests and bodies', () => {
-  test('a request reaches onRequest with expectContinue; its body arrives only as asked', async () => {
+describe('httpsys backend: requests and bodies', () => {
+  test('a request reaches onRequest with the addon\'s expect; its body arrives only as asked', async () => {
     const { queue, seen, attachment } = await attached()
-    const req = fakeRequest(1, { method: 'POST', hasBody: true, rawHeaders: ['Host', 'x', 'Expect', '100-continue'] })
+    const req = fakeRequest(1, { method: 'POST', hasBody: true, rawHeaders: ['Host', 'x', 'Expect', '100-continue'], expect: 'continue' })
     queue.emit([EVENT.REQUEST, 1, req, EVENT.BODY, 1, Buffer.from('ab')])
-    expect(seen[0][1]).toMatchObject({ id: 1, method: 'POST', expectContinue: true })
+    expect(seen[0][1]).toMatchObject({ id: 1, method: 'POST', expect: 'continue' })
     expect(seen[1]).toEqual(['body', 1, 'ab'])
 
     attachment.readBody(1)
@@ -170,7 +170,7 @@ describe('httpsys-native: requests and bodies', () => {
   })
 })
 
-describe('httpsys-native: responses', () => {
+describe('httpsys backend: responses', () => {
   test('a complete response is one native respond; a second respond is ignored', async () => {
     const { queue, attachment } = await attached()
     queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
@@ -233,7 +233,7 @@ describe('httpsys-native: responses', () => {
   })
 })
 
-describe('httpsys-native: a throwing handler costs other requests nothing', () => {
+describe('httpsys backend: a throwing handler costs other requests nothing', () => {
   test('the rest of the batch is delivered, then the error is rethrown on the next tick', async () => {
     const t = setup()
     const boom = new Error('listener threw')
@@ -274,7 +274,7 @@ describe('httpsys-native: a throwing handler costs other requests nothing', () =
   })
 })
 
-describe('httpsys-native: without HttpSendResponseEntityBody (Wine)', () => {
+describe('httpsys backend: without HttpSendResponseEntityBody (Wine)', () => {
   test('a response sent in pieces goes out as one send, chunked framing removed', async () => {
     const { queue, attachment } = await attached({ wine: '8.0' })
     queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
@@ -306,7 +306,7 @@ describe('httpsys-native: without HttpSendResponseEntityBody (Wine)', () => {
   })
 })
 
-describe('httpsys-native: detach and close', () => {
+describe('httpsys backend: detach and close', () => {
   test('detach stops receiving and resolves when the addon confirms', async () => {
     const { queue, attachment } = await attached()
     let done = false
@@ -347,7 +347,7 @@ describe('httpsys-native: detach and close', () => {
   })
 })
 
-describe('httpsys-native: controller queues (the supervisor)', () => {
+describe('httpsys backend: controller queues (the supervisor)', () => {
   test('createQueue makes a controller queue holding the prefixes', () => {
     const { binding, backend } = setup()
     const q = backend.createQueue('api', { urls: ['http://+:8080/api/'], queueLength: 500 })

@@ -1,13 +1,15 @@
 'use strict'
 
-// The hub <-> worker wire protocol (PROTOCOL.md has the byte layout and the rules).
-// Shared by src/hub (router side) and src/queue/hub-client.js (worker side), private to
-// both. Binary and length-prefixed because the per-request frames are the hot path;
+// The hub <-> worker wire protocol (docs/wire-protocol.md has the byte layout and the
+// rules). Shared by src/hub (router side) and src/queue/hub-client.js (worker side),
+// owned by neither. Binary and length-prefixed because the per-request frames are the hot path;
 // JSON only in the rare control frames.
 //
 // Speed comes from batching: both sides append frames to one FrameWriter during a tick
 // and write what it holds with one socket write. Small payloads are copied into a slab;
 // large bodies are queued by reference so they are never copied.
+
+const { EXPECT_CONTINUE, EXPECT_OTHER } = require('./contract')
 
 const VERSION = 1
 
@@ -43,6 +45,7 @@ const REQ_KEEP_ALIVE = 2
 const REQ_ENCRYPTED = 4
 const REQ_EXPECT_CONTINUE = 8
 const REQ_UPGRADE = 16
+const REQ_EXPECT_OTHER = 32 // an Expect header other than 100-continue (HTTP/1.1)
 
 // RESPONSE / RES_BODY flags: the contract's RESPONSE_MORE (1), RESPONSE_CLOSE (2) and
 // RESPONSE_OPAQUE (4) travel as they are; this one is the wire's own.
@@ -448,7 +451,7 @@ function decodeRequest (id, b, p) {
     hasBody: (flags & REQ_HAS_BODY) !== 0,
     connectionId,
     keepAlive: (flags & REQ_KEEP_ALIVE) !== 0,
-    expectContinue: (flags & REQ_EXPECT_CONTINUE) !== 0,
+    expect: (flags & REQ_EXPECT_CONTINUE) !== 0 ? EXPECT_CONTINUE : (flags & REQ_EXPECT_OTHER) !== 0 ? EXPECT_OTHER : null,
     upgrade: (flags & REQ_UPGRADE) !== 0
   }
 }
@@ -521,6 +524,7 @@ module.exports = {
   REQ_ENCRYPTED,
   REQ_EXPECT_CONTINUE,
   REQ_UPGRADE,
+  REQ_EXPECT_OTHER,
   RES_HAS_CONNECTION,
   DEFAULT_RECEIVE_WINDOW,
   INITIAL_BODY_WINDOW,

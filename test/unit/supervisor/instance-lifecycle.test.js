@@ -10,29 +10,29 @@ const os = require('node:os')
 const path = require('node:path')
 const pino = require('pino')
 const { validate } = require('../../../src/config')
-const { Worker } = require('../../../src/supervisor/worker')
+const { Instance } = require('../../../src/supervisor/instance')
 const { waitForRecords } = require('../../helpers/records')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
 const PRELOAD = path.join(APPS, 'fake-preload.js')
 
-const workers = []
+const instances = []
 let dir
 beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-life-')) })
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.kill()))
+  await Promise.all(instances.splice(0).map((i) => i.kill()))
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-function makeWorker (appConfig) {
+function makeInstance (appConfig) {
   const app = validate({
     apps: [{ kill_timeout: 2000, backoff: { initial: 50, factor: 2, jitter: 0, max: 1000, reset_after: 400 }, ...appConfig }]
   }, { baseDir: APPS }).apps[0]
   const records = []
   const logger = pino({ level: 'debug', base: null }, { write (line) { records.push(JSON.parse(line)) } })
-  const worker = new Worker(app, 0, { routerEnv: { HTTPSYS_HUB: '/tmp/hub.sock' }, logger, preload: PRELOAD })
-  workers.push(worker)
-  return { worker, records }
+  const instance = new Instance(app, 0, { routerEnv: { HTTPSYS_HUB: '/tmp/hub.sock' }, logger, preload: PRELOAD })
+  instances.push(instance)
+  return { instance, records }
 }
 
 async function waitFor (records, predicate, { timeout = 8000, count = 1 } = {}) {
@@ -43,10 +43,10 @@ async function waitFor (records, predicate, { timeout = 8000, count = 1 } = {}) 
 test('backoff delays grow while it keeps crashing, and start over after a stable run', async () => {
   const flag = path.join(dir, 'fail')
   fs.writeFileSync(flag, '')
-  const { worker, records } = makeWorker({
+  const { instance, records } = makeInstance({
     name: 'flaky', script: 'ready-app.js', wait_ready: true, max_restarts: 0, min_uptime: 500, env: { FAIL_FILE: flag, CRASH_AFTER_MS: '700' }
   })
-  worker.start()
+  instance.start()
   const crashing = await waitFor(records, (r) => r.event === 'backoff', { count: 4 })
   expect(crashing.map((r) => r.delay)).toEqual([50, 100, 200, 400])
   expect(crashing.every((r) => r.code === 2 && r.signal === null && r.unstable === true)).toBe(true)
@@ -60,40 +60,40 @@ test('backoff delays grow while it keeps crashing, and start over after a stable
 })
 
 test('a crash loop ends in errored with one clear record, and nothing restarts it', async () => {
-  const { worker, records } = makeWorker({ name: 'doomed', script: 'crash-start.js', max_restarts: 3, restart_window: '1m' })
-  const errored = new Promise((resolve) => worker.once('errored', resolve))
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'doomed', script: 'crash-start.js', max_restarts: 3, restart_window: '1m' })
+  const errored = new Promise((resolve) => instance.once('errored', resolve))
+  instance.start()
   await errored
   const record = await waitFor(records, (r) => r.event === 'errored')
   expect(record).toMatchObject({ level: 50, app: 'doomed', inst: 0, code: 1, unstableExits: 3 })
   expect(record.msg).toMatch(/crash loop: 3 unstable exits within 60000 ms .*httpsys restart doomed/)
   expect(records.filter((r) => r.event === 'errored')).toHaveLength(1)
-  expect(worker.state).toBe('errored')
+  expect(instance.state).toBe('errored')
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(records.filter((r) => r.event === 'spawn')).toHaveLength(3)
   expect(records.filter((r) => r.stream === 'stderr' && /^boom/.test(r.msg))).toHaveLength(3)
 })
 
 test('restart: "on-failure" leaves a clean exit alone; stop_exit_codes too', async () => {
-  const { worker, records } = makeWorker({ name: 'job', script: 'output.js', args: ['0'], restart: 'on-failure' })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'job', script: 'output.js', args: ['0'], restart: 'on-failure' })
+  instance.start()
   await waitFor(records, (r) => r.event === 'done')
-  expect(worker.state).toBe('exited')
-  const other = makeWorker({ name: 'job2', script: 'output.js', args: ['4'], stop_exit_codes: [4] })
-  other.worker.start()
+  expect(instance.state).toBe('exited')
+  const other = makeInstance({ name: 'job2', script: 'output.js', args: ['4'], stop_exit_codes: [4] })
+  other.instance.start()
   expect(await waitFor(other.records, (r) => r.event === 'done')).toMatchObject({ code: 4 })
   expect(other.records.filter((r) => r.event === 'spawn')).toHaveLength(1)
 })
 
 test('wait_ready: ready on process.send("ready"); not ready in time is a failure that restarts', async () => {
-  const { worker, records } = makeWorker({ name: 'warm', script: 'ready-app.js', wait_ready: true, env: { READY_DELAY: '150' } })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'warm', script: 'ready-app.js', wait_ready: true, env: { READY_DELAY: '150' } })
+  instance.start()
   const ready = await waitFor(records, (r) => r.event === 'ready')
   expect(ready.via).toBe('message')
   expect(ready.ms).toBeGreaterThanOrEqual(140)
 
-  const slow = makeWorker({ name: 'cold', script: 'ready-app.js', wait_ready: true, ready_timeout: 300, max_restarts: 0, env: { NEVER_READY: '1' } })
-  slow.worker.start()
+  const slow = makeInstance({ name: 'cold', script: 'ready-app.js', wait_ready: true, ready_timeout: 300, max_restarts: 0, env: { NEVER_READY: '1' } })
+  slow.instance.start()
   const timeout = await waitFor(slow.records, (r) => r.event === 'ready-timeout')
   expect(timeout.msg).toMatch(/did not send process\.send\('ready'\) within 300 ms/)
   // stopped, counted as unstable, restarted after the backoff
@@ -102,13 +102,13 @@ test('wait_ready: ready on process.send("ready"); not ready in time is a failure
 })
 
 test('reload: the new process is ready before the old one is asked to stop', async () => {
-  const { worker, records } = makeWorker({ name: 'api', script: 'ready-app.js', wait_ready: true, env: { READY_DELAY: '100' } })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'api', script: 'ready-app.js', wait_ready: true, env: { READY_DELAY: '100' } })
+  instance.start()
   const first = await waitFor(records, (r) => r.event === 'ready')
-  const result = await worker.reload()
+  const result = await instance.reload()
   expect(result).toMatchObject({ ok: true, pid: expect.any(Number) })
   expect(result.pid).not.toBe(first.pid)
-  expect(worker.pid).toBe(result.pid)
+  expect(instance.pid).toBe(result.pid)
   const at = (pred) => records.findIndex(pred)
   const newReady = at((r) => r.event === 'ready' && r.pid === result.pid)
   const oldAsked = at((r) => r.event === 'stop:shutdown' && r.pid === first.pid)
@@ -116,20 +116,20 @@ test('reload: the new process is ready before the old one is asked to stop', asy
   expect(newReady).toBeGreaterThan(0)
   expect(oldAsked).toBeGreaterThan(newReady)
   expect(oldExit).toBeGreaterThan(oldAsked)
-  expect(worker.state).toBe('ready')
-  expect(worker.restarts).toBe(1)
+  expect(instance.state).toBe('ready')
+  expect(instance.restarts).toBe(1)
 })
 
 test('a reload whose new process fails keeps the old one serving', async () => {
   const flag = path.join(dir, 'fail')
-  const { worker, records } = makeWorker({ name: 'api', script: 'ready-app.js', wait_ready: true, env: { FAIL_FILE: flag } })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'api', script: 'ready-app.js', wait_ready: true, env: { FAIL_FILE: flag } })
+  instance.start()
   const first = await waitFor(records, (r) => r.event === 'ready')
   fs.writeFileSync(flag, '')
-  const result = await worker.reload()
+  const result = await instance.reload()
   expect(result).toMatchObject({ ok: false, reason: 'exited with code 2 before it was ready' })
-  expect(worker.pid).toBe(first.pid)
-  expect(worker.state).toBe('ready')
+  expect(instance.pid).toBe(first.pid)
+  expect(instance.state).toBe('ready')
   expect(await waitFor(records, (r) => r.event === 'reload:failed')).toMatchObject({ level: 50, keep: first.pid })
   // the failed candidate is not restarted by the crash policy
   await new Promise((resolve) => setTimeout(resolve, 200))
@@ -139,25 +139,25 @@ test('a reload whose new process fails keeps the old one serving', async () => {
 
 test('the old process dying during a reload: the new one takes over, or the crash policy does; never two', async () => {
   const flag = path.join(dir, 'fail')
-  const { worker, records } = makeWorker({ name: 'api', script: 'ready-app.js', wait_ready: true, env: { READY_DELAY: '250', FAIL_FILE: flag, FAIL_DELAY: '250' } })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'api', script: 'ready-app.js', wait_ready: true, env: { READY_DELAY: '250', FAIL_FILE: flag, FAIL_DELAY: '250' } })
+  instance.start()
   const first = await waitFor(records, (r) => r.event === 'ready')
-  const reloading = worker.reload()
+  const reloading = instance.reload()
   await waitFor(records, (r) => r.event === 'spawn', { count: 2 })
   process.kill(first.pid, 'SIGKILL')
   expect(await reloading).toMatchObject({ ok: true })
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(records.filter((r) => r.event === 'spawn')).toHaveLength(2)
   expect(records.find((r) => r.event === 'backoff')).toBeUndefined()
-  expect(worker.processes()).toHaveLength(1)
+  expect(instance.processes()).toHaveLength(1)
 
   // now the new process fails too: the old one's crash is handled as without a reload
   fs.writeFileSync(flag, '')
-  const second = worker.pid
-  const failing = worker.reload()
+  const second = instance.pid
+  const failing = instance.reload()
   await waitFor(records, (r) => r.event === 'spawn', { count: 3 })
   process.kill(second, 'SIGKILL')
   expect(await failing).toMatchObject({ ok: false })
   expect(await waitFor(records, (r) => r.event === 'backoff')).toMatchObject({ pid: second, signal: 'SIGKILL' })
-  expect(worker.processes().length).toBeLessThanOrEqual(1)
+  expect(instance.processes().length).toBeLessThanOrEqual(1)
 })

@@ -1,21 +1,21 @@
 'use strict'
 
-// The hub's end of one worker's socket: decodes the worker's frames, encodes frames for
-// it into one FrameWriter and writes them once per tick, and tracks the requests the
-// worker holds.
+// The hub's end of one attachment (a worker process's socket to a queue): decodes the
+// worker's frames, encodes frames for it into one FrameWriter and writes them once per
+// tick, and tracks the requests the worker holds.
 //
 // Requests in flight live in a slot table: the wire id is slot | generation << 20, so
 // a late frame for a finished request never reaches the slot's next occupant, and a
 // lookup is an array index rather than a Map.
 
-const P = require('./protocol')
+const P = require('../wire/protocol')
 const { T } = P
 
 const SLOT_BITS = 20
 const SLOT_MASK = (1 << SLOT_BITS) - 1
 const GEN_MASK = 0xfff
 
-class WorkerConnection {
+class AttachmentConnection {
   /**
    * @param {import('./hub').Hub} hub
    * @param {import('node:net').Socket} socket
@@ -93,6 +93,7 @@ class WorkerConnection {
     }
     if (req.keepAlive) flags |= P.REQ_KEEP_ALIVE
     if (head.expectContinue) flags |= P.REQ_EXPECT_CONTINUE
+    else if (head.expectOther) flags |= P.REQ_EXPECT_OTHER
     if (head.upgrade) flags |= P.REQ_UPGRADE
     this.writer.request(id, head, req.conn, flags)
     this.schedule()
@@ -228,7 +229,7 @@ class WorkerConnection {
         this.detaching = true
         this.writer.empty(T.DETACH_OK, 0)
         this.flush()
-        this.hub.workerDetached(this, 'detach')
+        this.hub.attachmentDetached(this, 'detach')
         return
       default:
         this.fail(P.protocolError(`unknown frame type ${type}`))
@@ -252,7 +253,7 @@ class WorkerConnection {
   }
 
   /**
-   * The worker broke the protocol: it is dropped as if it had died (workerClosed: what
+   * The worker broke the protocol: it is dropped as if it had died (attachmentClosed: what
    * it acknowledged and did not answer gets 502, the rest is re-queued).
    */
   fail (err) {
@@ -279,8 +280,8 @@ class WorkerConnection {
     if (this.closed) return
     this.closed = true
     this.reader.stopped = true
-    this.hub.workerClosed(this)
+    this.hub.attachmentClosed(this)
   }
 }
 
-module.exports = { WorkerConnection }
+module.exports = { AttachmentConnection }

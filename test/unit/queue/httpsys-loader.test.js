@@ -3,10 +3,10 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const loader = require('../../../src/queue/native-loader')
-const { unchunk } = require('../../../src/queue/httpsys-native')
+const loader = require('../../../src/queue/httpsys/loader')
+const { unchunk } = require('../../../src/queue/httpsys/wine-attachment')
 
-describe('native-loader', () => {
+describe('httpsys addon loader', () => {
   test('nothing is loaded off Windows: one coded error says why', () => {
     expect(() => loader.load({ platform: 'linux', dlopen: () => ({}) }))
       .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_NATIVE_UNAVAILABLE', reason: expect.stringMatching(/only on Windows/) }))

@@ -8,7 +8,7 @@
 
 const RING_SIZE = 1000
 
-class LogRouter {
+class LogDispatcher {
   /**
    * @param {{ write(line: string): void }} out where records went before (stdout)
    * @param {object} [options]
@@ -110,4 +110,4 @@ function appOf (line) {
   }
 }
 
-module.exports = { LogRouter }
+module.exports = { LogDispatcher }

@@ -12,10 +12,10 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { codes } = require('../errors')
+const { codes } = require('../../errors')
 
 const FILE = 'httpsys_native.node'
-const ROOT = path.join(__dirname, '..', '..')
+const ROOT = path.join(__dirname, '..', '..', '..')
 
 let cached = null
 
@@ -35,7 +35,7 @@ function candidates ({ env = process.env, platform = process.platform, arch = pr
  * @param {object} [options]
  * @param {string} [options.platform=process.platform]
  * @param {(file: string) => object} [options.dlopen] how a file is loaded (tests)
- * @returns {object} the binding
+ * @returns {object} the addon
  * @throws {codes.ERR_HTTPSYS_NATIVE_UNAVAILABLE}
  */
 function load (options = {}) {
@@ -55,9 +55,9 @@ function load (options = {}) {
       continue
     }
     try {
-      const binding = dlopen(file)
-      if (!options.dlopen) cached = binding
-      return binding
+      const addon = dlopen(file)
+      if (!options.dlopen) cached = addon
+      return addon
     } catch (err) {
       attempts.push({ path: file, error: err.message.split('\n')[0] })
     }

@@ -1,23 +1,22 @@
 'use strict'
 
-// One listen() of a Server: the attachment to a queue and the requests in flight on it.
+// One listen() of a Server (what node keeps as server._handle): the attachment to a
+// queue and the requests in flight on it.
 //
-// The backend calls the handlers below (contract.js); they turn QueueRequests into
+// The backend calls the handlers below (src/wire/contract.js); they turn QueueRequests into
 // IncomingMessage/ServerResponse pairs and route body, drain and abort notifications
 // to them by id. This is the hot path: one Map lookup per callback, no closures per
 // request, the socket object made only when someone asks for req.socket.
 
 const { codes } = require('../errors')
-const { RESPONSE_CLOSE } = require('../queue/contract')
+const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch } = require('./socket')
 const {
-  kBinding, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
+  kHandle, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
 } = require('./symbols')
 
-const RE_CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i
-
-class Binding {
+class ServerHandle {
   /**
    * @param {import('./server').Server} server
    * @param {import('./listen-target').ListenTarget} target
@@ -28,9 +27,10 @@ class Binding {
     this.attachment = null
     this.inflight = new Map() // id -> IncomingMessage
     this.sockets = new Map() // connectionId -> RequestSocket
-    this.closing = false
-    this.detached = false
-    this.closed = false
+    this.closing = false // close() was called: no new requests
+    this.detached = false // the router sends no new requests
+    this.closed = false // the attachment is being (or has been) closed
+    this.ended = false // 'close' is emitted (or the attach failed)
     this.tick = 0
     this.checker = null
     this.handlers = {
@@ -48,7 +48,7 @@ class Binding {
   onRequest (q) {
     const server = this.server
     const req = new server[kIncomingClass]()
-    req[kBinding] = this
+    req[kHandle] = this
     req[kQueueRequest] = q
     req[kJoinDuplicates] = server.joinDuplicateHeaders === true
     req[kStartTick] = this.tick
@@ -66,17 +66,16 @@ class Binding {
     req.complete = !q.hasBody
 
     const res = new server[kResponseClass](req)
-    res[kBinding] = this
+    res[kHandle] = this
     res.shouldKeepAlive = q.keepAlive !== false
     req[kResponse] = res
     this.inflight.set(q.id, req)
     if (server.timeout > 0) req.socket.setTimeout(server.timeout)
 
-    if (q.httpVersionMajor === 1 && q.httpVersionMinor === 1 && hasExpect(req.rawHeaders)) {
-      dispatchExpect(server, req, res)
-    } else {
-      server.emit('request', req, res)
-    }
+    // The router says what the Expect header asked for (only on HTTP/1.1, as node).
+    if (q.expect === EXPECT_CONTINUE) dispatchContinue(server, req, res)
+    else if (q.expect === EXPECT_OTHER) dispatchExpectation(server, req, res)
+    else server.emit('request', req, res)
   }
 
   onBody (id, chunk) {
@@ -104,6 +103,8 @@ class Binding {
     if (req !== undefined) req[kResponse]._onDrain()
   }
 
+  // The attachment ended: after our close() (the graceful end), or because the router
+  // went away (err).
   onClose (err) {
     // the backend aborts what is in flight first; anything left is gone all the same
     for (const req of [...this.inflight.values()]) this.abort(req)
@@ -111,10 +112,11 @@ class Binding {
     const closing = this.closing
     this.closing = true
     this.detached = true
-    if (this.closed) return
     this.closed = true
+    if (this.ended) return
+    this.ended = true
     const server = this.server
-    if (server[kBinding] === this) server[kBinding] = null
+    if (server[kHandle] === this) server[kHandle] = null
     forgetServer(server)
     if (!closing && err) server.emit('error', err)
     server.emit('close')
@@ -248,24 +250,23 @@ class Binding {
     Promise.resolve(p).then(done, done)
   }
 
+  // Once closing, detached and idle, the attachment is closed; 'close' is emitted when
+  // it has ended (onClose), so a process that exits on 'close' does not cut responses
+  // the router is still delivering.
   maybeClosed () {
     if (!this.closing || !this.detached || this.closed || this.inflight.size > 0) return
     this.closed = true
     this.stopChecker()
-    const a = this.attachment
-    if (a !== null) {
-      try {
-        a.close()
-      } catch {}
-    }
     const server = this.server
-    if (server[kBinding] === this) server[kBinding] = null
-    process.nextTick(emitServerClose, server)
+    if (server[kHandle] === this) server[kHandle] = null
+    const a = this.attachment
+    if (a === null) return this.onClose(null)
+    try {
+      a.close()
+    } catch {
+      this.onClose(null)
+    }
   }
-}
-
-function emitServerClose (server) {
-  server.emit('close')
 }
 
 // listening servers, for the preload's graceful stop
@@ -283,36 +284,30 @@ function listeningServers () {
   return [...listening]
 }
 
-function release (binding, socket, req) {
+function release (handle, socket, req) {
   const list = socket[kRequests]
   const i = list.indexOf(req)
   if (i !== -1) list.splice(i, 1)
   if (list.length === 0) {
     idle(socket)
     const connectionId = req[kQueueRequest].connectionId
-    if (binding.sockets.get(connectionId) === socket) binding.sockets.delete(connectionId)
+    if (handle.sockets.get(connectionId) === socket) handle.sockets.delete(connectionId)
   }
-}
-
-function hasExpect (raw) {
-  for (let i = 0; i < raw.length; i += 2) {
-    const n = raw[i]
-    if (n.length === 6 && (n === 'Expect' || n === 'expect' || n.toLowerCase() === 'expect')) return true
-  }
-  return false
 }
 
 // node's Expect handling (https://nodejs.org/api/http.html#event-checkcontinue)
-function dispatchExpect (server, req, res) {
-  if (RE_CONTINUE.test(req.headers.expect)) {
-    res._expect_continue = true
-    if (server.listenerCount('checkContinue') > 0) {
-      server.emit('checkContinue', req, res)
-    } else {
-      res.writeContinue()
-      server.emit('request', req, res)
-    }
-  } else if (server.listenerCount('checkExpectation') > 0) {
+function dispatchContinue (server, req, res) {
+  res._expect_continue = true
+  if (server.listenerCount('checkContinue') > 0) {
+    server.emit('checkContinue', req, res)
+  } else {
+    res.writeContinue()
+    server.emit('request', req, res)
+  }
+}
+
+function dispatchExpectation (server, req, res) {
+  if (server.listenerCount('checkExpectation') > 0) {
     server.emit('checkExpectation', req, res)
   } else {
     res.writeHead(417)
@@ -337,15 +332,15 @@ function onSocketTimeout () {
 // server.requestTimeout with one coarse timer per server (as node checks it every
 // connectionsCheckingInterval): a request whose body has not fully arrived in time
 // is answered 408 and its connection closed.
-function checkRequests (binding) {
-  binding.tick++
-  const server = binding.server
+function checkRequests (handle) {
+  handle.tick++
+  const server = handle.server
   const limit = Number(server.requestTimeout)
   if (!(limit > 0)) return
   const every = Number(server.connectionsCheckingInterval)
   let expired = null
-  for (const req of binding.inflight.values()) {
-    if (!req.complete && (binding.tick - req[kStartTick]) * every >= limit) {
+  for (const req of handle.inflight.values()) {
+    if (!req.complete && (handle.tick - req[kStartTick]) * every >= limit) {
       if (expired === null) expired = []
       expired.push(req)
     }
@@ -353,13 +348,13 @@ function checkRequests (binding) {
   if (expired === null) return
   for (const req of expired) {
     const res = req[kResponse]
-    if (!res.headersSent && binding.attachment !== null) {
-      binding.attachment.respond(req[kQueueRequest].id, 408, 'Request Timeout', ['Connection', 'close'], null, RESPONSE_CLOSE)
-      binding.abort(req)
+    if (!res.headersSent && handle.attachment !== null) {
+      handle.attachment.respond(req[kQueueRequest].id, 408, 'Request Timeout', ['Connection', 'close'], null, RESPONSE_CLOSE)
+      handle.abort(req)
     } else {
-      binding.cancel(req)
+      handle.cancel(req)
     }
   }
 }
 
-module.exports = { Binding, rememberServer, forgetServer, listeningServers }
+module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers }

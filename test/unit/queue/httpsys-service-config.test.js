@@ -1,16 +1,16 @@
 'use strict'
 
-const { createServiceConfig, thumbprint } = require('../../../src/queue/httpsys-native-config')
-const { createFakeBinding } = require('../../helpers/fake-binding')
+const { createServiceConfig, thumbprint } = require('../../../src/queue/httpsys/service-config')
+const { createFakeAddon } = require('../../helpers/fake-addon')
 
 const HASH = 'ab:cd ef 01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef 01'
 
 function setup () {
-  const binding = createFakeBinding()
+  const binding = createFakeAddon()
   return { binding, config: createServiceConfig(() => binding) }
 }
 
-describe('httpsys-native-config: URL reservations', () => {
+describe('httpsys service config: URL reservations', () => {
   test('a user is reserved by SID, not by name (names are localised)', () => {
     const { binding, config } = setup()
     expect(config.urlAclAdd('http://+:80/', { user: 'BUILD\\ci' })).toEqual({ prefix: 'http://+:80/', sddl: 'D:(A;;GX;;;S-1-5-21-1-2-3-1001)' })
@@ -53,7 +53,7 @@ describe('httpsys-native-config: URL reservations', () => {
   })
 })
 
-describe('httpsys-native-config: certificate bindings', () => {
+describe('httpsys service config: certificate bindings', () => {
   test('ip:port and SNI host:port bindings, listed apart', () => {
     const { config } = setup()
     config.sslCertAdd({ port: 443, hash: HASH })

@@ -1,9 +1,11 @@
 'use strict'
 
-// A stand-in for native/ (httpsys_native.node) that records every call, so the JS side
-// of the HTTP.SYS backend runs on Linux. It mirrors the addon's surface:
-//   platform(), errors(), new Queue(options) with start/respond/sendBody/readBody/
-//   cancel/stopReceiving/close/ref/unref/addUrl/removeUrl/info.
+// A stand-in for native/ (the addon, httpsys_native.node) that records every call, so
+// the JS side of the HTTP.SYS backend runs on Linux. It mirrors the addon's surface:
+//   platform(), errors(), events, new Queue(options) with start/respond/sendBody/
+//   readBody/cancel/stopReceiving/close/ref/unref/addUrl/removeUrl/info.
+// Sends never complete by themselves: a test delivers [EVENT.SENT, id, code] when it
+// wants the kernel to have finished one.
 // Tests drive it with queue.emit([type, id, arg, ...]) exactly as the addon's batches
 // arrive, and make constructor calls fail with fail({ open, create, urls }).
 
@@ -35,8 +37,10 @@ function win32Error (code, syscall, prefix) {
  * @param {string|null} [options.wine=null] pretend to run under this Wine version
  * @param {boolean} [options.streaming] HttpSendResponseEntityBody usable (default: not Wine)
  * @param {boolean} [options.cancel] HttpCancelHttpRequest usable (default: not Wine)
+ * @param {object} [options.kernel] a simulated kernel (fake-kernel.js) that answers the
+ *   queue's calls as HTTP.SYS would; without it nothing happens unless a test emits it
  */
-function createFakeBinding ({ wine = null, streaming = wine === null, cancel = wine === null } = {}) {
+function createFakeAddon ({ wine = null, streaming = wine === null, cancel = wine === null, kernel = null } = {}) {
   const queues = []
   const failures = { open: null, create: null, start: null, urls: new Map() }
 
@@ -60,6 +64,7 @@ function createFakeBinding ({ wine = null, streaming = wine === null, cancel = w
       if (failures.start) throw win32Error(failures.start, 'CreateThread')
       this.started = true
       this.onEvents = onEvents
+      if (kernel !== null) kernel.started(this)
     }
 
     addUrl (url) {
@@ -85,6 +90,7 @@ function createFakeBinding ({ wine = null, streaming = wine === null, cancel = w
 
     stopReceiving () { this.record('stopReceiving', []) }
     close () {
+      if (this.closed) return
       this.closed = true
       this.record('close', [])
     }
@@ -105,6 +111,7 @@ function createFakeBinding ({ wine = null, streaming = wine === null, cancel = w
 
     record (name, args) {
       this.calls.push([name, ...args])
+      if (kernel !== null) return kernel.call(this, name, args)
       return 0
     }
 
@@ -177,6 +184,7 @@ function createFakeBinding ({ wine = null, streaming = wine === null, cancel = w
     set canUpdate (v) { config.canUpdate = v },
     queues,
     EVENT,
+    events: { ...EVENT },
     /** Make the next constructions (or start()) fail: { open: 2 } / { create: 5 } / { start: 8 } / { urls: { prefix: 183 } } */
     fail ({ open = null, create = null, start = null, urls = {} } = {}) {
       failures.open = open
@@ -211,10 +219,11 @@ function fakeRequest (id, overrides = {}) {
     encrypted: false,
     tls: null,
     hasBody: false,
+    expect: null,
     connectionId: 7,
     keepAlive: true,
     ...overrides
   }
 }
 
-module.exports = { createFakeBinding, fakeRequest, EVENT }
+module.exports = { createFakeAddon, fakeRequest, EVENT }

@@ -5,7 +5,8 @@
 // API because that is the stricter of the two: a worker receives requests from a named
 // queue, reads bodies on demand, and sends a response as head + body chunks.
 // src/http knows nothing about which backend it sits on; a backend knows nothing about
-// node's http API.
+// node's http API. Both backends build on src/queue/attachment-base.js, which owns the
+// lifecycle below; test/contract/ checks every backend against this page.
 //
 // A backend module exports:
 //
@@ -26,27 +27,44 @@
 //   onRequest(req: QueueRequest)        a request was received from the queue
 //   onBody(id, chunk: Buffer)           a piece of the request body
 //   onBodyEnd(id)                       the request body is complete
-//   onAbort(id)                         the client went away or the router cancelled the
-//                                       request; no further call names this id
+//   onAbort(id)                         the client went away, the router cancelled the
+//                                       request, or sending its response failed; no
+//                                       further call names this id
 //   onDrain(id)                         the response window reopened after respond() or
 //                                       sendBody() returned false
-//   onClose(err|null)                   the attachment ended (detach finished, or the
-//                                       router went away: err has a stable code)
+//   onClose(err|null)                   the attachment ended, once: after close() (null),
+//                                       or because the router went away (err has a
+//                                       stable code). Every request still in flight got
+//                                       onAbort before it.
 //
 // QueueRequest (a plain object):
 //   id                  {number}   unique within the attachment while in flight
 //   method              {string}   as sent (known and unknown verbs)
 //   url                 {string}   raw path + query, undecoded
-//   httpVersionMajor, httpVersionMinor {number}
+//   httpVersionMajor, httpVersionMinor {number}  2.0 for HTTP/2 (3.0 for HTTP/3)
 //   rawHeaders          {string[]} [name, value, name, value, ...] order and repeats kept
 //   remoteAddress, remotePort, localAddress, localPort, remoteFamily
 //   encrypted           {boolean}  TLS on the client connection
-//   tls                 {object|null} TLS details where known
+//   tls                 {TlsInfo|null} the client connection's TLS session, when encrypted
 //   hasBody             {boolean}  a body follows (onBody... onBodyEnd); when false no
 //                                  body callback ever names this id
+//   expect              {string|null} an HTTP/1.1 Expect header: 'continue' for
+//                                  `100-continue` (the router sends 100 on the first
+//                                  readBody() or writeContinue()), 'other' for any other
+//                                  expectation (src/http answers 417 unless the app
+//                                  listens for 'checkExpectation'), else null
 //   connectionId        {number}   the client connection (several requests may share it)
 //   keepAlive           {boolean}  the router will keep the connection open after the
 //                                  response unless the response asks to close it
+//
+// TlsInfo (the router terminates TLS; these answer tls.TLSSocket's questions):
+//   protocol            {string|null}  'TLSv1.2', 'TLSv1.3', ...
+//   cipher              {{name, standardName, version}|null}
+//   alpnProtocol        {string|false} 'h2', 'http/1.1', or false when none was agreed
+//   servername          {string|null}  the SNI host name the client asked for
+//   authorized          {boolean}      a client certificate was sent and verified
+//   authorizationError  {string|null}  why a client certificate did not verify
+//   peerCertificate     {Buffer|null}  the client certificate (DER)
 //
 // Attachment:
 //   info                {object}   { queue, urls: string[], ports: number[] } as bound
@@ -58,27 +76,36 @@
 //                                  the response head, optionally with (part of) the body.
 //                                  rawHeaders is [name, value, ...] as it goes on the wire
 //                                  (repeats kept); body is a Buffer, a string (latin1 is
-//                                  never assumed: strings are utf8) or null. Without
-//                                  RESPONSE_MORE this is the whole response: the fast path
-//                                  both routers serve with ONE send. Returns false when the
-//                                  window is full (wait for onDrain before sending more).
-//                                  Once the final response is sent, the router discards
-//                                  the unread rest of the request body: no further onBody
-//                                  names this id (as HTTP.SYS drains it).
+//                                  never assumed: strings are utf8) or null. An empty
+//                                  statusMessage means the standard reason phrase.
+//                                  Without RESPONSE_MORE this is the whole response: the
+//                                  fast path both routers serve with ONE send. Returns
+//                                  false when the window is full (wait for onDrain before
+//                                  sending more). Once the final response is sent, the
+//                                  router discards the unread rest of the request body:
+//                                  no further onBody names this id (as HTTP.SYS drains it).
 //                                  RESPONSE_CLOSE may be given on respond() or on the
 //                                  final sendBody(); either closes after the response.
 //   sendBody(id, chunk, flags)     more of the body (already framed: src/http writes the
-//                                  chunked framing; routers never frame). RESPONSE_MORE
-//                                  means more follows; without it this ends the response.
-//                                  Returns false like respond().
+//                                  chunked framing for HTTP/1.1 and none for HTTP/2;
+//                                  routers never frame). RESPONSE_MORE means more follows;
+//                                  without it this ends the response. Returns false like
+//                                  respond().
 //   writeContinue(id)              send `100 Continue` to the client
-//   cancel(id)                     abort the request: the router resets the connection.
-//                                  The caller does its own abort handling: onAbort is
-//                                  not called for an id the worker cancelled itself.
+//   cancel(id)                     abort the request: the router resets the connection
+//                                  (HTTP/2: the stream). The caller does its own abort
+//                                  handling: onAbort is not called for an id the worker
+//                                  cancelled itself.
 //   detach() -> Promise            stop receiving new requests (requests not yet received
 //                                  stay in the queue for other workers); in-flight ones can
-//                                  still be answered. Resolves once the router confirmed.
-//   close()                        end the attachment now; in-flight requests are cancelled
+//                                  still be answered. Resolves once the router confirmed,
+//                                  or once the attachment closed. Safe to call again.
+//   close()                        end the attachment: requests not answered yet are
+//                                  aborted (onAbort each), responses already handed over
+//                                  are still delivered, then onClose(null). Safe to call
+//                                  again; a no-op once closed.
+//   ref(), unref()                 like a socket's: whether the attachment keeps the
+//                                  process alive (server.unref()).
 //
 // Statistics a backend may keep are its own business; src/http never depends on them.
 
@@ -89,52 +116,11 @@ const RESPONSE_CLOSE = 2
 /** respond() flag: after a 101 the connection carries opaque bytes both ways (upgrade). */
 const RESPONSE_OPAQUE = 4
 
-function noop () {}
+/** QueueRequest.expect values */
+const EXPECT_CONTINUE = 'continue'
+const EXPECT_OTHER = 'other'
 
-/**
- * The handlers a backend calls, with the missing optional ones as no-ops; present ones
- * keep their `this`.
- * @param {object} h handlers as passed to attach()
- */
-function withDefaultHandlers (h) {
-  const fn = (name) => typeof h[name] === 'function' ? h[name].bind(h) : noop
-  return {
-    onRequest: fn('onRequest'),
-    onBody: fn('onBody'),
-    onBodyEnd: fn('onBodyEnd'),
-    onAbort: fn('onAbort'),
-    onDrain: fn('onDrain'),
-    onClose: fn('onClose')
-  }
-}
+/** The callbacks an attachment makes, in the order handlers are documented above. */
+const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose'])
 
-/**
- * Calls a handler for a backend delivering a batch: a throw is kept on `owner.thrown`
- * instead of cutting the batch short (the frames or events after it, and the batch's
- * acknowledgement, would be lost). raiseThrown() hands the errors on afterwards.
- */
-function callHandler (owner, fn, a, b) {
-  try {
-    fn(a, b)
-  } catch (err) {
-    if (owner.thrown === null) owner.thrown = []
-    owner.thrown.push(err)
-  }
-}
-
-/**
- * Rethrows what callHandler() kept as uncaught exceptions, one tick each as node reports
- * each throwing listener, so node's behaviour is unchanged: a crash, or the app's
- * 'uncaughtException' listener.
- */
-function raiseThrown (owner) {
-  const errors = owner.thrown
-  owner.thrown = null
-  for (const err of errors) process.nextTick(rethrow, err)
-}
-
-function rethrow (err) {
-  throw err
-}
-
-module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, withDefaultHandlers, callHandler, raiseThrown }
+module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, EXPECT_CONTINUE, EXPECT_OTHER, HANDLERS }

@@ -10,12 +10,13 @@
 
 const { EventEmitter } = require('node:events')
 const path = require('node:path')
+const { ENV } = require('../worker-interface')
 const { WorkerProcess } = require('./worker-process')
 const { shouldRestart, backoffDelay, isUnstable, CrashLoop } = require('./restart-policy')
 
 const REGISTER = path.join(__dirname, '..', 'register.js')
 
-class Worker extends EventEmitter {
+class Instance extends EventEmitter {
   /**
    * @param {object} app a validated app (src/config)
    * @param {number} inst 0-based instance number
@@ -307,17 +308,17 @@ function workerEnv (app, inst, routerEnv, extra) {
     env.PORT = String(parse(app.urls[0]).port)
   }
   Object.assign(env, extra, app.env)
-  env.HTTPSYS_QUEUE = app.name
+  env[ENV.QUEUE] = app.name
   for (const [key, value] of Object.entries(routerEnv)) {
     if (value === undefined) delete env[key]
     else env[key] = value
   }
   // the preload reports readiness only to its parent, not to the app's own cluster primary
-  env.HTTPSYS_SUPERVISOR_PID = String(process.pid)
-  env.HTTPSYS_APP = app.name
-  env.HTTPSYS_INSTANCE = String(inst)
+  env[ENV.SUPERVISOR_PID] = String(process.pid)
+  env[ENV.APP] = app.name
+  env[ENV.INSTANCE] = String(inst)
   env.NODE_APP_INSTANCE = String(inst)
   return env
 }
 
-module.exports = { Worker, workerEnv, REGISTER }
+module.exports = { Instance, workerEnv, REGISTER }

@@ -1,22 +1,22 @@
 'use strict'
 
-// Worker against real processes, with a stand-in preload (no hub needed): what a user
+// Instance against real processes, with a stand-in preload (no hub needed): what a user
 // sees of one app instance: its environment, its output as records, restarts after a
 // crash, and the stop ladder.
 
 const path = require('node:path')
 const pino = require('pino')
 const { validate } = require('../../../src/config')
-const { Worker } = require('../../../src/supervisor/worker')
+const { Instance } = require('../../../src/supervisor/instance')
 const { waitForRecord } = require('../../helpers/records')
 const { alive } = require('../../fixtures/apps/harness')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
 const PRELOAD = path.join(APPS, 'fake-preload.js')
 
-const workers = []
+const instances = []
 afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.kill()))
+  await Promise.all(instances.splice(0).map((i) => i.kill()))
 })
 
 function memoryLogger () {
@@ -25,21 +25,21 @@ function memoryLogger () {
   return { logger, records }
 }
 
-function makeWorker (appConfig, inst = 0) {
+function makeInstance (appConfig, inst = 0) {
   const app = validate({ apps: [{ kill_timeout: 2000, ...appConfig }] }, { baseDir: APPS }).apps[0]
   const { logger, records } = memoryLogger()
-  const worker = new Worker(app, inst, { routerEnv: { HTTPSYS_HUB: '/tmp/hub.sock' }, logger, preload: PRELOAD, env: { HTTPSYS_LOG_LEVEL: 'debug' } })
-  workers.push(worker)
-  return { worker, records }
+  const instance = new Instance(app, inst, { routerEnv: { HTTPSYS_HUB: '/tmp/hub.sock' }, logger, preload: PRELOAD, env: { HTTPSYS_LOG_LEVEL: 'debug' } })
+  instances.push(instance)
+  return { instance, records }
 }
 
 const waitFor = (records, predicate, timeout) => waitForRecord(records, predicate, { timeout })
 
 test('starts the script with the httpsys environment, its args, node args and cwd', async () => {
-  const { worker, records } = makeWorker({
+  const { instance, records } = makeInstance({
     name: 'api', script: 'env-dump.js', args: ['--flag', 'x'], node_args: '--no-warnings', env: { FIXTURE_VAR: 'yes' }
   }, 1)
-  worker.start()
+  instance.start()
   const line = await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('ENV '))
   const seen = JSON.parse(line.msg.slice(4))
   expect(seen.env).toEqual({
@@ -55,19 +55,19 @@ test('starts the script with the httpsys environment, its args, node args and cw
   expect(seen.argv).toEqual(['--flag', 'x'])
   expect(seen.execArgv).toEqual(['--no-warnings', '--require', PRELOAD])
   expect(seen.cwd).toBe(APPS)
-  expect(records[0]).toMatchObject({ event: 'spawn', app: 'api', inst: 1, pid: worker.pid })
+  expect(records[0]).toMatchObject({ event: 'spawn', app: 'api', inst: 1, pid: instance.pid })
 })
 
 test('PORT is the port of the first configured URL prefix', async () => {
-  const { worker, records } = makeWorker({ script: 'env-dump.js', urls: ['http://+:8123/a/', 'http://+:9000/'] })
-  worker.start()
+  const { instance, records } = makeInstance({ script: 'env-dump.js', urls: ['http://+:8123/a/', 'http://+:9000/'] })
+  instance.start()
   const line = await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('ENV '))
   expect(JSON.parse(line.msg.slice(4)).env.PORT).toBe('8123')
 })
 
 test('every output line becomes one tagged record; pino lines are merged, the last partial line is kept', async () => {
-  const { worker, records } = makeWorker({ name: 'out', script: 'output.js', args: ['0'] })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'out', script: 'output.js', args: ['0'] })
+  instance.start()
   await waitFor(records, (r) => r.event === 'exit')
   const pid = records[0].pid
   const lines = records.filter((r) => r.event === undefined)
@@ -84,9 +84,9 @@ test('every output line becomes one tagged record; pino lines are merged, the la
 })
 
 test('a crashed process is logged and started again', async () => {
-  const { worker, records } = makeWorker({ name: 'crashy', script: 'output.js', args: ['3'] })
-  worker.start()
-  const first = worker.pid
+  const { instance, records } = makeInstance({ name: 'crashy', script: 'output.js', args: ['3'] })
+  instance.start()
+  const first = instance.pid
   const exit = await waitFor(records, (r) => r.event === 'exit')
   expect(exit).toMatchObject({ app: 'crashy', inst: 0, pid: first, code: 3, signal: null, level: 40 })
   // the first delay is the backoff's floor (jitter never goes below it)
@@ -96,29 +96,29 @@ test('a crashed process is logged and started again', async () => {
 })
 
 test('stop asks over IPC and the app exits by itself; no restart follows', async () => {
-  const { worker, records } = makeWorker({ name: 'nice', script: 'graceful.js' })
-  worker.start()
-  const pid = worker.pid
+  const { instance, records } = makeInstance({ name: 'nice', script: 'graceful.js' })
+  instance.start()
+  const pid = instance.pid
   await waitFor(records, (r) => r.event === 'spawn')
   const started = Date.now()
-  await worker.stop()
+  await instance.stop()
   expect(Date.now() - started).toBeLessThan(1500)
   expect(records.find((r) => r.msg === 'cleaning up')).toBeTruthy()
   expect(records.find((r) => r.event === 'exit')).toMatchObject({ pid, code: 0, signal: null })
-  expect(worker.state).toBe('stopped')
+  expect(instance.state).toBe('stopped')
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(records.filter((r) => r.event === 'spawn')).toHaveLength(1)
   expect(alive(pid)).toBe(false)
 })
 
 test('an app that ignores the stop is killed with its children after kill_timeout', async () => {
-  const { worker, records } = makeWorker({ name: 'stubborn', script: 'stubborn.js', kill_timeout: 400 })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'stubborn', script: 'stubborn.js', kill_timeout: 400 })
+  instance.start()
   const line = await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('grandchild '))
   const grandchild = Number(line.msg.split(' ')[1])
   expect(alive(grandchild)).toBe(true)
   const started = Date.now()
-  await worker.stop()
+  await instance.stop()
   const took = Date.now() - started
   expect(took).toBeGreaterThanOrEqual(350)
   expect(took).toBeLessThan(2000)
@@ -129,25 +129,25 @@ test('an app that ignores the stop is killed with its children after kill_timeou
 })
 
 test('kill() does not wait; stop() and kill() twice are harmless', async () => {
-  const { worker, records } = makeWorker({ name: 'stubborn', script: 'stubborn.js', kill_timeout: 10000 })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'stubborn', script: 'stubborn.js', kill_timeout: 10000 })
+  instance.start()
   await waitFor(records, (r) => typeof r.msg === 'string' && r.msg.startsWith('grandchild '))
-  const stopping = worker.stop()
+  const stopping = instance.stop()
   const started = Date.now()
-  await Promise.all([worker.kill(), worker.kill(), worker.stop(), stopping])
+  await Promise.all([instance.kill(), instance.kill(), instance.stop(), stopping])
   expect(Date.now() - started).toBeLessThan(2000)
   expect(records.filter((r) => r.event === 'exit')).toHaveLength(1)
-  await worker.stop()
+  await instance.stop()
 })
 
 test('stop during the restart delay leaves it stopped', async () => {
-  const { worker, records } = makeWorker({ name: 'crashy', script: 'output.js', args: ['1'] })
-  worker.start()
+  const { instance, records } = makeInstance({ name: 'crashy', script: 'output.js', args: ['1'] })
+  instance.start()
   await waitFor(records, (r) => r.event === 'backoff')
-  await worker.stop()
+  await instance.stop()
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(records.filter((r) => r.event === 'spawn')).toHaveLength(1)
-  expect(worker.state).toBe('stopped')
+  expect(instance.state).toBe('stopped')
 })
 
 async function waitForDeath (pid, timeout = 3000) {

@@ -1,7 +1,7 @@
 'use strict'
 
 const crypto = require('node:crypto')
-const P = require('../../../src/hub/protocol')
+const P = require('../../../src/wire/protocol')
 const { T } = P
 
 // Writes frames with `build`, then feeds the bytes to a FrameReader in the given pieces.
@@ -39,7 +39,7 @@ const head = {
 }
 const conn = { remoteAddress: '::ffff:127.0.0.1', remotePort: 54321, localAddress: '::ffff:127.0.0.1', localPort: 8080, family: 6, id: 4000000000 }
 
-describe('hub protocol codec', () => {
+describe('wire protocol codec', () => {
   test('REQUEST round-trips to the contract\'s QueueRequest', () => {
     const flags = P.REQ_HAS_BODY | P.REQ_KEEP_ALIVE | P.REQ_EXPECT_CONTINUE
     const { frames } = roundTrip((w) => w.request(7, head, conn, flags))
@@ -63,9 +63,16 @@ describe('hub protocol codec', () => {
       hasBody: true,
       connectionId: 4000000000,
       keepAlive: true,
-      expectContinue: true,
+      expect: 'continue',
       upgrade: false
     })
+  })
+
+  test('REQUEST: an Expect header other than 100-continue is reported as such', () => {
+    const { frames } = roundTrip((w) => w.request(8, head, conn, P.REQ_EXPECT_OTHER))
+    expect(P.decodeRequest(frames[0].id, frames[0].b, frames[0].start).expect).toBe('other')
+    const plain = roundTrip((w) => w.request(9, head, conn, 0)).frames[0]
+    expect(P.decodeRequest(plain.id, plain.b, plain.start).expect).toBeNull()
   })
 
   test('RESPONSE carries status, flags, ttl, reason, a wire-ready header block and a utf8 body', () => {

@@ -1,0 +1,201 @@
+'use strict'
+
+// A worker's attachment to an HTTP.SYS request queue: the transport under
+// attachment-base.js, over the addon's Queue (native/src/queue.h):
+//
+//   queue.start(onEvents)   batches arrive as a flat [type, id, arg, type, id, arg, ...]
+//   queue.respond / sendBody / readBody / cancel -> Win32 code (0: issued)
+//   queue.stopReceiving(), queue.close(), queue.ref(), queue.unref(), queue.info()
+//
+// Every send the addon issues ends in exactly one SENT event (its Win32 code), which is
+// how the response window reopens and how close() knows when the kernel has finished
+// the responses already handed over.
+
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
+const {
+  AttachmentBase, RequestState, byteLength, kReadBody, kRespond, kSendBody, kContinue, kCancel,
+  kDetach, kClose, kRef
+} = require('../attachment-base')
+
+// Response bytes a request may have in flight before respond()/sendBody() say "wait".
+const RESPONSE_WINDOW = 256 * 1024
+// How long close() lets the kernel finish responses already handed over (a large
+// download to a slow client) before it cancels them. The supervisor's kill_timeout
+// bounds a stop in any case.
+const CLOSE_SEND_DEADLINE_MS = 10000
+
+class HttpSysRequestState extends RequestState {
+  constructor (req) {
+    super(req)
+    this.closeAfter = false // respond(MORE | CLOSE): the last piece carries the close
+  }
+}
+
+class HttpSysAttachment extends AttachmentBase {
+  /**
+   * @param {object} native the addon's Queue
+   * @param {object} platform { wine, features, events, errors } of the addon
+   * @param {object} handlers
+   * @param {object} info { queue, urls, ports }
+   * @param {object} errors how the ends of an attachment are worded (errors.js)
+   * @param {(code: number) => Error} errors.receiveFailed receiving stopped with this Win32 code
+   * @param {() => Error} errors.queueClosed the queue was closed under the worker
+   */
+  constructor (native, platform, handlers, info, errors) {
+    super(handlers, { window: RESPONSE_WINDOW })
+    this.info = info
+    this.native = native
+    this.platform = platform
+    this.errors = errors
+    this.sending = new Map() // id -> sizes of its sends the kernel has not completed, oldest first
+    this.sendsInFlight = 0
+    this.failure = null
+    this.closeTimer = null
+    this.nativeClosed = false
+  }
+
+  // ---- transport: worker -> HTTP.SYS --------------------------------------------
+
+  [kReadBody] (id) {
+    this.native.readBody(id)
+  }
+
+  [kRespond] (id, st, statusCode, reason, headers, body, flags, cacheTtl) {
+    // After a 101 the connection carries opaque bytes: they are read as a body.
+    if (flags & RESPONSE_OPAQUE) st.bodyDone = false
+    flags = closeOnLastPiece(st, flags)
+    return this.issued(id, this.native.respond(id, statusCode, reason, headers, body, flags, cacheTtl), byteLength(body))
+  }
+
+  [kSendBody] (id, st, chunk, flags) {
+    if ((flags & RESPONSE_MORE) !== 0) {
+      if ((flags & RESPONSE_CLOSE) !== 0) st.closeAfter = true
+      flags &= ~RESPONSE_CLOSE
+    } else if (st.closeAfter) {
+      flags |= RESPONSE_CLOSE
+    }
+    return this.issued(id, this.native.sendBody(id, chunk, flags), byteLength(chunk))
+  }
+
+  // HTTP.SYS sends `100 Continue` itself on the first body read.
+  [kContinue] (id, st) {
+    if (!st.bodyDone) this.native.readBody(id)
+  }
+
+  [kCancel] (id) {
+    this.native.cancel(id)
+  }
+
+  [kDetach] () {
+    this.native.stopReceiving()
+  }
+
+  // Responses already handed to the kernel finish first (a stop or a reload must not cut
+  // a download short); the queue handle closes once they have, or at the deadline.
+  [kClose] () {
+    if (this.sendsInFlight === 0) return this.closeNative()
+    this.closeTimer = setTimeout(() => this.closeNative(), CLOSE_SEND_DEADLINE_MS)
+    this.closeTimer.unref()
+  }
+
+  [kRef] (refed) {
+    if (refed) this.native.ref()
+    else this.native.unref()
+  }
+
+  closeNative () {
+    if (this.closeTimer !== null) {
+      clearTimeout(this.closeTimer)
+      this.closeTimer = null
+    }
+    if (this.nativeClosed) return
+    this.nativeClosed = true
+    this.native.close()
+  }
+
+  /** A send the addon was asked for: 0 means one SENT event will follow. */
+  issued (id, code, bytes) {
+    if (code !== 0) {
+      // Not sent, and nothing more can be: the request is over (contract: onAbort).
+      // Reported on the next tick, never re-entrantly from inside respond()/sendBody().
+      process.nextTick(() => {
+        this.aborted(id)
+        this.endBatch()
+      })
+      return 0
+    }
+    const sizes = this.sending.get(id)
+    if (sizes === undefined) this.sending.set(id, [bytes])
+    else sizes.push(bytes)
+    this.sendsInFlight++
+    return bytes
+  }
+
+  // ---- transport: HTTP.SYS -> worker --------------------------------------------
+
+  onEvents (events) {
+    const E = this.platform.events
+    // Every handler call goes through deliver(): one throwing (an app's request listener)
+    // must not lose the rest of the batch (the next request would hang) nor escape into
+    // the addon's thread-safe function.
+    for (let i = 0; i < events.length; i += 3) {
+      const type = events[i]
+      const id = events[i + 1]
+      const arg = events[i + 2]
+      switch (type) {
+        case E.REQUEST:
+          this.received(arg, new HttpSysRequestState(arg))
+          break
+        case E.BODY:
+          this.body(id, arg)
+          break
+        case E.BODY_END:
+          this.bodyEnd(id)
+          break
+        case E.SENT:
+          this.onSent(id, arg)
+          break
+        case E.ABORT:
+          this.aborted(id)
+          break
+        case E.DETACHED:
+          this.detachConfirmed()
+          break
+        case E.FATAL:
+          // Receiving stopped for good: end the attachment with the reason.
+          if (this.failure === null) this.failure = this.errors.receiveFailed(arg)
+          this.closeNative()
+          break
+        case E.CLOSED:
+          this.nativeClosed = true
+          this.ended(this.failure || this.errors.queueClosed())
+          break
+      }
+    }
+    this.endBatch()
+  }
+
+  onSent (id, code) {
+    const sizes = this.sending.get(id)
+    let bytes = 0
+    if (sizes !== undefined) {
+      bytes = sizes.shift()
+      if (sizes.length === 0) this.sending.delete(id)
+      this.sendsInFlight--
+    }
+    if (code !== 0) this.aborted(id) // the addon cancelled the request: the client is not left waiting
+    else this.acknowledged(id, bytes)
+    if (this.sendsInFlight === 0 && this.userClosed && !this.nativeClosed) this.closeNative()
+  }
+}
+
+// HTTP.SYS leaves MORE_DATA with DISCONNECT undefined: the close goes with the last piece.
+function closeOnLastPiece (st, flags) {
+  if ((flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) !== 0 && (flags & RESPONSE_CLOSE) !== 0) {
+    st.closeAfter = true
+    return flags & ~RESPONSE_CLOSE
+  }
+  return flags
+}
+
+module.exports = { HttpSysAttachment, HttpSysRequestState, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }

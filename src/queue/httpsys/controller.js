@@ -1,0 +1,44 @@
+'use strict'
+
+// The controller's side of HTTP.SYS (the supervisor): one named request queue per app,
+// holding the app's URL prefixes, which the app's workers open by name. The controller
+// never receives; requests wait in the kernel queue while workers restart. ASP.NET
+// Core's HttpSys calls this the Create mode, and the workers' side the Attach mode.
+
+/**
+ * @param {object} addon the loaded addon
+ * @param {object} errors the error mapper (errors.js)
+ * @param {string} name the queue's machine-wide name
+ * @param {object} [options]
+ * @param {string[]} [options.urls] prefixes registered on the queue
+ * @param {number} [options.queueLength] requests held before HTTP.SYS answers 503
+ * @param {number} [options.verbosity] the 503 verbosity (default: the addon's, Limited)
+ * @param {object} [options.timeouts] HTTP.SYS timeouts (seconds; minSendRate bytes/s)
+ * @param {number} [options.maxConnections]
+ * @param {string} [options.sddl] who may open the queue
+ * @param {string} [options.app] for error messages
+ * @returns {{name: string, urls: string[], addUrl: Function, removeUrl: Function, close: Function}}
+ */
+function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, timeouts, maxConnections, sddl, app } = {}) {
+  let native
+  try {
+    native = new addon.Queue({ mode: 'controller', name, urls, queueLength, verbosity, timeouts, maxConnections, sddl })
+  } catch (err) {
+    throw errors.toError(err, { queue: name, app })
+  }
+  return {
+    name,
+    get urls () { return native.info().urls },
+    addUrl (url) {
+      try {
+        native.addUrl(url)
+      } catch (err) {
+        throw errors.toError(err, { queue: name, app })
+      }
+    },
+    removeUrl (url) { return native.removeUrl(url) === 0 },
+    close () { native.close() }
+  }
+}
+
+module.exports = { createQueue }

@@ -1,0 +1,159 @@
+'use strict'
+
+// The queue backend for Windows: HTTP.SYS through the native addon (native/). All
+// policy is in JavaScript; the addon only wraps the OS calls and reports Win32 codes.
+//
+//   attachment.js        a worker's attachment (the transport under attachment-base.js)
+//   wine-attachment.js   the same, with the workarounds Wine's HTTP.SYS needs
+//   controller.js        the supervisor's queues (create + register URLs)
+//   errors.js            Win32 codes -> the coded errors of src/errors.js
+//   service-config.js    URL reservations and certificate bindings (setup commands)
+//   loader.js            finds and loads the .node file
+
+const net = require('node:net')
+const os = require('node:os')
+const { codes } = require('../../errors')
+const urlprefix = require('../../urlprefix')
+const { readWorkerEnv } = require('../../worker-interface')
+const { HttpSysAttachment } = require('./attachment')
+const { WineAttachment } = require('./wine-attachment')
+const { createQueue } = require('./controller')
+const { createErrorMapper, portOf } = require('./errors')
+const { createServiceConfig } = require('./service-config')
+
+/**
+ * The backend over an addon (the real one, or a fake one in tests).
+ * @param {() => object} getAddon loads the addon; throws ERR_HTTPSYS_NATIVE_UNAVAILABLE
+ */
+function createBackend (getAddon) {
+  let platform = null
+  let errors = null
+  const addon = () => {
+    const b = getAddon()
+    if (platform === null) {
+      platform = { ...b.platform(), events: b.events, errors: b.errors() }
+      errors = createErrorMapper(platform)
+    }
+    return b
+  }
+
+  /**
+   * Worker side: open a named queue (Attach mode: the worker registers nothing), or
+   * (standalone, or a named queue that does not exist) create one for `urls`.
+   * @param {object} options see src/wire/contract.js; extra tuning: receives, bufferSize,
+   *   bodyChunk, bufferData (kernel response buffering), queueLength, verbosity, timeouts
+   * @returns {Promise<HttpSysAttachment>}
+   */
+  async function attach ({ queue, urls, handlers, ...tuning } = {}) {
+    if (!handlers || typeof handlers.onRequest !== 'function') {
+      throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
+    }
+    const b = addon()
+    const prefixes = await withFreePorts(urls || [])
+    if (tuning.receives === undefined) tuning.receives = defaultReceives(platform)
+    let native = null
+    let registered = []
+    if (queue) {
+      // Under the supervisor the controller registered the app's prefixes; a worker
+      // adds none (an app on http://+:8080/api/ calling listen(8080) must not take the
+      // port's root), whatever its listen() asked for.
+      try {
+        native = new b.Queue({ ...tuning, mode: 'open', name: queue, urls: [] })
+        registered = readWorkerEnv().queueUrls
+      } catch (err) {
+        if (!errors.is(err, 'ERROR_FILE_NOT_FOUND') || err.syscall !== 'HttpCreateRequestQueue') throw errors.toError(err, { queue })
+        if (prefixes.length === 0) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue, win32: err.win32 })
+      }
+    }
+    if (native === null) {
+      try {
+        native = new b.Queue({ ...tuning, mode: 'create', name: queue || '', urls: prefixes })
+      } catch (err) {
+        throw errors.toError(err, { queue })
+      }
+    }
+    const own = native.info().urls
+    const bound = own.length > 0 ? own : registered.length > 0 ? registered : prefixes
+    const info = { queue: queue || null, urls: bound, ports: portsOf(bound) }
+    const Attachment = platform.wine ? WineAttachment : HttpSysAttachment
+    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue))
+    try {
+      native.start((events) => attachment.onEvents(events))
+    } catch (err) {
+      // The queue (and the prefixes it registered) must not outlive the failed attach.
+      native.close()
+      throw errors.toError(err, { queue })
+    }
+    return attachment
+  }
+
+  return {
+    attach,
+    /** Controller side: see controller.js */
+    createQueue (name, options) {
+      const b = addon()
+      return createQueue(b, errors, name, options)
+    },
+    /** { wine: string|null, features: {...}, events, errors } of the loaded addon */
+    platform () {
+      addon()
+      return platform
+    },
+    toError (err, context) {
+      addon()
+      return errors.toError(err, context)
+    }
+  }
+}
+
+// Receives kept outstanding: ASP.NET keeps 5 per CPU; at least 16 so a burst of new
+// connections is taken at once. Wine's http.sys only ever looks at the newest
+// connection for a receive posted after requests queued up (docs/wine.md), so there
+// every request must find a receive already waiting: the most the addon allows.
+function defaultReceives (platform) {
+  if (platform.wine) return 256
+  return Math.min(Math.max(5 * os.availableParallelism(), 16), 64)
+}
+
+// A prefix asking for port 0 gets a free port now: HTTP.SYS has no "any port".
+async function withFreePorts (urls) {
+  const out = []
+  for (const url of urls) {
+    const parsed = urlprefix.parse(url, { allowPortZero: true })
+    if (parsed.port !== 0) {
+      out.push(parsed.prefix)
+      continue
+    }
+    const port = await freePort()
+    out.push(`${parsed.scheme}://${parsed.host}:${port}${parsed.path}`)
+  }
+  return out
+}
+
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.unref()
+    server.once('error', reject)
+    server.listen(0, () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function portsOf (urls) {
+  return [...new Set(urls.map(portOf).filter((p) => p !== undefined))]
+}
+
+const loadAddon = () => require('./loader').load()
+const backend = createBackend(loadAddon)
+
+module.exports = {
+  attach: backend.attach,
+  createQueue: backend.createQueue,
+  platform: backend.platform,
+  toError: backend.toError,
+  serviceConfig: createServiceConfig(loadAddon),
+  createBackend
+}

@@ -1,0 +1,91 @@
+'use strict'
+
+// Wine's HTTP.SYS, the Linux test bed for the Windows backend, lacks two calls: it has
+// no HttpSendResponseEntityBody (a stub that aborts) and no HttpCancelHttpRequest
+// (docs/wine.md). This attachment works around both and is used only where the addon
+// detected Wine (platform.wine); on Windows these paths never run.
+//
+// - A response sent in pieces is held here and goes out in one HttpSendHttpResponse at
+//   its end (the one send Wine supports); src/http's chunked framing is undone so the
+//   one complete send carries a length instead.
+// - cancel() ends the exchange with a 500 and a connection close instead.
+
+const { STATUS_CODES } = require('node:http')
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
+const { kRespond, kSendBody, kCancel } = require('../attachment-base')
+const { HttpSysAttachment } = require('./attachment')
+
+class WineAttachment extends HttpSysAttachment {
+  [kRespond] (id, st, statusCode, reason, headers, body, flags, cacheTtl) {
+    if (this.platform.features.streaming || (flags & RESPONSE_OPAQUE) !== 0) {
+      return super[kRespond](id, st, statusCode, reason, headers, body, flags, cacheTtl)
+    }
+    st.held = { statusCode, reason, headers, chunks: body !== null ? [body] : [], cacheTtl, close: flags & RESPONSE_CLOSE }
+    if ((flags & RESPONSE_MORE) === 0) this.sendHeld(id, st, flags)
+    return 0
+  }
+
+  [kSendBody] (id, st, chunk, flags) {
+    if (st.held === undefined || st.held === null) return super[kSendBody](id, st, chunk, flags)
+    if (chunk !== null) st.held.chunks.push(chunk)
+    if ((flags & RESPONSE_MORE) === 0) this.sendHeld(id, st, flags)
+    return 0
+  }
+
+  [kCancel] (id, st) {
+    if (this.platform.features.cancel) return super[kCancel](id, st)
+    // Not answered yet (or held): end the exchange and ask for the close.
+    if (!st.responded || st.held) {
+      this.issued(id, this.native.respond(id, 500, STATUS_CODES[500], ['Content-Length', '0'], null, RESPONSE_CLOSE, 0), 0)
+    }
+  }
+
+  sendHeld (id, st, flags) {
+    const held = st.held
+    st.held = null
+    let headers = held.headers
+    let body = held.chunks.map(toBuffer)
+    if (hasChunkedEncoding(headers)) {
+      headers = withoutHeader(headers, 'transfer-encoding')
+      body = [unchunk(Buffer.concat(body))]
+    }
+    const bytes = body.reduce((n, b) => n + b.length, 0)
+    this.issued(id, this.native.respond(id, held.statusCode, held.reason, headers, body, (flags | held.close) & RESPONSE_CLOSE, held.cacheTtl), bytes)
+  }
+}
+
+function hasChunkedEncoding (raw) {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() === 'transfer-encoding' && /\bchunked\b/i.test(raw[i + 1])) return true
+  }
+  return false
+}
+
+function withoutHeader (raw, name) {
+  const out = []
+  for (let i = 0; i < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() !== name) out.push(raw[i], raw[i + 1])
+  }
+  return out
+}
+
+/** Removes HTTP/1.1 chunked framing (RFC 9112 section 7.1); trailers are dropped. */
+function unchunk (buf) {
+  const parts = []
+  let p = 0
+  while (p < buf.length) {
+    const eol = buf.indexOf('\r\n', p, 'latin1')
+    if (eol === -1) break
+    const size = parseInt(buf.latin1Slice(p, eol).split(';')[0].trim(), 16)
+    if (!(size > 0)) break
+    parts.push(buf.subarray(eol + 2, eol + 2 + size))
+    p = eol + 2 + size + 2
+  }
+  return Buffer.concat(parts)
+}
+
+function toBuffer (chunk) {
+  return typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
+}
+
+module.exports = { WineAttachment, unchunk }

@@ -1,0 +1,73 @@
+'use strict'
+
+// The interface between the supervisor and the worker processes it starts: the
+// environment variables it hands a worker and the IPC messages both sides exchange.
+// The supervisor writes them (src/supervisor/instance.js, the routers' workerEnv()), the
+// preload and the queue backends read them; this module is the one place their names
+// are spelled. docs/architecture.md describes the semantics.
+
+/** Environment variables the supervisor sets for a worker (and the user may set). */
+const ENV = Object.freeze({
+  /** the hub's worker socket (Unix socket or named pipe); unset on HTTP.SYS and standalone */
+  HUB: 'HTTPSYS_HUB',
+  /** the app's queue name: every server of the worker attaches to it */
+  QUEUE: 'HTTPSYS_QUEUE',
+  /** the prefixes the controller registered on the queue, comma-separated (HTTP.SYS) */
+  QUEUE_URLS: 'HTTPSYS_QUEUE_URLS',
+  /** the router: 'hub' | 'httpsys' | 'auto' (unset: auto) */
+  BACKEND: 'HTTPSYS_BACKEND',
+  /** the supervisor's pid: only its own child speaks the IPC protocol below */
+  SUPERVISOR_PID: 'HTTPSYS_SUPERVISOR_PID',
+  /** the app's name and this process's instance number */
+  APP: 'HTTPSYS_APP',
+  INSTANCE: 'HTTPSYS_INSTANCE',
+  /** pino level of the worker's own httpsys records */
+  LOG_LEVEL: 'HTTPSYS_LOG_LEVEL'
+})
+
+/** IPC message types ({ type, ... }) between the supervisor and its worker. */
+const MSG = Object.freeze({
+  /**
+   * supervisor -> worker: stop. The preload runs the app's SIGTERM/SIGINT listeners when
+   * it has any, else closes its servers once their requests are answered and exits.
+   * Carries { deadline } (ms the supervisor waits before killing).
+   */
+  SHUTDOWN: 'httpsys:shutdown',
+  /**
+   * supervisor -> worker: stop taking requests from the queue and finish the ones in
+   * flight, without exiting (the first step of the stop ladder and of a rolling reload).
+   */
+  DRAIN: 'httpsys:drain',
+  /** worker -> supervisor: every server has closed after DRAIN */
+  DRAINED: 'httpsys:drained',
+  /** supervisor -> worker: report memory; answered with { type: STATS, rss, heapUsed } */
+  STATS: 'httpsys:stats',
+  /** worker -> supervisor, once: a server of this process is attached to its queue */
+  READY: 'httpsys:ready'
+})
+
+/**
+ * What the worker side reads from its environment.
+ * @param {object} [env=process.env]
+ * @returns {{hub: string|null, queue: string|null, queueUrls: string[], backend: string,
+ *   supervisorPid: number|null, app: string|null, instance: number|null}}
+ */
+function readWorkerEnv (env = process.env) {
+  const pid = Number(env[ENV.SUPERVISOR_PID])
+  const inst = Number(env[ENV.INSTANCE])
+  return {
+    hub: env[ENV.HUB] || null,
+    queue: env[ENV.QUEUE] || null,
+    queueUrls: listOf(env[ENV.QUEUE_URLS]),
+    backend: env[ENV.BACKEND] || 'auto',
+    supervisorPid: env[ENV.SUPERVISOR_PID] && pid > 0 ? pid : null,
+    app: env[ENV.APP] || null,
+    instance: env[ENV.INSTANCE] !== undefined && env[ENV.INSTANCE] !== '' && Number.isInteger(inst) ? inst : null
+  }
+}
+
+function listOf (value) {
+  return value ? value.split(/[\s,]+/).filter(Boolean) : []
+}
+
+module.exports = { ENV, MSG, readWorkerEnv }
