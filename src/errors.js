@@ -119,6 +119,29 @@ define('ERR_HTTPSYS_TLS_UNSUPPORTED', (d) =>
   'use http://... behind a TLS proxy, or run on Windows with HTTP.SYS.')
 
 // ---------------------------------------------------------------------------
+// Windows setup: URL reservations, certificate bindings, doctor (src/setup)
+
+define('ERR_HTTPSYS_NOT_ELEVATED', (d) =>
+  `${d.what || 'This change'} needs Administrator rights: HTTP.SYS answered ${d.syscall || 'the call'} with ERROR_ACCESS_DENIED (5). ` +
+  `Open an elevated prompt (right-click Terminal > Run as administrator) and run${d.command ? `: \`${d.command}\`` : ' the command again'}.`)
+define('ERR_HTTPSYS_URLACL_CONFLICT', (d) =>
+  `The URL prefix ${d.prefix} is already reserved for ${d.owners || 'another account'}${d.sddl ? ` (${d.sddl})` : ''}. ` +
+  `To give it to ${d.user || 'this account'} instead, run elevated: \`httpsys urlacl delete ${d.prefix}\`, then \`httpsys urlacl add ${d.prefix}${d.user ? ` --user ${d.user}` : ''}\`.`)
+define('ERR_HTTPSYS_ACCOUNT_UNKNOWN', (d) =>
+  `Windows knows no account named ${str(d.account)} (${d.win32Name || 'ERROR_NONE_MAPPED'}, ${d.win32 || 1332}). ` +
+  'Give DOMAIN\\user or a SID (`whoami /user` prints yours); group names such as Everyone or Users are translated on non-English Windows, ' +
+  'so use their SID: --sddl "D:(A;;GX;;;S-1-1-0)" is Everyone.')
+define('ERR_HTTPSYS_CERT_UNUSABLE', (d) =>
+  `HTTP.SYS cannot use the certificate ${d.thumbprint} for ${d.binding}: ${d.reason || 'it is not in LocalMachine\\' + (d.store || 'My') + ', or it has no private key, or its key cannot be used (ERROR_NO_SUCH_LOGON_SESSION, 1312)'}. ` +
+  `Import it with its private key (\`httpsys cert add --port ${d.port || 443} --pfx site.pfx\`), or see \`httpsys doctor\`.`)
+define('ERR_HTTPSYS_CERT_FILE', (d) =>
+  `Cannot use the certificate file ${d.file}: ${d.reason}. ` +
+  'Give a .pfx with its --passphrase, or a PEM certificate (--cert) with its PEM private key (--key).')
+define('ERR_HTTPSYS_SETUP_REQUIRED', (d) =>
+  `${d.count} URL reservation${d.count === 1 ? '' : 's'} or certificate binding${d.count === 1 ? ' is' : 's are'} missing and this prompt is not elevated, so nothing was started. ` +
+  'Run the commands above once from an elevated prompt (or `httpsys start --setup` there), then start again.')
+
+// ---------------------------------------------------------------------------
 // Configuration and the CLI (src/config, src/cli, src/supervisor)
 
 define('ERR_HTTPSYS_CONFIG_NOT_FOUND', (d) =>

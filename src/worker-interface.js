@@ -22,7 +22,13 @@ const ENV = Object.freeze({
   APP: 'HTTPSYS_APP',
   INSTANCE: 'HTTPSYS_INSTANCE',
   /** pino level of the worker's own httpsys records */
-  LOG_LEVEL: 'HTTPSYS_LOG_LEVEL'
+  LOG_LEVEL: 'HTTPSYS_LOG_LEVEL',
+  /**
+   * request body bytes beyond which the worker answers 413 (limits.max_body_size; 0: no
+   * limit). HTTP.SYS has no such limit, so on that router each worker enforces it; the
+   * hub enforces it itself.
+   */
+  MAX_BODY_SIZE: 'HTTPSYS_MAX_BODY_SIZE'
 })
 
 /** IPC message types ({ type, ... }) between the supervisor and its worker. */
@@ -50,11 +56,12 @@ const MSG = Object.freeze({
  * What the worker side reads from its environment.
  * @param {object} [env=process.env]
  * @returns {{hub: string|null, queue: string|null, queueUrls: string[], backend: string,
- *   supervisorPid: number|null, app: string|null, instance: number|null}}
+ *   supervisorPid: number|null, app: string|null, instance: number|null, maxBodySize: number}}
  */
 function readWorkerEnv (env = process.env) {
   const pid = Number(env[ENV.SUPERVISOR_PID])
   const inst = Number(env[ENV.INSTANCE])
+  const maxBody = Number(env[ENV.MAX_BODY_SIZE])
   return {
     hub: env[ENV.HUB] || null,
     queue: env[ENV.QUEUE] || null,
@@ -62,7 +69,8 @@ function readWorkerEnv (env = process.env) {
     backend: env[ENV.BACKEND] || 'auto',
     supervisorPid: env[ENV.SUPERVISOR_PID] && pid > 0 ? pid : null,
     app: env[ENV.APP] || null,
-    instance: env[ENV.INSTANCE] !== undefined && env[ENV.INSTANCE] !== '' && Number.isInteger(inst) ? inst : null
+    instance: env[ENV.INSTANCE] !== undefined && env[ENV.INSTANCE] !== '' && Number.isInteger(inst) ? inst : null,
+    maxBodySize: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : Infinity
   }
 }
 

@@ -9,7 +9,7 @@ const { Command, CommanderError } = require('commander')
 const pkg = require('../../package.json')
 const start = require('./start')
 const COMMANDS = [start, require('./ls'), require('./reload'), require('./restart'), require('./stop'), require('./logs'),
-  require('./init'), require('./config')]
+  require('./init'), require('./config'), require('./doctor'), require('./urlacl'), require('./cert')]
 
 // httpsys's own frames say nothing to someone whose config file threw
 const SRC = path.join(__dirname, '..') + path.sep
@@ -25,10 +25,17 @@ Examples:
   $ httpsys reload api                             new processes, no failed request
   $ httpsys logs api -f                            follow one app's records
   $ httpsys init                                   write a commented httpsys.config.js
+  $ httpsys doctor                                 check ports, reservations and certificates for the config
+  $ httpsys urlacl add http://+:8080/              (Windows, elevated) let this account register the prefix
+  $ httpsys cert add --port 443 --pfx site.pfx     (Windows, elevated) serve site.pfx on port 443
 
 Run \`httpsys <command> --help\` for the options of a command.`
 
-function createProgram () {
+/**
+ * @param {object} [deps] what the setup commands work with (src/cli/setup-deps.js);
+ *   tests pass a platform and a service configuration over the fake addon
+ */
+function createProgram (deps) {
   const program = new Command('httpsys')
   program
     .description('Run unmodified node.js apps behind a request queue: several apps on one port by URL prefix, ' +
@@ -40,7 +47,7 @@ function createProgram () {
     .exitOverride()
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('after', EXAMPLES)
-  for (const command of COMMANDS) command.register(program)
+  for (const command of COMMANDS) command.register(program, deps)
   return program
 }
 

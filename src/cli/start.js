@@ -6,6 +6,7 @@
 const path = require('node:path')
 const { Option, InvalidArgumentError } = require('commander')
 const { parseInstances, BACKENDS } = require('../config/schema')
+const { setupDeps } = require('./setup-deps')
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']
 // `httpsys start api.config.js` means the config file, as with pm2
@@ -26,10 +27,13 @@ Examples:
   $ httpsys start app.js --watch                      reload when a file changes (development)
   $ httpsys start --env production --env-file .env    the env_production blocks, plus .env
   $ httpsys start app.js --backend hub                the hub router, also on Windows
+  $ httpsys start -c httpsys.config.js --setup        (Windows) make the URL reservations and
+                                                      certificate bindings first, or say how
 
 From another terminal: httpsys ls, httpsys reload <app|all>, httpsys logs -f.`
 
-function register (program) {
+function register (program, deps) {
+  const d = setupDeps(deps)
   program.command('start')
     .summary('run an app, or the apps of a config file, in the foreground')
     .description('Run an app, or the apps of a config file, under the httpsys supervisor, in the foreground.')
@@ -55,18 +59,51 @@ function register (program) {
       .choices(BACKENDS))
     .addOption(new Option('--log-level <level>', 'least level logged, for httpsys and the apps').choices(LOG_LEVELS).default('info'))
     .option('--json', 'write JSON log lines even in a terminal')
+    .option('--setup', 'Windows: first make the URL reservations and certificate bindings (tls) the config needs ' +
+      '(elevated), or print the commands that would and start nothing')
     .addHelpText('after', EXAMPLES)
-    .action(action)
+    .action((script, args, options, command) => action(d, script, args, options, command))
 }
 
-async function action (script, args, options, command) {
+async function action (d, script, args, options, command) {
   const request = toRequest(script, args, options, command)
   const { resolveStartConfig } = require('../config')
   const { runForeground } = require('../supervisor')
   const config = await resolveStartConfig(request)
+  if (options.setup) setup(d, config)
   const code = await runForeground(config, { json: request.json, logLevel: request.logLevel })
   // the supervisor owns this process: once everything is stopped, nothing else may keep it
   process.exit(code)
+}
+
+/**
+ * --setup: the reservations and bindings the config needs. Elevated (or unknown), they
+ * are made and each is printed; not elevated, the commands are printed and nothing
+ * starts (ERR_HTTPSYS_SETUP_REQUIRED). Off Windows the hub needs none of it.
+ */
+function setup (d, config) {
+  if (!d.windows) {
+    d.out('--setup: the router here is the httpsys hub, which needs no URL reservation or certificate binding\n')
+    return
+  }
+  const { planSetup } = require('../setup/start-setup')
+  const sc = d.serviceConfig()
+  const { steps, notes } = planSetup(config, sc)
+  for (const note of notes) d.out(`--setup: ${note}\n`)
+  if (steps.length === 0) {
+    d.out('--setup: every URL reservation and certificate binding the config needs is in place\n')
+    return
+  }
+  if (sc.isElevated() === false) {
+    d.out('--setup: run these once from an elevated prompt (or `httpsys start --setup` there):\n')
+    for (const step of steps) d.out(`  ${step.command}\n`)
+    const { codes } = require('../errors')
+    throw new codes.ERR_HTTPSYS_SETUP_REQUIRED({ count: steps.length })
+  }
+  for (const step of steps) {
+    step.run()
+    d.out(`--setup: ${step.what}: done\n`)
+  }
 }
 
 /** argv -> the plain request src/config understands; usage errors exit 2. */
@@ -148,4 +185,4 @@ function instancesArg (value) {
   return n
 }
 
-module.exports = { register, toRequest }
+module.exports = { register, toRequest, setup }

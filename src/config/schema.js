@@ -287,7 +287,99 @@ const topSchema = {
     doc: 'the router: "auto" (HTTP.SYS on Windows when its addon loads and every app has urls, else the hub), "httpsys" or "hub"',
     default: () => 'auto',
     check: (value, ctx) => oneOf(value, ctx, BACKENDS)
+  },
+  limits: {
+    doc: 'the router\'s limits, the same on the hub and on HTTP.SYS: queue_length, max_body_size, header_timeout, idle_timeout, body_timeout, queue_timeout, max_connections',
+    default: () => ({ ...LIMIT_DEFAULTS }),
+    check: (value, ctx) => subObject(value, ctx, limitsSchema, LIMIT_DEFAULTS, '{ queue_length: 1000, max_body_size: "100M" }')
+  },
+  tls: {
+    doc: 'certificates for https prefixes: [{ port, host?, ip?, thumbprint? | pfx + passphrase? | cert + key, store? }]; on Windows `httpsys start --setup` binds them',
+    default: () => [],
+    check (value, ctx) {
+      if (!Array.isArray(value)) ctx.fail(`must be an array, got ${describe(value)}`, 'For example tls: [{ port: 443, pfx: "./site.pfx" }].')
+      return value.map((entry, i) => subObject(entry, ctx.at(i), tlsSchema, {}, '{ port: 443, pfx: "./site.pfx" }'))
+    }
   }
+}
+
+// HTTP.SYS keeps its timers in whole seconds in a USHORT (HTTP_TIMEOUT_LIMIT_INFO), and
+// cannot turn one off (0 means "the default"): the same range holds on the hub, so one
+// config means the same on both routers.
+// https://learn.microsoft.com/windows/win32/api/http/ns-http-http_timeout_limit_info
+const MAX_TIMER_S = 65535
+const LIMIT_DEFAULTS = Object.freeze({
+  queue_length: 1000,
+  max_body_size: 100 * 1024 * 1024,
+  header_timeout: 60000,
+  idle_timeout: 5000,
+  body_timeout: 120000,
+  queue_timeout: 120000,
+  max_connections: 0
+})
+
+const limitsSchema = {
+  queue_length: {
+    // HttpServerQueueLengthProperty: a ULONG HTTP.SYS caps at 65535
+    check (value, ctx) {
+      const n = integer(value, ctx, 1, '1000')
+      if (n > 65535) ctx.fail(`must be at most 65535 (HTTP.SYS's limit), got ${n}`, `For example ${ctx.ex('1000')}.`)
+      return n
+    }
+  },
+  max_body_size: {
+    check (value, ctx) {
+      const bytes = parseSize(value)
+      if (bytes === undefined) ctx.fail(`must be a size, got ${describe(value)}`, `For example ${ctx.ex('"100M"')} (0: no limit).`)
+      return bytes
+    }
+  },
+  header_timeout: { check: (value, ctx) => timer(value, ctx, '"60s"') },
+  idle_timeout: { check: (value, ctx) => timer(value, ctx, '"5s"') },
+  body_timeout: { check: (value, ctx) => timer(value, ctx, '"2m"') },
+  queue_timeout: { check: (value, ctx) => timer(value, ctx, '"2m"') },
+  max_connections: {
+    check: (value, ctx) => integer(value, ctx, 0, '10000')
+  }
+}
+
+const tlsSchema = {
+  port: {
+    check (value, ctx) {
+      const n = integer(value, ctx, 1, '443')
+      if (n > 65535) ctx.fail(`must be a port (1-65535), got ${n}`, `For example ${ctx.ex('443')}.`)
+      return n
+    }
+  },
+  host: { check: (value, ctx) => expectString(value, ctx, '"example.com"').toLowerCase() },
+  ip: { check: (value, ctx) => expectString(value, ctx, '"0.0.0.0"') },
+  thumbprint: { check: (value, ctx) => expectString(value, ctx, '"0123...cdef"') },
+  pfx: { check: (value, ctx) => path.resolve(ctx.baseDir, expectString(value, ctx, '"./site.pfx"')) },
+  passphrase: { check: (value, ctx) => typeof value === 'string' ? value : expectString(value, ctx, '"secret"') },
+  cert: { check: (value, ctx) => path.resolve(ctx.baseDir, expectString(value, ctx, '"./site.crt"')) },
+  key: { check: (value, ctx) => path.resolve(ctx.baseDir, expectString(value, ctx, '"./site.key"')) },
+  store: { check: (value, ctx) => expectString(value, ctx, '"My"') }
+}
+Object.defineProperty(tlsSchema, 'after', {
+  enumerable: false,
+  value (out, ctx) {
+    if (out.port === undefined) ctx.at('port').fail('is required', 'Add port: 443.')
+    if (out.host !== undefined && out.ip !== undefined) ctx.at('ip').fail('cannot go with host', 'A certificate is bound by IP:port or by host name (SNI): keep one.')
+    const sources = ['thumbprint', 'pfx', 'cert'].filter((k) => out[k] !== undefined)
+    if (sources.length !== 1) {
+      ctx.fail(`needs exactly one certificate source, got ${sources.length ? sources.join(' and ') : 'none'}`, 'Give thumbprint (a certificate in the store), or pfx (with passphrase), or cert with key.')
+    }
+    if ((out.cert === undefined) !== (out.key === undefined)) ctx.at(out.cert === undefined ? 'cert' : 'key').fail('is required with ' + (out.cert === undefined ? 'key' : 'cert'), 'cert and key go together (PEM files).')
+  }
+})
+
+function timer (value, ctx, example) {
+  const ms = duration(value, ctx, example, 1)
+  if (ms < 1000 || ms > MAX_TIMER_S * 1000) {
+    ctx.fail(`must be between 1s and ${MAX_TIMER_S}s (HTTP.SYS keeps it in whole seconds in 16 bits and cannot turn it off), got ${describe(value)}`,
+      `For example ${ctx.ex(example)}.`)
+  }
+  return Math.ceil(ms / 1000) * 1000
 }
 const BACKOFF_DEFAULTS = Object.freeze({ initial: 200, max: 30000, factor: 2, jitter: 0.2, reset_after: 60000 })
 
@@ -447,4 +539,4 @@ function nameOf (script) {
   return stem.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'app'
 }
 
-module.exports = { restartWindow, appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS }
+module.exports = { restartWindow, appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS, LIMIT_DEFAULTS }

@@ -25,7 +25,7 @@ const ENV_VARIANT = /^env_[A-Za-z0-9][A-Za-z0-9_.-]*$/
  * @param {boolean} [options.watch] `--watch` on a config file: watch every app that does not say otherwise
  * @param {object} [options.source] where the config came from ({ configFile }), kept as config.source
  * @param {string} [options.backend] `--backend`: wins over the file's `backend`
- * @returns {Readonly<{ backend: string, apps: ReadonlyArray<object> }>} config.source.backend
+ * @returns {Readonly<{ backend: string, apps: ReadonlyArray<object>, limits: object, tls: object[] }>} config.source.backend
  *   says where backend came from: '--backend', 'config' or 'default'
  */
 function validate (raw, options = {}) {
@@ -57,6 +57,10 @@ function validate (raw, options = {}) {
   checkAcrossApps(apps, at)
   const backend = validateBackend(raw, options.backend, root)
   const config = { backend: backend.value, apps }
+  for (const [key, row] of Object.entries(topSchema)) {
+    if (key === 'backend') continue
+    config[key] = raw[key] === undefined ? row.default(root.at(key)) : row.check(raw[key], root.at(key))
+  }
   Object.defineProperty(config, kValidated, { value: true })
   // not enumerable: `config check` prints the apps, and equality in tests stays on them
   Object.defineProperty(config, 'source', { value: Object.freeze({ ...options.source, backend: backend.from }) })

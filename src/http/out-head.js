@@ -36,8 +36,9 @@ const R_TE = 4
 function finishHead (res, st, parts, final) {
   const raw = st.head
   const bits = st.headBits
-  let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0 || (st.removed & R_CONNECTION) !== 0
   if (res.sendDate && (bits & H_DATE) === 0) raw.push('Date', utcDate())
+  if (res.req && res.req.httpVersionMajor >= 2) return finishHttp2Head(res, st, raw, bits, parts, final)
+  let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0 || (st.removed & R_CONNECTION) !== 0
 
   if (!st.hasBody) {
     // 204/304 with an app-set chunked Transfer-Encoding: node drops the zero chunk and
@@ -61,6 +62,27 @@ function finishHead (res, st, parts, final) {
   }
   if (close) res.shouldKeepAlive = false
   return close ? RESPONSE_CLOSE : 0
+}
+
+// RFC 9113 8.2.2: connection-specific header fields are malformed in HTTP/2 (HTTP.SYS
+// negotiates h2 on https bindings and serves an HTTP/1.1 app's response over it).
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade'])
+
+/**
+ * HTTP/2 (and 3): the router frames the body in DATA frames, so there is no chunked
+ * framing and no Connection header; an app's own ones are dropped rather than sent
+ * malformed. A length is still given when the whole body is known. A connection carries
+ * other streams: a response never asks to close it.
+ */
+function finishHttp2Head (res, st, raw, bits, parts, final) {
+  for (let i = raw.length - 2; i >= 0; i -= 2) {
+    if (CONNECTION_SPECIFIC.has(String(raw[i]).toLowerCase())) raw.splice(i, 2)
+  }
+  res.chunkedEncoding = false
+  if (st.hasBody && final && (bits & (H_CONTENT_LENGTH | H_TRAILER)) === 0 && (st.removed & R_CONTENT_LENGTH) === 0) {
+    raw.push('Content-Length', String(byteLength(parts)))
+  }
+  return 0
 }
 
 /**

@@ -121,7 +121,8 @@ function flush (res, final, headOnly) {
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
     if (body === null && !final) return
     let flags = final ? 0 : RESPONSE_MORE
-    if (final && (!res.shouldKeepAlive || (st.headBits & H_CONN_CLOSE) !== 0)) flags |= RESPONSE_CLOSE
+    // (HTTP/2: the connection carries other streams; the head said so already)
+    if (final && req.httpVersionMajor < 2 && (!res.shouldKeepAlive || (st.headBits & H_CONN_CLOSE) !== 0)) flags |= RESPONSE_CLOSE
     ok = handle.sendBody(req, body, flags)
   }
   if (cbs !== null) process.nextTick(runCallbacks, cbs)

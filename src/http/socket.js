@@ -36,8 +36,11 @@ class RequestSocket extends EventEmitter {
     // net.Socket has no `encrypted`; tls.TLSSocket has `encrypted === true`. Express
     // and koa test it for req.protocol.
     this.encrypted = q.encrypted === true ? true : undefined
+    // the TLS session is the router's (contract.js TlsInfo); these answer as tls.TLSSocket
     this.authorized = q.encrypted === true ? Boolean(q.tls && q.tls.authorized) : undefined
+    this.authorizationError = q.encrypted === true ? (q.tls && q.tls.authorizationError) || null : undefined
     this.alpnProtocol = q.encrypted === true ? (q.tls && q.tls.alpnProtocol) || false : undefined
+    this.servername = q.encrypted === true ? (q.tls && q.tls.servername) || false : undefined
     this.server = handle !== null ? handle.server : null
     this.destroyed = false
     this.readable = true
@@ -129,11 +132,61 @@ class RequestSocket extends EventEmitter {
   resetAndDestroy () { return this.destroy() }
 
   // tls.TLSSocket surface, for apps behind a TLS-terminating router.
-  getPeerCertificate () { return (this._tls && this._tls.peerCertificate) || {} }
+  getPeerCertificate (detailed) {
+    const der = this._tls && this._tls.peerCertificate
+    return der ? peerCertificate(der, detailed) : {}
+  }
+
   getProtocol () { return (this._tls && this._tls.protocol) || null }
   getCipher () { return (this._tls && this._tls.cipher) || null }
   getSession () { return undefined }
   isSessionReused () { return false }
+}
+
+/**
+ * node's getPeerCertificate() object (https://nodejs.org/api/tls.html#certificate-object)
+ * from the DER the router passes: subject and issuer as { CN, O, ... }, validity,
+ * fingerprints, serial number, raw. Only what the certificate itself says: the chain
+ * (issuerCertificate) is the router's.
+ */
+function peerCertificate (der, detailed) {
+  let x509
+  try {
+    x509 = new (require('node:crypto').X509Certificate)(der)
+  } catch {
+    return {}
+  }
+  const cert = {
+    subject: distinguishedName(x509.subject),
+    issuer: distinguishedName(x509.issuer),
+    subjectaltname: x509.subjectAltName,
+    infoAccess: undefined,
+    ca: x509.ca,
+    valid_from: x509.validFrom,
+    valid_to: x509.validTo,
+    fingerprint: x509.fingerprint,
+    fingerprint256: x509.fingerprint256,
+    fingerprint512: x509.fingerprint512,
+    serialNumber: x509.serialNumber,
+    raw: Buffer.from(der)
+  }
+  if (cert.subjectaltname === undefined) delete cert.subjectaltname
+  delete cert.infoAccess
+  if (detailed) cert.issuerCertificate = cert.subject.CN === cert.issuer.CN ? cert : undefined
+  return cert
+}
+
+/** "C=US\nO=Example\nCN=a" -> { C: 'US', O: 'Example', CN: 'a' } (repeats become arrays, as node's) */
+function distinguishedName (text) {
+  const out = Object.create(null)
+  for (const line of String(text || '').split('\n')) {
+    const eq = line.indexOf('=')
+    if (eq <= 0) continue
+    const key = line.slice(0, eq)
+    const value = line.slice(eq + 1)
+    out[key] = out[key] === undefined ? value : [].concat(out[key], value)
+  }
+  return out
 }
 
 function markDestroyed (socket) {

@@ -30,6 +30,8 @@ class Hub extends EventEmitter {
    * @param {number} [opts.maxHeaderSize=16384] bytes of request line + headers (431 above)
    * @param {number} [opts.maxBodySize=104857600] request body bytes (413 above); per queue too
    * @param {number} [opts.queueLength=1000] requests that may wait in a queue (503 above)
+   * @param {number} [opts.maxConnections=0] client connections per port (0: no limit);
+   *   beyond it new connections are refused, as HTTP.SYS's MaxConnections does
    *
    * Timeouts, in ms, checked by one 1 s clock (so up to a second late); 0 turns one off.
    * They are HTTP.SYS's timers (HTTP_TIMEOUT_LIMIT_INFO); the defaults are node's where
@@ -55,6 +57,7 @@ class Hub extends EventEmitter {
     maxHeaderSize = 16384,
     maxBodySize = 100 * 1024 * 1024,
     queueLength = 1000,
+    maxConnections = 0,
     queueTimeout = 120000,
     keepAliveTimeout = 5000,
     headersTimeout = 60000,
@@ -88,7 +91,7 @@ class Hub extends EventEmitter {
     this.closeTimeout = closeTimeout
     this.embedded = embedded
     this.table = new RoutingTable()
-    this.listeners = new Listeners((socket, port) => this.onClientSocket(socket, port), this.log)
+    this.listeners = new Listeners((socket, port) => this.onClientSocket(socket, port), this.log, maxConnections)
     this.queuesByName = new Map()
     this.conns = new Set()
     this.attachments = new Set()

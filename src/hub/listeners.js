@@ -19,10 +19,13 @@ class Listeners {
   /**
    * @param {(socket: net.Socket, port: number) => void} onConnection
    * @param {object} log pino logger
+   * @param {number} [maxConnections=0] open client connections per port beyond which new
+   *   ones are refused (HTTP.SYS's MaxConnections); 0: no limit
    */
-  constructor (onConnection, log) {
+  constructor (onConnection, log, maxConnections = 0) {
     this.onConnection = onConnection
     this.log = log
+    this.maxConnections = maxConnections
     this.byPort = new Map() // port -> entry
     this.recentlyClosed = new Set()
   }
@@ -101,6 +104,7 @@ class Listeners {
 
   async bind (entry, port) {
     const server = net.createServer({ allowHalfOpen: true, noDelay: true })
+    if (this.maxConnections > 0) server.maxConnections = this.maxConnections
     server.on('connection', (socket) => this.onConnection(socket, entry.port))
     for (let attempt = 1; ; attempt++) {
       try {

@@ -18,7 +18,8 @@ const { codes } = require('../errors')
  * @param {string} [options.platform=process.platform]
  * @param {() => object} [options.loadNative] loads the addon or throws
  *   ERR_HTTPSYS_NATIVE_UNAVAILABLE (default: src/queue/httpsys/loader.js)
- * @returns {{ backend: 'hub'|'httpsys', reason: string, detail?: string }}
+ * @returns {{ backend: 'hub'|'httpsys', reason: string, detail?: string, fallback?: boolean, fix?: string }}
+ *   fallback: Windows, where HTTP.SYS was wanted (auto) and could not be had
  * @throws ERR_HTTPSYS_NATIVE_UNAVAILABLE, ERR_HTTPSYS_CONFIG_INVALID (httpsys asked for)
  */
 function chooseBackend (config, { platform = process.platform, loadNative } = {}) {
@@ -32,17 +33,30 @@ function chooseBackend (config, { platform = process.platform, loadNative } = {}
     return { backend: 'httpsys', reason: askedFor(config) }
   }
   if (platform !== 'win32') return { backend: 'hub', reason: 'not Windows' }
+  // On Windows the hub is the second choice: the fallback says why and how to get
+  // HTTP.SYS (fallback: the supervisor logs it as a warning, never silently).
   try {
     load()
   } catch (err) {
-    return { backend: 'hub', reason: 'the HTTP.SYS addon did not load (--backend httpsys says why)', detail: err.message }
+    return {
+      backend: 'hub',
+      fallback: true,
+      reason: 'the HTTP.SYS addon did not load',
+      detail: err.message,
+      fix: 'reinstall httpsys-cli (its package ships prebuilds/win32-x64/httpsys_native.node) or rebuild it with `npx node-gyp rebuild`; ' +
+        '`httpsys doctor` checks it. To use the hub on purpose, pass --backend hub.'
+    }
   }
   const bare = config.apps.filter((a) => a.urls.length === 0).map((a) => a.name)
   if (bare.length > 0) {
+    const script = Boolean(config.source && config.source.script)
     return {
       backend: 'hub',
+      fallback: true,
       reason: `${bare.length === 1 ? 'app' : 'apps'} ${bare.map((n) => JSON.stringify(n)).join(', ')} ` +
-        `${bare.length === 1 ? 'has' : 'have'} no urls (HTTP.SYS needs them before the app starts)`
+        `${bare.length === 1 ? 'has' : 'have'} no urls (HTTP.SYS needs them before the app starts)`,
+      fix: (script ? 'give the app a prefix (-u http://+:8080/)' : 'give every app urls (urls: ["http://+:8080/"])') +
+        ' to run on HTTP.SYS; to use the hub on purpose, pass --backend hub.'
     }
   }
   return { backend: 'httpsys', reason: 'Windows, and the HTTP.SYS addon loads' }

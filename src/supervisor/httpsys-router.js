@@ -17,8 +17,6 @@ const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
 const { ENV } = require('../worker-interface')
 
-const ERROR_ALREADY_EXISTS = 183
-
 class HttpsysRouter extends EventEmitter {
   /**
    * @param {object} options
@@ -26,14 +24,14 @@ class HttpsysRouter extends EventEmitter {
    * @param {object} [options.native] the backend (default: src/queue/httpsys;
    *   tests pass createBackend() over a fake binding)
    * @param {number|string} [options.runId=process.pid] part of every queue name
-   * @param {number} [options.queueLength] requests a queue holds before HTTP.SYS answers 503
+   * @param {object} [options.limits] the config's limits (src/config/schema.js)
    */
-  constructor ({ logger, native, runId = process.pid, queueLength } = {}) {
+  constructor ({ logger, native, runId = process.pid, limits } = {}) {
     super()
     this.logger = logger
     this.native = native || null
     this.runId = runId
-    this.queueLength = queueLength
+    this.limits = limits || null
     this.queues = new Map() // app name -> the controller's queue
   }
 
@@ -60,9 +58,9 @@ class HttpsysRouter extends EventEmitter {
     if (this.queues.has(app)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name, app })
     let queue
     try {
-      queue = this.native.createQueue(name, { urls, queueLength: this.queueLength })
+      queue = this.native.createQueue(name, { urls, app, ...queueLimits(this.limits) })
     } catch (err) {
-      throw withApp(err, app, name)
+      throw withApp(err, app)
     }
     this.queues.set(app, queue)
     this.logger.debug({ event: 'queue', app, queue: name, urls: queue.urls }, `request queue ${name} holds ${queue.urls.join(' ')}`)
@@ -87,6 +85,7 @@ class HttpsysRouter extends EventEmitter {
       [ENV.QUEUE]: this.queueName(app.name),
       // what the controller registered: the worker's attach() registers none of these again
       [ENV.QUEUE_URLS]: (queue ? queue.urls : app.urls).join(','),
+      [ENV.MAX_BODY_SIZE]: this.limits !== null && this.limits.max_body_size > 0 ? String(this.limits.max_body_size) : undefined,
       [ENV.HUB]: undefined
     }
   }
@@ -104,13 +103,30 @@ class HttpsysRouter extends EventEmitter {
   }
 }
 
-function withApp (err, app, name) {
-  // HttpCreateRequestQueue's 183: a queue of that name exists (another run with this pid?)
-  if (err && err.code === 'ERR_HTTPSYS_NATIVE_CALL' && err.syscall === 'HttpCreateRequestQueue' && err.win32 === ERROR_ALREADY_EXISTS) {
-    return new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name, app, win32: err.win32 })
-  }
+function withApp (err, app) {
   if (err && typeof err === 'object' && err.app === undefined) err.app = app
   return err
 }
 
-module.exports = { HttpsysRouter }
+/**
+ * The config's limits as HTTP.SYS's queue and URL group properties: seconds for the
+ * timers (HTTP_TIMEOUT_LIMIT_INFO), the queue length, the connection limit. The body
+ * size limit is enforced by each worker (HTTP.SYS has none): see ENV.MAX_BODY_SIZE.
+ */
+function queueLimits (limits) {
+  if (limits === null) return {}
+  const s = (ms) => Math.ceil(ms / 1000)
+  return {
+    queueLength: limits.queue_length,
+    maxConnections: limits.max_connections,
+    timeouts: {
+      headerWait: s(limits.header_timeout),
+      idleConnection: s(limits.idle_timeout),
+      entityBody: s(limits.body_timeout),
+      drainEntityBody: s(limits.body_timeout),
+      requestQueue: s(limits.queue_timeout)
+    }
+  }
+}
+
+module.exports = { HttpsysRouter, queueLimits }

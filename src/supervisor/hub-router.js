@@ -24,12 +24,14 @@ class HubRouter extends EventEmitter {
    * @param {string} [options.socketPath] default: per user and run (hubSocketPath())
    * @param {import('pino').Logger} options.logger
    * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
+   * @param {object} [options.limits] the config's limits (src/config/schema.js)
    */
-  constructor ({ socketPath = hubSocketPath(), logger, Hub } = {}) {
+  constructor ({ socketPath = hubSocketPath(), logger, Hub, limits } = {}) {
     super()
     this.socketPath = socketPath
     this.logger = logger
     this.Hub = Hub
+    this.limits = limits || null
     this.hub = null
   }
 
@@ -40,7 +42,7 @@ class HubRouter extends EventEmitter {
   async start () {
     // required here, not at the top: `httpsys --help` and config checks never load the router
     const Hub = this.Hub || require('../hub').Hub
-    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }) })
+    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }), ...hubLimits(this.limits) })
     this.hub = hub
     hub.on('attach', (info) => this.emit('attach', info))
     hub.on('detach', (info) => this.emit('detach', info))
@@ -68,7 +70,7 @@ class HubRouter extends EventEmitter {
   workerEnv (app) {
     // HTTPSYS_BACKEND set on purpose: an HTTPSYS_BACKEND=httpsys inherited from the
     // shell would otherwise send the worker past the hub
-    return { [ENV.BACKEND]: 'hub', [ENV.HUB]: this.socketPath, [ENV.QUEUE]: app.name, [ENV.QUEUE_URLS]: undefined }
+    return { [ENV.BACKEND]: 'hub', [ENV.HUB]: this.socketPath, [ENV.QUEUE]: app.name, [ENV.QUEUE_URLS]: undefined, [ENV.MAX_BODY_SIZE]: undefined }
   }
 
   async close () {
@@ -78,9 +80,24 @@ class HubRouter extends EventEmitter {
   }
 }
 
+/** The config's limits (the same keys HTTP.SYS gets) as the hub's options. */
+function hubLimits (limits) {
+  if (limits === null) return {}
+  return {
+    queueLength: limits.queue_length,
+    maxBodySize: limits.max_body_size === 0 ? Infinity : limits.max_body_size,
+    headersTimeout: limits.header_timeout,
+    keepAliveTimeout: limits.idle_timeout,
+    bodyTimeout: limits.body_timeout,
+    drainTimeout: limits.body_timeout,
+    queueTimeout: limits.queue_timeout,
+    maxConnections: limits.max_connections
+  }
+}
+
 /** A per-user, per-run path, so two users or two runs never share a hub. */
 function hubSocketPath (pid = process.pid) {
   return localSocket.socketPath(`httpsys-${localSocket.userTag()}-${pid}`)
 }
 
-module.exports = { HubRouter, hubSocketPath }
+module.exports = { HubRouter, hubSocketPath, hubLimits }

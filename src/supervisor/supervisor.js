@@ -85,8 +85,10 @@ class Supervisor extends EventEmitter {
   chooseRouter () {
     const choice = chooseBackend(this.config, this.routerOptions.backendChoice)
     this.backend = choice
-    this.logger.info({ event: 'backend', backend: choice.backend, reason: choice.reason, detail: choice.detail },
-      `router: ${choice.backend === 'hub' ? 'the httpsys hub' : 'HTTP.SYS'} (${choice.reason})`)
+    const record = { event: 'backend', backend: choice.backend, reason: choice.reason, detail: choice.detail, fix: choice.fix }
+    const text = `router: ${choice.backend === 'hub' ? 'the httpsys hub' : 'HTTP.SYS'} (${choice.reason})`
+    if (choice.fallback) this.logger.warn(record, `${text}; to run on HTTP.SYS: ${choice.fix}`)
+    else this.logger.info(record, text)
   }
 
   openLogFiles () {
@@ -138,8 +140,9 @@ class Supervisor extends EventEmitter {
 
   createRouter (backend) {
     const { Hub, native } = this.routerOptions
-    if (backend === 'httpsys') return new HttpsysRouter({ logger: this.logger, native })
-    return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub })
+    const limits = this.config.limits
+    if (backend === 'httpsys') return new HttpsysRouter({ logger: this.logger, native, limits })
+    return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits })
   }
 
   /**

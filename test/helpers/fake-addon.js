@@ -20,7 +20,10 @@ const NAMES = {
   1332: 'ERROR_NONE_MAPPED',
   183: 'ERROR_ALREADY_EXISTS',
   1229: 'ERROR_CONNECTION_INVALID',
-  1236: 'ERROR_CONNECTION_ABORTED'
+  1236: 'ERROR_CONNECTION_ABORTED',
+  86: 'ERROR_INVALID_PASSWORD',
+  1060: 'ERROR_SERVICE_DOES_NOT_EXIST',
+  1312: 'ERROR_NO_SUCH_LOGON_SESSION'
 }
 
 function win32Error (code, syscall, prefix) {
@@ -137,12 +140,14 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     canUpdate: true,
     urlAclSet (prefix, sddl) {
       config.configCalls.push(['urlAclSet', prefix, sddl])
+      if (machine.denied) return 5
       if (acl.has(prefix)) return 183
       acl.set(prefix, sddl)
       return 0
     },
     urlAclDelete (prefix) {
       config.configCalls.push(['urlAclDelete', prefix])
+      if (machine.denied) return 5
       return acl.delete(prefix) ? 0 : 2
     },
     urlAclList (prefix) {
@@ -151,6 +156,7 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     },
     sslCertSet (spec, update) {
       config.configCalls.push(['sslCertSet', spec, update])
+      if (machine.denied) return 5
       const i = certs.findIndex((c) => keyOf(c) === keyOf(spec))
       if (update && !config.canUpdate) return 50
       if (update && i === -1) return 2
@@ -162,6 +168,7 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     },
     sslCertDelete (spec) {
       config.configCalls.push(['sslCertDelete', spec])
+      if (machine.denied) return 5
       const i = certs.findIndex((c) => keyOf(c) === keyOf(spec))
       if (i === -1) return 2
       certs.splice(i, 1)
@@ -173,8 +180,42 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     },
     lookupAccount (name) {
       const sid = accounts.get(name)
-      return sid ? { code: 0, sid, domain: name.split('\\')[0], name, type: 'user' } : { code: 1332 }
-    }
+      return sid ? { code: 0, sid, domain: name.includes('\\') ? name.split('\\')[0] : '', name: name.split('\\').pop(), type: 'user' } : { code: 1332 }
+    },
+    lookupSid (sid) {
+      for (const [name, s] of accounts) {
+        if (s === sid) return { code: 0, domain: name.includes('\\') ? name.split('\\')[0] : '', name: name.split('\\').pop(), type: 'user' }
+      }
+      return { code: 1332 }
+    },
+    // the LocalMachine certificate store: thumbprint (hex) -> certificate
+    certImport (source) {
+      config.configCalls.push(['certImport', Object.keys(source).sort()])
+      if (machine.denied) return { code: 5 }
+      if (source.pfx && source.passphrase === 'wrong') return { code: 86 }
+      const thumbprint = (source.pfx ? 'a1' : 'b2').repeat(20)
+      store.set(thumbprint, { subject: 'CN=imported', issuer: 'CN=imported', notBefore: Date.now() - 86400000, notAfter: Date.now() + 86400000 * 90, hasPrivateKey: true, dnsNames: ['imported.test'] })
+      return { code: 0, thumbprint }
+    },
+    certFind ({ thumbprint }) {
+      const cert = store.get(thumbprint.toLowerCase())
+      return cert ? { code: 0, found: true, ...cert } : { code: 0, found: false }
+    },
+    isElevated () { return machine.elevated },
+    serviceStatus (name) {
+      return machine.services[name] ? { code: 0, ...machine.services[name] } : { code: 1060 }
+    },
+    tcpListeners () { return { code: 0, list: machine.listeners.slice() } },
+    processName (pid) { return machine.processes[pid] || null }
+  }
+  // what doctor and the setup commands ask the machine; tests change it
+  const store = new Map()
+  const machine = {
+    denied: false,
+    elevated: true,
+    services: { HTTP: { state: 'running', startType: 'demand' } },
+    listeners: [],
+    processes: { 4: 'System' }
   }
 
   return {
@@ -185,6 +226,11 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     queues,
     EVENT,
     events: { ...EVENT },
+    machine,
+    /** puts a certificate into the fake LocalMachine store */
+    addCertificate (thumbprint, cert = {}) {
+      store.set(thumbprint.toLowerCase(), { subject: 'CN=test', issuer: 'CN=test', notBefore: Date.now() - 86400000, notAfter: Date.now() + 86400000 * 30, hasPrivateKey: true, dnsNames: [], ...cert })
+    },
     /** Make the next constructions (or start()) fail: { open: 2 } / { create: 5 } / { start: 8 } / { urls: { prefix: 183 } } */
     fail ({ open = null, create = null, start = null, urls = {} } = {}) {
       failures.open = open

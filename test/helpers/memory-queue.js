@@ -73,7 +73,7 @@ function createMemoryQueue (opts = {}) {
       localPort: 41234,
       remoteFamily: 'IPv4',
       encrypted: Boolean(r.encrypted),
-      tls: null,
+      tls: r.tls || null,
       hasBody,
       connectionId: r.connectionId || id,
       keepAlive: r.keepAlive !== undefined ? r.keepAlive : true,

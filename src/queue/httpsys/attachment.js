@@ -40,9 +40,13 @@ class HttpSysAttachment extends AttachmentBase {
    * @param {object} errors how the ends of an attachment are worded (errors.js)
    * @param {(code: number) => Error} errors.receiveFailed receiving stopped with this Win32 code
    * @param {() => Error} errors.queueClosed the queue was closed under the worker
+   * @param {object} [options]
+   * @param {number} [options.maxBodySize=Infinity] request body bytes beyond which the
+   *   request is answered 413 here (HTTP.SYS has no such limit; the hub enforces its own)
    */
-  constructor (native, platform, handlers, info, errors) {
+  constructor (native, platform, handlers, info, errors, { maxBodySize = Infinity } = {}) {
     super(handlers, { window: RESPONSE_WINDOW })
+    this.maxBodySize = maxBodySize
     this.info = info
     this.native = native
     this.platform = platform
@@ -144,11 +148,21 @@ class HttpSysAttachment extends AttachmentBase {
       const arg = events[i + 2]
       switch (type) {
         case E.REQUEST:
+          if (arg.hasBody && this.maxBodySize !== Infinity && declaredLength(arg.rawHeaders) > this.maxBodySize) {
+            this.tooLarge(id, null)
+            break
+          }
           this.received(arg, new HttpSysRequestState(arg))
           break
-        case E.BODY:
+        case E.BODY: {
+          const st = this.live.get(id)
+          if (st !== undefined && st.received + arg.length > this.maxBodySize) {
+            this.tooLarge(id, st)
+            break
+          }
           this.body(id, arg)
           break
+        }
         case E.BODY_END:
           this.bodyEnd(id)
           break
@@ -175,6 +189,23 @@ class HttpSysAttachment extends AttachmentBase {
     this.endBatch()
   }
 
+  /**
+   * A request body over the limit: 413 and a closed connection, as the hub answers it.
+   * A request the app never saw is answered here alone; one it is reading is aborted
+   * for the app first (onAbort), then answered if the app had not answered yet.
+   */
+  tooLarge (id, st) {
+    if (st !== null) {
+      this.aborted(id)
+      if (st.responded) {
+        this.native.cancel(id)
+        return
+      }
+    }
+    const body = 'Request Entity Too Large'
+    this.issued(id, this.native.respond(id, 413, 'Payload Too Large', ['Content-Type', 'text/plain', 'Content-Length', String(body.length), 'Connection', 'close'], body, RESPONSE_CLOSE, 0), body.length)
+  }
+
   onSent (id, code) {
     const sizes = this.sending.get(id)
     let bytes = 0
@@ -187,6 +218,17 @@ class HttpSysAttachment extends AttachmentBase {
     else this.acknowledged(id, bytes)
     if (this.sendsInFlight === 0 && this.userClosed && !this.nativeClosed) this.closeNative()
   }
+}
+
+/** The Content-Length a request declares, or -1 (chunked, or none). */
+function declaredLength (raw) {
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 14 && raw[i].toLowerCase() === 'content-length') {
+      const n = Number(raw[i + 1])
+      return Number.isFinite(n) ? n : -1
+    }
+  }
+  return -1
 }
 
 // HTTP.SYS leaves MORE_DATA with DISCONNECT undefined: the close goes with the last piece.

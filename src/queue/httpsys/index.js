@@ -41,7 +41,8 @@ function createBackend (getAddon) {
    * Worker side: open a named queue (Attach mode: the worker registers nothing), or
    * (standalone, or a named queue that does not exist) create one for `urls`.
    * @param {object} options see src/wire/contract.js; extra tuning: receives, bufferSize,
-   *   bodyChunk, bufferData (kernel response buffering), queueLength, verbosity, timeouts
+   *   bodyChunk, bufferData (kernel response buffering), queueLength, verbosity, timeouts,
+   *   maxBodySize (default: HTTPSYS_MAX_BODY_SIZE, else no limit)
    * @returns {Promise<HttpSysAttachment>}
    */
   async function attach ({ queue, urls, handlers, ...tuning } = {}) {
@@ -51,6 +52,9 @@ function createBackend (getAddon) {
     const b = addon()
     const prefixes = await withFreePorts(urls || [])
     if (tuning.receives === undefined) tuning.receives = defaultReceives(platform)
+    const worker = readWorkerEnv()
+    const maxBodySize = tuning.maxBodySize !== undefined ? tuning.maxBodySize : worker.maxBodySize
+    delete tuning.maxBodySize
     let native = null
     let registered = []
     if (queue) {
@@ -59,7 +63,7 @@ function createBackend (getAddon) {
       // port's root), whatever its listen() asked for.
       try {
         native = new b.Queue({ ...tuning, mode: 'open', name: queue, urls: [] })
-        registered = readWorkerEnv().queueUrls
+        registered = worker.queueUrls
       } catch (err) {
         if (!errors.is(err, 'ERROR_FILE_NOT_FOUND') || err.syscall !== 'HttpCreateRequestQueue') throw errors.toError(err, { queue })
         if (prefixes.length === 0) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue, win32: err.win32 })
@@ -76,7 +80,7 @@ function createBackend (getAddon) {
     const bound = own.length > 0 ? own : registered.length > 0 ? registered : prefixes
     const info = { queue: queue || null, urls: bound, ports: portsOf(bound) }
     const Attachment = platform.wine ? WineAttachment : HttpSysAttachment
-    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue))
+    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize })
     try {
       native.start((events) => attachment.onEvents(events))
     } catch (err) {

@@ -1,17 +1,17 @@
 'use strict'
 
 // Machine-wide HTTP.SYS configuration through the addon, for the setup commands
-// (`httpsys urlacl`, `httpsys cert`): URL reservations and TLS certificate bindings.
-// They need an elevated process on Windows. Under Wine these calls succeed and do
-// nothing (and every query finds nothing), so only a real Windows run tests them.
+// (src/setup: `httpsys urlacl`, `httpsys cert`, `httpsys doctor`): URL reservations,
+// TLS certificate bindings, the certificate store, and what doctor asks the system.
+// Changes need an elevated process. Under Wine the configuration calls succeed and
+// store nothing (every query finds nothing), so only a real Windows run tests them
+// (test/windows/README.md lists the manual checks).
 //
-// Codes other than 0 become ERR_HTTPSYS_NATIVE_CALL with the call and the code's name;
-// whether "already there" (183) is fine is the caller's decision.
+// This file only turns the addon's Win32 codes into coded errors (by the code's name in
+// the addon's own table); what is idempotent, what conflicts and what to print is
+// src/setup's policy. `context` gives the words: { what, command } for the fix.
 
 const { codes } = require('../../errors')
-
-const ERROR_FILE_NOT_FOUND = 2
-const ERROR_NOT_SUPPORTED = 50
 
 // The AppId recorded with the certificate bindings httpsys makes. HTTP.SYS only stores
 // it; `netsh http show sslcert` shows it, so httpsys's bindings can be told apart.
@@ -27,93 +27,195 @@ function createServiceConfig (getAddon) {
     if (names === null) names = b.errors()
     return b
   }
+  const nameOf = (code) => (names && names[code]) || undefined
 
-  function check (code, syscall, details = {}) {
+  /** Throws the coded error for a failed call; returns nothing for 0. */
+  function check (code, syscall, context = {}) {
     if (code === 0) return
-    throw new codes.ERR_HTTPSYS_NATIVE_CALL({ ...details, syscall, win32: code, win32Name: names && names[code] })
+    const name = nameOf(code)
+    const base = { win32: code, win32Name: name, syscall }
+    switch (name) {
+      case 'ERROR_ACCESS_DENIED':
+        throw new codes.ERR_HTTPSYS_NOT_ELEVATED({ ...base, what: context.what, command: context.command })
+      case 'ERROR_NONE_MAPPED':
+        throw new codes.ERR_HTTPSYS_ACCOUNT_UNKNOWN({ ...base, account: context.account })
+      case 'ERROR_NO_SUCH_LOGON_SESSION':
+        if (context.thumbprint) {
+          throw new codes.ERR_HTTPSYS_CERT_UNUSABLE({ ...base, thumbprint: context.thumbprint, binding: context.binding, store: context.store, port: context.port })
+        }
+        break
+      case 'ERROR_INVALID_PARAMETER':
+        if (context.prefix) throw new codes.ERR_HTTPSYS_BAD_PREFIX({ ...base, prefix: context.prefix, reason: 'HTTP.SYS rejected it (ERROR_INVALID_PARAMETER)' })
+        break
+    }
+    throw new codes.ERR_HTTPSYS_NATIVE_CALL({ ...base, prefix: context.prefix, binding: context.binding })
   }
 
-  /** Account name (DOMAIN\user, a group, a well-known name) -> { sid, domain, name, type } */
-  function lookupAccount (name) {
-    const result = addon().lookupAccount(name || '')
-    check(result.code, 'LookupAccountNameW', { account: name })
-    return { sid: result.sid, domain: result.domain, name: result.name, type: result.type }
-  }
+  const is = (code, name) => code !== 0 && nameOf(code) === name
 
   return {
-    /**
-     * Reserves `prefix` for `user` (default: the current user) or for a raw `sddl`.
-     * SIDs, not names, go into the descriptor: account names are localised.
-     * @returns {{prefix: string, sddl: string}}
-     */
-    urlAclAdd (prefix, { user, sddl, replace = false } = {}) {
-      const b = addon()
-      const descriptor = sddl || `D:(A;;GX;;;${lookupAccount(user || currentUser()).sid})`
-      if (replace) b.urlAclDelete(prefix)
-      check(b.urlAclSet(prefix, descriptor), 'HttpSetServiceConfiguration', { prefix })
-      return { prefix, sddl: descriptor }
+    nameOf,
+
+    /** Account name (DOMAIN\user, a group, a well-known name) -> { sid, domain, name, type } */
+    lookupAccount (name, context = {}) {
+      const result = addon().lookupAccount(name || '')
+      check(result.code, 'LookupAccountNameW', { ...context, account: name })
+      return { sid: result.sid, domain: result.domain, name: result.name, type: result.type }
     },
 
-    urlAclDelete (prefix) {
-      check(addon().urlAclDelete(prefix), 'HttpDeleteServiceConfiguration', { prefix })
+    /** SID -> { sid, account: 'DOMAIN\name', type } or null when Windows cannot name it */
+    lookupSid (sid) {
+      const result = addon().lookupSid(sid)
+      if (!result || result.code !== 0) return null
+      return { sid, account: result.domain ? `${result.domain}\\${result.name}` : result.name, type: result.type }
+    },
+
+    /** @returns {'set'|'exists'} exists: some reservation for this exact prefix is there */
+    urlAclSet (prefix, sddl, context = {}) {
+      const code = addon().urlAclSet(prefix, sddl)
+      if (is(code, 'ERROR_ALREADY_EXISTS')) return 'exists'
+      check(code, 'HttpSetServiceConfiguration', { ...context, prefix })
+      return 'set'
+    },
+
+    /** @returns {boolean} false when there was no such reservation */
+    urlAclDelete (prefix, context = {}) {
+      const code = addon().urlAclDelete(prefix)
+      if (is(code, 'ERROR_FILE_NOT_FOUND')) return false
+      check(code, 'HttpDeleteServiceConfiguration', { ...context, prefix })
+      return true
     },
 
     /** @returns {{prefix: string, sddl: string}[]} every reservation, or only `prefix`'s */
     urlAclList (prefix) {
       const { code, records } = addon().urlAclList(prefix || '')
-      if (code !== ERROR_FILE_NOT_FOUND) check(code, 'HttpQueryServiceConfiguration', { prefix })
+      if (!is(code, 'ERROR_FILE_NOT_FOUND')) check(code, 'HttpQueryServiceConfiguration', { prefix })
       return records
     },
 
     /**
-     * Binds a certificate of the LocalMachine store to ip:port, or to host:port (SNI).
-     * `update` swaps an existing binding atomically where the OS has
-     * HttpUpdateServiceConfiguration, else deletes and sets.
+     * Binds a certificate of the LocalMachine store to ip:port, or host:port (SNI).
+     * `update` replaces an existing binding (HttpUpdateServiceConfiguration where the OS
+     * has it, else delete and set).
+     * @returns {'set'|'exists'}
      */
-    sslCertAdd ({ ip = '0.0.0.0', port, host, hash, appId = HTTPSYS_APP_ID, store = 'MY', flags = 0, checkMode = 0 }, { update = false } = {}) {
+    sslCertSet ({ ip = '0.0.0.0', port, host, hash, appId = HTTPSYS_APP_ID, store = 'MY', flags = 0, checkMode = 0 }, { update = false } = {}, context = {}) {
       const b = addon()
       const spec = { ip, port, host, hash: thumbprint(hash), appId, store, flags, checkMode }
       let code = b.sslCertSet(spec, update)
-      if (update && code === ERROR_NOT_SUPPORTED) {
+      if (update && is(code, 'ERROR_NOT_SUPPORTED')) {
         b.sslCertDelete(spec)
         code = b.sslCertSet(spec, false)
       }
-      check(code, update ? 'HttpUpdateServiceConfiguration' : 'HttpSetServiceConfiguration', { binding: where(spec) })
+      if (!update && is(code, 'ERROR_ALREADY_EXISTS')) return 'exists'
+      const binding = where(spec)
+      check(code, update ? 'HttpUpdateServiceConfiguration' : 'HttpSetServiceConfiguration', {
+        ...context, binding, thumbprint: spec.hash.toString('hex'), store, port
+      })
+      return 'set'
     },
 
-    sslCertDelete ({ ip = '0.0.0.0', port, host }) {
+    /** @returns {boolean} false when there was no such binding */
+    sslCertDelete ({ ip = '0.0.0.0', port, host }, context = {}) {
       const spec = { ip, port, host }
-      check(addon().sslCertDelete(spec), 'HttpDeleteServiceConfiguration', { binding: where(spec) })
+      const code = addon().sslCertDelete(spec)
+      if (is(code, 'ERROR_FILE_NOT_FOUND')) return false
+      check(code, 'HttpDeleteServiceConfiguration', { ...context, binding: where(spec) })
+      return true
     },
 
-    /** @returns {object[]} the ip:port bindings, or the host:port ones with { sni: true } */
+    /** @returns {object[]} the ip:port bindings, or the host:port (SNI) ones */
     sslCertList ({ sni = false } = {}) {
       const { code, records } = addon().sslCertList(sni)
-      if (code !== ERROR_FILE_NOT_FOUND) check(code, 'HttpQueryServiceConfiguration')
+      if (!is(code, 'ERROR_FILE_NOT_FOUND')) check(code, 'HttpQueryServiceConfiguration')
       return records
     },
 
-    lookupAccount
+    /**
+     * Imports a certificate with its private key into LocalMachine\<store>.
+     * @param {object} source { pfx: Buffer, passphrase } or { certPem, keyPem }
+     * @returns {string} the imported certificate's thumbprint (hex)
+     */
+    certImport (source, { store = 'My', file } = {}, context = {}) {
+      const result = addon().certImport({ ...source, store })
+      if (result.code === 0) return result.thumbprint
+      const name = nameOf(result.code)
+      if (name === 'ERROR_INVALID_PASSWORD') {
+        throw new codes.ERR_HTTPSYS_CERT_FILE({ file, reason: 'the passphrase is wrong', win32: result.code })
+      }
+      if (name !== 'ERROR_ACCESS_DENIED' && name !== undefined && name !== 'ERROR_NOT_SUPPORTED') {
+        throw new codes.ERR_HTTPSYS_CERT_FILE({ file, reason: `Windows could not import it (${name}, ${result.code})`, win32: result.code })
+      }
+      check(result.code, 'PFXImportCertStore', context)
+      return null
+    },
+
+    /**
+     * A certificate of LocalMachine\<store> by thumbprint.
+     * @returns {{subject, issuer, notBefore: Date, notAfter: Date, hasPrivateKey, dnsNames}|null}
+     */
+    certFind (hash, { store = 'My' } = {}) {
+      const result = addon().certFind({ thumbprint: thumbprint(hash).toString('hex'), store })
+      if (result.code !== 0 || !result.found) return null
+      return {
+        thumbprint: thumbprint(hash).toString('hex'),
+        subject: result.subject,
+        issuer: result.issuer,
+        notBefore: new Date(result.notBefore),
+        notAfter: new Date(result.notAfter),
+        hasPrivateKey: result.hasPrivateKey,
+        dnsNames: result.dnsNames || []
+      }
+    },
+
+    /** @returns {boolean|null} whether this process runs elevated (null: unknown) */
+    isElevated () {
+      const value = addon().isElevated()
+      return typeof value === 'boolean' ? value : null
+    },
+
+    /** @returns {{state: string, startType: string}|null} a Windows service's state */
+    serviceStatus (name) {
+      const result = addon().serviceStatus(name)
+      if (!result || result.code !== 0) return null
+      return { state: result.state, startType: result.startType }
+    },
+
+    /** @returns {{address: string, port: number, pid: number, family: number}[]|null} TCP listeners */
+    tcpListeners () {
+      const result = addon().tcpListeners()
+      return result && result.code === 0 ? result.list : null
+    },
+
+    processName (pid) {
+      return addon().processName(pid) || null
+    },
+
+    /** whether the addon runs under Wine (its configuration calls store nothing) */
+    wine () {
+      return addon().platform().wine || null
+    }
   }
 }
 
-/** A SHA-1 thumbprint as people paste it (any case, spaces or colons) -> 20 bytes. */
+/** A SHA-1 thumbprint as people paste it (any case, spaces, colons, an invisible mark) -> 20 bytes. */
 function thumbprint (hash) {
-  const hex = String(hash || '').replace(/[\s:]/g, '')
+  // certmgr's copy button puts an invisible left-to-right mark in front (a known cause of 87)
+  const hex = Buffer.isBuffer(hash) ? hash.toString('hex') : String(hash || '').replace(/[\s:\u200e\u200f\ufeff]/g, '')
   if (!/^[0-9a-fA-F]{40}$/.test(hex)) {
-    throw new codes.ERR_INVALID_ARG_VALUE({ name: 'hash', value: hash, reason: 'must be a certificate thumbprint (40 hex digits)' })
+    throw new codes.ERR_INVALID_ARG_VALUE({ name: 'thumbprint', value: hash, reason: 'must be a certificate thumbprint (40 hex digits)' })
   }
   return Buffer.from(hex, 'hex')
 }
 
 function where ({ ip, port, host }) {
-  return host ? `${host}:${port}` : `${ip}:${port}`
+  return host ? `${host}:${port}` : `${ip && ip.includes(':') ? `[${ip}]` : ip}:${port}`
 }
 
 /** DOMAIN\user of this process (Windows sets both variables for every logon). */
-function currentUser () {
-  const { USERDOMAIN, USERNAME } = process.env
+function currentUser (env = process.env) {
+  const { USERDOMAIN, USERNAME } = env
   return USERNAME ? (USERDOMAIN ? `${USERDOMAIN}\\${USERNAME}` : USERNAME) : undefined
 }
 
-module.exports = { createServiceConfig, currentUser, thumbprint, HTTPSYS_APP_ID }
+module.exports = { createServiceConfig, currentUser, thumbprint, where, HTTPSYS_APP_ID }

@@ -115,7 +115,17 @@ test('defaults: name from the script, no urls, one instance, cwd of the config, 
       log_max_size: 10 * 1024 * 1024,
       log_daily: false,
       log_keep: 5
-    }]
+    }],
+    limits: {
+      queue_length: 1000,
+      max_body_size: 100 * 1024 * 1024,
+      header_timeout: 60000,
+      idle_timeout: 5000,
+      body_timeout: 120000,
+      queue_timeout: 120000,
+      max_connections: 0
+    },
+    tls: []
   })
 })
 
@@ -198,5 +208,35 @@ describe('backend: which router runs the apps', () => {
     expect(check({ backend: 'iis', ...app() })).toThrow(/^Invalid config at backend: must be one of "auto", "httpsys", "hub", got "iis"\. For example backend: "auto"\./)
     expect(() => validate(app(), { baseDir: dir, backend: 'nginx' })).toThrow(/^Invalid config at --backend: must be one of auto, httpsys, hub, got "nginx"/)
     expect(check({ backnd: 'hub', ...app() })).toThrow(/at backnd: is not a known key\. Did you mean "backend"\?/)
+  })
+})
+
+describe('limits and tls (the router, the same on the hub and HTTP.SYS)', () => {
+  const base = { apps: [{ script: 'app.js' }] }
+  test('durations become whole seconds; sizes are parsed; unknown keys are named', () => {
+    const config = validate({ ...base, limits: { header_timeout: '1500ms', max_body_size: '1M', queue_length: 50 } }, { baseDir: dir })
+    expect(config.limits).toMatchObject({ header_timeout: 2000, max_body_size: 1024 * 1024, queue_length: 50 })
+    expect(() => validate({ ...base, limits: { queue_lenght: 5 } }, { baseDir: dir })).toThrow(/limits\.queue_lenght: is not a known key\. Did you mean "queue_length"\?/)
+  })
+
+  test.each([
+    ['header_timeout', '500ms'],
+    ['idle_timeout', 0],
+    ['body_timeout', '19h'],
+    ['queue_timeout', 'soon']
+  ])('%s %p is out of HTTP.SYS\'s 16-bit seconds range: a config error naming the key', (key, value) => {
+    expect(() => validate({ ...base, limits: { [key]: value } }, { baseDir: dir })).toThrow(new RegExp(`limits\\.${key}: must be`))
+  })
+
+  test('queue_length above 65535 is refused', () => {
+    expect(() => validate({ ...base, limits: { queue_length: 70000 } }, { baseDir: dir })).toThrow(/limits\.queue_length: must be at most 65535/)
+  })
+
+  test('tls entries need a port and exactly one certificate source; paths resolve against the config', () => {
+    const config = validate({ ...base, tls: [{ port: 443, host: 'Example.com', pfx: 'site.pfx', passphrase: 'x' }] }, { baseDir: dir })
+    expect(config.tls).toEqual([{ port: 443, host: 'example.com', pfx: path.join(dir, 'site.pfx'), passphrase: 'x' }])
+    expect(() => validate({ ...base, tls: [{ pfx: 'a.pfx' }] }, { baseDir: dir })).toThrow(/tls\[0\]\.port: is required/)
+    expect(() => validate({ ...base, tls: [{ port: 443, cert: 'a.pem' }] }, { baseDir: dir })).toThrow(/tls\[0\]\.key: is required with cert/)
+    expect(() => validate({ ...base, tls: [{ port: 443, thumbprint: 'ab', pfx: 'a.pfx' }] }, { baseDir: dir })).toThrow(/exactly one certificate source/)
   })
 })

@@ -250,6 +250,38 @@ describe('socket', () => {
     res.end()
   })
 
+  test('the router\'s TLS session answers as tls.TLSSocket: certificate, cipher, protocol, ALPN, SNI, authorization', async () => {
+    const der = require('node:fs').readFileSync(require('node:path').join(__dirname, '..', '..', 'fixtures', 'tls', 'client.der'))
+    const tls = {
+      protocol: 'TLSv1.3',
+      cipher: { name: 'TLS_AES_256_GCM_SHA384', standardName: 'TLS_AES_256_GCM_SHA384', version: 'TLSv1.3' },
+      alpnProtocol: 'h2',
+      servername: 'shop.example',
+      authorized: false,
+      authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      peerCertificate: der
+    }
+    const { req, res } = await receive({ encrypted: true, tls })
+    const s = req.socket
+    expect(s).toMatchObject({ encrypted: true, authorized: false, authorizationError: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', alpnProtocol: 'h2', servername: 'shop.example' })
+    expect(s.getProtocol()).toBe('TLSv1.3')
+    expect(s.getCipher()).toEqual(tls.cipher)
+    const cert = s.getPeerCertificate()
+    expect(cert.subject).toEqual({ C: 'DE', O: 'httpsys tests', CN: 'test client' })
+    expect(cert.subjectaltname).toBe('DNS:client.test')
+    expect(cert.fingerprint256).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/)
+    expect(cert.raw.equals(der)).toBe(true)
+    expect(new Date(cert.valid_to).getTime()).toBeGreaterThan(Date.now())
+    res.end()
+  })
+
+  test('without a client certificate getPeerCertificate() is {} as on node', async () => {
+    const { req, res } = await receive({ encrypted: true, tls: { protocol: 'TLSv1.2', cipher: null, alpnProtocol: false, servername: null, authorized: false, authorizationError: null, peerCertificate: null } })
+    expect(req.socket.getPeerCertificate()).toEqual({})
+    expect(req.socket.alpnProtocol).toBe(false)
+    res.end()
+  })
+
   test('requests of one connection share one socket while in flight', async () => {
     const reqs = []
     const { mq } = await start((req) => reqs.push(req))

@@ -125,6 +125,29 @@ describe('framing', () => {
     expect(mq.callsOf('respond')[0].flags & RESPONSE_CLOSE).toBe(RESPONSE_CLOSE)
   })
 
+  test('HTTP/2 (HTTP.SYS on an https binding): streamed without chunked framing or Connection headers, never closing the connection', async () => {
+    const { mq, r } = await serve((req, res) => {
+      expect(req.httpVersion).toBe('2.0')
+      res.setHeader('Connection', 'close')
+      res.setHeader('Keep-Alive', 'timeout=5')
+      res.setHeader('Transfer-Encoding', 'chunked')
+      res.setHeader('X-Kept', 'yes')
+      res.write('part1 ')
+      setTimeout(() => res.end('part2'), 5)
+    }, { httpVersion: '2.0' })
+    expect(r.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase()).sort()).toEqual(['date', 'x-kept'])
+    // the body pieces go out as they are: the router makes DATA frames of them
+    expect(r.raw.toString()).toBe('part1 part2')
+    expect(r.flags.every((f) => (f & RESPONSE_CLOSE) === 0)).toBe(true)
+    expect(mq.callsOf('respond')[0].flags & RESPONSE_MORE).toBe(RESPONSE_MORE)
+  })
+
+  test('HTTP/2: a whole body known at end() still gets its Content-Length', async () => {
+    const { r } = await serve((req, res) => res.end('hello'), { httpVersion: '2.0' })
+    expect(r.headers['content-length']).toBe('5')
+    expect(r.headers.connection).toBeUndefined()
+  })
+
   test.each([
     ['HEAD', 200, 'HEAD'],
     ['204', 204, 'GET'],

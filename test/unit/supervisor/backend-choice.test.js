@@ -32,14 +32,19 @@ describe('auto', () => {
 
   test('Windows without the addon: the hub, with the loader\'s message kept as detail', () => {
     const choice = chooseBackend(config(), { platform: 'win32', loadNative: fails })
-    expect(choice).toMatchObject({ backend: 'hub', reason: expect.stringMatching(/addon did not load/) })
+    expect(choice).toMatchObject({ backend: 'hub', fallback: true, reason: expect.stringMatching(/addon did not load/) })
     expect(choice.detail).toMatch(/C:\\x\\httpsys_native\.node: not found/)
+    expect(choice.fix).toMatch(/reinstall httpsys-cli .*npx node-gyp rebuild.*--backend hub/)
   })
 
   test('Windows, but an app leaves its prefix to listen(): the hub, naming the app', () => {
     const c = config(undefined, [{ name: 'api', script: 'graceful.js', urls: ['http://+:8080/api/'] }, { name: 'web', script: 'graceful.js' }])
-    expect(chooseBackend(c, { platform: 'win32', loadNative: loads }))
-      .toEqual({ backend: 'hub', reason: 'app "web" has no urls (HTTP.SYS needs them before the app starts)' })
+    expect(chooseBackend(c, { platform: 'win32', loadNative: loads })).toEqual({
+      backend: 'hub',
+      fallback: true,
+      reason: 'app "web" has no urls (HTTP.SYS needs them before the app starts)',
+      fix: 'give every app urls (urls: ["http://+:8080/"]) to run on HTTP.SYS; to use the hub on purpose, pass --backend hub.'
+    })
   })
 })
 

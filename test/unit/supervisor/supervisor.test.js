@@ -46,11 +46,11 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.kill()))
 })
 
-function makeSupervisor (apps) {
+function makeSupervisor (apps, { backendChoice } = {}) {
   const config = validate({ apps }, { baseDir: APPS })
   const records = []
   const logger = pino({ level: 'info', base: null }, { write (line) { records.push(JSON.parse(line)) } })
-  const supervisor = new Supervisor(config, { logger, Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock' })
+  const supervisor = new Supervisor(config, { logger, Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock', backendChoice })
   running.push(supervisor)
   return { supervisor, records }
 }
@@ -117,6 +117,15 @@ test('the start log names the router and why; workers are sent to the hub whatev
     if (saved === undefined) delete process.env.HTTPSYS_BACKEND
     else process.env.HTTPSYS_BACKEND = saved
   }
+})
+
+test('Windows falling back to the hub is a warning with the reason and the fix, never silent', async () => {
+  const loadNative = () => { throw new Error('C:\\app\\prebuilds\\win32-x64\\httpsys_native.node: not found') }
+  const { supervisor, records } = makeSupervisor([{ name: 'api', script: 'graceful.js', urls: ['http://+:8080/'] }], { backendChoice: { platform: 'win32', loadNative } })
+  await supervisor.start()
+  const [backend] = records.filter((r) => r.event === 'backend')
+  expect(backend).toMatchObject({ level: 40, backend: 'hub', reason: 'the HTTP.SYS addon did not load', detail: expect.stringContaining('not found') })
+  expect(backend.msg).toMatch(/^router: the httpsys hub \(the HTTP.SYS addon did not load\); to run on HTTP.SYS: reinstall httpsys-cli/)
 })
 
 test('the preload\'s ready message makes a worker ready when the hub reports nothing; both together are one ready', async () => {

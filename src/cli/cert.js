@@ -1,0 +1,99 @@
+'use strict'
+
+// `httpsys cert add|delete|list`: TLS certificate bindings for HTTP.SYS (src/setup/cert.js).
+
+const { setupDeps, notHere } = require('./setup-deps')
+const { table } = require('./format')
+
+function register (program, deps) {
+  const d = setupDeps(deps)
+  const cert = program.command('cert')
+    .summary('bind TLS certificates to ports or host names (Windows, HTTP.SYS)')
+    .description('Certificate bindings tell HTTP.SYS which certificate of LocalMachine\\My to serve on an IP:port, or on a ' +
+      'host:port by SNI (what `netsh http add sslcert` does). Changes need an elevated prompt.')
+  cert.command('add')
+    .summary('bind a certificate (from the store, a .pfx, or PEM files)')
+    .description('Bind a certificate to --port on every IPv4 address (0.0.0.0), on --ip, or on --host by SNI. ' +
+      'A .pfx or PEM files are imported into LocalMachine\\My first. The certificate must have its private key and ' +
+      'be valid today. Binding another certificate where one is bound replaces it.')
+    .requiredOption('--port <port>', 'the TCP port, e.g. 443')
+    .option('--ip <address>', 'bind on this address only (default: 0.0.0.0, every IPv4 address; [::] for IPv6)')
+    .option('--host <name>', 'bind for this host name (SNI) instead of an address')
+    .option('--thumbprint <sha1>', 'a certificate already in the store (40 hex digits)')
+    .option('--store <name>', 'the LocalMachine store (default: My)')
+    .option('--pfx <file>', 'import this .pfx (PKCS#12) first')
+    .option('--passphrase <text>', 'the .pfx passphrase (default: $HTTPSYS_PFX_PASSPHRASE, else none)')
+    .option('--cert <file>', 'import this PEM certificate first (with --key)')
+    .option('--key <file>', 'the PEM private key of --cert')
+    .option('--json', 'print JSON (for scripts)')
+    .action((options) => add(d, options))
+  cert.command('delete')
+    .alias('rm')
+    .summary('delete a binding')
+    .requiredOption('--port <port>', 'the TCP port')
+    .option('--ip <address>', 'the address of the binding (default: 0.0.0.0)')
+    .option('--host <name>', 'the host name of an SNI binding')
+    .option('--json', 'print JSON (for scripts)')
+    .action((options) => remove(d, options))
+  cert.command('list')
+    .alias('ls')
+    .summary('list the bindings, their certificates, and what shadows what')
+    .option('--json', 'print JSON (for scripts)')
+    .action((options) => list(d, options))
+}
+
+function library (d) {
+  const { createCert } = require('../setup/cert')
+  return createCert(d.serviceConfig())
+}
+
+function add (d, options) {
+  if (!d.windows) return d.out(options.json ? JSON.stringify({ result: 'not-needed' }) + '\n' : notHere('A certificate binding'))
+  const passphrase = options.passphrase !== undefined ? options.passphrase : process.env.HTTPSYS_PFX_PASSPHRASE
+  const r = library(d).add({ ...pick(options), passphrase })
+  if (options.json) return d.out(JSON.stringify(r, null, 2) + '\n')
+  if (r.result === 'unchanged') d.out(`${r.binding} already serves ${r.thumbprint}: nothing changed\n`)
+  else if (r.result === 'replaced') d.out(`${r.binding} now serves ${r.thumbprint}${r.replaced ? ` (replaced ${r.replaced})` : ''}\n`)
+  else d.out(`${r.binding} now serves ${r.thumbprint}\n`)
+}
+
+function remove (d, options) {
+  if (!d.windows) return d.out(options.json ? JSON.stringify({ deleted: false }) + '\n' : notHere('A certificate binding'))
+  const r = library(d).delete(pick(options))
+  if (options.json) return d.out(JSON.stringify(r) + '\n')
+  d.out(r.deleted ? `deleted the binding of ${r.binding}\n` : `${r.binding} has no binding: nothing to delete\n`)
+}
+
+function list (d, options) {
+  if (!d.windows) return d.out(options.json ? '[]\n' : notHere('A certificate binding'))
+  const records = library(d).list()
+  if (options.json) return d.out(JSON.stringify(records, null, 2) + '\n')
+  d.out(formatList(records))
+}
+
+function pick (o) {
+  const out = {}
+  for (const k of ['port', 'ip', 'host', 'thumbprint', 'store', 'pfx', 'cert', 'key']) if (o[k] !== undefined) out[k] = o[k]
+  return out
+}
+
+/** The bindings as a table, then the notes on shadowing and broken certificates. */
+function formatList (records) {
+  if (records.length === 0) return 'no certificate bindings\n'
+  const rows = [['binding', 'thumbprint', 'certificate', 'state', 'by']]
+  const notes = []
+  for (const r of records) {
+    rows.push([
+      r.binding,
+      r.thumbprint,
+      r.certificate ? r.certificate.subject : '-',
+      r.problem ? 'BROKEN' : `ok until ${r.certificate ? r.certificate.notAfter.slice(0, 10) : '?'}`,
+      r.ours ? 'httpsys' : 'other'
+    ])
+    if (r.problem) notes.push(`${r.binding}: ${r.problem}`)
+    for (const note of r.notes) notes.push(`${r.binding}: ${note}`)
+  }
+  return table(rows) + '\n' + (notes.length ? '\n' + notes.map((n) => `  ${n}`).join('\n') + '\n' : '')
+}
+
+module.exports = { register, formatList }

@@ -1,0 +1,243 @@
+'use strict'
+
+// `httpsys doctor`: what stands between this machine and serving the config, each
+// finding with the exact command that fixes it. On Windows (HTTP.SYS): the addon, the
+// HTTP service, who holds each configured port, the URL reservations that cover each
+// prefix (and for whom), the certificate bindings of https prefixes and the state of
+// their certificates, elevation. Elsewhere (the hub): reservations and bindings do not
+// exist there; the ports must be free (or held by this config's running supervisor)
+// and the runtime directory private.
+//
+// Findings: { level: 'ok' | 'info' | 'warn' | 'error', area, message, fix? }. Only an
+// error makes `doctor` exit 1: a warning is something that works now but may not for
+// another account or on another day.
+
+const fs = require('node:fs')
+const net = require('node:net')
+const urlprefix = require('../urlprefix')
+const { covers, needsReservation } = require('./urlacl')
+const { currentUser } = require('../queue/httpsys/service-config')
+const { parseSddl } = require('./sddl')
+
+// Accounts every user is part of: a reservation for them covers the current user too.
+const EVERYONE_SIDS = new Set(['S-1-1-0', 'S-1-5-11', 'S-1-5-4', 'S-1-5-32-545'])
+// HTTP.SYS's own listeners belong to the System process.
+const SYSTEM_PID = 4
+
+/**
+ * @param {object} options
+ * @param {object|null} options.config a validated config, or null (machine-wide checks only)
+ * @param {string} [options.platform=process.platform]
+ * @param {() => object} [options.serviceConfig] the service configuration (Windows)
+ * @param {() => object} [options.cert] the cert commands' library (Windows)
+ * @param {() => void} [options.loadAddon] throws ERR_HTTPSYS_NATIVE_UNAVAILABLE (Windows)
+ * @param {object} [options.hub] { runtimeDir, ensurePrivate, running } for the hub checks
+ * @returns {Promise<{findings: object[], ok: boolean, router: string}>}
+ */
+async function doctor (options) {
+  const platform = options.platform || process.platform
+  const findings = platform === 'win32' ? windowsChecks(options) : await hubChecks(options)
+  return { findings, ok: !findings.some((f) => f.level === 'error'), router: platform === 'win32' ? 'HTTP.SYS' : 'hub' }
+}
+
+function prefixesOf (config) {
+  if (config === null) return []
+  const out = []
+  for (const app of config.apps) for (const url of app.urls) out.push({ app: app.name, prefix: url })
+  return out
+}
+
+// ---------------------------------------------------------------------------
+// Windows: HTTP.SYS
+
+function windowsChecks ({ config, serviceConfig, cert, loadAddon }) {
+  const findings = []
+  const add = (level, area, message, fix) => findings.push(fix ? { level, area, message, fix } : { level, area, message })
+  try {
+    loadAddon()
+  } catch (err) {
+    add('error', 'addon', `the HTTP.SYS addon does not load: ${err.message}`, 'reinstall httpsys-cli (its package ships prebuilds/win32-x64/httpsys_native.node), or run `npx node-gyp rebuild` in its folder')
+    return findings
+  }
+  const sc = serviceConfig()
+  const elevated = sc.isElevated()
+  add('info', 'elevation', elevated === true
+    ? 'this prompt is elevated: `httpsys start` here needs no URL reservation, and the setup commands can change the machine'
+    : 'this prompt is not elevated: `httpsys start` here needs a URL reservation for each prefix, and the setup commands need an elevated prompt')
+
+  const service = sc.serviceStatus('HTTP')
+  if (service === null) add('warn', 'service', 'the state of the HTTP service (HTTP.SYS) could not be read')
+  else if (service.state === 'running') add('ok', 'service', 'the HTTP service (HTTP.SYS) is running')
+  else if (service.startType === 'disabled') add('error', 'service', 'the HTTP service (HTTP.SYS) is disabled', 'run elevated: `sc.exe config http start= demand` then `net start http`')
+  else add('error', 'service', `the HTTP service (HTTP.SYS) is ${service.state}`, 'run elevated: `net start http`')
+
+  const prefixes = prefixesOf(config)
+  if (config !== null && prefixes.length === 0) {
+    add('error', 'config', 'no app has urls: HTTP.SYS routes only prefixes registered before an app starts', 'give every app urls: ["http://+:8080/"] in httpsys.config.js (or -u on the command line)')
+  }
+  checkPorts(sc, prefixes, add)
+  checkReservations(sc, prefixes, elevated, add)
+  checkBindings(cert(), config, prefixes, add)
+  return findings
+}
+
+function checkPorts (sc, prefixes, add) {
+  const ports = [...new Set(prefixes.map((p) => urlprefix.parse(p.prefix).port))]
+  if (ports.length === 0) return
+  const listeners = sc.tcpListeners()
+  if (listeners === null) {
+    add('warn', 'ports', 'the TCP listeners of this machine could not be listed')
+    return
+  }
+  for (const port of ports) {
+    const others = listeners.filter((l) => l.port === port && l.pid !== SYSTEM_PID)
+    if (others.length === 0) {
+      add('ok', 'ports', `port ${port} is free for HTTP.SYS (or already HTTP.SYS's)`)
+      continue
+    }
+    const who = [...new Set(others.map((l) => `${sc.processName(l.pid) || 'a process'} (pid ${l.pid})`))].join(', ')
+    add('error', 'ports', `port ${port} is held by ${who}, not by HTTP.SYS: HTTP.SYS cannot share it (ERR_HTTPSYS_PORT_IN_USE at start)`,
+      `stop that program or move it to another port (\`netstat -ano | findstr :${port}\` shows it), or give httpsys another port`)
+  }
+}
+
+function checkReservations (sc, prefixes, elevated, add) {
+  if (prefixes.length === 0) return
+  const reservations = sc.urlAclList()
+  const user = currentUser()
+  let mySid = null
+  try {
+    mySid = user ? sc.lookupAccount(user).sid : null
+  } catch {}
+  for (const { app, prefix } of prefixes) {
+    const covering = reservations.filter((r) => covers(r.prefix, prefix))
+    if (!needsReservation(prefix)) {
+      add('ok', 'urlacl', `${prefix} (${app}) needs no reservation: HTTP.SYS lets any account register http://localhost above port 1024`)
+      continue
+    }
+    if (covering.length === 0) {
+      add(elevated === true ? 'warn' : 'error', 'urlacl',
+        `no URL reservation covers ${prefix} (${app}): only an elevated process can register it${elevated === true ? ' (this prompt is)' : ''}`,
+        `run once, elevated: \`httpsys urlacl add ${prefix}${user ? ` --user ${user}` : ''}\` (the account \`httpsys start\` runs as)`)
+      continue
+    }
+    for (const r of covering) {
+      const entries = parseSddl(r.sddl) || []
+      const names = entries.map((e) => {
+        const found = sc.lookupSid(e.sid)
+        return found ? found.account : e.sid
+      })
+      const mine = entries.some((e) => e.rights.includes('listen') && (e.sid === mySid || EVERYONE_SIDS.has(e.sid)))
+      if (mine || elevated === true) {
+        add('ok', 'urlacl', `${prefix} (${app}) is covered by the reservation ${r.prefix} for ${names.join(', ') || r.sddl}`)
+      } else {
+        add('error', 'urlacl', `${prefix} (${app}) is covered by the reservation ${r.prefix}, but for ${names.join(', ') || r.sddl}, not for ${user || 'this account'}`,
+          `run elevated: \`httpsys urlacl delete ${r.prefix}\` then \`httpsys urlacl add ${r.prefix}${user ? ` --user ${user}` : ''}\` (or run httpsys as ${names[0] || 'that account'})`)
+      }
+    }
+  }
+}
+
+function checkBindings (cert, config, prefixes, add) {
+  const https = prefixes.filter((p) => p.prefix.startsWith('https://'))
+  const bindings = cert.list()
+  for (const { app, prefix } of https) {
+    const p = urlprefix.parse(prefix)
+    const match = bindings.find((b) => b.port === p.port && (
+      (b.kind === 'sni' && p.hostKind === 'explicit' && b.host === p.host) ||
+      (b.kind === 'ip' && (b.ip === '0.0.0.0' || b.ip === '::' || (p.hostKind === 'ip' && b.ip === p.ip)))))
+    if (!match) {
+      const tls = config && config.tls.find((t) => t.port === p.port && (t.host === undefined || t.host === p.host))
+      add('error', 'cert', `${prefix} (${app}) has no certificate binding: HTTP.SYS would refuse every TLS handshake on port ${p.port}`,
+        tls
+          ? 'the config\'s tls entry gives one: run `httpsys start --setup` once, elevated'
+          : `run elevated: \`httpsys cert add --port ${p.port}${p.hostKind === 'explicit' ? ` --host ${p.host}` : ''} --pfx site.pfx\` (or --thumbprint of a certificate in LocalMachine\\My)`)
+    }
+  }
+  const ports = new Set(https.map((h) => urlprefix.parse(h.prefix).port))
+  for (const b of bindings) {
+    // with a config, the bindings of its ports; without, every binding on the machine
+    if (config !== null && !ports.has(b.port)) continue
+    if (b.problem) {
+      add('error', 'cert', `the binding ${b.binding} uses the certificate ${b.thumbprint}, but ${b.problem}`,
+        `bind a valid one: \`httpsys cert add --port ${b.port}${b.kind === 'sni' ? ` --host ${b.host}` : b.ip !== '0.0.0.0' ? ` --ip ${b.ip}` : ''} --pfx new.pfx\``)
+    } else {
+      add('ok', 'cert', `the binding ${b.binding} serves ${b.certificate ? b.certificate.subject : b.thumbprint}${b.certificate ? ` until ${b.certificate.notAfter.slice(0, 10)}` : ''}`)
+    }
+    for (const note of b.notes || []) add('warn', 'cert', `${b.binding}: ${note}`)
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Linux and macOS: the hub
+
+async function hubChecks ({ config, hub }) {
+  const findings = []
+  const add = (level, area, message, fix) => findings.push(fix ? { level, area, message, fix } : { level, area, message })
+  add('info', 'router', 'the router here is the httpsys hub: URL reservations (`httpsys urlacl`) and certificate bindings (`httpsys cert`) are HTTP.SYS\'s, on Windows; the hub needs neither')
+  checkRuntimeDir(hub, add)
+  const ports = new Map()
+  for (const { app, prefix } of prefixesOf(config)) {
+    const p = urlprefix.parse(prefix)
+    if (!ports.has(p.port)) ports.set(p.port, [])
+    ports.get(p.port).push(app)
+  }
+  const running = hub.running ? await hub.running() : null
+  for (const [port, apps] of ports) {
+    const state = await probePort(port)
+    if (state === 'free') add('ok', 'ports', `port ${port} (${apps.join(', ')}) is free`)
+    else if (state === 'EADDRINUSE') {
+      if (running) {
+        add('ok', 'ports', `port ${port} is served by this config's running supervisor (pid ${running.pid})`)
+        continue
+      }
+      const owner = hub.portOwner ? hub.portOwner(port) : undefined
+      add('error', 'ports', `port ${port} (${apps.join(', ')}) is already in use${owner ? ` by ${owner}` : ''}`,
+        `stop that process or choose another port (\`ss -ltnp 'sport = :${port}'\` shows the owner)`)
+    } else if (state === 'EACCES') {
+      add('error', 'ports', `port ${port} (${apps.join(', ')}) is below 1024 and this user may not bind it`,
+        `use a port >= 1024, or grant node the right once: \`sudo setcap 'cap_net_bind_service=+ep' ${process.execPath}\``)
+    } else {
+      add('warn', 'ports', `port ${port} could not be checked (${state})`)
+    }
+  }
+  return findings
+}
+
+function checkRuntimeDir (hub, add) {
+  const dir = hub.runtimeDir()
+  let st
+  try {
+    st = fs.lstatSync(dir)
+  } catch {
+    add('ok', 'runtime', `the runtime directory ${dir} does not exist yet; httpsys creates it private (0700)`)
+    return
+  }
+  const own = typeof process.getuid !== 'function' || st.uid === process.getuid()
+  if (!st.isDirectory() || !own) {
+    add('error', 'runtime', `the runtime directory ${dir} is not a directory of this user: another user could read the control tokens`,
+      'remove it (or set HTTPSYS_RUNTIME_DIR to a directory of your own)')
+  } else if ((st.mode & 0o077) !== 0) {
+    add('error', 'runtime', `the runtime directory ${dir} is readable by others (mode ${(st.mode & 0o777).toString(8)})`, `\`chmod 700 ${dir}\``)
+  } else {
+    add('ok', 'runtime', `the runtime directory ${dir} is private`)
+  }
+}
+
+/** 'free', or the bind error's code */
+function probePort (port) {
+  return new Promise((resolve) => {
+    const server = net.createServer()
+    server.once('error', (err) => resolve(err.code || 'error'))
+    server.listen({ port, host: '::', ipv6Only: false, exclusive: true }, () => server.close(() => resolve('free')))
+  }).then((state) => {
+    if (state !== 'EAFNOSUPPORT' && state !== 'EADDRNOTAVAIL') return state
+    return new Promise((resolve) => {
+      const server = net.createServer()
+      server.once('error', (err) => resolve(err.code || 'error'))
+      server.listen({ port, host: '0.0.0.0', exclusive: true }, () => server.close(() => resolve('free')))
+    })
+  })
+}
+
+module.exports = { doctor }

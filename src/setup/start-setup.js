@@ -1,0 +1,78 @@
+'use strict'
+
+// `httpsys start --setup` on Windows: before anything starts, the URL reservations the
+// config's prefixes need (for the account httpsys runs as) and the certificate bindings
+// its `tls` entries give. Elevated, it makes them; not elevated, it lists the exact
+// commands to run once from an elevated prompt and nothing starts.
+
+const { currentUser } = require('../queue/httpsys/service-config')
+const { createUrlAcl, covers, needsReservation } = require('./urlacl')
+const { createCert } = require('./cert')
+const { parseSddl } = require('./sddl')
+
+const EVERYONE_SIDS = new Set(['S-1-1-0', 'S-1-5-11', 'S-1-5-4', 'S-1-5-32-545'])
+
+/**
+ * What the config still needs on this machine.
+ * @param {object} config a validated config
+ * @param {object} sc the service configuration (src/queue/httpsys/service-config.js)
+ * @param {object} [options]
+ * @param {string} [options.user] the account the reservations are for (default: current)
+ * @returns {{steps: {kind: string, what: string, command: string, run: Function}[], notes: string[]}}
+ */
+function planSetup (config, sc, { user = currentUser() } = {}) {
+  const steps = []
+  const notes = []
+  const urlacl = createUrlAcl(sc)
+  const cert = createCert(sc)
+  const reservations = sc.urlAclList()
+  let sid = null
+  try {
+    sid = user ? sc.lookupAccount(user).sid : null
+  } catch {}
+  const seen = new Set()
+  for (const app of config.apps) {
+    for (const prefix of app.urls) {
+      if (seen.has(prefix) || !needsReservation(prefix)) continue
+      seen.add(prefix)
+      const mine = reservations.some((r) => covers(r.prefix, prefix) &&
+        (parseSddl(r.sddl) || []).some((e) => e.rights.includes('listen') && (e.sid === sid || EVERYONE_SIDS.has(e.sid))))
+      if (mine) continue
+      steps.push({
+        kind: 'urlacl',
+        what: `reserve ${prefix} for ${user || 'this account'}`,
+        command: `httpsys urlacl add ${prefix}${user ? ` --user ${user}` : ''}`,
+        run: () => urlacl.add(prefix, { user })
+      })
+    }
+  }
+  const bindings = cert.list()
+  for (const entry of config.tls) {
+    const key = entry.host !== undefined ? { port: entry.port, host: entry.host } : { port: entry.port, ip: entry.ip || '0.0.0.0' }
+    const binding = entry.host !== undefined ? `${entry.host}:${entry.port}` : `${key.ip}:${entry.port}`
+    const existing = bindings.find((b) => b.binding === binding)
+    if (existing && (entry.thumbprint === undefined || existing.thumbprint === entry.thumbprint.replace(/[\s:]/g, '').toLowerCase())) continue
+    const source = entry.thumbprint !== undefined
+      ? ` --thumbprint ${entry.thumbprint}`
+      : entry.pfx !== undefined ? ` --pfx "${entry.pfx}"${entry.passphrase ? ' --passphrase <the config\'s passphrase>' : ''}` : ` --cert "${entry.cert}" --key "${entry.key}"`
+    steps.push({
+      kind: 'cert',
+      what: `bind ${entry.thumbprint ? `the certificate ${entry.thumbprint}` : 'the certificate of ' + (entry.pfx || entry.cert)} to ${binding}`,
+      command: `httpsys cert add --port ${entry.port}${entry.host !== undefined ? ` --host ${entry.host}` : entry.ip ? ` --ip ${entry.ip}` : ''}${source}`,
+      run: () => cert.add({ ...key, thumbprint: entry.thumbprint, pfx: entry.pfx, passphrase: entry.passphrase, cert: entry.cert, key: entry.key, store: entry.store })
+    })
+  }
+  for (const app of config.apps) {
+    for (const prefix of app.urls) {
+      if (!prefix.startsWith('https://')) continue
+      const port = Number(/:(\d+)\//.exec(prefix)[1])
+      const given = config.tls.some((t) => t.port === port)
+      if (!given && !bindings.some((b) => b.port === port)) {
+        notes.push(`${prefix} (${app.name}) has no certificate binding and the config's tls gives none: add one to tls, or run \`httpsys cert add --port ${port} --pfx site.pfx\``)
+      }
+    }
+  }
+  return { steps, notes }
+}
+
+module.exports = { planSetup }

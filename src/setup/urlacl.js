@@ -1,0 +1,121 @@
+'use strict'
+
+// `httpsys urlacl add|delete|list`: URL reservations (HTTP.SYS URL ACLs), which let an
+// account that is not an administrator register a URL prefix. Through the addon's
+// service configuration, never by running netsh.
+//
+// Rules: prefixes are validated (src/urlprefix.js) before any call; adding the same
+// reservation again changes nothing; a reservation of the prefix for another account is
+// a conflict that names it; the account is stored as a SID (names are translated on
+// non-English Windows); deleting what is not there is not an error.
+
+const urlprefix = require('../urlprefix')
+const { codes } = require('../errors')
+const { currentUser } = require('../queue/httpsys/service-config')
+const { parseSddl, listenSddl, sameAccess } = require('./sddl')
+
+/**
+ * @param {object} config the service configuration (src/queue/httpsys/service-config.js)
+ */
+function createUrlAcl (config) {
+  /** The accounts a descriptor names, as DOMAIN\name where Windows can say. */
+  function usersOf (sddl) {
+    const entries = parseSddl(sddl) || []
+    return entries.map(({ sid, rights }) => {
+      const found = config.lookupSid(sid)
+      return { sid, account: found ? found.account : null, rights }
+    })
+  }
+
+  const describe = (users) => users.map((u) => u.account || u.sid).join(', ') || 'an unreadable descriptor'
+
+  function find (prefix) {
+    const key = prefix.toLowerCase()
+    return config.urlAclList(prefix).find((r) => String(r.prefix).toLowerCase() === key) || null
+  }
+
+  return {
+    /**
+     * @param {string} input a URL prefix
+     * @param {object} [options]
+     * @param {string} [options.user] DOMAIN\user, a group, or a SID (default: the current user)
+     * @param {string} [options.sddl] a whole descriptor instead of --user
+     * @returns {{prefix: string, sddl: string, users: object[], result: 'added'|'unchanged'}}
+     */
+    add (input, { user, sddl } = {}) {
+      const { prefix } = urlprefix.parse(input)
+      let descriptor = sddl
+      let who = user
+      if (descriptor !== undefined) {
+        if (user !== undefined) throw new codes.ERR_INVALID_ARG_VALUE({ name: '--sddl', value: sddl, reason: 'cannot be combined with --user (give one)' })
+        if (parseSddl(descriptor) === null) {
+          throw new codes.ERR_INVALID_ARG_VALUE({ name: '--sddl', value: sddl, reason: 'must be a DACL of allow entries such as D:(A;;GX;;;S-1-1-0)' })
+        }
+      } else {
+        who = user || currentUser()
+        if (!who) throw new codes.ERR_INVALID_ARG_VALUE({ name: '--user', value: user, reason: 'is needed: this process has no USERNAME to default to' })
+        const sid = /^S-1(-\d+)+$/i.test(who) ? who.toUpperCase() : config.lookupAccount(who).sid
+        descriptor = listenSddl(sid)
+      }
+      const command = `httpsys urlacl add ${prefix}${user ? ` --user ${user}` : ''}${sddl ? ` --sddl "${sddl}"` : ''}`
+      const existing = find(prefix)
+      if (existing !== null) {
+        if (sameAccess(existing.sddl, descriptor)) return { prefix, sddl: existing.sddl, users: usersOf(existing.sddl), result: 'unchanged' }
+        throw new codes.ERR_HTTPSYS_URLACL_CONFLICT({ prefix, owners: describe(usersOf(existing.sddl)), sddl: existing.sddl, user: who })
+      }
+      if (config.urlAclSet(prefix, descriptor, { what: `Reserving ${prefix}`, command }) === 'exists') {
+        // reserved between our look and our set, or a store that answers no queries
+        const now = find(prefix)
+        if (now !== null && sameAccess(now.sddl, descriptor)) return { prefix, sddl: now.sddl, users: usersOf(now.sddl), result: 'unchanged' }
+        throw new codes.ERR_HTTPSYS_URLACL_CONFLICT({ prefix, owners: now ? describe(usersOf(now.sddl)) : undefined, sddl: now ? now.sddl : undefined, user: who })
+      }
+      return { prefix, sddl: descriptor, users: usersOf(descriptor), result: 'added' }
+    },
+
+    /** @returns {{prefix: string, deleted: boolean}} */
+    delete (input) {
+      const { prefix } = urlprefix.parse(input)
+      const deleted = config.urlAclDelete(prefix, { what: `Deleting the reservation of ${prefix}`, command: `httpsys urlacl delete ${prefix}` })
+      return { prefix, deleted }
+    },
+
+    /** @returns {{prefix: string, sddl: string, users: object[]}[]} sorted by prefix */
+    list ({ prefix } = {}) {
+      const records = config.urlAclList(prefix ? urlprefix.parse(prefix).prefix : undefined)
+      return records
+        .map((r) => ({ prefix: r.prefix, sddl: r.sddl, users: usersOf(r.sddl) }))
+        .sort((a, b) => a.prefix.localeCompare(b.prefix))
+    }
+  }
+}
+
+/**
+ * Whether reservation `reserved` lets its accounts register `registered`: same scheme,
+ * port and host category (a reservation for + does not cover localhost), and a path
+ * that contains the other on a segment boundary. HTTP.SYS checks the registration
+ * against the reservations the same way it routes (docs/http-sys.md).
+ */
+function covers (reserved, registered) {
+  let r
+  let p
+  try {
+    r = urlprefix.parse(reserved)
+    p = urlprefix.parse(registered)
+  } catch {
+    return false
+  }
+  return r.scheme === p.scheme && r.port === p.port && r.hostKind === p.hostKind && r.host === p.host &&
+    p.path.toLowerCase().startsWith(r.path.toLowerCase())
+}
+
+/**
+ * Whether registering `prefix` needs a reservation at all: an elevated process never
+ * does; others do, except http://localhost:<port above 1024>/ (HTTP.SYS lets any
+ * account register loopback HTTP there).
+ */
+function needsReservation (prefix) {
+  const p = urlprefix.parse(prefix)
+  return !(p.scheme === 'http' && p.host === 'localhost' && p.port > 1024)
+}
+
+module.exports = { createUrlAcl, covers, needsReservation }
