@@ -33,6 +33,7 @@ class HttpsysRouter extends EventEmitter {
     this.runId = runId
     this.limits = limits || null
     this.queues = new Map() // app name -> the controller's queue
+    this.wine = null
   }
 
   get backend () { return 'httpsys' }
@@ -42,7 +43,15 @@ class HttpsysRouter extends EventEmitter {
   async start () {
     if (this.native === null) this.native = require('../queue/httpsys')
     const { wine, features } = this.native.platform()
+    this.wine = wine || null
     this.logger.debug({ event: 'httpsys', wine, features }, wine ? `HTTP.SYS under Wine ${wine}` : 'HTTP.SYS')
+    if (this.wine) {
+      // Wine ignores queue names (docs/wine.md): a worker opening the controller's queue
+      // would get an empty one. There each worker registers its app's prefixes on a
+      // queue of its own instead, so one instance per app, and no queueing while a
+      // worker restarts. Never on Windows.
+      this.logger.warn({ event: 'httpsys', wine }, 'HTTP.SYS under Wine shares no queue between processes: each worker registers its own prefixes (one instance per app)')
+    }
   }
 
   queueName (app) {
@@ -58,7 +67,9 @@ class HttpsysRouter extends EventEmitter {
     if (this.queues.has(app)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name, app })
     let queue
     try {
-      queue = this.native.createQueue(name, { urls, app, ...queueLimits(this.limits) })
+      queue = this.wine
+        ? { name, urls: urls.slice(), close () {} }
+        : this.native.createQueue(name, { urls, app, ...queueLimits(this.limits) })
     } catch (err) {
       throw withApp(err, app)
     }

@@ -178,3 +178,24 @@ describe('hub queues and workers', () => {
     expect(hub.queues()).not.toContain('doomed')
   })
 })
+
+describe('limits.max_connections', () => {
+  test('beyond the limit a new connection is refused; the ones open keep being served', async () => {
+    const hub = await startHub({ maxConnections: 1 })
+    try {
+      const { ports: [port] } = await hub.createQueue('one', { urls: ['http://+:0/'] })
+      const w = await startWorker(hub, { queue: 'one', handle: (req, body, worker) => reply(worker, req, 200, 'ok') })
+      const first = new RawClient(port)
+      await first.connected
+      const second = new RawClient(port)
+      await until(() => second.ended, 3000, 'the second connection closed by the hub')
+      first.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n')
+      const [res] = await first.waitFor(1)
+      expect(res.body.toString()).toBe('ok')
+      first.socket.destroy()
+      w.att.close()
+    } finally {
+      await hub.close()
+    }
+  })
+})

@@ -57,7 +57,15 @@ function createBackend (getAddon) {
     delete tuning.maxBodySize
     let native = null
     let registered = []
-    if (queue) {
+    if (queue && platform.wine && worker.queueUrls.length > 0) {
+      // Wine ignores queue names (an "opened" queue is a new empty one): the worker
+      // registers the controller's prefixes itself (supervisor/httpsys-router.js).
+      try {
+        native = new b.Queue({ ...tuning, mode: 'create', name: queue, urls: worker.queueUrls })
+      } catch (err) {
+        throw errors.toError(err, { queue })
+      }
+    } else if (queue) {
       // Under the supervisor the controller registered the app's prefixes; a worker
       // adds none (an app on http://+:8080/api/ calling listen(8080) must not take the
       // port's root), whatever its listen() asked for.

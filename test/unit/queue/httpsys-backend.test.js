@@ -61,6 +61,34 @@ describe('httpsys backend: attaching', () => {
     }
   })
 
+  test('under Wine a worker creates its queue with the controller\'s prefixes (Wine ignores queue names)', async () => {
+    process.env.HTTPSYS_QUEUE_URLS = 'http://+:8080/api/'
+    try {
+      const { queue, attachment } = await attached({ wine: '8.0' }, { queue: 'api', urls: ['http://+:8080/'] })
+      expect(queue.options).toMatchObject({ mode: 'create', name: 'api', urls: ['http://+:8080/api/'] })
+      expect(attachment.info.urls).toEqual(['http://+:8080/api/'])
+    } finally {
+      delete process.env.HTTPSYS_QUEUE_URLS
+    }
+  })
+
+  test('a request body over the limit gets 413 and a close, and never reaches the app', async () => {
+    const { queue, seen } = await attached({}, { maxBodySize: 10 })
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1, { method: 'POST', hasBody: true, rawHeaders: ['Host', 'x', 'Content-Length', '11'] })])
+    expect(seen).toEqual([])
+    const [[id, status, , headers, , flags]] = queue.callsOf('respond')
+    expect([id, status, flags & RESPONSE_CLOSE]).toEqual([1, 413, RESPONSE_CLOSE])
+    expect(headers).toContain('Connection')
+  })
+
+  test('a chunked body growing over the limit: the app hears onAbort, the client gets 413', async () => {
+    const { queue, seen } = await attached({}, { maxBodySize: 10 })
+    queue.emit([EVENT.REQUEST, 2, fakeRequest(2, { method: 'POST', hasBody: true, rawHeaders: ['Host', 'x', 'Transfer-Encoding', 'chunked'] }),
+      EVENT.BODY, 2, Buffer.from('123456'), EVENT.BODY, 2, Buffer.from('789012')])
+    expect(seen.map((e) => e[0])).toEqual(['request', 'body', 'abort'])
+    expect(queue.callsOf('respond').map((c) => c[1])).toEqual([413])
+  })
+
   test('a missing named queue with prefixes is created under that name', async () => {
     const t = setup()
     t.binding.fail({ open: 2 })

@@ -57,6 +57,34 @@ test('creates one controller queue per app with its prefixes, before any worker 
   expect(records.indexOf(spawns[0])).toBeGreaterThan(records.findIndex((r) => r.event === 'queue' && r.app === 'web'))
 })
 
+test('the config\'s limits reach HTTP.SYS: queue length, seconds for the timers, connections; the body limit goes to the workers', async () => {
+  const binding = createFakeAddon()
+  const config = validate({
+    backend: 'httpsys',
+    limits: { queue_length: 77, header_timeout: '9s', idle_timeout: '3s', body_timeout: '1m', queue_timeout: '30s', max_connections: 500, max_body_size: '1M' },
+    apps: [{ name: 'api', script: path.join(FIXTURES, 'attach-app.js'), urls: ['http://+:8080/'], kill_timeout: 2000 }]
+  }, { baseDir: APPS })
+  const logger = pino({ level: 'silent' })
+  const supervisor = new Supervisor(config, { logger, preload: PRELOAD, native: createBackend(() => binding), backendChoice: { platform: 'win32', loadNative: () => binding } })
+  running.push(supervisor)
+  await supervisor.start()
+  expect(binding.queues[0].options).toMatchObject({
+    mode: 'controller',
+    queueLength: 77,
+    maxConnections: 500,
+    timeouts: { headerWait: 9, idleConnection: 3, entityBody: 60, drainEntityBody: 60, requestQueue: 30 }
+  })
+  expect(supervisor.instances[0].proc.env.HTTPSYS_MAX_BODY_SIZE).toBe(String(1024 * 1024))
+})
+
+test('under Wine (queue names ignored there) no controller queue is made: each worker registers the prefixes itself', async () => {
+  const { supervisor, records, binding } = makeSupervisor([{ name: 'api', urls: ['http://+:8080/api/'] }], { binding: createFakeAddon({ wine: '8.0' }) })
+  await supervisor.start()
+  expect(binding.queues).toEqual([])
+  expect(records.find((r) => r.level === 40 && r.event === 'httpsys').msg).toMatch(/shares no queue between processes/)
+  expect(supervisor.instances[0].proc.env).toMatchObject({ HTTPSYS_QUEUE: queueName('api'), HTTPSYS_QUEUE_URLS: 'http://+:8080/api/' })
+})
+
 test('workers learn their queue and its prefixes, and nothing of a hub', async () => {
   const saved = { HTTPSYS_HUB: process.env.HTTPSYS_HUB, HTTPSYS_BACKEND: process.env.HTTPSYS_BACKEND }
   // inherited from the shell: must not reach the workers

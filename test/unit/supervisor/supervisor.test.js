@@ -119,6 +119,26 @@ test('the start log names the router and why; workers are sent to the hub whatev
   }
 })
 
+test('the config\'s limits become the hub\'s options (the same keys HTTP.SYS gets)', async () => {
+  const config = validate({
+    apps: [{ name: 'api', script: 'graceful.js' }],
+    limits: { queue_length: 50, max_body_size: 0, header_timeout: '7s', idle_timeout: '2s', body_timeout: '30s', queue_timeout: '10s', max_connections: 100 }
+  }, { baseDir: APPS })
+  const supervisor = new Supervisor(config, { logger: pino({ level: 'silent' }), Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock' })
+  running.push(supervisor)
+  await supervisor.start()
+  expect(FakeHub.last.options).toMatchObject({
+    queueLength: 50,
+    maxBodySize: Infinity,
+    headersTimeout: 7000,
+    keepAliveTimeout: 2000,
+    bodyTimeout: 30000,
+    drainTimeout: 30000,
+    queueTimeout: 10000,
+    maxConnections: 100
+  })
+})
+
 test('Windows falling back to the hub is a warning with the reason and the fix, never silent', async () => {
   const loadNative = () => { throw new Error('C:\\app\\prebuilds\\win32-x64\\httpsys_native.node: not found') }
   const { supervisor, records } = makeSupervisor([{ name: 'api', script: 'graceful.js', urls: ['http://+:8080/'] }], { backendChoice: { platform: 'win32', loadNative } })
