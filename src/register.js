@@ -1,13 +1,13 @@
 'use strict'
 
-// The preload: `node --require httpsys/register app.js`.
+// The preload: `node --require httpsys-cli/register app.js`.
 //
 // It swaps node's http server classes for httpsys ones before the app (or a framework
 // such as express, which builds its request/response prototypes from
 // http.IncomingMessage/ServerResponse when it is first required) loads, so an
 // unmodified app receives its requests from a request queue.
 //
-// Rules this file decides (docs/architecture.md, "The preload"):
+// Rules this file decides (docs/architecture.md 7, "The preload"):
 // - Under the supervisor (HTTPSYS_HUB or HTTPSYS_BACKEND=httpsys, and HTTPSYS_QUEUE)
 //   every server that listens attaches to the app's queue. The app's own fork()
 //   children and cluster workers inherit this preload through execArgv and the

@@ -4,7 +4,7 @@
 // environment variables it hands a worker and the IPC messages both sides exchange.
 // The supervisor writes them (src/supervisor/instance.js, the routers' workerEnv()), the
 // preload and the queue backends read them; this module is the one place their names
-// are spelled. docs/architecture.md describes the semantics.
+// are spelled. docs/architecture.md 7 describes the semantics.
 
 /** Environment variables the supervisor sets for a worker (and the user may set). */
 const ENV = Object.freeze({

@@ -1,7 +1,7 @@
 'use strict'
 
 // The supervisor always runs `process.execPath ... script` with no shell in between
-// (research/supervisors.md 3.5: spawning a .cmd fails with EINVAL since node 20.12.2,
+// (docs/supervisor.md 3.5: spawning a .cmd fails with EINVAL since node 20.12.2,
 // and a shell between us and the app breaks signals and tree kill). So when a user
 // points `script` at what npm put in node_modules/.bin (a symlink on POSIX; a .cmd,
 // .ps1 and sh shim trio on Windows), we find the JavaScript file the shim runs.

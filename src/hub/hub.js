@@ -1,10 +1,10 @@
 'use strict'
 
-// The hub: the router role of HTTP.SYS in JavaScript (architecture.md). It owns the TCP
-// listeners, parses HTTP/1.1, routes each request by URL prefix to a named request
-// queue, and hands queued requests to the workers attached to that queue over a local
-// socket (protocol.js). It lives inside the supervisor, or in-process for a standalone
-// app (src/queue/index.js).
+// The hub: the router role of HTTP.SYS in JavaScript (docs/architecture.md 1). It owns
+// the TCP listeners, parses HTTP/1.1, routes each request by URL prefix to a named
+// request queue, and hands queued requests to the workers attached to that queue over a
+// local socket (src/wire/protocol.js). It lives inside the supervisor, or in-process for
+// a standalone app (src/queue/index.js).
 
 const fs = require('node:fs')
 const net = require('node:net')
@@ -19,7 +19,7 @@ const { T } = require('../wire/protocol')
 const { isInvalidUrl } = require('./request-target')
 const clock = require('./clock')
 
-// Every request string travels with a u16 length (protocol.js).
+// Every request string travels with a u16 length (src/wire/protocol.js).
 const MAX_HEADER_SIZE_LIMIT = 65535
 
 class Hub extends EventEmitter {

@@ -1,6 +1,6 @@
 'use strict'
 
-// Standalone (`node --require httpsys/register app.js`, no supervisor): the preload
+// Standalone (`node --require httpsys-cli/register app.js`, no supervisor): the preload
 // starts a hub inside this process on a private socket and attaches to it through the
 // very same hub client a supervised worker uses, so standalone and supervised apps
 // share one code path. The hub starts on the first listen(), once; later servers share

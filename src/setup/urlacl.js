@@ -93,7 +93,7 @@ function createUrlAcl (config) {
  * Whether reservation `reserved` lets its accounts register `registered`: same scheme,
  * port and host category (a reservation for + does not cover localhost), and a path
  * that contains the other on a segment boundary. HTTP.SYS checks the registration
- * against the reservations the same way it routes (docs/http-sys.md).
+ * against the reservations the same way it routes (docs/http-sys.md 3).
  */
 function covers (reserved, registered) {
   let r

@@ -7,7 +7,7 @@
 // and the same config cannot run twice. Another user cannot connect: the directory is
 // the user's own (0700) and every request carries the token only the state file holds
 // (Windows pipes live in one global namespace whose default ACL lets others read:
-// research/supervisors.md 3.6).
+// docs/supervisor.md 4.5).
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
@@ -76,7 +76,7 @@ function statePath (id, dir = runtimeDir()) {
 
 /**
  * Writes the state file atomically (temp file + rename): a reader never sees half of
- * one, and a crash mid-write leaves the old one (research 2.8).
+ * one, and a crash mid-write leaves the old one (docs/supervisor.md 4.6).
  */
 function writeState (file, state) {
   const tmp = `${file}.${process.pid}.tmp`

@@ -1,7 +1,7 @@
 'use strict'
 
 // The router the supervisor controls on Windows with the httpsys backend: HTTP.SYS
-// itself. The supervisor is the controller (architecture.md): it creates one named
+// itself. The supervisor is the controller (docs/architecture.md 1): it creates one named
 // request queue per app and registers the app's prefixes on it; workers open the queue
 // by name (HTTP_CREATE_REQUEST_QUEUE_FLAG_OPEN_EXISTING) and never need a URL
 // reservation of their own. Requests wait in the kernel queue while a worker restarts.
@@ -46,7 +46,7 @@ class HttpsysRouter extends EventEmitter {
     this.wine = wine || null
     this.logger.debug({ event: 'httpsys', wine, features }, wine ? `HTTP.SYS under Wine ${wine}` : 'HTTP.SYS')
     if (this.wine) {
-      // Wine ignores queue names (docs/wine.md): a worker opening the controller's queue
+      // Wine ignores queue names (docs/wine.md 2.5): a worker opening the controller's queue
       // would get an empty one. There each worker registers its app's prefixes on a
       // queue of its own instead, so one instance per app, and no queueing while a
       // worker restarts. Never on Windows.

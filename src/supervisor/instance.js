@@ -205,7 +205,7 @@ class Instance extends EventEmitter {
   onProcessReady (proc) {
     this.setState('ready')
     clearTimeout(this.stableTimer)
-    // the backoff starts over only after a run that stayed up (research 2.1)
+    // the backoff starts over only after a run that stayed up (docs/supervisor.md 2.1)
     this.stableTimer = setTimeout(() => {
       if (proc === this.proc && proc.state === 'ready') this.attempt = 0
     }, this.app.backoff.reset_after)

@@ -130,8 +130,8 @@ class LogFile {
       fs.renameSync(this.file, target)
     } catch {
       // Windows: another program holds the file without FILE_SHARE_DELETE. Keep
-      // writing to it and try again at a later write (research 2.7); a log that grows
-      // beats a lost line.
+      // writing to it and try again at a later write (docs/supervisor.md 4.2); a log
+      // that grows beats a lost line.
       this.rotateFailed++
       return
     }

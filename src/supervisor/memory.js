@@ -4,7 +4,7 @@
 // storm is still measured), for `httpsys ls` and for `max_memory_restart`. One sample
 // over the limit is noise (a burst, a GC not yet run); the limit must hold for
 // SUSTAINED consecutive samples before the instance is reloaded, and the record says
-// what was measured against what limit (research/supervisors.md 1d).
+// what was measured against what limit (docs/supervisor.md 4.4).
 
 const fs = require('node:fs')
 const { execFile } = require('node:child_process')

@@ -1,7 +1,7 @@
 'use strict'
 
 // Finding and killing everything an app started. Orphans holding the port after a stop
-// are the most reported supervisor bug (research/supervisors.md section 4.1): kills that
+// are the most reported supervisor bug (docs/supervisor.md 3.3): kills that
 // miss grandchildren, detached children, no tree kill on Windows.
 //
 // POSIX: the worker leads its own process group, so one kill(-pgid) reaches every
@@ -10,8 +10,8 @@
 // gone they are re-parented to init and no longer findable. Each pid is kept with its
 // start time, so a pid reused by an unrelated process is never killed.
 // Windows: `taskkill /T /F` walks the tree; libuv's job object already kills direct
-// children when the supervisor dies (research 3.2). A job object of our own is for the
-// native addon.
+// children when the supervisor dies (docs/supervisor.md 3.3). A job object of our own
+// is for the native addon.
 
 const fs = require('node:fs')
 const { execFile } = require('node:child_process')

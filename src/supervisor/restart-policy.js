@@ -3,7 +3,7 @@
 // What happens after an instance exits without being asked to: whether it is started
 // again (`restart`, `stop_exit_codes`, as systemd's Restart=), after how long
 // (exponential backoff with a floor, a cap and jitter), and when a crash loop gives up
-// (research/supervisors.md 2.1, 2.2). Pure functions and one small class, so every rule
+// (docs/supervisor.md 2.1, 2.2). Pure functions and one small class, so every rule
 // is tested without processes.
 //
 // Two pm2 bugs this avoids on purpose: an exit is unstable when it happens before ready

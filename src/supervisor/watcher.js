@@ -4,7 +4,7 @@
 // watchers give N x N restarts), a trailing debounce (each change restarts the quiet
 // period, so saving ten files is one reload), and paths that must never trigger a
 // reload: node_modules, dotfiles (.git), and every app's log_dir (an app logging into
-// its own watched tree reloads for ever: pm2#1759). research/supervisors.md 2.6.
+// its own watched tree reloads for ever: pm2#1759). docs/supervisor.md 4.3.
 
 const path = require('node:path')
 

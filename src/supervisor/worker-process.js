@@ -1,7 +1,7 @@
 'use strict'
 
 // One node process of an instance: spawned with the preload, its output turned into
-// records, its readiness, and the graceful stop ladder (research/supervisors.md 2.5),
+// records, its readiness, and the graceful stop ladder (docs/supervisor.md 2.5),
 // each step a record with the elapsed ms:
 //
 //   stop:drain     detach from the queue: no new requests, the in-flight ones finish
@@ -86,7 +86,8 @@ class WorkerProcess extends EventEmitter {
         stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
         // POSIX: lead a process group so stop reaches the app's own children, and the
         // terminal's Ctrl+C reaches only the supervisor. Windows: never detached: it
-        // would cost libuv's kill-on-close job and pop up a console (research 3.2, 3.3).
+        // would cost libuv's kill-on-close job and pop up a console
+        // (docs/supervisor.md 3.3, 3.4).
         detached: !IS_WINDOWS,
         windowsHide: true
       })

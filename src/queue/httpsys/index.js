@@ -120,7 +120,7 @@ function createBackend (getAddon) {
 
 // Receives kept outstanding: ASP.NET keeps 5 per CPU; at least 16 so a burst of new
 // connections is taken at once. Wine's http.sys only ever looks at the newest
-// connection for a receive posted after requests queued up (docs/wine.md), so there
+// connection for a receive posted after requests queued up (docs/wine.md 2.7), so there
 // every request must find a receive already waiting: the most the addon allows.
 function defaultReceives (platform) {
   if (platform.wine) return 256

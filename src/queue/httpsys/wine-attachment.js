@@ -2,8 +2,8 @@
 
 // Wine's HTTP.SYS, the Linux test bed for the Windows backend, lacks two calls: it has
 // no HttpSendResponseEntityBody (a stub that aborts) and no HttpCancelHttpRequest
-// (docs/wine.md). This attachment works around both and is used only where the addon
-// detected Wine (platform.wine); on Windows these paths never run.
+// (docs/wine.md 2.3, 2.4). This attachment works around both and is used only where
+// the addon detected Wine (platform.wine); on Windows these paths never run.
 //
 // - A response sent in pieces is held here and goes out in one HttpSendHttpResponse at
 //   its end (the one send Wine supports); src/http's chunked framing is undone so the

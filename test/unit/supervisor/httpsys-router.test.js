@@ -1,7 +1,7 @@
 'use strict'
 
 // The supervisor as the HTTP.SYS controller, over the fake addon (test/helpers/
-// fake-binding.js): one named queue per app holding its prefixes before any worker
+// fake-addon.js): one named queue per app holding its prefixes before any worker
 // starts, workers told where their queue is (and nothing about a hub), readiness from
 // the preload's message, and HTTP.SYS failures as the coded errors a user reads.
 
