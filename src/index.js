@@ -2,7 +2,7 @@
 
 // The programmatic API: what `httpsys start` does, from code.
 //
-//   const httpsys = require('httpsys')
+//   const httpsys = require('httpsys-cli')
 //   const config = httpsys.validateConfig(await httpsys.loadConfig('httpsys.config.js'), { baseDir })
 //   const supervisor = await httpsys.start(config)
 //   supervisor.on('ready', ({ app, inst, pid }) => ...)
