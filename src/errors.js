@@ -106,6 +106,9 @@ define('ERR_HTTPSYS_QUEUE_CLOSED', (d) =>
 define('ERR_HTTPSYS_HTTP_PARSE', (d) =>
   `A client sent a request the router cannot accept (${d.status}: ${d.reason}); the router answers ${d.status} and closes the connection. ` +
   'Fix the client, or raise the router\'s header/body size limits in the config if the request was legitimate.')
+define('ERR_HTTPSYS_ATTACH_DENIED', (d) =>
+  `The hub refused a worker${d.pid ? ` (pid ${d.pid})` : ''} for the queue ${str(d.queue)}: ${d.reason}. ` +
+  'Workers attach through `httpsys start`, which gives each app\'s workers their queue and token; every instance of an app must listen on the same prefix.')
 define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
   `A request queue named ${str(d.queue)} already exists on the router. Choose another name, or attach to it instead of creating it.`)
 define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
@@ -168,6 +171,6 @@ define('ERR_HTTPSYS_RELOAD_FAILED', (d) =>
   `see \`httpsys logs ${d.app}\` for why the new process did not become ready.`)
 define('ERR_HTTPSYS_CONTROL_DENIED', (d) =>
   `Cannot use the httpsys control channel at ${d.path}: ${d.reason}. ` +
-  'Run the command as the user who started the supervisor, or set HTTPSYS_RUNTIME_DIR to a directory of your own.')
+  (d.fix ? `${d.fix}.` : 'Run the command as the user who started the supervisor, or set HTTPSYS_RUNTIME_DIR to a directory of your own.'))
 
 module.exports = { codes }

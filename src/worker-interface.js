@@ -12,6 +12,13 @@ const ENV = Object.freeze({
   HUB: 'HTTPSYS_HUB',
   /** the app's queue name: every server of the worker attaches to it */
   QUEUE: 'HTTPSYS_QUEUE',
+  /**
+   * the app's secret for its hub queue: the hub admits to a queue only workers that
+   * present it (src/hub/hub.js onHello), so another process reaching the hub's socket
+   * cannot take the app's requests. Kept in the environment so the app's own cluster
+   * and fork() children, which attach to the same queue, inherit it.
+   */
+  QUEUE_TOKEN: 'HTTPSYS_QUEUE_TOKEN',
   /** the prefixes the controller registered on the queue, comma-separated (HTTP.SYS) */
   QUEUE_URLS: 'HTTPSYS_QUEUE_URLS',
   /** the router: 'hub' | 'httpsys' | 'auto' (unset: auto) */
@@ -55,7 +62,7 @@ const MSG = Object.freeze({
 /**
  * What the worker side reads from its environment.
  * @param {object} [env=process.env]
- * @returns {{hub: string|null, queue: string|null, queueUrls: string[], backend: string,
+ * @returns {{hub: string|null, queue: string|null, queueToken: string|null, queueUrls: string[], backend: string,
  *   supervisorPid: number|null, app: string|null, instance: number|null, maxBodySize: number}}
  */
 function readWorkerEnv (env = process.env) {
@@ -65,6 +72,7 @@ function readWorkerEnv (env = process.env) {
   return {
     hub: env[ENV.HUB] || null,
     queue: env[ENV.QUEUE] || null,
+    queueToken: env[ENV.QUEUE_TOKEN] || null,
     queueUrls: listOf(env[ENV.QUEUE_URLS]),
     backend: env[ENV.BACKEND] || 'auto',
     supervisorPid: env[ENV.SUPERVISOR_PID] && pid > 0 ? pid : null,

@@ -14,14 +14,33 @@ function register (program) {
     .option('-c, --config <file>', 'the config file', 'httpsys.config.js')
     .option('--env <name>', 'merge each app\'s env_<name> over its env, as start --env does')
     .option('--env-file <file>', 'variables for every app, as start --env-file does')
+    .option('--show-secrets', 'print the values of variables that look secret (masked by default)')
     .action(action)
 }
 
 async function action (options) {
   const { resolveStartConfig } = require('../config')
   const resolved = await resolveStartConfig({ config: options.config, env: options.env, envFile: options.envFile })
-  console.log(JSON.stringify({ backend: resolved.backend, apps: resolved.apps }, null, 2))
+  const shown = { backend: resolved.backend, limits: resolved.limits, tls: resolved.tls, apps: resolved.apps }
+  console.log(JSON.stringify(options.showSecrets ? shown : masked(shown), null, 2))
   console.error(`${resolved.source.configFile}: ${resolved.apps.length} app(s), valid`)
 }
 
-module.exports = { register }
+// Names of variables that usually hold credentials: a config check is pasted into
+// tickets and chats, so their values are masked unless asked for.
+const SECRET = /TOKEN|SECRET|PASSW|PWD|KEY|CREDENTIAL|PRIVATE|AUTH|SESSION|COOKIE|SALT|SIGNATURE|DSN|CONN(ECTION)?_?STR/i
+const MASK = '*** (--show-secrets prints it)'
+
+/** The resolved config with secret-looking env values and TLS passphrases masked. */
+function masked (config) {
+  return {
+    ...config,
+    tls: config.tls.map((t) => t.passphrase === undefined ? t : { ...t, passphrase: MASK }),
+    apps: config.apps.map((app) => ({
+      ...app,
+      env: Object.fromEntries(Object.entries(app.env).map(([k, v]) => [k, SECRET.test(k) && v !== '' ? MASK : v]))
+    }))
+  }
+}
+
+module.exports = { register, masked }

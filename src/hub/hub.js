@@ -6,6 +6,7 @@
 // local socket (src/wire/protocol.js). It lives inside the supervisor, or in-process for
 // a standalone app (src/queue/index.js).
 
+const crypto = require('node:crypto')
 const fs = require('node:fs')
 const net = require('node:net')
 const { EventEmitter } = require('node:events')
@@ -50,6 +51,8 @@ class Hub extends EventEmitter {
    *   rest of a request body nobody reads must arrive within this long
    * @param {number} [opts.closeTimeout=5000] ms close() waits for in-flight responses
    * @param {boolean} [opts.embedded=false] in-process hub: its worker sockets keep no process alive
+   * @param {boolean} [opts.workersMayCreate=true] a worker's HELLO may create a queue (a
+   *   standalone app's own hub); a supervisor's hub makes every queue itself
    */
   constructor ({
     socketPath,
@@ -64,7 +67,8 @@ class Hub extends EventEmitter {
     bodyTimeout = 120000,
     drainTimeout = 120000,
     closeTimeout = 5000,
-    embedded = false
+    embedded = false,
+    workersMayCreate = true
   } = {}) {
     super()
     if (typeof socketPath !== 'string' || socketPath === '') {
@@ -90,6 +94,7 @@ class Hub extends EventEmitter {
     this.drainTimeout = drainTimeout
     this.closeTimeout = closeTimeout
     this.embedded = embedded
+    this.workersMayCreate = workersMayCreate
     this.table = new RoutingTable()
     this.listeners = new Listeners((socket, port) => this.onClientSocket(socket, port), this.log, maxConnections)
     this.queuesByName = new Map()
@@ -157,15 +162,16 @@ class Hub extends EventEmitter {
    * @param {number} [opts.queueLength] default: the hub's
    * @param {number} [opts.queueTimeout] ms a request may wait for a worker; default: the hub's
    * @param {number} [opts.maxBodySize] default: the hub's
+   * @param {string|null} [opts.token] a worker must present it in HELLO to attach
    * @returns {Promise<{name: string, urls: string[], ports: number[]}>}
    * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT,
    *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED, ERR_HTTPSYS_TLS_UNSUPPORTED
    */
-  async createQueue (name, { urls = [], queueLength, queueTimeout, maxBodySize } = {}) {
-    return this.makeQueue(name, { urls, queueLength, queueTimeout, maxBodySize, owner: null })
+  async createQueue (name, { urls = [], queueLength, queueTimeout, maxBodySize, token = null } = {}) {
+    return this.makeQueue(name, { urls, queueLength, queueTimeout, maxBodySize, owner: null, token })
   }
 
-  async makeQueue (name, { urls, queueLength, queueTimeout, maxBodySize, owner }) {
+  async makeQueue (name, { urls, queueLength, queueTimeout, maxBodySize, owner, token = null }) {
     if (typeof name !== 'string' || name === '') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'name', expected: 'a non-empty string', actual: name })
     }
@@ -176,6 +182,7 @@ class Hub extends EventEmitter {
       maxBodySize: maxBodySize ?? this.maxBodySize,
       owner
     })
+    q.token = token
     this.queuesByName.set(name, q)
     try {
       await this.registerUrls(q, urls)
@@ -356,10 +363,20 @@ class Hub extends EventEmitter {
     this.attachments.add(w)
   }
 
-  /** A worker's HELLO: find, create or extend its queue, then attach it. */
+  /**
+   * A worker's HELLO: find (or, where workers may, create) its queue, then attach it.
+   *
+   * Admission, so a process that reaches the worker socket cannot take another app's
+   * requests or URL space: a queue the supervisor made with a token admits only a
+   * worker presenting it (the app's workers get it at spawn); a worker registers
+   * prefixes only on a queue that has none (an app without `urls`: its first instance's
+   * listen() decides, and later instances must ask for the same); and on a supervisor's
+   * hub (workersMayCreate false) no worker creates a queue, named or anonymous.
+   */
   async onHello (w, msg) {
     const name = typeof msg.queue === 'string' && msg.queue !== '' ? msg.queue : null
     const urls = Array.isArray(msg.urls) ? msg.urls.filter((u) => typeof u === 'string') : []
+    const token = typeof msg.token === 'string' ? msg.token : ''
     w.pid = Number.isInteger(msg.pid) ? msg.pid : 0
     let q
     try {
@@ -367,21 +384,38 @@ class Hub extends EventEmitter {
       if (name !== null) {
         q = this.queuesByName.get(name)
         if (q === undefined) {
-          if (urls.length === 0) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+          if (!this.workersMayCreate || urls.length === 0) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
           await this.makeQueue(name, { urls, owner: w })
           q = this.queuesByName.get(name)
-        } else if (q.urls.length === 0 && urls.length > 0) {
-          await this.registerUrls(q, urls)
-        } else if (urls.length > 0) {
-          this.log.debug({ queue: name, urls, pid: w.pid }, 'queue has prefixes already; the worker\'s are ignored')
+          q.claimed = claimKey(urls)
+        } else {
+          if (q.token !== null && !sameToken(q.token, token)) {
+            throw new codes.ERR_HTTPSYS_ATTACH_DENIED({ queue: name, pid: w.pid, reason: 'it did not present the token its app\'s workers get at spawn' })
+          }
+          if (q.urls.length === 0 && urls.length > 0) {
+            await this.registerUrls(q, urls)
+            q.claimed = claimKey(urls)
+          } else if (urls.length > 0 && q.claimed !== null && q.claimed !== claimKey(urls) && claimKey(q.urls) !== claimKey(urls)) {
+            throw new codes.ERR_HTTPSYS_ATTACH_DENIED({
+              queue: name,
+              pid: w.pid,
+              reason: `its app is bound to ${q.urls.join(' ')} by its first instance, and this process asked for ${urls.join(' ')}`
+            })
+          } else if (urls.length > 0) {
+            this.log.debug({ queue: name, urls, pid: w.pid }, 'queue has prefixes already; the worker\'s are ignored')
+          }
         }
       } else {
+        if (!this.workersMayCreate) {
+          throw new codes.ERR_HTTPSYS_ATTACH_DENIED({ queue: '(none)', pid: w.pid, reason: 'this hub serves only the queues its supervisor made' })
+        }
         if (urls.length === 0) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: '(none)' })
         const anon = `~${w.pid}.${++this.anonSeq}`
         await this.makeQueue(anon, { urls, owner: w })
         q = this.queuesByName.get(anon)
       }
     } catch (err) {
+      if (err.code === 'ERR_HTTPSYS_ATTACH_DENIED') this.log.warn({ queue: name, pid: w.pid, reason: err.reason }, `refused a worker (pid ${w.pid}) for queue ${name}: ${err.reason}`)
       if (!w.closed) {
         const details = {}
         for (const key of Object.keys(err)) if (key !== 'code') details[key] = err[key]
@@ -486,6 +520,23 @@ class Hub extends EventEmitter {
     }
     this.log.debug('hub closed')
   }
+}
+
+/** What a worker asked to register, comparable across instances (port 0 stays 0). */
+function claimKey (urls) {
+  return urls.map((u) => {
+    try {
+      return parse(u, { allowPortZero: true }).prefix
+    } catch {
+      return u
+    }
+  }).sort().join(' ')
+}
+
+function sameToken (expected, given) {
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && crypto.timingSafeEqual(a, b)
 }
 
 /** @returns {number|null} the previous umask, or null where it cannot be set (Windows, worker threads) */

@@ -72,6 +72,8 @@ class RequestQueue {
     this.queueTimeout = queueTimeout
     this.maxBodySize = maxBodySize
     this.owner = owner
+    this.token = null // a worker must present it to attach (hub.js onHello)
+    this.claimed = null // the prefixes the first worker asked for, when the queue had none
     this.attachments = []
     this.rr = 0
     this.waiting = new Deque()

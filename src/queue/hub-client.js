@@ -278,10 +278,11 @@ class HubAttachment extends AttachmentBase {
  * @param {string[]} [options.urls] prefixes to register when the queue has none
  * @param {object} options.handlers see src/wire/contract.js
  * @param {string} [options.socketPath=process.env.HTTPSYS_HUB]
+ * @param {string} [options.token=process.env.HTTPSYS_QUEUE_TOKEN] the app's queue token
  * @param {number} [options.receiveWindow=128] REQUEST frames the hub may send ahead of our ACKs
  * @returns {Promise<HubAttachment>}
  */
-function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], receiveWindow = P.DEFAULT_RECEIVE_WINDOW } = {}) {
+function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], token = process.env[ENV.QUEUE_TOKEN], receiveWindow = P.DEFAULT_RECEIVE_WINDOW } = {}) {
   if (!handlers || typeof handlers.onRequest !== 'function') {
     return Promise.reject(new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest }))
   }
@@ -293,7 +294,7 @@ function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], rec
     const a = new HubAttachment(socket, handlers, socketPath)
     a.pendingAttach = { resolve, reject }
     socket.on('connect', () => {
-      a.writer.json(T.HELLO, 0, { queue, urls: urls || [], pid: process.pid, window: receiveWindow }, true)
+      a.writer.json(T.HELLO, 0, { queue, urls: urls || [], pid: process.pid, window: receiveWindow, token: token || undefined }, true)
       a.flush()
     })
     socket.on('data', (chunk) => a.onData(chunk))

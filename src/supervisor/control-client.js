@@ -5,7 +5,6 @@
 // <config>`), routes a command to the one(s) running the named app, and cleans up what
 // a crashed supervisor left behind.
 
-const fs = require('node:fs')
 const net = require('node:net')
 const { codes } = require('../errors')
 const paths = require('./control-path')
@@ -29,10 +28,7 @@ async function findSupervisors ({ config, dir = paths.runtimeDir() } = {}) {
       live.push(state)
     } else if (!pidAlive(state.pid)) {
       // a supervisor that crashed: its files mislead every later command
-      try { fs.unlinkSync(state.file) } catch {}
-      if (process.platform !== 'win32') {
-        try { fs.unlinkSync(state.endpoint) } catch {}
-      }
+      paths.removeStale(state, dir)
     }
   }
   if (live.length === 0) throw new codes.ERR_HTTPSYS_NOT_RUNNING({ config, dir })

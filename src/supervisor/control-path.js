@@ -27,21 +27,45 @@ function runtimeDir (env = process.env) {
 }
 
 /**
- * Creates the runtime directory, private to this user; refuses one someone else owns
- * (a directory planted in /tmp by another user would let them read our tokens).
+ * Creates the runtime directory, private to this user, or checks the one there.
  * @returns {string}
+ * @throws ERR_HTTPSYS_CONTROL_DENIED when it is not this user's private directory
  */
 function ensureRuntimeDir (dir = runtimeDir()) {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-  if (IS_WINDOWS) return dir
-  const st = fs.lstatSync(dir)
-  if (!st.isDirectory() || st.uid !== process.getuid()) {
-    throw new codes.ERR_HTTPSYS_CONTROL_DENIED({ path: dir, reason: 'it is not a directory of this user' })
-  }
-  // our own default directories are made private; a directory the user chose keeps its
-  // mode (the socket and the state file are 0600 in any case)
-  if ((st.mode & 0o077) !== 0 && path.basename(dir).startsWith('httpsys')) fs.chmodSync(dir, 0o700)
+  checkPrivate(dir)
   return dir
+}
+
+/**
+ * The runtime directory for a reader (`ls`, `stop`, ...): checked, or null when there is
+ * none yet (no supervisor ever ran).
+ * @throws ERR_HTTPSYS_CONTROL_DENIED when it is not this user's private directory
+ */
+function existingRuntimeDir (dir = runtimeDir()) {
+  try {
+    fs.lstatSync(dir)
+  } catch (err) {
+    if (err.code === 'ENOENT') return null
+    throw err
+  }
+  checkPrivate(dir)
+  return dir
+}
+
+// Under a shared temp directory (no XDG_RUNTIME_DIR) another user can create the
+// directory first and plant state files: trusting one would make us connect where they
+// say, read their token, and delete the path they name. So a runtime directory must be
+// this user's own, a real directory (not a link), and closed to everyone else.
+function checkPrivate (dir) {
+  if (IS_WINDOWS) return
+  const st = fs.lstatSync(dir)
+  const fix = `Remove it (\`rm -r ${dir}\`, as its owner) or set HTTPSYS_RUNTIME_DIR to a directory of your own`
+  if (!st.isDirectory()) throw new codes.ERR_HTTPSYS_CONTROL_DENIED({ path: dir, reason: 'it is not a directory (a link or a file is never followed)', fix })
+  if (st.uid !== process.getuid()) throw new codes.ERR_HTTPSYS_CONTROL_DENIED({ path: dir, reason: `it belongs to uid ${st.uid}, not to this user (uid ${process.getuid()})`, fix })
+  if ((st.mode & 0o077) !== 0) {
+    throw new codes.ERR_HTTPSYS_CONTROL_DENIED({ path: dir, reason: `others may use it (mode ${(st.mode & 0o777).toString(8)})`, fix: `Run \`chmod 700 ${dir}\`` })
+  }
 }
 
 /**
@@ -84,22 +108,42 @@ function writeState (file, state) {
   fs.renameSync(tmp, file)
 }
 
-/** @returns {object[]} every state file in the runtime directory (live or stale) */
+/**
+ * Every state file in the runtime directory (live or stale). What a file says about
+ * where things are is never trusted: the id comes from its name, and the endpoint and
+ * the file's path are derived from the id and the directory.
+ * @returns {object[]}
+ */
 function readStates (dir = runtimeDir()) {
-  let names
-  try {
-    names = fs.readdirSync(dir)
-  } catch {
-    return []
-  }
+  if (existingRuntimeDir(dir) === null) return []
   const out = []
-  for (const name of names) {
-    if (!/^[0-9a-f]{12}\.json$/.test(name)) continue
+  for (const name of fs.readdirSync(dir)) {
+    const m = /^([0-9a-f]{12})\.json$/.exec(name)
+    if (!m) continue
+    const file = path.join(dir, name)
     try {
-      out.push({ ...JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')), file: path.join(dir, name) })
+      const st = fs.lstatSync(file)
+      if (!st.isFile() || (!IS_WINDOWS && st.uid !== process.getuid())) continue
+      const state = JSON.parse(fs.readFileSync(file, 'utf8'))
+      out.push({ ...state, id: m[1], endpoint: endpoint(m[1], dir), file })
     } catch {}
   }
   return out
 }
 
-module.exports = { runtimeDir, ensureRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates }
+/**
+ * Removes what a dead supervisor left: its state file and its socket, only when they
+ * are what we make (a regular file and a socket of this user, named by the id).
+ */
+function removeStale (state, dir = runtimeDir()) {
+  const expected = [[statePath(state.id, dir), (st) => st.isFile()]]
+  if (!IS_WINDOWS) expected.push([endpoint(state.id, dir), (st) => st.isSocket()])
+  for (const [file, kind] of expected) {
+    try {
+      const st = fs.lstatSync(file)
+      if (kind(st) && (IS_WINDOWS || st.uid === process.getuid())) fs.unlinkSync(file)
+    } catch {}
+  }
+}
+
+module.exports = { runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }

@@ -97,7 +97,8 @@ class HttpsysRouter extends EventEmitter {
       // what the controller registered: the worker's attach() registers none of these again
       [ENV.QUEUE_URLS]: (queue ? queue.urls : app.urls).join(','),
       [ENV.MAX_BODY_SIZE]: this.limits !== null && this.limits.max_body_size > 0 ? String(this.limits.max_body_size) : undefined,
-      [ENV.HUB]: undefined
+      [ENV.HUB]: undefined,
+      [ENV.QUEUE_TOKEN]: undefined
     }
   }
 

@@ -14,6 +14,7 @@
 //   close()
 //   events: 'attach' { queue, pid }, 'detach' { queue, pid, reason }, 'error'
 
+const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')
 const localSocket = require('../local-socket')
 const { ENV } = require('../worker-interface')
@@ -32,6 +33,7 @@ class HubRouter extends EventEmitter {
     this.logger = logger
     this.Hub = Hub
     this.limits = limits || null
+    this.tokens = new Map() // app name -> its queue's token
     this.hub = null
   }
 
@@ -42,7 +44,8 @@ class HubRouter extends EventEmitter {
   async start () {
     // required here, not at the top: `httpsys --help` and config checks never load the router
     const Hub = this.Hub || require('../hub').Hub
-    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }), ...hubLimits(this.limits) })
+    // workersMayCreate false: every queue is one of the config's apps, made here
+    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }), workersMayCreate: false, ...hubLimits(this.limits) })
     this.hub = hub
     hub.on('attach', (info) => this.emit('attach', info))
     hub.on('detach', (info) => this.emit('detach', info))
@@ -50,8 +53,11 @@ class HubRouter extends EventEmitter {
     await hub.start()
   }
 
+  // Each app's queue admits only workers with its token (src/worker-interface.js).
   createQueue (app, { urls = [] } = {}) {
-    return this.hub.createQueue(app, { urls })
+    const token = crypto.randomBytes(24).toString('base64url')
+    this.tokens.set(app, token)
+    return this.hub.createQueue(app, { urls, token })
   }
 
   deleteQueue (app) {
@@ -70,7 +76,14 @@ class HubRouter extends EventEmitter {
   workerEnv (app) {
     // HTTPSYS_BACKEND set on purpose: an HTTPSYS_BACKEND=httpsys inherited from the
     // shell would otherwise send the worker past the hub
-    return { [ENV.BACKEND]: 'hub', [ENV.HUB]: this.socketPath, [ENV.QUEUE]: app.name, [ENV.QUEUE_URLS]: undefined, [ENV.MAX_BODY_SIZE]: undefined }
+    return {
+      [ENV.BACKEND]: 'hub',
+      [ENV.HUB]: this.socketPath,
+      [ENV.QUEUE]: app.name,
+      [ENV.QUEUE_TOKEN]: this.tokens.get(app.name),
+      [ENV.QUEUE_URLS]: undefined,
+      [ENV.MAX_BODY_SIZE]: undefined
+    }
   }
 
   async close () {

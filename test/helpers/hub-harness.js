@@ -31,7 +31,7 @@ async function startHub (opts = {}) {
  * unless autoRead is false) and then calls handle(req, body, worker).
  * @returns {Promise<object>} { att, requests, aborted, closed, byId, read(id) }
  */
-async function startWorker (hub, { queue, urls, handle, autoRead = true, onRequest, onDrain } = {}) {
+async function startWorker (hub, { queue, urls, token, handle, autoRead = true, onRequest, onDrain } = {}) {
   const w = {
     att: null,
     requests: [],
@@ -51,6 +51,7 @@ async function startWorker (hub, { queue, urls, handle, autoRead = true, onReque
     socketPath: hub.socketPath,
     queue,
     urls,
+    token,
     handlers: {
       onRequest (req) {
         w.requests.push(req)

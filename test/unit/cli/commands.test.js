@@ -48,6 +48,23 @@ test('init writes the commented template; config check validates it and prints i
   expect(check.stderr).toBe(`${path.join(dir, 'httpsys.config.js')}: 1 app(s), valid\n`)
 })
 
+test('config check masks values that look secret unless --show-secrets', () => {
+  fs.writeFileSync(path.join(dir, 'app.js'), '')
+  fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = {
+    tls: [{ port: 443, pfx: 'site.pfx', passphrase: 'hunter2' }],
+    apps: [{ script: 'app.js', env: { API_TOKEN: 'tok-123', DB_PASSWORD: 'pw', STRIPE_SECRET_KEY: 'sk', DATABASE_URL_DSN: 'postgres://u:p@h/db', NODE_ENV: 'production', PORT_HINT: '8080' } }]
+  }`)
+  const masked = run('config', 'check')
+  expect(masked.code).toBe(0)
+  expect(masked.stdout).not.toMatch(/tok-123|"pw"|"sk"|hunter2|u:p@h/)
+  const { apps, tls } = JSON.parse(masked.stdout)
+  expect(apps[0].env).toMatchObject({ API_TOKEN: expect.stringMatching(/^\*\*\*/), NODE_ENV: 'production', PORT_HINT: '8080' })
+  expect(tls[0].passphrase).toMatch(/^\*\*\* \(--show-secrets prints it\)$/)
+  const shown = JSON.parse(run('config', 'check', '--show-secrets').stdout)
+  expect(shown.apps[0].env).toMatchObject({ API_TOKEN: 'tok-123', DB_PASSWORD: 'pw', STRIPE_SECRET_KEY: 'sk' })
+  expect(shown.tls[0].passphrase).toBe('hunter2')
+})
+
 test('config check rejects a typo with the key it meant', () => {
   fs.writeFileSync(path.join(dir, 'app.js'), '')
   fs.writeFileSync(path.join(dir, 'my.config.js'), 'module.exports = { apps: [{ script: "app.js", max_memroy_restart: "300M" }] }')
