@@ -58,7 +58,7 @@ function install () {
   const supervised = typeof process.send === 'function' && isSupervisorChild(worker) &&
     (worker.hub !== null || worker.queue !== null)
   if (supervised) listenForShutdown()
-  ours.setDefaultBackend(defaultBackend(supervised && worker.queue !== null))
+  ours.setDefaultBackend(defaultBackend(supervised && worker.queue !== null, supervised))
 }
 
 function isSupervisorChild (worker) {
@@ -70,12 +70,13 @@ function isSupervisorChild (worker) {
 // loading the preload loads no backend. With `reportReady`, the first attach that
 // succeeds sends MSG.READY. Servers given their own `queueBackend` are not the app's
 // and do not count.
-function defaultBackend (reportReady) {
+function defaultBackend (reportReady, supervised) {
   let chosen = null
   let sent = !reportReady
   return {
     attach (options) {
       if (chosen === null) chosen = require('./queue').getBackend() || require('./preload/standalone-hub').backend
+      if (supervised) options = { ...options, handlers: watchRouter(options.handlers) }
       const attaching = chosen.attach(options)
       if (sent) return attaching
       return Promise.resolve(attaching).then((attachment) => {
@@ -85,6 +86,19 @@ function defaultBackend (reportReady) {
         }
         return attachment
       })
+    }
+  }
+}
+
+// An attachment that ends with an error (not our own close) means the router is gone,
+// which under the supervisor usually means the supervisor is.
+function watchRouter (handlers) {
+  const onClose = handlers.onClose
+  return {
+    ...handlers,
+    onClose (err) {
+      if (err) supervisorMayBeGone()
+      if (typeof onClose === 'function') onClose.call(handlers, err)
     }
   }
 }
@@ -123,8 +137,19 @@ const PARENT_GONE_AT_EXIT_MS = 200
 function onDisconnect () {
   // (Windows: no groups, and libuv's job object takes the app's children with the supervisor)
   if (process.platform === 'win32' || !leadsOwnGroup()) return process.exit(0)
-  // The hub's connection closed at the same moment: the app's server fails with
-  // ERR_HTTPSYS_QUEUE_CLOSED and usually exits within milliseconds, before any timer.
+  supervisorMayBeGone()
+}
+
+let watchingParent = false
+
+// Called when the IPC channel closes, and when the hub's connection ends under a server
+// (the router went away): whichever the event loop sees first when the supervisor dies.
+// The app's server then fails with ERR_HTTPSYS_QUEUE_CLOSED and the app often exits
+// within milliseconds, before any timer and before 'disconnect': the 'exit' hook takes
+// the group down in that case, the poll when the app lingers.
+function supervisorMayBeGone () {
+  if (watchingParent || process.platform === 'win32' || !leadsOwnGroup()) return
+  watchingParent = true
   process.on('exit', () => {
     if (parentGone(PARENT_GONE_AT_EXIT_MS)) killGroup('SIGKILL')
   })

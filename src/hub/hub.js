@@ -323,7 +323,26 @@ class Hub extends EventEmitter {
       conn.bodyTooLarge(req)
       return
     }
+    // an app that cannot come back without a command (errored): no waiting for it
+    if (q.unavailable && q.attachments.length === 0) {
+      req.respondLocal(503, 'appDown', false)
+      return
+    }
     if (!q.enqueue(req)) req.respondLocal(503, 'queueFull', false)
+  }
+
+  /**
+   * The supervisor says whether the app behind a queue can serve again by itself. While
+   * it cannot (every instance errored, or exited for good), its requests get 503 at once instead
+   * of waiting for the queue timeout; an attaching worker makes it available again.
+   */
+  setQueueAvailable (name, available) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+    q.unavailable = !available
+    if (q.unavailable && q.attachments.length === 0) {
+      for (const req of q.takeWaiting()) req.respondLocal(503, 'appDown', false)
+    }
   }
 
   onClientSocket (socket, port) {

@@ -74,6 +74,7 @@ class RequestQueue {
     this.owner = owner
     this.token = null // a worker must present it to attach (hub.js onHello)
     this.claimed = null // the prefixes the first worker asked for, when the queue had none
+    this.unavailable = false // the app cannot serve again without a command (hub.js setQueueAvailable)
     this.attachments = []
     this.rr = 0
     this.waiting = new Deque()
@@ -161,6 +162,7 @@ class RequestQueue {
   }
 
   addWorker (w) {
+    this.unavailable = false
     this.attachments.push(w)
   }
 

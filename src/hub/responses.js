@@ -112,6 +112,7 @@ const VARIANTS = {
   queueFull: { status: 503, title: 'Service Unavailable', text: 'The request queue is full; try again shortly.' },
   queueTimeout: { status: 503, title: 'Service Unavailable', text: 'No application instance took the request in time; try again shortly.' },
   noQueue: { status: 503, title: 'Service Unavailable', text: 'The service is shutting down or was removed.' },
+  appDown: { status: 503, title: 'Service Unavailable', text: 'The application is not running: it failed to start, or ended, and nothing restarts it.' },
   opaque: { status: 501, title: 'Not Implemented', text: 'Protocol upgrades (101 Switching Protocols) are not supported by the httpsys hub yet.' }
 }
 

@@ -146,4 +146,36 @@ function removeStale (state, dir = runtimeDir()) {
   }
 }
 
-module.exports = { runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }
+/**
+ * Removes the hub sockets (hub-<pid>.sock) that crashed supervisors left in the runtime
+ * directory: only sockets of this user whose pid no longer runs.
+ * @returns {string[]} the files removed
+ */
+function removeStaleHubSockets (dir = runtimeDir(), alive = pidAlive) {
+  if (IS_WINDOWS || existingRuntimeDir(dir) === null) return []
+  const removed = []
+  for (const name of fs.readdirSync(dir)) {
+    const m = /^hub-(\d+)\.sock$/.exec(name)
+    if (!m || alive(Number(m[1]))) continue
+    const file = path.join(dir, name)
+    try {
+      const st = fs.lstatSync(file)
+      if (st.isSocket() && st.uid === process.getuid()) {
+        fs.unlinkSync(file)
+        removed.push(file)
+      }
+    } catch {}
+  }
+  return removed
+}
+
+function pidAlive (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM'
+  }
+}
+
+module.exports = { removeStaleHubSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }

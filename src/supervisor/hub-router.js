@@ -9,6 +9,7 @@
 //   start()                before any queue
 //   createQueue(app, { urls })   one queue per app, before its workers start
 //   deleteQueue(app)
+//   setAvailable(app, bool)  false: the app cannot serve again without a command
 //   stats(app)             { waiting, workers: [{ pid, served, inFlight }] } or null
 //   workerEnv(app)         what a worker needs to find its queue (undefined: remove)
 //   close()
@@ -62,6 +63,11 @@ class HubRouter extends EventEmitter {
 
   deleteQueue (app) {
     return this.hub.deleteQueue(app)
+  }
+
+  /** Whether the app can serve again by itself (false: its requests get 503 at once). */
+  setAvailable (app, available) {
+    if (this.hub !== null) this.hub.setQueueAvailable(app, available)
   }
 
   stats (app) {

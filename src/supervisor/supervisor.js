@@ -7,6 +7,7 @@
 // memory, writes log files, and stops everything in order: workers first (they finish
 // in-flight requests), then the router.
 
+const path = require('node:path')
 const { EventEmitter } = require('node:events')
 const pino = require('pino')
 const { codes } = require('../errors')
@@ -18,7 +19,7 @@ const { LogFile } = require('./log-file')
 const { MemoryMonitor, rssOf } = require('./memory')
 const { chooseBackend } = require('./backend-choice')
 const { HubRouter, hubSocketPath: tmpSocketPath } = require('./hub-router')
-const { ensureRuntimeDir } = require('./control-path')
+const { ensureRuntimeDir, removeStaleHubSockets, runtimeDir } = require('./control-path')
 const { HttpsysRouter } = require('./httpsys-router')
 
 const kStopping = Symbol('httpsys.supervisor.stopping')
@@ -142,6 +143,13 @@ class Supervisor extends EventEmitter {
     const { Hub, native } = this.routerOptions
     const limits = this.config.limits
     if (backend === 'httpsys') return new HttpsysRouter({ logger: this.logger, native, limits })
+    // what earlier supervisors that crashed left next to ours
+    if (path.dirname(this.socketPath) === path.resolve(this.controlDir || runtimeDir())) {
+      try {
+        const removed = removeStaleHubSockets(path.dirname(this.socketPath))
+        if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale hub socket(s)`)
+      } catch {}
+    }
     return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits })
   }
 
@@ -176,9 +184,30 @@ class Supervisor extends EventEmitter {
       for (const event of ['spawn', 'ready', 'exit']) {
         instance.on(event, (info) => this.emit(event, { app: app.name, inst, ...(typeof info === 'object' ? info : { pid: info }) }))
       }
-      instance.on('state', () => this.checkSettled())
+      instance.on('state', () => {
+        this.checkAvailable(group)
+        this.checkSettled()
+      })
     }
     return group
+  }
+
+  /**
+   * Tells the router whether the app can serve again by itself: not while every
+   * instance ended by itself for good (errored, or exited and not restarted), when its
+   * requests would only wait for the queue timeout; yes once one starts again. (An app
+   * stopped by command passes through 'stopped' on a restart, so its requests wait.)
+   */
+  checkAvailable (group) {
+    const router = this.router
+    if (router === null || typeof router.setAvailable !== 'function') return
+    const down = group.instances.every((i) => TERMINAL.has(i.state))
+    if (group.down === down) return
+    group.down = down
+    try {
+      router.setAvailable(group.name, !down)
+    } catch {}
+    if (down) this.logger.warn({ event: 'unavailable', app: group.name }, `app ${group.name} cannot serve until a command restarts it: its requests get 503`)
   }
 
   watchMemory () {

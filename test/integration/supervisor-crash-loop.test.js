@@ -47,7 +47,15 @@ test('a crash loop ends errored with one record and growing delays; the other ap
 
   const res = await get(port, '/good/')
   expect(res.status).toBe(200)
-  // nobody serves /bad/ any more: its requests wait in its queue (not answered here)
+  // nobody serves /bad/ any more, and nothing will without a command: its requests get
+  // 503 with Retry-After at once instead of waiting out the queue timeout (2 minutes)
+  const started = Date.now()
+  const bad = await get(port, '/bad/x')
+  expect(bad.status).toBe(503)
+  expect(bad.headers['retry-after']).toBe('1')
+  expect(bad.body).toMatch(/application is not running/)
+  expect(Date.now() - started).toBeLessThan(2000)
+  expect(run.records.find((r) => r.event === 'unavailable')).toMatchObject({ level: 40, app: 'bad' })
   expect(run.child.exitCode).toBeNull()
   run.signal('SIGINT')
   expect((await run.exited).code).toBe(0)
