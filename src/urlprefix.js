@@ -467,6 +467,104 @@ function removeDotSegments (path) {
   return '/' + out.join('/')
 }
 
+// ---------------------------------------------------------------------------
+// The request target an app sees (README "The router's rules"): the path the router
+// routed on, so an app's own path checks see what routing saw. Both routers use it: the
+// hub before it routes (src/hub/client-connection.js), the HTTP.SYS worker before
+// src/http sees a request (src/queue/httpsys/attachment.js; HTTP.SYS routes on its
+// cooked URL but hands over the raw one).
+
+// RFC 3986 3.2.2 host and 3.2.3 port characters: what an authority may hold once
+// userinfo is refused (the same set the hub's parser accepts in a Host header).
+const AUTHORITY_CHAR = new Uint8Array(128)
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~%!$&'()*+,;=:[]") AUTHORITY_CHAR[c.charCodeAt(0)] = 1
+
+/**
+ * Turns a request's target into what the app sees, in place: origin-form (RFC 9112
+ * 3.2.1), its path canonicalised as routing canonicalises it (backslashes become
+ * slashes, %-encoded unreserved characters are decoded, dot segments are resolved
+ * without climbing above /), case and every other escape kept, the query untouched.
+ * An absolute-form target (RFC 9112 3.2.2) also names the host: a server "MUST ignore
+ * the received Host header field" and use the target's authority, so that authority
+ * replaces the Host header. Cheap when there is nothing to do: an origin-form target
+ * whose path has no '%', '\' or '/.' is returned as it is, with no allocation.
+ * @param {{url: string, rawHeaders: string[]}} req changed in place (url, and the Host
+ *   entries of rawHeaders for an absolute-form target)
+ * @returns {string|null} null when the target is malformed (400 Invalid URL); the
+ *   authority that became the Host; '' when the Host stays as sent
+ */
+function canonicalizeTarget (req) {
+  const raw = req.url
+  if (isCanonicalPath(raw) || raw === '*') return ''
+  let start = 0
+  let host = ''
+  if (raw.charCodeAt(0) !== 47) {
+    const m = /^https?:\/\//i.exec(raw)
+    if (m === null) return null
+    start = m[0].length
+    while (start < raw.length && !isPathStart(raw.charCodeAt(start))) start++
+    host = raw.slice(m[0].length, start)
+    if (!isAuthority(host)) return null
+  }
+  let end = start
+  while (end < raw.length && raw.charCodeAt(end) !== 63 && raw.charCodeAt(end) !== 35) end++
+  let path = '/'
+  for (let i = raw.charCodeAt(start) === 47 ? start + 1 : start; i < end; i++) {
+    const c = raw.charCodeAt(i)
+    if (c === 37) {
+      const v = hexByte(raw, i + 1)
+      if (v === -1) return null // HTTP.SYS never accepts a bare % in a path
+      path += v < 128 && UNRESERVED[v] ? String.fromCharCode(v) : raw.slice(i, i + 3)
+      i += 2
+    } else {
+      path += c === 92 ? '/' : raw[i]
+    }
+  }
+  req.url = removeDotSegments(path) + raw.slice(end)
+  if (host !== '') replaceHost(req.rawHeaders, host)
+  return host
+}
+
+// An origin-form target that canonicalizeTarget() would give back unchanged.
+function isCanonicalPath (p) {
+  if (typeof p !== 'string' || p.charCodeAt(0) !== 47) return false
+  const n = p.length
+  for (let i = 1; i < n; i++) {
+    const c = p.charCodeAt(i)
+    if (c === 63 || c === 35) return true
+    if (c === 37 || c === 92 || (c === 46 && p.charCodeAt(i - 1) === 47)) return false
+  }
+  return true
+}
+
+function isPathStart (c) {
+  return c === 47 || c === 63 || c === 35
+}
+
+// A non-empty host[:port] (RFC 9110 4.2.1: an http URI with an empty host is invalid),
+// without userinfo (RFC 9110 4.2.4: a recipient treats it as an error).
+function isAuthority (a) {
+  if (a === '' || a.charCodeAt(0) === 58) return false
+  for (let i = 0; i < a.length; i++) {
+    const c = a.charCodeAt(i)
+    if (c >= 128 || AUTHORITY_CHAR[c] !== 1) return false
+  }
+  return true
+}
+
+// Every Host entry of rawHeaders becomes `host`; one is added when there was none
+// (HTTP/1.0 needs no Host header).
+function replaceHost (raw, host) {
+  let found = false
+  for (let i = 0; i < raw.length; i += 2) {
+    if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') {
+      raw[i + 1] = host
+      found = true
+    }
+  }
+  if (!found) raw.push('Host', host)
+}
+
 function longestMatch (list, p, end) {
   for (let i = 0; i < list.length; i++) {
     if (pathMatches(p, end, list[i].pathKey)) return list[i]
@@ -558,4 +656,4 @@ function insertSorted (list, entry) {
   list.splice(i, 0, entry)
 }
 
-module.exports = { parse, normalize, fromListen, RoutingTable }
+module.exports = { parse, normalize, fromListen, RoutingTable, canonicalizeTarget }

@@ -6,19 +6,35 @@
 // held until every earlier one is complete.
 //
 // Reading stops (socket paused, parser paused, the unparsed rest kept) when a request
-// body outruns its worker's credit or too many requests are in flight on this
-// connection, so nothing is buffered without bound.
+// body outruns its worker's credit, too many requests are in flight on this
+// connection, or the response bytes it may make the hub hold pass HELD_BUDGET, so
+// nothing is buffered without bound.
 
 const { RequestParser } = require('./http-parser')
 const { HubRequest, CONTINUE_WANTED, CONTINUE_SENT } = require('./hub-request')
 const responses = require('./responses')
 const { after } = require('./clock')
+const { RESPONSE_WINDOW } = require('../wire/protocol')
+const { canonicalizeTarget } = require('../urlprefix')
 
 // Requests parsed ahead of their responses on one connection before reading stops.
 const MAX_PIPELINE = 32
 
+// Response bytes one connection may make the hub hold. A response waiting behind an
+// earlier one on its connection (pipelining) is held in the hub, and its worker may
+// send a whole response window (RESPONSE_WINDOW, wire-protocol.md "Flow control")
+// before any credit comes back: so a request waiting in line is charged a window (or
+// what it holds, when more) from the moment it is parsed, a finished one what it
+// holds, and the bytes node's socket buffers for the first count too. Past the budget
+// no further request head is read until the client takes bytes: a client that
+// pipelines and never reads costs the hub about this much, not 32 windows, and its
+// workers wait in their response window (sendBody() false, onDrain later). node holds
+// a few MB for such a client (its res.write() buffers); this keeps us below that.
+const HELD_BUDGET = 4 * RESPONSE_WINDOW
+
 const PAUSE_BODY = 1
 const PAUSE_PIPELINE = 2
+const PAUSE_HELD = 4
 
 // What the connection's one deadline means (HTTP_TIMEOUT_LIMIT_INFO has HTTP.SYS's
 // timers: https://learn.microsoft.com/windows/win32/api/http/ns-http-http_timeout_limit_info).
@@ -73,6 +89,7 @@ class ClientConnection {
     this.last = null
     this.pending = 0
     this.current = null // the request whose body is being parsed
+    this.held = 0 // response bytes charged against HELD_BUDGET by requests behind the first
     this.pauseMask = 0
     this.leftover = null
     this.inExecute = false
@@ -110,6 +127,7 @@ class ClientConnection {
     } else if (this.current !== null && this.phase === ACTIVE && this.pauseMask === 0) {
       this.deadline = after(this.hub.bodyTimeout)
     }
+    if (this.current === null) this.checkHeld()
     if (this.leftover !== null || this.parser.paused) {
       this.leftover = this.leftover === null ? chunk : Buffer.concat([this.leftover, chunk])
       this.socket.pause()
@@ -145,14 +163,26 @@ class ClientConnection {
   onHead (head) {
     if (this.stopped) return
     const req = new HubRequest(this, head)
-    if (this.last === null) this.first = req
-    else this.last.next = req
+    if (this.last === null) {
+      this.first = req
+    } else {
+      this.last.next = req
+      this.charge(req)
+    }
     this.last = req
     this.pending++
     this.phase = ACTIVE
     this.deadline = head.hasBody && this.pauseMask === 0 ? after(this.hub.bodyTimeout) : 0
     if (head.hasBody) this.current = req
     if (this.pending >= MAX_PIPELINE) this.pause(PAUSE_PIPELINE)
+    // The app sees the target the router routes on (urlprefix.js canonicalizeTarget):
+    // origin-form, dot segments resolved, and the Host an absolute-form target names.
+    const host = canonicalizeTarget(head)
+    if (host === null) {
+      req.respondLocal(400, 'url', false)
+      return
+    }
+    if (host !== '') head.host = host
     this.hub.route(this, req)
   }
 
@@ -171,6 +201,7 @@ class ClientConnection {
     // After a request that does not keep the connection, nothing more is read.
     const last = this.last
     if (last !== null && !last.keepAlive) this.stopReading()
+    else this.checkHeld()
   }
 
   onParseError (err) {
@@ -230,7 +261,32 @@ class ClientConnection {
       this.leftover = null
       this.feed(rest)
     }
-    if (!this.parser.paused && !this.stopped && !this.dead) this.socket.resume()
+    if (this.parser.paused || this.stopped || this.dead) return
+    if (this.readEnded) this.endInput()
+    else this.socket.resume()
+  }
+
+  // -------------------------------------------------------------------------
+  // the held-response budget (HELD_BUDGET)
+
+  /** Charges (or re-charges) a request behind the first for what it may make us hold. */
+  charge (req) {
+    const c = req.resDone || req.outBytes > RESPONSE_WINDOW ? req.outBytes : RESPONSE_WINDOW
+    this.held += c - req.charge
+    req.charge = c
+  }
+
+  /**
+   * Stops reading request heads while the budget is spent, and reads on once it is not.
+   * Only at a request boundary: a body being read is never held up by it (its response
+   * may depend on it).
+   */
+  checkHeld () {
+    if (this.held + this.socket.writableLength >= HELD_BUDGET) {
+      if ((this.pauseMask & PAUSE_HELD) === 0 && this.current === null && !this.stopped) this.pause(PAUSE_HELD)
+    } else if ((this.pauseMask & PAUSE_HELD) !== 0) {
+      this.unpause(PAUSE_HELD)
+    }
   }
 
   pauseForBody () {
@@ -241,19 +297,33 @@ class ClientConnection {
     if (req === this.current || this.current === null) this.unpause(PAUSE_BODY)
   }
 
-  // The client's FIN. A client that asked to close after its request (Connection:
-  // close, HTTP/1.0) may half-close and still read the answer. A keep-alive client that
-  // sends FIN with answers outstanding, or in the middle of a request, has gone away:
-  // its requests are aborted at their workers (nginx and HTTP.SYS treat it the same).
+  // The client's FIN: it sends nothing more but may still read (a half-close: RFC 9293
+  // 3.6 lets the side that closed go on receiving). Every complete request it sent is
+  // answered, in order, the last with Connection: close (mustClose), and then the
+  // connection ends, whatever the requests asked for. node answers what its app had
+  // answered by the time it reads the FIN; behind a router every answer comes later
+  // than that, so the hub answers them all. Bytes kept while reading was paused are
+  // parsed first. A request the FIN cut short is a bad request (node: 400 after the
+  // answers before it), answered in its turn; one whose head was routed is withdrawn
+  // from its worker first (onParseError). A client that is really gone is noticed when
+  // a write to it fails (then onClose aborts what is left); a reset at once.
   onEnd () {
     this.readEnded = true
-    const cut = !this.stopped && this.parser.finish() !== null
-    this.stopped = true
-    const last = this.last
-    if (cut || (last !== null && last.keepAlive)) {
-      this.destroy()
+    if (this.stopped) {
+      if (this.first === null) this.endSocket()
       return
     }
+    if (this.leftover === null && !this.parser.paused) this.endInput()
+  }
+
+  // No more input will come and everything received has been parsed.
+  endInput () {
+    const err = this.parser.finish()
+    const cur = this.current
+    // A body cut short after its request was answered needs no answer of its own.
+    if (err !== null && (cur === null || !cur.resDone)) return this.onParseError(err)
+    this.current = null
+    this.stopReading()
     if (this.first === null) this.endSocket()
   }
 
@@ -277,6 +347,8 @@ class ClientConnection {
     if (req.out === null) req.out = []
     req.out.push(buf)
     req.heldAck += ack
+    req.outBytes += buf.length
+    this.charge(req)
   }
 
   /** write() for a head and a body that is not copied into it: one writev. */
@@ -297,6 +369,8 @@ class ClientConnection {
     if (req.out === null) req.out = []
     req.out.push(head, body)
     req.heldAck += ack
+    req.outBytes += head.length + body.length
+    this.charge(req)
   }
 
   writeContinue (req) {
@@ -315,11 +389,20 @@ class ClientConnection {
       req.unacked = 0
       req.worker.sendWindow(req, n)
     }
+    if ((this.pauseMask & PAUSE_HELD) !== 0) this.checkHeld()
   }
 
   /** req's response is complete: move the line on. */
   done (req) {
-    if (req !== this.first || this.dead) return
+    if (this.dead) return
+    if (req !== this.first) {
+      // finished behind the first: charged what it holds now, not a window
+      if (req.charge !== 0) {
+        this.charge(req)
+        this.checkHeld()
+      }
+      return
+    }
     let r = req
     while (r !== null && r.resDone) {
       this.pending--
@@ -336,6 +419,7 @@ class ClientConnection {
       else this.flushHeld(r)
     }
     if (this.pending < MAX_PIPELINE) this.unpause(PAUSE_PIPELINE)
+    this.checkHeld()
     if (this.first === null) {
       if (this.readEnded || this.closing) {
         this.endSocket()
@@ -349,7 +433,11 @@ class ClientConnection {
     }
   }
 
+  /** r is first now: what it holds goes to the socket, and off the budget. */
   flushHeld (r) {
+    this.held -= r.charge
+    r.charge = 0
+    r.outBytes = 0
     if (r.continueState === CONTINUE_WANTED && !r.headSent) {
       r.continueState = CONTINUE_SENT
       this.socket.write(responses.CONTINUE)
@@ -420,4 +508,4 @@ class ClientConnection {
   }
 }
 
-module.exports = { ClientConnection, MAX_PIPELINE }
+module.exports = { ClientConnection, MAX_PIPELINE, HELD_BUDGET }

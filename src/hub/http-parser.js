@@ -18,12 +18,15 @@
 //   smuggling starts (RFC 9112 2.2 only says MAY). node rejects it too.
 // - Empty lines before the request line are skipped (RFC 9112 2.2) and not counted.
 // - obs-fold is rejected (RFC 9112 5.2). So is whitespace before the colon (5.1).
-// - Any method token is passed through (HTTP.SYS accepts unknown verbs; node does not).
+// - Methods: node's http.METHODS, exactly (methods are case-sensitive, RFC 9110 9.1);
+//   any other token is 400, as node answers it (llhttp knows only those). HTTP.SYS
+//   would pass an unknown verb through, and an app would see `post` that express
+//   routes as POST while its own `req.method === 'POST'` check says no.
 // - request-target: origin-form, absolute-form (`scheme://...`), or `*` with OPTIONS.
 //   authority-form (CONNECT) is 400: a URL-prefix router has nothing to route it to. Bytes outside
 //   VCHAR (e.g. raw UTF-8) are 400, as in node.
-// - Version: `HTTP/d.d` or 400; any version but 1.0/1.1 is 505 (so is the HTTP/2
-//   preface `PRI * HTTP/2.0`).
+// - Version: `HTTP/d.d` or 400; any version but 1.0/1.1 is 505. The HTTP/2 preface
+//   (`PRI * HTTP/2.0`) is 400, for its method, as node answers it.
 // - Host: HTTP/1.1 needs one; repeats must be identical; the value must be made of
 //   URI host/port characters (RFC 9112 3.2 says 400 for an invalid Host; node does not
 //   check, but the router routes on it).
@@ -44,6 +47,7 @@
 //   chunked); a caller that switches protocols pauses in onHead or onComplete and takes
 //   the bytes after execute()'s return value as opaque data.
 
+const { METHODS } = require('node:http')
 const { codes } = require('../errors')
 
 /**
@@ -134,6 +138,11 @@ for (let i = 0; i < 10; i++) HEX[0x30 + i] = i
 for (let i = 0; i < 6; i++) HEX[0x41 + i] = HEX[0x61 + i] = 10 + i
 
 const VERSION_PREFIX = [72, 84, 84, 80, 47] // HTTP/
+
+const KNOWN_METHODS = new Set(METHODS)
+// Every beginning of a known method, so a partial request line with a method no known
+// one starts with is refused before the rest arrives (as node does).
+const METHOD_PREFIXES = new Set(METHODS.flatMap((m) => Array.from(m, (_, k) => m.slice(0, k + 1))))
 
 // The list elements of a comma-separated header value (RFC 9110 5.6.1), without a
 // callback or an allocation on the hot path: nextListElement() finds the next
@@ -451,9 +460,15 @@ class RequestParser {
   _requestLine (buf, a, end) {
     let i = a
     while (i < end && TCHAR[buf[i]] === 1) i++
-    if (i === end) return NEED_MORE
+    if (i === end) {
+      if (i - a > 16 || !METHOD_PREFIXES.has(buf.latin1Slice(a, i))) return this._fail(400, 'unknown method')
+      return NEED_MORE
+    }
     const methodEnd = i
     if (buf[i] !== SP || i === a) return this._fail(400, 'invalid method')
+    // checked as soon as the token is complete: node refuses it at that byte too
+    const method = methodString(buf, a, methodEnd - a)
+    if (!KNOWN_METHODS.has(method)) return this._fail(400, 'unknown method')
     const ts = ++i
     while (i < end && TARGET[buf[i]] === 1) i++
     if (i === end) return NEED_MORE
@@ -475,17 +490,16 @@ class RequestParser {
     const major = buf[i + 5] - 48
     const minor = buf[i + 7] - 48
     if (major !== 1 || minor > 1) return this._fail(505, 'HTTP version not supported')
-    const methodLen = methodEnd - a
     if (buf[ts] !== 47) { // not origin-form
       if (buf[ts] === 42 && te - ts === 1) {
-        if (methodLen !== 7 || buf.latin1Slice(a, methodEnd) !== 'OPTIONS') {
+        if (method !== 'OPTIONS') {
           return this._fail(400, 'asterisk-form request-target outside OPTIONS')
         }
       } else if (!isAbsoluteForm(buf, ts, te)) {
         return this._fail(400, 'request-target is neither origin-form nor absolute-form')
       }
     }
-    this._method = methodString(buf, a, methodLen)
+    this._method = method
     this._url = te - ts === 1 && buf[ts] === 47 ? '/' : this._str(buf, ts, te)
     this._minor = minor
     this._raw = []

@@ -49,6 +49,8 @@ class HubRequest {
     this.resDone = false
     this.close = false
     this.out = null // response bytes held while an earlier response is still going out
+    this.outBytes = 0 // bytes in out
+    this.charge = 0 // what this request counts against its connection's HELD_BUDGET
     this.heldAck = 0
     this.unacked = 0
   }
@@ -216,7 +218,11 @@ class HubRequest {
   }
 
   mustClose (asked) {
-    if (asked || !this.keepAlive || this.conn.closing) return true
+    const conn = this.conn
+    if (asked || !this.keepAlive || conn.closing) return true
+    // The client half-closed and this is the last request it sent: the connection ends
+    // after it (earlier ones must not close it: the requests behind them are answered).
+    if (conn.readEnded && conn.stopped && this.next === null) return true
     // The client waits for 100 Continue that will never come: it may or may not send
     // the body, so the connection cannot be reused safely.
     return !this.bodyDone && this.head.expectContinue && this.continueState !== CONTINUE_SENT

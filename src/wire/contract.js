@@ -39,8 +39,11 @@
 //
 // QueueRequest (a plain object):
 //   id                  {number}   unique within the attachment while in flight
-//   method              {string}   as sent (known and unknown verbs)
-//   url                 {string}   raw path + query, undecoded
+//   method              {string}   as sent; one of node's http.METHODS (the router
+//                                  answers any other 400: README "The router's rules")
+//   url                 {string}   origin-form path + query, undecoded: the path the
+//                                  router routed on (urlprefix.js canonicalizeTarget),
+//                                  the query as sent
 //   httpVersionMajor, httpVersionMinor {number}  2.0 for HTTP/2 (3.0 for HTTP/3)
 //   rawHeaders          {string[]} [name, value, name, value, ...] order and repeats kept
 //   remoteAddress, remotePort, localAddress, localPort, remoteFamily

@@ -8,7 +8,9 @@
 // The tests are plain async functions using node:assert, so jest and the Wine runner
 // both run them. An environment gives:
 //   name
-//   features     { window, cancelResets, sharedQueue }: what this router can show
+//   features     { window, cancelResets, sharedQueue, routerRules }: what this router can
+//                show (routerRules: requests reach the router as the test writes them, so
+//                the router's own rules on methods and targets can be checked)
 //   attach({ handlers, queue?, urls? }) -> Promise<Attachment>  (env picks the prefix)
 //   request(r)   one client exchange: r = { method, url, rawHeaders, body, connectionId }
 //                -> { response: Promise<{ status, reason, rawHeaders, headers, body,
@@ -310,6 +312,47 @@ function contractTests () {
     await r.until((ev) => ev.some((e) => e[0] === 'close'), 5000, 'onClose')
     a.ref()
     a.unref()
+  })
+
+  // README "The router's rules": what a router hands an app, the same on both. HTTP.SYS
+  // passes unknown verbs and raw URLs through; the worker's attachment applies these.
+  const rules = (name, fn) => test(`router rule: ${name}`, fn, 'routerRules')
+
+  rules('a method node does not know is 400 and never reaches the app', async (env) => {
+    const r = recorder({ onRequest: (req) => a.respond(req.id, 200, 'OK', ['Content-Length', '2'], 'ok', 0) })
+    const a = await env.attach({ handlers: r.handlers })
+    const res = await env.request({ method: 'BREW', url: '/pot' }).response
+    assert.equal(res.status, 400)
+    assert.equal(res.closed, true)
+    assert.equal(requests(r.events).length, 0)
+  })
+
+  rules('the app sees the path the router routed on: dot segments, backslashes and escaped unreserved characters resolved; case, other escapes and the query kept', async (env) => {
+    const r = recorder({ onRequest: (req) => a.respond(req.id, 200, 'OK', ['Content-Length', '2'], 'ok', 0) })
+    const a = await env.attach({ handlers: r.handlers })
+    const res = await env.request({ url: '/api/../Admin/./%2e%2e/Admin\\%78/a%2Fb%7e?next=/../%2e' }).response
+    assert.equal(res.status, 200)
+    assert.equal(requests(r.events)[0].url, '/Admin/x/a%2Fb~?next=/../%2e')
+  })
+
+  rules('an absolute-form target: the app gets origin-form, and the Host the target names', async (env) => {
+    const r = recorder({ onRequest: (req) => a.respond(req.id, 200, 'OK', ['Content-Length', '2'], 'ok', 0) })
+    const a = await env.attach({ handlers: r.handlers })
+    const res = await env.request({ url: 'http://internal.local/reset?u=1', rawHeaders: ['Host', 'evil.example', 'X-A', '1'] }).response
+    assert.equal(res.status, 200)
+    const [req] = requests(r.events)
+    assert.equal(req.url, '/reset?u=1')
+    const hosts = []
+    for (let i = 0; i < req.rawHeaders.length; i += 2) if (/^host$/i.test(req.rawHeaders[i])) hosts.push(req.rawHeaders[i + 1])
+    assert.deepEqual(hosts, ['internal.local'])
+  })
+
+  rules('a target that cannot be canonicalised is 400 and never reaches the app', async (env) => {
+    const r = recorder({ onRequest: (req) => a.respond(req.id, 200, 'OK', ['Content-Length', '2'], 'ok', 0) })
+    const a = await env.attach({ handlers: r.handlers })
+    const res = await env.request({ url: '/x%zz' }).response
+    assert.equal(res.status, 400)
+    assert.equal(requests(r.events).length, 0)
   })
 
   return tests

@@ -11,7 +11,9 @@
 // how the response window reopens and how close() knows when the kernel has finished
 // the responses already handed over.
 
+const { METHODS, STATUS_CODES } = require('node:http')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
+const { canonicalizeTarget } = require('../../urlprefix')
 const {
   AttachmentBase, RequestState, byteLength, kReadBody, kRespond, kSendBody, kContinue, kCancel,
   kDetach, kClose, kRef
@@ -23,6 +25,9 @@ const RESPONSE_WINDOW = 256 * 1024
 // download to a slow client) before it cancels them. The supervisor's kill_timeout
 // bounds a stop in any case.
 const CLOSE_SEND_DEADLINE_MS = 10000
+// The methods a request may have (README "The router's rules"): node's, as the hub's
+// parser allows them. HTTP.SYS passes any verb through (HttpVerbUnknown).
+const KNOWN_METHODS = new Set(METHODS)
 
 class HttpSysRequestState extends RequestState {
   constructor (req) {
@@ -148,11 +153,7 @@ class HttpSysAttachment extends AttachmentBase {
       const arg = events[i + 2]
       switch (type) {
         case E.REQUEST:
-          if (arg.hasBody && this.maxBodySize !== Infinity && declaredLength(arg.rawHeaders) > this.maxBodySize) {
-            this.tooLarge(id, null)
-            break
-          }
-          this.received(arg, new HttpSysRequestState(arg))
+          if (this.admit(id, arg)) this.received(arg, new HttpSysRequestState(arg))
           break
         case E.BODY: {
           const st = this.live.get(id)
@@ -190,6 +191,31 @@ class HttpSysAttachment extends AttachmentBase {
   }
 
   /**
+   * The router's rules HTTP.SYS does not apply itself (README "The router's rules"),
+   * applied before src/http, and so the app, sees the request: a method node does not
+   * know is 400 (node's answer; the hub's parser gives the same), the target becomes
+   * what the app sees on the hub too (origin-form, canonical path, the Host an
+   * absolute-form target names: urlprefix.js canonicalizeTarget, shared with the hub),
+   * and a declared body over the limit is 413. Each refusal closes the connection,
+   * as the hub's does. Here rather than in src/http: they are the router's decisions,
+   * which src/http never makes on the hub either, and a refused request must not cost
+   * the app anything (no IncomingMessage, no 'request').
+   * @param {object} req the addon's request (changed in place: url, rawHeaders)
+   * @returns {boolean} false when it was answered here
+   */
+  admit (id, req) {
+    if (!KNOWN_METHODS.has(req.method) || canonicalizeTarget(req) === null) {
+      this.refuse(id, 400, 'Bad Request')
+      return false
+    }
+    if (req.hasBody && this.maxBodySize !== Infinity && declaredLength(req.rawHeaders) > this.maxBodySize) {
+      this.refuse(id, 413, 'Request Entity Too Large')
+      return false
+    }
+    return true
+  }
+
+  /**
    * A request body over the limit: 413 and a closed connection, as the hub answers it.
    * A request the app never saw is answered here alone; one it is reading is aborted
    * for the app first (onAbort), then answered if the app had not answered yet.
@@ -202,8 +228,13 @@ class HttpSysAttachment extends AttachmentBase {
         return
       }
     }
-    const body = 'Request Entity Too Large'
-    this.issued(id, this.native.respond(id, 413, 'Payload Too Large', ['Content-Type', 'text/plain', 'Content-Length', String(body.length), 'Connection', 'close'], body, RESPONSE_CLOSE, 0), body.length)
+    this.refuse(id, 413, 'Request Entity Too Large')
+  }
+
+  /** Answers a request the app does not get (or no longer has) and closes its connection. */
+  refuse (id, status, text) {
+    const headers = ['Content-Type', 'text/plain', 'Content-Length', String(text.length), 'Connection', 'close']
+    this.issued(id, this.native.respond(id, status, STATUS_CODES[status], headers, text, RESPONSE_CLOSE, 0), text.length)
   }
 
   onSent (id, code) {

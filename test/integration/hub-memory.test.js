@@ -1,0 +1,188 @@
+'use strict'
+
+// A client that pipelines requests and never reads must not make the hub hold every
+// response it asked for: the hub keeps a per-connection budget of response bytes it
+// holds (client-connection.js) and stops reading that connection's requests past it,
+// so the worker's response window does the waiting. The hub runs in a process of its
+// own so that its resident memory is measured alone; the app is a real node process
+// with the preload, streaming 10 MB per request with backpressure.
+
+const path = require('node:path')
+const net = require('node:net')
+const { fork, spawn } = require('node:child_process')
+const { socketPath, request, until } = require('../helpers/hub-harness')
+
+const HUB = path.join(__dirname, '..', 'helpers', 'hub-memory-hub.js')
+const APP = path.join(__dirname, '..', 'helpers', 'hub-memory-app.js')
+const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+
+const CLIENTS = 40
+const PIPELINED = 32
+const MB = 1024 * 1024
+
+jest.setTimeout(90000)
+
+describe('hub memory under clients that never read', () => {
+  let hub
+  let app
+  let port
+  const sockets = []
+
+  function ask () {
+    return new Promise((resolve) => {
+      hub.once('message', resolve)
+      hub.send({ type: 'rss' })
+    })
+  }
+
+  beforeAll(async () => {
+    const sock = socketPath()
+    hub = fork(HUB, [sock], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const ready = await new Promise((resolve, reject) => {
+      hub.once('message', resolve)
+      hub.once('exit', (code) => reject(new Error(`hub exited with ${code}`)))
+    })
+    if (ready.type !== 'ready') throw new Error(ready.message)
+    port = ready.port
+    app = spawn(process.execPath, ['--require', REGISTER, APP], {
+      env: { ...process.env, HTTPSYS_HUB: sock, HTTPSYS_QUEUE: 'big', HTTPSYS_BACKEND: 'hub' },
+      stdio: ['ignore', 'inherit', 'inherit']
+    })
+    // the request waits in the queue until the app has attached
+    const pong = await request(port, { path: '/ping' })
+    expect(pong.status).toBe(200)
+  })
+
+  afterAll(async () => {
+    for (const s of sockets) s.destroy()
+    if (app) app.kill('SIGKILL')
+    if (hub) {
+      hub.send({ type: 'close' })
+      await new Promise((resolve) => {
+        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
+        hub.once('exit', () => { clearTimeout(t); resolve() })
+      })
+    }
+  })
+
+  test(`${CLIENTS} clients x ${PIPELINED} pipelined 10 MB GETs that never read grow the hub by less than 100 MB`, async () => {
+    // warm up: the pools and buffers a normal download uses are in the baseline
+    for (let i = 0; i < 3; i++) {
+      const res = await request(port, { path: '/warm' })
+      expect(res.body.length).toBe(10 * MB)
+    }
+    const before = (await ask()).rss
+    for (let i = 0; i < CLIENTS; i++) {
+      const s = net.connect(port, '127.0.0.1')
+      s.on('error', () => {})
+      s.pause()
+      s.write('GET /big HTTP/1.1\r\nHost: a\r\n\r\n'.repeat(PIPELINED))
+      sockets.push(s)
+    }
+    // until the hub stops growing: 2 s without 2 MB more
+    let peak = before
+    let stats = null
+    let stableSince = Date.now()
+    const deadline = Date.now() + 40000
+    while (Date.now() < deadline && Date.now() - stableSince < 2000) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      stats = await ask()
+      if (stats.rss > peak + 2 * MB) stableSince = Date.now()
+      if (stats.rss > peak) peak = stats.rss
+    }
+    const grown = (peak - before) / MB
+    console.log(`hub rss: before ${(before / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB, grown ${grown.toFixed(1)} MB; in flight ${stats.inFlight}, waiting ${stats.waiting}`)
+    expect(grown).toBeLessThan(100)
+    // the hub still serves everyone else
+    for (const s of sockets) s.destroy()
+    const pong = await request(port, { path: '/ping' })
+    expect(pong.status).toBe(200)
+  })
+})
+
+describe('the held-response budget, step by step', () => {
+  const { startHub, startWorker } = require('../helpers/hub-harness')
+  const { parseResponses } = require('../helpers/raw-http')
+  const { HELD_BUDGET } = require('../../src/hub/client-connection')
+  const { RESPONSE_WINDOW } = require('../../src/wire/protocol')
+  const { RESPONSE_MORE } = require('../../src/wire/contract')
+  const SIZE = 4 * RESPONSE_WINDOW // each response outgrows the window several times
+
+  test('a pipelining client that does not read has no more requests unfinished at its worker than the budget holds; once it reads, every response arrives whole and in order', async () => {
+    const hub = await startHub()
+    const p = (await hub.createQueue('stream', { urls: ['http://+:0/'] })).ports[0]
+    let refused = 0
+    const sent = new Map()
+    // a worker that streams each response with backpressure, as src/http does
+    const pump = (w, id) => {
+      const req = w.byId.get(id)
+      const fill = Number(req.url.slice(1))
+      for (;;) {
+        const at = sent.get(id)
+        if (at >= SIZE) return
+        const n = Math.min(64 * 1024, SIZE - at)
+        sent.set(id, at + n)
+        const ok = w.att.sendBody(id, Buffer.alloc(n, fill), at + n < SIZE ? RESPONSE_MORE : 0)
+        if (!ok) {
+          refused++
+          return
+        }
+      }
+    }
+    const w = await startWorker(hub, {
+      queue: 'stream',
+      onRequest (req, x) {
+        sent.set(req.id, 0)
+        x.att.respond(req.id, 200, 'OK', ['Content-Length', String(SIZE)], null, RESPONSE_MORE)
+        pump(x, req.id)
+      },
+      onDrain: (id, x) => pump(x, id)
+    })
+    const socket = require('node:net').connect(p, '127.0.0.1')
+    try {
+      socket.pause()
+      await new Promise((resolve) => socket.once('connect', resolve))
+      let text = ''
+      for (let i = 0; i < 32; i++) text += `GET /${i} HTTP/1.1\r\nHost: a\r\n\r\n`
+      socket.write(text)
+      // The first request in line writes to the socket (the kernel's buffers take a few
+      // whole responses first); each one behind it is charged a window: past the budget
+      // no further request is read, so at most `most` are unfinished at the worker
+      // (fewer while what node's socket buffers for the first counts too).
+      const most = 1 + HELD_BUDGET / RESPONSE_WINDOW
+      const settled = async () => {
+        let last = -1
+        while (w.requests.length !== last) {
+          last = w.requests.length
+          await new Promise((resolve) => setTimeout(resolve, 300))
+        }
+      }
+      await until(() => w.requests.length >= most, 5000, `${most} requests at the worker`)
+      await settled()
+      const unfinished = hub.queueStats('stream').inFlight
+      expect(unfinished).toBeGreaterThan(0)
+      expect(unfinished).toBeLessThanOrEqual(most)
+      expect(w.requests.length).toBeLessThan(32)
+      expect(refused).toBeGreaterThanOrEqual(unfinished) // each one waits in its window
+      // now the client reads: everything arrives
+      const chunks = []
+      socket.on('data', (c) => chunks.push(c))
+      socket.resume()
+      const total = () => chunks.reduce((n, c) => n + c.length, 0)
+      await until(() => total() >= 32 * SIZE, 20000, 'every response')
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      const res = parseResponses(Buffer.concat(chunks).toString('latin1'))
+      expect(res).toHaveLength(32)
+      for (let i = 0; i < 32; i++) {
+        expect(res[i].status).toBe(200)
+        expect(res[i].body.length).toBe(SIZE)
+        expect(res[i].body === String.fromCharCode(i).repeat(SIZE)).toBe(true)
+      }
+      expect(w.requests).toHaveLength(32)
+    } finally {
+      socket.destroy()
+      w.att.close()
+      await hub.close()
+    }
+  })
+})
