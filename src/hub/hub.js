@@ -333,7 +333,7 @@ class Hub extends EventEmitter {
 
   /**
    * The supervisor says whether the app behind a queue can serve again by itself. While
-   * it cannot (every instance errored, or exited for good), its requests get 503 at once instead
+   * it cannot (errored, exited for good, or stopped by command), its requests get 503 at once instead
    * of waiting for the queue timeout; an attaching worker makes it available again.
    */
   setQueueAvailable (name, available) {

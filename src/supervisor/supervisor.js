@@ -199,15 +199,19 @@ class Supervisor extends EventEmitter {
    * stopped by command passes through 'stopped' on a restart, so its requests wait.)
    */
   checkAvailable (group) {
-    const router = this.router
-    if (router === null || typeof router.setAvailable !== 'function') return
     const down = group.instances.every((i) => TERMINAL.has(i.state))
-    if (group.down === down) return
-    group.down = down
+    if (down) this.setAvailable(group, false)
+    else if (!group.instances.every((i) => i.state === 'stopped')) this.setAvailable(group, true)
+  }
+
+  setAvailable (group, available) {
+    const router = this.router
+    if (router === null || typeof router.setAvailable !== 'function' || group.down === !available) return
+    group.down = !available
     try {
-      router.setAvailable(group.name, !down)
+      router.setAvailable(group.name, available)
     } catch {}
-    if (down) this.logger.warn({ event: 'unavailable', app: group.name }, `app ${group.name} cannot serve until a command restarts it: its requests get 503`)
+    if (!available) this.logger.warn({ event: 'unavailable', app: group.name }, `app ${group.name} cannot serve until a command restarts it: its requests get 503`)
   }
 
   watchMemory () {
@@ -277,6 +281,7 @@ class Supervisor extends EventEmitter {
 
   async restart (name) {
     const groups = this.select(name)
+    for (const g of groups) this.setAvailable(g, true)
     await Promise.all(groups.map((g) => g.restart()))
     return groups.map((g) => ({ app: g.name, ok: true }))
   }
@@ -289,6 +294,8 @@ class Supervisor extends EventEmitter {
     }
     const groups = this.select(name)
     await Promise.all(groups.map((g) => g.stop()))
+    // stopped by command: nothing serves it until `httpsys restart`, so no request waits
+    for (const g of groups) this.setAvailable(g, false)
     return groups.map((g) => ({ app: g.name, ok: true, state: g.state() }))
   }
 

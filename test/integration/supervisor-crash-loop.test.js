@@ -8,7 +8,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { start, freePort, get, loadLoop, writeConfig, APPS } = require('../fixtures/apps/harness')
+const { start, cli, freePort, get, loadLoop, writeConfig, APPS } = require('../fixtures/apps/harness')
 
 let run
 let dir
@@ -66,4 +66,28 @@ test('when every app is errored, the foreground supervisor exits 1', async () =>
   expect(await run.exited).toEqual({ code: 1, signal: null })
   expect(run.records.find((r) => r.event === 'settled')).toMatchObject({ level: 50, code: 1, errored: ['bad'] })
   expect(run.records.findIndex((r) => r.event === 'stopped')).toBeGreaterThan(run.records.findIndex((r) => r.event === 'settled'))
+})
+
+test('an app stopped by command answers 503 at once until `httpsys restart` brings it back', async () => {
+  const port = await freePort()
+  const config = writeConfig(dir, {
+    apps: [
+      { name: 'web', script: path.join(APPS, 'pid-server.js'), urls: [`http://127.0.0.1:${port}/`] },
+      { name: 'api', script: path.join(APPS, 'pid-server.js'), urls: [`http://127.0.0.1:${port}/api/`] }
+    ]
+  })
+  run = start(['-c', config], { env: env() })
+  await run.waitFor((r) => r.event === 'ready', { count: 2 })
+  expect((await cli(['stop', 'api', '-c', config], { env: env() })).code).toBe(0)
+  const started = Date.now()
+  const stopped = await get(port, '/api/x')
+  expect(stopped.status).toBe(503)
+  expect(stopped.headers['retry-after']).toBe('1')
+  expect(Date.now() - started).toBeLessThan(2000)
+  expect((await get(port, '/')).status).toBe(200) // the other app serves on
+  expect((await cli(['restart', 'api', '-c', config], { env: env() })).code).toBe(0)
+  await run.waitFor((r) => r.event === 'ready' && r.app === 'api', { count: 2 })
+  const back = await get(port, '/api/y')
+  expect(back.status).toBe(200)
+  expect(JSON.parse(back.body).app).toBe('api')
 })
