@@ -377,9 +377,15 @@ class RequestParser {
   _finishLine (buf) {
     const lf = buf.indexOf(LF)
     const take = lf === -1 ? buf.length : lf + 1
-    this._keep(buf, 0, take)
-    if (this._lineLen > this._allowance()) {
-      this._fail(this._limitStatus(), this._limitReason())
+    const allowed = this._allowance()
+    // No more is kept than the limit needs: the rest of an over-long line is refused anyway.
+    this._keep(buf, 0, Math.min(take, Math.max(allowed + 1 - this._lineLen, 0)))
+    if (this._lineLen > allowed) {
+      // The verdict one buffer gets: a bad byte within the allowance is that line's 400,
+      // only a line that is fine up to the limit is the limit's status.
+      if (this._parseLine(this._line, 0, allowed) !== FAILED && this._state !== S_ERROR) {
+        this._fail(this._limitStatus(), this._limitReason())
+      }
       return 0
     }
     if (lf === -1) {
@@ -620,7 +626,7 @@ class RequestParser {
       }
       let v = 0
       const s = i
-      while (i < end && buf[i] >= 48 && buf[i] <= 57) v = v * 10 + buf[i++] - 48
+      while (i < end && buf[i] >= 48 && buf[i] <= 57) v = v * 10 + (buf[i++] - 48) // digit first: v * 10 + byte could pass 2^53 and round
       const e = i
       while (i < end && (buf[i] === SP || buf[i] === HTAB)) i++
       if (e === s || (i < end && buf[i] !== 44)) return this._failed(400, 'invalid Content-Length')
