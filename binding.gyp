@@ -11,6 +11,8 @@
         ['OS=="win"', {
           'sources': [
             'native/src/addon.cc',
+            'native/src/cert-store.cc',
+            'native/src/diagnostics.cc',
             'native/src/http-api.cc',
             'native/src/queue.cc',
             'native/src/queue-io.cc',
@@ -28,7 +30,7 @@
             'UNICODE',
             '_UNICODE'
           ],
-          'libraries': ['httpapi.lib', 'ws2_32.lib', 'advapi32.lib'],
+          'libraries': ['httpapi.lib', 'ws2_32.lib', 'advapi32.lib', 'crypt32.lib', 'ncrypt.lib', 'iphlpapi.lib'],
           'msvs_settings': {
             'VCCLCompilerTool': {
               'AdditionalOptions': ['/std:c++17', '/utf-8']

@@ -36,7 +36,7 @@ SOURCES=(native/src/*.cc)
   -DNAPI_VERSION=8 -DNAPI_DISABLE_CPP_EXCEPTIONS -DBUILDING_NODE_EXTENSION -DUNICODE -D_UNICODE \
   -I"$HEADERS" -I"$ADDON_API" \
   -o "$OUT/httpsys_native.node" "${SOURCES[@]}" \
-  "$OUT/libnode_api_delay.a" -ldelayimp -lhttpapi -lws2_32 -ladvapi32 \
+  "$OUT/libnode_api_delay.a" -ldelayimp -lhttpapi -lws2_32 -ladvapi32 -lcrypt32 -lncrypt -liphlpapi \
   -static -static-libgcc -static-libstdc++ -Wl,--no-undefined
 "$STRIP" "$OUT/httpsys_native.node"
 cp "$OUT/httpsys_native.node" "$DEST/httpsys_native.node"

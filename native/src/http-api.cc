@@ -25,7 +25,6 @@ Api LoadApi() {
   if (!httpapi) return api;
 
   api.delegateRequestEx = Lookup<void*>(httpapi, "HttpDelegateRequestEx") != nullptr;
-  api.queryRequestProperty = Lookup<void*>(httpapi, "HttpQueryRequestProperty") != nullptr;
 
   if (api.wineVersion) {
     // Exported by Wine 8 but unimplemented (stubs, or calls that kill the
@@ -35,6 +34,7 @@ Api LoadApi() {
     return api;
   }
   api.isFeatureSupported = Lookup<IsFeatureSupportedFn>(httpapi, "HttpIsFeatureSupported");
+  api.queryRequestProperty = Lookup<QueryRequestPropertyFn>(httpapi, "HttpQueryRequestProperty");
   api.findUrlGroupId = Lookup<FindUrlGroupIdFn>(httpapi, "HttpFindUrlGroupId");
   api.updateServiceConfiguration =
       Lookup<UpdateServiceConfigurationFn>(httpapi, "HttpUpdateServiceConfiguration");

@@ -31,6 +31,15 @@ constexpr ULONG kSendFlagOpaque = 0x40;        // HTTP_SEND_RESPONSE_FLAG_OPAQUE
 constexpr ULONG kResponseInfoPreserveOrder = 0x1;  // HTTP_RESPONSE_INFO_FLAGS_PRESERVE_ORDER
 constexpr int kRequestInfoTypeSslProtocol = 2;     // HttpRequestInfoTypeSslProtocol
 constexpr int kServiceConfigSslSniCertInfo = 5;    // HttpServiceConfigSslSniCertInfo
+constexpr ULONG kRequestFlagHttp2 = 0x4;           // HTTP_REQUEST_FLAG_HTTP2
+constexpr ULONG kRequestFlagHttp3 = 0x8;           // HTTP_REQUEST_FLAG_HTTP3
+constexpr ULONG kSendFlagGoAway = 0x100;           // HTTP_SEND_RESPONSE_FLAG_GOAWAY
+constexpr ULONG kLimitInfinite = 0xFFFFFFFF;       // HTTP_LIMIT_INFINITE
+// HTTP_REQUEST_PROPERTY values
+// (https://learn.microsoft.com/windows/win32/api/http/ne-http-http_request_property).
+constexpr int kRequestPropertySni = 4;             // HttpRequestPropertySni
+constexpr int kRequestPropertyTlsCipherInfo = 14;  // HttpRequestPropertyTlsCipherInfo
+constexpr ULONG kSniFlagNoSni = 0x2;               // HTTP_REQUEST_PROPERTY_SNI_FLAG_NO_SNI
 
 // HTTP_SSL_PROTOCOL_INFO (ALG_ID is an unsigned int).
 struct SslProtocolInfo {
@@ -41,6 +50,31 @@ struct SslProtocolInfo {
   ULONG HashStrength;
   ULONG KeyExchangeType;
   ULONG KeyExchangeStrength;
+};
+
+// HTTP_REQUEST_PROPERTY_SNI.
+struct RequestPropertySni {
+  WCHAR Hostname[256];  // HTTP_REQUEST_PROPERTY_SNI_HOST_MAX_LENGTH + 1
+  ULONG Flags;
+};
+
+// SecPkgContext_CipherInfo (schannel.h), the answer to HttpRequestPropertyTlsCipherInfo.
+struct TlsCipherInfo {
+  DWORD dwVersion;
+  DWORD dwProtocol;
+  DWORD dwCipherSuite;
+  DWORD dwBaseCipherSuite;
+  WCHAR szCipherSuite[64];
+  WCHAR szCipher[64];
+  DWORD dwCipherLen;
+  DWORD dwCipherBlockLen;
+  WCHAR szHash[64];
+  DWORD dwHashLen;
+  WCHAR szExchange[64];
+  DWORD dwMinExchangeLen;
+  DWORD dwMaxExchangeLen;
+  WCHAR szCertificate[64];
+  DWORD dwKeyType;
 };
 
 // HTTP_SERVICE_CONFIG_SSL_SNI_KEY / _SET / _QUERY (Windows 8+).
@@ -65,6 +99,8 @@ using UpdateServiceConfigurationFn =
     ULONG(WINAPI*)(HANDLE, HTTP_SERVICE_CONFIG_ID, PVOID, ULONG, LPOVERLAPPED);
 using FindUrlGroupIdFn = ULONG(WINAPI*)(PCWSTR, HANDLE, PHTTP_URL_GROUP_ID);
 using IsFeatureSupportedFn = BOOL(WINAPI*)(int);
+using QueryRequestPropertyFn = ULONG(WINAPI*)(HANDLE, HTTP_OPAQUE_ID, int, PVOID, ULONG, PVOID, ULONG, PULONG,
+                                              LPOVERLAPPED);
 
 // What this process may call. Everything newer than the Windows 8 baseline is
 // resolved with GetProcAddress so the addon loads on every supported Windows;
@@ -79,7 +115,7 @@ struct Api {
   FindUrlGroupIdFn findUrlGroupId = nullptr;
   IsFeatureSupportedFn isFeatureSupported = nullptr;
   bool delegateRequestEx = false;
-  bool queryRequestProperty = false;
+  QueryRequestPropertyFn queryRequestProperty = nullptr;
   // HttpSendResponseEntityBody is a stub in Wine 8: streaming goes through the
   // JS side's one-send fallback there.
   bool sendEntityBody = true;

@@ -1,10 +1,12 @@
 // Overlapped operations the addon issues. Each starts with an OVERLAPPED, so a
 // completion packet's pointer leads back to its operation; only pointers found
 // in the queue's registry of live operations are ever dereferenced (Wine posts
-// packets for OVERLAPPEDs of its own). A packet names an address only, and a
-// ReceiveOp reuses its OVERLAPPED for every issue: each issue gets a generation
-// in the registry, and a packet counts only while its OVERLAPPED says the issue
-// has completed (see Queue::Take).
+// packets for OVERLAPPEDs of its own). A packet names an address only, so no
+// OVERLAPPED is ever issued twice while a packet of its earlier call may still
+// be on its way: every HttpReceiveHttpRequest call gets a ReceiveOp of its own
+// (Queue::PostReceive), and one that returned at once with a result other than
+// success stays allocated until the port has passed any packet it left behind
+// (Queue::Orphan).
 #pragma once
 
 #include "http-api.h"
@@ -24,7 +26,7 @@ struct Op {
   OVERLAPPED ov;
   OpKind kind;
   double id = 0;            // the JS request id (0 for receives)
-  uint64_t generation = 0;  // of the current issue (Queue::Track)
+  uint64_t generation = 0;  // of the current call (Queue::Track)
 
   explicit Op(OpKind k) : ov(), kind(k) {}
   Op(const Op&) = delete;
@@ -44,16 +46,25 @@ struct RequestBuffer {
   HTTP_REQUEST* request() const { return reinterpret_cast<HTTP_REQUEST*>(words.get()); }
 };
 
-// One of the receives kept outstanding. It lives as long as the queue.
-struct ReceiveOp : Op {
+struct ReceiveOp;
+
+// One of the receives kept outstanding: its buffer and state. It lives as long
+// as the queue; each call it makes is a ReceiveOp.
+struct ReceiveSlot {
   HTTP_REQUEST_ID requestId = HTTP_NULL_ID;  // set while re-receiving after ERROR_MORE_DATA
   RequestBuffer buffer;
+  ReceiveOp* issue = nullptr;  // the call HTTP.SYS holds, if any
   bool pending = false;     // issued, or parked for a retry
   bool parked = false;      // waiting for retryAt after a transient failure
   unsigned failures = 0;    // consecutive failed receives
   ULONGLONG retryAt = 0;    // GetTickCount64() deadline while parked
+};
 
-  ReceiveOp() : Op(OpKind::Receive) {}
+// One HttpReceiveHttpRequest call of a slot.
+struct ReceiveOp : Op {
+  ReceiveSlot* slot;
+
+  explicit ReceiveOp(ReceiveSlot* s) : Op(OpKind::Receive), slot(s) {}
 };
 
 struct BodyOp : Op {
@@ -66,6 +77,7 @@ struct BodyOp : Op {
 // Everything HttpSendHttpResponse / HttpSendResponseEntityBody point into; kept
 // until the send completes because the kernel reads it asynchronously.
 struct SendOp : Op {
+  HTTP_REQUEST_ID requestId = HTTP_NULL_ID;  // to cancel the request if the send fails
   bool final = false;
   HTTP_RESPONSE_V2 response;
   HTTP_CACHE_POLICY cachePolicy;

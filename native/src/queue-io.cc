@@ -43,11 +43,10 @@ bool Queue::Untrack(OVERLAPPED* ov) {
   return live_.erase(ov) == 1;
 }
 
-// The operation a packet completes, or nullptr: not ours, or stale. A packet left
-// over from an earlier issue of a reused OVERLAPPED (a duplicate, or one that came
-// although the call completed inline) finds the current issue still pending, or
-// an entry made for another issue; it is dropped and the current issue waits for
-// its own packet.
+// The operation a packet completes, or nullptr: not ours (Wine's own, or an
+// orphaned receive's, see Orphan), or not for the current call (the registry's
+// generation, and the OVERLAPPED must say the call has completed). An address
+// the registry does not hold is never dereferenced.
 Op* Queue::Take(OVERLAPPED* ov) {
   std::lock_guard<std::mutex> lock(liveMutex_);
   auto it = live_.find(ov);
@@ -72,7 +71,7 @@ DWORD WINAPI Queue::ThreadMain(void* self) {
 }
 
 void Queue::Run() {
-  for (ReceiveOp* op : receives_) PostReceive(op);
+  for (ReceiveSlot* slot : receives_) PostReceive(slot);
   while (!finished_) {
     DWORD bytes = 0;
     ULONG_PTR key = 0;
@@ -87,10 +86,17 @@ void Queue::Run() {
       }
     } else if (key == kCommandKey) {
       HandleCommand(reinterpret_cast<uintptr_t>(ov));
+    } else if (key == kReapKey) {
+      // Orphan()'s marker: whatever packet its receive left has been dequeued.
+      auto* stale = reinterpret_cast<ReceiveOp*>(ov);
+      if (orphans_.erase(stale) == 1) delete stale;
     } else if (ov && (op = Take(ov)) != nullptr) {
       if (op->kind == OpKind::Receive) {
         auto* receive = static_cast<ReceiveOp*>(op);
-        if (OnReceiveDone(receive, error, bytes)) PostReceive(receive);
+        ReceiveSlot* slot = receive->slot;
+        slot->issue = nullptr;
+        delete receive;  // its one packet is in: the address may be reused
+        if (OnReceiveDone(slot, error, bytes)) PostReceive(slot);
       } else {
         Event event;
         event.type = Event::Type::OpDone;
@@ -122,8 +128,8 @@ void Queue::HandleCommand(uintptr_t command) {
   } else {
     // Only idle receives: one re-receiving after ERROR_MORE_DATA already owns
     // a request, which must be delivered.
-    for (ReceiveOp* op : receives_) {
-      if (op->pending && !op->parked && op->requestId == HTTP_NULL_ID) CancelIoEx(queue_, &op->ov);
+    for (ReceiveSlot* slot : receives_) {
+      if (slot->issue && !slot->parked && slot->requestId == HTTP_NULL_ID) CancelIoEx(queue_, &slot->issue->ov);
     }
   }
   // A parked receive is not in the kernel: it ends (or finishes its request) now.
@@ -140,9 +146,9 @@ void Queue::PortFailed(DWORD error) {
   closing_ = true;
   stopping_ = true;
   CancelIoEx(queue_, nullptr);
-  for (ReceiveOp* op : receives_) {
-    op->pending = false;
-    op->parked = false;
+  for (ReceiveSlot* slot : receives_) {
+    slot->pending = false;
+    slot->parked = false;
   }
   parked_ = 0;
   Event event;
@@ -152,21 +158,21 @@ void Queue::PortFailed(DWORD error) {
   CheckDetached();
 }
 
-// false: the op is parked and RetryParked() issues it again later.
-bool Queue::Park(ReceiveOp* op) {
-  ULONGLONG delay = kRetryFirstMs << std::min(op->failures - 1, 10u);
-  op->retryAt = GetTickCount64() + std::min(delay, kRetryMaxMs);
-  if (!op->parked) ++parked_;
-  op->parked = true;
-  op->pending = true;  // a stop still waits for it (RetryParked(true) ends it)
+// false: the slot is parked and RetryParked() issues it again later.
+bool Queue::Park(ReceiveSlot* slot) {
+  ULONGLONG delay = kRetryFirstMs << std::min(slot->failures - 1, 10u);
+  slot->retryAt = GetTickCount64() + std::min(delay, kRetryMaxMs);
+  if (!slot->parked) ++parked_;
+  slot->parked = true;
+  slot->pending = true;  // a stop still waits for it (RetryParked(true) ends it)
   return false;
 }
 
 DWORD Queue::RetryTimeout() {
   if (parked_ == 0) return INFINITE;
   ULONGLONG next = 0;
-  for (ReceiveOp* op : receives_) {
-    if (op->parked && (next == 0 || op->retryAt < next)) next = op->retryAt;
+  for (ReceiveSlot* slot : receives_) {
+    if (slot->parked && (next == 0 || slot->retryAt < next)) next = slot->retryAt;
   }
   if (next == 0) return INFINITE;
   ULONGLONG now = GetTickCount64();
@@ -176,75 +182,100 @@ DWORD Queue::RetryTimeout() {
 void Queue::RetryParked(bool all) {
   if (parked_ == 0) return;
   ULONGLONG now = GetTickCount64();
-  for (ReceiveOp* op : receives_) {
-    if (!op->parked || (!all && op->retryAt > now)) continue;
-    op->parked = false;
+  for (ReceiveSlot* slot : receives_) {
+    if (!slot->parked || (!all && slot->retryAt > now)) continue;
+    slot->parked = false;
     --parked_;
-    PostReceive(op);
+    PostReceive(slot);
   }
 }
 
-void Queue::ReceiveFailed(ReceiveOp* op, DWORD error) {
+void Queue::ReceiveFailed(ReceiveSlot* slot, DWORD error) {
   Event event;
   event.type = Event::Type::Fatal;
   event.error = error;
   Push(std::move(event));
-  op->requestId = HTTP_NULL_ID;
+  slot->requestId = HTTP_NULL_ID;
   CheckDetached();
 }
 
-void Queue::PostReceive(ReceiveOp* op) {
+// Every call gets a ReceiveOp of its own: the re-receive after ERROR_MORE_DATA
+// must never share an OVERLAPPED with the call before it (see Orphan).
+void Queue::PostReceive(ReceiveSlot* slot) {
   for (;;) {
-    if (closing_ || (stopping_ && op->requestId == HTTP_NULL_ID)) {
-      op->pending = false;
+    if (closing_ || (stopping_ && slot->requestId == HTTP_NULL_ID)) {
+      slot->pending = false;
       CheckDetached();
       return;
     }
     // COPY_BODY: a small body arrives with the headers, one call per request.
-    ULONG flags = op->requestId == HTTP_NULL_ID ? HTTP_RECEIVE_REQUEST_FLAG_COPY_BODY : 0;
+    ULONG flags = slot->requestId == HTTP_NULL_ID ? HTTP_RECEIVE_REQUEST_FLAG_COPY_BODY : 0;
     ULONG bytes = 0;
-    op->ov = OVERLAPPED();
-    op->pending = true;
+    auto* op = new ReceiveOp(slot);
+    slot->issue = op;
+    slot->pending = true;
     Track(op);
-    ULONG rc = HttpReceiveHttpRequest(queue_, op->requestId, flags, op->buffer.request(), op->buffer.size,
+    ULONG rc = HttpReceiveHttpRequest(queue_, slot->requestId, flags, slot->buffer.request(), slot->buffer.size,
                                       &bytes, &op->ov);
     if (rc == ERROR_IO_PENDING || (rc == NO_ERROR && !skipOnSuccess_)) return;
     Untrack(&op->ov);
+    slot->issue = nullptr;
     if (rc == NO_ERROR && bytes == 0) bytes = static_cast<DWORD>(op->ov.InternalHigh);
-    if (!OnReceiveDone(op, rc, bytes)) return;
+    if (rc == NO_ERROR) {
+      delete op;  // success with FILE_SKIP_COMPLETION_PORT_ON_SUCCESS: no packet follows
+    } else {
+      Orphan(op);
+    }
+    if (!OnReceiveDone(slot, rc, bytes)) return;
   }
 }
 
-// true: receive again with this op.
-bool Queue::OnReceiveDone(ReceiveOp* op, DWORD error, DWORD bytes) {
-  op->pending = false;
+// A call that returned at once with anything but success may still leave a
+// packet in the port: ERROR_MORE_DATA is STATUS_BUFFER_OVERFLOW, a warning, and
+// FILE_SKIP_COMPLETION_PORT_ON_SUCCESS skips the packet for success only
+// (https://learn.microsoft.com/windows/win32/api/winbase/nf-winbase-setfilecompletionnotificationmodes).
+// Reusing its OVERLAPPED for the next call would credit that packet (its
+// ERROR_MORE_DATA, its byte count) to the new call. So the op stays allocated,
+// out of the registry (Take drops its packet), until a marker posted now comes
+// out of the port: packets leave in the order they went in, and the call queued
+// its packet, if any, before it returned.
+void Queue::Orphan(ReceiveOp* op) {
+  orphans_.insert(op);
+  // Should the post fail, the op stays until the queue goes (~Queue).
+  PostQueuedCompletionStatus(port_, 0, kReapKey, &op->ov);
+}
+
+// true: receive again with this slot.
+bool Queue::OnReceiveDone(ReceiveSlot* slot, DWORD error, DWORD bytes) {
+  slot->pending = false;
   switch (error) {
     case NO_ERROR: {
-      op->failures = 0;
+      slot->failures = 0;
       Event event;
       event.type = Event::Type::Request;
-      event.buffer = std::move(op->buffer);
+      tlsQueries_.Prepare(queue_, slot->buffer.request(), &event.tls);
+      event.buffer = std::move(slot->buffer);
       Push(std::move(event));
-      op->buffer.Allocate(bufferSize_);
-      op->requestId = HTTP_NULL_ID;
+      slot->buffer.Allocate(bufferSize_);
+      slot->requestId = HTTP_NULL_ID;
       return true;
     }
     case ERROR_MORE_DATA: {
       // The headers did not fit: receive the same request into a buffer of the
       // size HTTP.SYS reported.
-      HTTP_REQUEST_ID requestId = op->buffer.request()->RequestId;
-      ULONG size = std::max<ULONG>(bytes, op->buffer.size * 2);
-      op->buffer.Allocate(size);
-      op->requestId = requestId;
+      HTTP_REQUEST_ID requestId = slot->buffer.request()->RequestId;
+      ULONG size = std::max<ULONG>(bytes, slot->buffer.size * 2);
+      slot->buffer.Allocate(size);
+      slot->requestId = requestId;
       return true;
     }
     case ERROR_CONNECTION_INVALID:
     case ERROR_INVALID_PARAMETER:
-      if (op->requestId != HTTP_NULL_ID) {
+      if (slot->requestId != HTTP_NULL_ID) {
         // The client left between the two receives (ASP.NET sees 87 there too):
         // take the next request.
-        op->requestId = HTTP_NULL_ID;
-        op->buffer.Allocate(bufferSize_);
+        slot->requestId = HTTP_NULL_ID;
+        slot->buffer.Allocate(bufferSize_);
         return true;
       }
       break;
@@ -254,27 +285,27 @@ bool Queue::OnReceiveDone(ReceiveOp* op, DWORD error, DWORD bytes) {
         return false;
       }
       // Nobody asked for it: issue again, but never in a tight loop.
-      if (++op->failures > kMaxStrayAborts) break;
-      return Park(op);
+      if (++slot->failures > kMaxStrayAborts) break;
+      return Park(slot);
     default:
       if (Transient(error)) {
-        if (closing_ || (stopping_ && op->requestId == HTTP_NULL_ID)) {
+        if (closing_ || (stopping_ && slot->requestId == HTTP_NULL_ID)) {
           CheckDetached();
           return false;
         }
-        ++op->failures;
-        return Park(op);
+        ++slot->failures;
+        return Park(slot);
       }
       break;
   }
-  ReceiveFailed(op, error);
+  ReceiveFailed(slot, error);
   return false;
 }
 
 void Queue::CheckDetached() {
   if (!stopping_ || detachedSent_) return;
-  for (ReceiveOp* op : receives_) {
-    if (op->pending) return;
+  for (ReceiveSlot* slot : receives_) {
+    if (slot->pending) return;
   }
   detachedSent_ = true;
   Event event;
@@ -323,8 +354,8 @@ void Queue::Deliver(Napi::Env env, Napi::Function callback) {
       case Event::Type::Request: {
         const HTTP_REQUEST* request = event.buffer.request();
         double id = ++lastId_;
-        requests_[id] = RequestState{request->RequestId, request->ConnectionId, false, false};
-        put(kEventRequest, id, RequestToJs(env, request, id));
+        requests_[id] = RequestState{request->RequestId, request->ConnectionId, false, false, IsMultiplexed(request)};
+        put(kEventRequest, id, RequestToJs(env, request, id, event.tls));
         Napi::Value inlineBody = InlineBody(env, request);
         if (!inlineBody.IsUndefined()) put(kEventBody, id, inlineBody);
         if ((request->EntityChunkCount > 0 || MoreBody(request)) && !MoreBody(request)) {
@@ -354,12 +385,21 @@ void Queue::Deliver(Napi::Env env, Napi::Function callback) {
             delete body;
             break;
           }
-          case OpKind::Send:
-            // A failed piece ends the exchange: nothing can be sent after it.
-            if (event.error != NO_ERROR) requests_.erase(op->id);
+          case OpKind::Send: {
+            auto* send = static_cast<SendOp*>(op);
+            if (event.error != NO_ERROR) {
+              // A failed piece ends the exchange: nothing can be sent after it, and
+              // the client must not be left waiting for the rest, so the request
+              // is cancelled (its connection or stream reset). Not again for an
+              // abort that a cancel or the close itself caused.
+              bool known = requests_.erase(op->id) == 1;
+              if (event.error != ERROR_OPERATION_ABORTED || known) CancelRequest(send->requestId, op->id);
+            }
+            --sendsInFlight_;
             put(kEventSent, op->id, Napi::Number::New(env, event.error));
-            delete static_cast<SendOp*>(op);
+            delete send;
             break;
+          }
           case OpKind::Disconnect: {
             auto* disconnect = static_cast<DisconnectOp*>(op);
             watched_.erase(disconnect->connectionId);
@@ -397,6 +437,17 @@ void Queue::Deliver(Napi::Env env, Napi::Function callback) {
         put(kEventFatal, 0, Napi::Number::New(env, event.error));
         break;
       case Event::Type::Closed:
+        if (portFailed_) {
+          // Sends still in the kernel will never complete through the dead port:
+          // each still gets its one SENT event (their memory stays, see PortFailed).
+          std::lock_guard<std::mutex> lock(liveMutex_);
+          for (auto& entry : live_) {
+            Op* live = reinterpret_cast<Op*>(entry.first);
+            if (live->kind != OpKind::Send) continue;
+            --sendsInFlight_;
+            put(kEventSent, live->id, Napi::Number::New(env, ERROR_OPERATION_ABORTED));
+          }
+        }
         for (auto& entry : requests_) put(kEventAbort, entry.first, Napi::Number::New(env, ERROR_OPERATION_ABORTED));
         requests_.clear();
         put(kEventClosed, 0, Napi::Number::New(env, 0));

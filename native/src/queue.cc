@@ -37,6 +37,36 @@ std::string GetString(const Napi::Object& options, const char* key) {
 // Hot-path methods report Win32 codes as numbers; JS decides what they mean.
 Napi::Value Code(Napi::Env env, ULONG code) { return Napi::Number::New(env, code); }
 
+void ThrowArgument(Napi::Env env, bool range, const std::string& message) {
+  Napi::Error error = range ? Napi::Error(Napi::RangeError::New(env, message))
+                            : Napi::Error(Napi::TypeError::New(env, message));
+  error.Set("code", Napi::String::New(env, range ? "ERR_OUT_OF_RANGE" : "ERR_INVALID_ARG_TYPE"));
+  error.ThrowAsJavaScriptException();
+}
+
+// An optional whole-number option; undefined and null mean absent. A value the
+// C type cannot hold is refused (TypeError / RangeError with node's codes,
+// naming the option and its range), never cut to fit.
+enum class Read { Absent, Ok, Thrown };
+
+Read ReadInteger(Napi::Env env, const Napi::Object& from, const char* key, const std::string& label, double min,
+                 double max, const char* range, double* out) {
+  Napi::Value value = from.Get(key);
+  if (value.IsUndefined() || value.IsNull()) return Read::Absent;
+  if (!value.IsNumber()) {
+    const char* type = value.IsString() ? "string" : value.IsBoolean() ? "boolean" : "non-number";
+    ThrowArgument(env, false, label + " must be " + range + "; got a " + type);
+    return Read::Thrown;
+  }
+  double number = value.As<Napi::Number>().DoubleValue();
+  if (!(number >= min && number <= max) || number != static_cast<double>(static_cast<int64_t>(number))) {
+    ThrowArgument(env, true, label + " must be " + range + "; got " + value.ToString().Utf8Value());
+    return Read::Thrown;
+  }
+  *out = number;
+  return Read::Ok;
+}
+
 }  // namespace
 
 Napi::Function Queue::Init(Napi::Env env) {
@@ -61,8 +91,8 @@ Napi::Function Queue::Init(Napi::Env env) {
 //   options.name      queue name ('' = anonymous; required for open)
 //   options.urls      prefixes to register
 //   options.sddl      security descriptor of a created queue
-//   options.queueLength, options.verbosity (0 basic, 1 limited, 2 full)
-//   options.timeouts  { entityBody, drainEntityBody, requestQueue, idleConnection, headerWait, minSendRate }
+//   options.queueLength, options.verbosity, options.timeouts, options.maxConnections
+//                     (ReadTuning; a created queue or controller only, and not under Wine)
 //   options.receives, options.bufferSize, options.bodyChunk, options.bufferData, options.watchDisconnect
 Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
   Napi::Env env = info.Env();
@@ -80,6 +110,7 @@ Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
   bufferSize_ = std::max<uint32_t>(GetUint(options, "bufferSize", 4096), sizeof(HTTP_REQUEST) + 256);
   bodyChunk_ = std::max<uint32_t>(GetUint(options, "bodyChunk", 65536), 1024);
   napi_add_env_cleanup_hook(env, EnvCleanup, this);
+  if (!ReadTuning(env, options)) return;  // before anything exists: nothing to undo
 
   ULONG rc = InitServer();
   if (rc != NO_ERROR) {
@@ -100,25 +131,12 @@ Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
       ThrowWin32(env, rc, "HttpCreateRequestQueue");
       return;
     }
-    rc = ApplyQueueProperties(options);
+    rc = ApplyQueueProperties();
     if (rc != NO_ERROR) {
       CloseHandles();
       ThrowWin32(env, rc, "HttpSetRequestQueueProperty");
       return;
     }
-  }
-
-  Napi::Value timeouts = options.Get("timeouts");
-  if (timeouts.IsObject()) {
-    Napi::Object t = timeouts.As<Napi::Object>();
-    timeouts_.Flags.Present = 1;
-    timeouts_.EntityBody = static_cast<USHORT>(GetUint(t, "entityBody", 0));
-    timeouts_.DrainEntityBody = static_cast<USHORT>(GetUint(t, "drainEntityBody", 0));
-    timeouts_.RequestQueue = static_cast<USHORT>(GetUint(t, "requestQueue", 0));
-    timeouts_.IdleConnection = static_cast<USHORT>(GetUint(t, "idleConnection", 0));
-    timeouts_.HeaderWait = static_cast<USHORT>(GetUint(t, "headerWait", 0));
-    timeouts_.MinSendRate = GetUint(t, "minSendRate", 0);
-    hasTimeouts_ = true;
   }
 
   Napi::Value urls = options.Get("urls");
@@ -129,7 +147,7 @@ Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
       rc = RegisterUrl(Widen(url));
       if (rc != NO_ERROR) {
         CloseHandles();
-        ThrowWin32(env, rc, "HttpAddUrlToUrlGroup", url);
+        ThrowWin32(env, rc, failedCall_, url);
         return;
       }
     }
@@ -150,9 +168,9 @@ Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
 
   uint32_t receives = std::min<uint32_t>(std::max<uint32_t>(GetUint(options, "receives", 8), 1), 256);
   for (uint32_t i = 0; i < receives; ++i) {
-    auto* op = new ReceiveOp();
-    op->buffer.Allocate(bufferSize_);
-    receives_.push_back(op);
+    auto* slot = new ReceiveSlot();
+    slot->buffer.Allocate(bufferSize_);
+    receives_.push_back(slot);
   }
 }
 
@@ -162,8 +180,13 @@ Queue::~Queue() {
   CloseHandles();
   // After a port failure the kernel may still write into receives it cancelled.
   if (!portFailed_) {
-    for (ReceiveOp* op : receives_) delete op;
+    for (ReceiveSlot* slot : receives_) {
+      delete slot->issue;
+      delete slot;
+    }
   }
+  // Their calls completed at once: the kernel is done with them.
+  for (ReceiveOp* op : orphans_) delete op;
   for (Event& event : events_) {
     if (event.op && event.op->kind == OpKind::Receive) continue;
     delete event.op;
@@ -188,36 +211,118 @@ ULONG Queue::CreateQueue(const std::wstring& name, const std::string& sddl) {
   return rc;
 }
 
-ULONG Queue::ApplyQueueProperties(const Napi::Object& options) {
+// The kernel limits, checked against what HTTP.SYS's types hold
+// (https://learn.microsoft.com/windows/win32/http/http-server-api-version-2-0-structures):
+//   queueLength     1 .. 2147483647 requests (HTTP_MAX_SERVER_QUEUE_LENGTH; HTTP.SYS's default 1000)
+//   verbosity       0 Basic (a full queue resets the connection), 1 Limited (503, the
+//                   default here, as IIS), 2 Full (503 with a reason)
+//   timeouts        { entityBody, drainEntityBody, requestQueue, idleConnection,
+//                   headerWait: 0 .. 65535 seconds (USHORT; 0: HTTP.SYS's default),
+//                   minSendRate: 0 .. 4294967295 bytes/s (ULONG) } (HTTP_TIMEOUT_LIMIT_INFO)
+//   maxConnections  -1 (no limit: HTTP_LIMIT_INFINITE) or 1 .. 4294967294, per URL
+//                   group (HTTP_CONNECTION_LIMIT_INFO); absent: the machine's setting
+// false with a JS exception pending when one is unusable.
+bool Queue::ReadTuning(Napi::Env env, const Napi::Object& options) {
+  double value = 0;
+  Read read = ReadInteger(env, options, "queueLength", "options.queueLength", 1, 2147483647.0,
+                          "an integer from 1 to 2147483647 (requests)", &value);
+  if (read == Read::Thrown) return false;
+  if (read == Read::Ok) {
+    hasQueueLength_ = true;
+    queueLength_ = static_cast<ULONG>(value);
+  }
+  read = ReadInteger(env, options, "verbosity", "options.verbosity", 0, 2,
+                     "0 (Basic), 1 (Limited) or 2 (Full)", &value);
+  if (read == Read::Thrown) return false;
+  if (read == Read::Ok) verbosity_ = static_cast<ULONG>(value);
+
+  Napi::Value timeouts = options.Get("timeouts");
+  if (!timeouts.IsUndefined() && !timeouts.IsNull()) {
+    if (!timeouts.IsObject()) {
+      ThrowArgument(env, false, "options.timeouts must be an object");
+      return false;
+    }
+    Napi::Object t = timeouts.As<Napi::Object>();
+    struct Field {
+      const char* key;
+      USHORT* slot;
+    };
+    const Field fields[] = {{"entityBody", &timeouts_.EntityBody},
+                            {"drainEntityBody", &timeouts_.DrainEntityBody},
+                            {"requestQueue", &timeouts_.RequestQueue},
+                            {"idleConnection", &timeouts_.IdleConnection},
+                            {"headerWait", &timeouts_.HeaderWait}};
+    for (const Field& field : fields) {
+      value = 0;
+      read = ReadInteger(env, t, field.key, std::string("options.timeouts.") + field.key, 0, 65535,
+                         "an integer from 0 to 65535 (seconds)", &value);
+      if (read == Read::Thrown) return false;
+      *field.slot = static_cast<USHORT>(value);
+    }
+    value = 0;
+    read = ReadInteger(env, t, "minSendRate", "options.timeouts.minSendRate", 0, 4294967295.0,
+                       "an integer from 0 to 4294967295 (bytes per second)", &value);
+    if (read == Read::Thrown) return false;
+    timeouts_.MinSendRate = static_cast<ULONG>(value);
+    timeouts_.Flags.Present = 1;
+    hasTimeouts_ = true;
+  }
+
+  read = ReadInteger(env, options, "maxConnections", "options.maxConnections", -1, 4294967294.0,
+                     "-1 (no limit) or an integer from 1 to 4294967294", &value);
+  if (read == Read::Thrown) return false;
+  if (read == Read::Ok && value == 0) {
+    ThrowArgument(env, true,
+                  "options.maxConnections must be -1 (no limit) or an integer from 1 to 4294967294; got 0");
+    return false;
+  }
+  if (read == Read::Ok) {
+    hasMaxConnections_ = true;
+    maxConnections_ = value < 0 ? kLimitInfinite : static_cast<ULONG>(value);
+  }
+  return true;
+}
+
+ULONG Queue::ApplyQueueProperties() {
   // Wine 8 answers ERROR_CALL_NOT_IMPLEMENTED: the kernel defaults apply there.
   if (!GetApi().queueProperties) return NO_ERROR;
-  Napi::Value length = options.Get("queueLength");
-  if (length.IsNumber()) {
-    ULONG value = length.As<Napi::Number>().Uint32Value();
-    ULONG rc = HttpSetRequestQueueProperty(queue_, HttpServerQueueLengthProperty, &value, sizeof(value), 0, nullptr);
+  if (hasQueueLength_) {
+    ULONG rc = HttpSetRequestQueueProperty(queue_, HttpServerQueueLengthProperty, &queueLength_,
+                                           sizeof(queueLength_), 0, nullptr);
     if (rc != NO_ERROR) return rc;
   }
-  Napi::Value verbosity = options.Get("verbosity");
-  if (verbosity.IsNumber()) {
-    HTTP_503_RESPONSE_VERBOSITY value =
-        static_cast<HTTP_503_RESPONSE_VERBOSITY>(verbosity.As<Napi::Number>().Uint32Value());
-    ULONG rc = HttpSetRequestQueueProperty(queue_, HttpServer503VerbosityProperty, &value, sizeof(value), 0, nullptr);
-    if (rc != NO_ERROR) return rc;
-  }
-  return NO_ERROR;
+  // Always set: HTTP.SYS's own default (Basic) resets the connections a full
+  // queue turns away, which clients report as a network error, not a 503.
+  auto verbosity = static_cast<HTTP_503_RESPONSE_VERBOSITY>(verbosity_);
+  return HttpSetRequestQueueProperty(queue_, HttpServer503VerbosityProperty, &verbosity, sizeof(verbosity), 0,
+                                     nullptr);
 }
 
 ULONG Queue::NewUrlGroup(HTTP_URL_GROUP_ID* group) {
   ULONG rc;
   if (session_ == HTTP_NULL_ID) {
+    failedCall_ = "HttpCreateServerSession";
     rc = HttpCreateServerSession(kVersion2, &session_, 0);
     if (rc != NO_ERROR) return rc;
   }
+  failedCall_ = "HttpCreateUrlGroup";
   rc = HttpCreateUrlGroup(session_, group, 0);
   if (rc != NO_ERROR) return rc;
   groups_.push_back(*group);
+  failedCall_ = "HttpSetUrlGroupProperty";
   if (hasTimeouts_ && GetApi().queueProperties) {
     rc = HttpSetUrlGroupProperty(*group, HttpServerTimeoutsProperty, &timeouts_, sizeof(timeouts_));
+    if (rc != NO_ERROR) return rc;
+  }
+  if (hasMaxConnections_ && GetApi().queueProperties) {
+    // https://learn.microsoft.com/windows/win32/api/http/ns-http-http_qos_setting_info
+    HTTP_CONNECTION_LIMIT_INFO limit = {};
+    limit.Flags.Present = 1;
+    limit.MaxConnections = maxConnections_;
+    HTTP_QOS_SETTING_INFO qos = {};
+    qos.QosType = HttpQosSettingTypeConnectionLimit;
+    qos.QosSetting = &limit;
+    rc = HttpSetUrlGroupProperty(*group, HttpServerQosProperty, &qos, sizeof(qos));
     if (rc != NO_ERROR) return rc;
   }
   // Bind before adding URLs (ASP.NET's order): an add then reports conflicts
@@ -228,6 +333,7 @@ ULONG Queue::NewUrlGroup(HTTP_URL_GROUP_ID* group) {
   return HttpSetUrlGroupProperty(*group, HttpServerBindingProperty, &binding, sizeof(binding));
 }
 
+// failedCall_ names the call that failed, for the error JS gets.
 ULONG Queue::RegisterUrl(const std::wstring& url) {
   HTTP_URL_GROUP_ID group = HTTP_NULL_ID;
   ULONG rc;
@@ -238,11 +344,13 @@ ULONG Queue::RegisterUrl(const std::wstring& url) {
   } else {
     group = groups_.back();
   }
+  failedCall_ = "HttpAddUrlToUrlGroup";
   rc = HttpAddUrlToUrlGroup(group, url.c_str(), 0, 0);
   if (rc == ERROR_CALL_NOT_IMPLEMENTED) {
     // Wine 8 holds one URL per group; a group per prefix works everywhere.
     rc = NewUrlGroup(&group);
     if (rc != NO_ERROR) return rc;
+    failedCall_ = "HttpAddUrlToUrlGroup";
     rc = HttpAddUrlToUrlGroup(group, url.c_str(), 0, 0);
     groupFull_ = true;
   }
@@ -321,7 +429,7 @@ Napi::Value Queue::AddUrl(const Napi::CallbackInfo& info) {
   std::string url = info[0].ToString().Utf8Value();
   if (closing_ || !queue_) return Code(env, ERROR_INVALID_HANDLE);
   ULONG rc = RegisterUrl(Widen(url));
-  if (rc != NO_ERROR) ThrowWin32(env, rc, "HttpAddUrlToUrlGroup", url);
+  if (rc != NO_ERROR) ThrowWin32(env, rc, failedCall_, url);
   return env.Undefined();
 }
 
@@ -342,7 +450,48 @@ Queue::RequestState* Queue::Find(double id) {
   return it == requests_.end() ? nullptr : &it->second;
 }
 
-// respond(id, status, reason, rawHeaders, body, flags, cacheTtl) -> Win32 code
+// The flag a response that closes its connection goes out with. On HTTP/2 and
+// HTTP/3 the connection carries other streams: it is asked to wind down with a
+// GOAWAY (HTTP_SEND_RESPONSE_FLAG_GOAWAY) instead of being cut; an HTTP.SYS that
+// predates that flag gets neither (see IssueSend).
+ULONG Queue::CloseFlag(const RequestState& state) const {
+  if (!state.multiplexed) return HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
+  return goAwayRejected_ ? 0 : kSendFlagGoAway;
+}
+
+// One HttpSendHttpResponse (withHead) or HttpSendResponseEntityBody for `op`.
+// Whatever HTTP.SYS answers, the outcome reaches JS as exactly one SENT event
+// (a synchronous result goes out with the next batch), so the call itself
+// always counts as issued.
+ULONG Queue::IssueSend(SendOp* op, ULONG flags, HTTP_CACHE_POLICY* cache, bool withHead) {
+  auto call = [&](ULONG sendFlags) {
+    Track(op);
+    if (withHead) {
+      return HttpSendHttpResponse(queue_, op->requestId, sendFlags, reinterpret_cast<PHTTP_RESPONSE>(&op->response),
+                                  cache, nullptr, nullptr, 0, &op->ov, nullptr);
+    }
+    return HttpSendResponseEntityBody(queue_, op->requestId, sendFlags, static_cast<USHORT>(op->chunks.size()),
+                                      op->chunks.empty() ? nullptr : op->chunks.data(), nullptr, nullptr, 0, &op->ov,
+                                      nullptr);
+  };
+  ULONG rc = call(flags);
+  if (rc == ERROR_INVALID_PARAMETER && (flags & kSendFlagGoAway)) {
+    // An HTTP.SYS older than the GOAWAY flag rejects it: send without, as
+    // ASP.NET Core does (Response.SendHeaders), and stop asking.
+    Untrack(&op->ov);
+    op->ov = OVERLAPPED();
+    rc = call(flags & ~kSendFlagGoAway);
+    if (rc != ERROR_INVALID_PARAMETER) goAwayRejected_ = true;
+  }
+  ++sendsInFlight_;
+  Issued(op, rc);
+  return NO_ERROR;
+}
+
+// respond(id, status, reason, rawHeaders, body, flags, cacheTtl) -> Win32 code.
+// 0: HTTP.SYS was called and exactly one SENT event follows with the outcome.
+// Otherwise nothing was sent and no event follows: 995 the queue is closing,
+// 1229 no such request (unknown, answered, or ended). Bad arguments throw.
 Napi::Value Queue::Respond(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   double id = info[0].As<Napi::Number>().DoubleValue();
@@ -356,6 +505,7 @@ Napi::Value Queue::Respond(const Napi::CallbackInfo& info) {
 
   auto* op = new SendOp();
   op->id = id;
+  op->requestId = state->requestId;
   op->final = !more;
   uint32_t status = info[1].As<Napi::Number>().Uint32Value();
   size_t bytes = 0;
@@ -370,9 +520,9 @@ Napi::Value Queue::Respond(const Napi::CallbackInfo& info) {
   op->response.pEntityChunks = op->chunks.empty() ? nullptr : op->chunks.data();
 
   ULONG sendFlags = 0;
-  // MORE_DATA with DISCONNECT is undefined: the final sendBody carries the close.
+  // MORE_DATA with DISCONNECT (or GOAWAY) is undefined: the final sendBody carries the close.
   if (more) sendFlags |= HTTP_SEND_RESPONSE_FLAG_MORE_DATA;
-  else if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
+  else if (flags & kResponseClose) sendFlags |= CloseFlag(*state);
   if (opaque) sendFlags |= kSendFlagOpaque;
   if (bufferData_) sendFlags |= HTTP_SEND_RESPONSE_FLAG_BUFFER_DATA;
   HTTP_CACHE_POLICY* cache = nullptr;
@@ -381,18 +531,13 @@ Napi::Value Queue::Respond(const Napi::CallbackInfo& info) {
     op->cachePolicy.SecondsToLive = ttl;
     cache = &op->cachePolicy;
   }
-  HTTP_REQUEST_ID requestId = state->requestId;
   state->responded = true;
   if (op->final) requests_.erase(id);
-
-  Track(op);
-  ULONG rc = HttpSendHttpResponse(queue_, requestId, sendFlags, reinterpret_cast<PHTTP_RESPONSE>(&op->response),
-                                  cache, nullptr, nullptr, 0, &op->ov, nullptr);
-  Issued(op, rc);
-  return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
+  return Code(env, IssueSend(op, sendFlags, cache, true));
 }
 
-// sendBody(id, body, flags) -> Win32 code
+// sendBody(id, body, flags) -> Win32 code, as respond(); also 120 where
+// HttpSendResponseEntityBody is unusable (Wine), with no event.
 Napi::Value Queue::SendBody(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   double id = info[0].As<Napi::Number>().DoubleValue();
@@ -404,6 +549,7 @@ Napi::Value Queue::SendBody(const Napi::CallbackInfo& info) {
 
   auto* op = new SendOp();
   op->id = id;
+  op->requestId = state->requestId;
   op->final = (flags & kResponseMore) == 0;
   size_t bytes = 0;
   if (!BuildBodyChunks(env, op, info[1], &bytes)) {
@@ -412,17 +558,10 @@ Napi::Value Queue::SendBody(const Napi::CallbackInfo& info) {
   }
   ULONG sendFlags = 0;
   if (!op->final) sendFlags |= HTTP_SEND_RESPONSE_FLAG_MORE_DATA;
-  else if (flags & kResponseClose) sendFlags |= HTTP_SEND_RESPONSE_FLAG_DISCONNECT;
+  else if (flags & kResponseClose) sendFlags |= CloseFlag(*state);
   if (bufferData_) sendFlags |= HTTP_SEND_RESPONSE_FLAG_BUFFER_DATA;
-  HTTP_REQUEST_ID requestId = state->requestId;
   if (op->final) requests_.erase(id);
-
-  Track(op);
-  ULONG rc = HttpSendResponseEntityBody(queue_, requestId, sendFlags, static_cast<USHORT>(op->chunks.size()),
-                                        op->chunks.empty() ? nullptr : op->chunks.data(), nullptr, nullptr, 0,
-                                        &op->ov, nullptr);
-  Issued(op, rc);
-  return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
+  return Code(env, IssueSend(op, sendFlags, nullptr, false));
 }
 
 // readBody(id) -> Win32 code; one read of up to bodyChunk bytes at a time.
@@ -444,6 +583,20 @@ Napi::Value Queue::ReadBody(const Napi::CallbackInfo& info) {
   return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
 }
 
+// HttpCancelHttpRequest: the client's connection is reset (HTTP/1.x) or its
+// stream (HTTP/2). ERROR_NOT_SUPPORTED where the call is missing or a stub (Wine).
+ULONG Queue::CancelRequest(HTTP_REQUEST_ID requestId, double id) {
+  CancelHttpRequestFn cancel = GetApi().cancelHttpRequest;
+  if (!cancel) return ERROR_NOT_SUPPORTED;
+  if (closing_ || closed_ || !queue_) return ERROR_OPERATION_ABORTED;
+  auto* op = new CancelOp();
+  op->id = id;
+  Track(op);
+  ULONG rc = cancel(queue_, requestId, &op->ov);
+  Issued(op, rc);
+  return rc == ERROR_IO_PENDING ? NO_ERROR : rc;
+}
+
 // cancel(id) -> Win32 code; ERROR_NOT_SUPPORTED where HttpCancelHttpRequest is
 // missing or a stub (Wine): the caller then ends the request another way.
 Napi::Value Queue::Cancel(const Napi::CallbackInfo& info) {
@@ -451,8 +604,7 @@ Napi::Value Queue::Cancel(const Napi::CallbackInfo& info) {
   double id = info[0].As<Napi::Number>().DoubleValue();
   RequestState* state = Find(id);
   if (!state || closing_) return Code(env, NO_ERROR);
-  CancelHttpRequestFn cancel = GetApi().cancelHttpRequest;
-  if (!cancel) {
+  if (!GetApi().cancelHttpRequest) {
     // The caller ends an unanswered request with a closing response (which needs
     // the entry); one already answered in part has nothing left to send.
     if (state->responded) requests_.erase(id);
@@ -460,12 +612,7 @@ Napi::Value Queue::Cancel(const Napi::CallbackInfo& info) {
   }
   HTTP_REQUEST_ID requestId = state->requestId;
   requests_.erase(id);
-  auto* op = new CancelOp();
-  op->id = id;
-  Track(op);
-  ULONG rc = cancel(queue_, requestId, &op->ov);
-  Issued(op, rc);
-  return Code(env, rc == ERROR_IO_PENDING ? NO_ERROR : rc);
+  return Code(env, CancelRequest(requestId, id));
 }
 
 Napi::Value Queue::StopReceiving(const Napi::CallbackInfo& info) {
@@ -505,6 +652,7 @@ Napi::Value Queue::Info(const Napi::CallbackInfo& info) {
   out.Set("receives", Napi::Number::New(env, static_cast<double>(receives_.size())));
   out.Set("skipCompletionPortOnSuccess", Napi::Boolean::New(env, skipOnSuccess_));
   out.Set("inFlight", Napi::Number::New(env, static_cast<double>(requests_.size())));
+  out.Set("sendsInFlight", Napi::Number::New(env, static_cast<double>(sendsInFlight_)));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ops.h"
+#include "request-convert.h"
 
 #include <napi.h>
 
@@ -19,22 +20,31 @@
 
 namespace httpsys {
 
-// Completion keys: packets for the queue handle, and the queue's own commands.
+// Completion keys: packets for the queue handle, the queue's own commands, and
+// markers for receives that completed at once.
 constexpr ULONG_PTR kOpKey = 1;
 constexpr ULONG_PTR kCommandKey = 2;
+constexpr ULONG_PTR kReapKey = 3;  // the OVERLAPPED is an orphaned ReceiveOp (Queue::Orphan)
 constexpr uintptr_t kCommandStop = 1;
 constexpr uintptr_t kCommandClose = 2;
 
-// Event types in the flat [type, id, arg, ...] batches handed to JS.
+// Event types in the flat [type, id, arg, ...] batches handed to JS. The one
+// list: the enum below and the `events` export (addon.cc) are both made from it.
+//   X(enum suffix, JS name, value)
+#define HTTPSYS_EVENTS(X)                                                     \
+  X(Request, REQUEST, 1)     /* arg: the QueueRequest object */                \
+  X(Body, BODY, 2)           /* arg: Buffer */                                 \
+  X(BodyEnd, BODY_END, 3)    /* arg: 0 */                                      \
+  X(Sent, SENT, 4)           /* arg: Win32 code of the send (0 = done) */      \
+  X(Abort, ABORT, 5)         /* arg: Win32 code that ended the request */      \
+  X(Detached, DETACHED, 6)   /* no more receives are outstanding; arg: 0 */    \
+  X(Closed, CLOSED, 7)       /* handles closed; arg: 0 */                      \
+  X(Fatal, FATAL, 8)         /* receiving stopped; arg: Win32 code */
+
 enum EventCode : int {
-  kEventRequest = 1,   // arg: the QueueRequest object
-  kEventBody = 2,      // arg: Buffer
-  kEventBodyEnd = 3,   // arg: 0
-  kEventSent = 4,      // arg: Win32 code of the send (0 = done)
-  kEventAbort = 5,     // arg: Win32 code that ended the request
-  kEventDetached = 6,  // no more receives are outstanding
-  kEventClosed = 7,    // handles closed; arg: 0
-  kEventFatal = 8,     // receiving stopped; arg: Win32 code
+#define HTTPSYS_EVENT_ENUM(name, js, value) kEvent##name = value,
+  HTTPSYS_EVENTS(HTTPSYS_EVENT_ENUM)
+#undef HTTPSYS_EVENT_ENUM
 };
 
 class Queue : public Napi::ObjectWrap<Queue> {
@@ -53,13 +63,15 @@ class Queue : public Napi::ObjectWrap<Queue> {
     DWORD error = 0;
     DWORD bytes = 0;
     RequestBuffer buffer;
+    TlsExtras tls;  // Request: what the IO thread learnt about its TLS connection
   };
 
   struct RequestState {
     HTTP_REQUEST_ID requestId;
     HTTP_CONNECTION_ID connectionId;
     bool reading;
-    bool responded;  // a respond() was issued (a partial one keeps the entry)
+    bool responded;    // a respond() was issued (a partial one keeps the entry)
+    bool multiplexed;  // HTTP/2 or HTTP/3: a close is a GOAWAY, not a disconnect
   };
 
   // JS methods
@@ -78,7 +90,8 @@ class Queue : public Napi::ObjectWrap<Queue> {
 
   // set-up and tear-down (JS thread, or the IO thread once it owns the handles)
   ULONG CreateQueue(const std::wstring& name, const std::string& sddl);
-  ULONG ApplyQueueProperties(const Napi::Object& options);
+  bool ReadTuning(Napi::Env env, const Napi::Object& options);
+  ULONG ApplyQueueProperties();
   ULONG RegisterUrl(const std::wstring& url);
   ULONG NewUrlGroup(HTTP_URL_GROUP_ID* group);
   void CloseHandles();
@@ -87,18 +100,22 @@ class Queue : public Napi::ObjectWrap<Queue> {
   // IO thread
   static DWORD WINAPI ThreadMain(void* self);
   void Run();
-  void PostReceive(ReceiveOp* op);
-  bool OnReceiveDone(ReceiveOp* op, DWORD error, DWORD bytes);
-  bool Park(ReceiveOp* op);
+  void PostReceive(ReceiveSlot* slot);
+  void Orphan(ReceiveOp* op);
+  bool OnReceiveDone(ReceiveSlot* slot, DWORD error, DWORD bytes);
+  bool Park(ReceiveSlot* slot);
   DWORD RetryTimeout();
   void RetryParked(bool all);
-  void ReceiveFailed(ReceiveOp* op, DWORD error);
+  void ReceiveFailed(ReceiveSlot* slot, DWORD error);
   void PortFailed(DWORD error);
   void CheckDetached();
   void HandleCommand(uintptr_t command);
 
   // JS-issued operations
   void Issued(Op* op, ULONG rc);
+  ULONG CloseFlag(const RequestState& state) const;
+  ULONG IssueSend(SendOp* op, ULONG flags, HTTP_CACHE_POLICY* cache, bool withHead);
+  ULONG CancelRequest(HTTP_REQUEST_ID requestId, double id);
   RequestState* Find(double id);
   void WatchDisconnect(HTTP_CONNECTION_ID connectionId);
 
@@ -125,8 +142,14 @@ class Queue : public Napi::ObjectWrap<Queue> {
   std::vector<HTTP_URL_GROUP_ID> groups_;
   std::vector<std::pair<HTTP_URL_GROUP_ID, std::wstring>> urls_;
   bool groupFull_ = false;
+  const char* failedCall_ = "HttpAddUrlToUrlGroup";  // what RegisterUrl's error came from
+  bool hasQueueLength_ = false;
+  ULONG queueLength_ = 0;
+  ULONG verbosity_ = Http503ResponseVerbosityLimited;
   HTTP_TIMEOUT_LIMIT_INFO timeouts_ = {};
   bool hasTimeouts_ = false;
+  bool hasMaxConnections_ = false;
+  ULONG maxConnections_ = 0;
   std::string name_;
 
   bool skipOnSuccess_ = false;
@@ -134,7 +157,9 @@ class Queue : public Napi::ObjectWrap<Queue> {
   bool watchDisconnect_ = true;
   ULONG bufferSize_ = 4096;
   ULONG bodyChunk_ = 65536;
-  std::vector<ReceiveOp*> receives_;
+  std::vector<ReceiveSlot*> receives_;
+  std::unordered_set<ReceiveOp*> orphans_;  // IO thread (then ~Queue): see Orphan()
+  TlsQueries tlsQueries_;       // IO thread only
 
   std::atomic<bool> started_{false};
   std::atomic<bool> closing_{false};
@@ -161,6 +186,8 @@ class Queue : public Napi::ObjectWrap<Queue> {
   // JS thread only
   double lastId_ = 0;
   std::unordered_map<double, RequestState> requests_;
+  size_t sendsInFlight_ = 0;     // sends issued whose SENT event JS has not had yet
+  bool goAwayRejected_ = false;  // this HTTP.SYS predates HTTP_SEND_RESPONSE_FLAG_GOAWAY
   std::unordered_set<HTTP_CONNECTION_ID> watched_;
   napi_env env_ = nullptr;
 };

@@ -4,8 +4,11 @@ namespace httpsys {
 
 namespace {
 
-// Codes the HTTP Server API, the security calls and the IO completion path
-// return (https://learn.microsoft.com/windows/win32/debug/system-error-codes).
+// Codes the HTTP Server API, the security, service, certificate and key calls
+// and the IO completion path return
+// (https://learn.microsoft.com/windows/win32/debug/system-error-codes; the
+// HRESULTs of CryptoAPI and CNG are in winerror.h). Exported to JS twice from
+// this one table: errors() (code -> name) and `win32` (name -> code).
 const Win32Name kTable[] = {
     {0, "ERROR_SUCCESS"},
     {1, "ERROR_INVALID_FUNCTION"},
@@ -14,11 +17,13 @@ const Win32Name kTable[] = {
     {5, "ERROR_ACCESS_DENIED"},
     {6, "ERROR_INVALID_HANDLE"},
     {8, "ERROR_NOT_ENOUGH_MEMORY"},
+    {13, "ERROR_INVALID_DATA"},
     {14, "ERROR_OUTOFMEMORY"},
     {32, "ERROR_SHARING_VIOLATION"},
     {38, "ERROR_HANDLE_EOF"},
     {50, "ERROR_NOT_SUPPORTED"},
     {64, "ERROR_NETNAME_DELETED"},
+    {86, "ERROR_INVALID_PASSWORD"},
     {87, "ERROR_INVALID_PARAMETER"},
     {120, "ERROR_CALL_NOT_IMPLEMENTED"},
     {122, "ERROR_INSUFFICIENT_BUFFER"},
@@ -32,6 +37,7 @@ const Win32Name kTable[] = {
     {997, "ERROR_IO_PENDING"},
     {1004, "ERROR_INVALID_FLAGS"},
     {1058, "ERROR_SERVICE_DISABLED"},
+    {1060, "ERROR_SERVICE_DOES_NOT_EXIST"},
     {1062, "ERROR_SERVICE_NOT_ACTIVE"},
     {1168, "ERROR_NOT_FOUND"},
     {1214, "ERROR_INVALID_NETNAME"},
@@ -50,6 +56,32 @@ const Win32Name kTable[] = {
     {4317, "ERROR_INVALID_OPERATION"},
     {10048, "WSAEADDRINUSE"},
     {10049, "WSAEADDRNOTAVAIL"},
+    {0x80070005, "E_ACCESSDENIED"},
+    {0x80090003, "NTE_BAD_KEY"},
+    {0x80090005, "NTE_BAD_DATA"},
+    {0x80090009, "NTE_BAD_FLAGS"},
+    {0x8009000D, "NTE_NO_KEY"},
+    {0x8009000F, "NTE_EXISTS"},
+    {0x80090010, "NTE_PERM"},
+    {0x80090011, "NTE_NOT_FOUND"},
+    {0x80090015, "NTE_BAD_PUBLIC_KEY"},
+    {0x80090016, "NTE_BAD_KEYSET"},
+    {0x80090026, "NTE_INVALID_HANDLE"},
+    {0x80090027, "NTE_INVALID_PARAMETER"},
+    {0x80090029, "NTE_NOT_SUPPORTED"},
+    {0x80092002, "CRYPT_E_BAD_ENCODE"},
+    {0x80092004, "CRYPT_E_NOT_FOUND"},
+    {0x8009200B, "CRYPT_E_NO_KEY_PROPERTY"},
+    {0x80093100, "CRYPT_E_ASN1_ERROR"},
+    {0x80093102, "CRYPT_E_ASN1_EOD"},
+    {0x8009310B, "CRYPT_E_ASN1_BADTAG"},
+    {0x800B0101, "CERT_E_EXPIRED"},
+    {0x800B0109, "CERT_E_UNTRUSTEDROOT"},
+    {0x800B010A, "CERT_E_CHAINING"},
+    {0x800B010C, "CERT_E_REVOKED"},
+    {0x800B010F, "CERT_E_CN_NO_MATCH"},
+    {0x800B0110, "CERT_E_WRONG_USAGE"},
+    {0x800B0112, "CERT_E_UNTRUSTEDCA"},
 };
 
 }  // namespace
