@@ -69,6 +69,7 @@ function createCert (config, { now = () => new Date() } = {}) {
   function problem (found, store) {
     if (found === null) return `it is not in LocalMachine\\${store}`
     if (!found.hasPrivateKey) return `it has no private key in LocalMachine\\${store}`
+    if (found.privateKeyProblem) return `its private key cannot be used (${found.privateKeyProblem})`
     if (found.notAfter.getTime() < now().getTime()) return `it expired on ${found.notAfter.toISOString().slice(0, 10)}`
     if (found.notBefore.getTime() > now().getTime()) return `it is not valid before ${found.notBefore.toISOString().slice(0, 10)}`
     return null

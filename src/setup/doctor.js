@@ -95,6 +95,12 @@ function checkPorts (sc, prefixes, add) {
       add('ok', 'ports', `port ${port} is free for HTTP.SYS (or already HTTP.SYS's)`)
       continue
     }
+    if (others.every((l) => !(l.pid > 0))) {
+      // no owner reported (Wine reports none at all): cannot tell HTTP.SYS from another program
+      add('warn', 'ports', `port ${port} has a listener whose process could not be named; if it is not HTTP.SYS, HTTP.SYS cannot share the port`,
+        `\`netstat -ano | findstr :${port}\` shows its pid`)
+      continue
+    }
     const who = [...new Set(others.map((l) => `${sc.processName(l.pid) || 'a process'} (pid ${l.pid})`))].join(', ')
     add('error', 'ports', `port ${port} is held by ${who}, not by HTTP.SYS: HTTP.SYS cannot share it (ERR_HTTPSYS_PORT_IN_USE at start)`,
       `stop that program or move it to another port (\`netstat -ano | findstr :${port}\` shows it), or give httpsys another port`)

@@ -130,7 +130,8 @@ function queueLimits (limits) {
   const s = (ms) => Math.ceil(ms / 1000)
   return {
     queueLength: limits.queue_length,
-    maxConnections: limits.max_connections,
+    // 0 (no limit) leaves the machine's setting, which has none by default
+    maxConnections: limits.max_connections > 0 ? limits.max_connections : undefined,
     timeouts: {
       headerWait: s(limits.header_timeout),
       idleConnection: s(limits.idle_timeout),

@@ -16,8 +16,11 @@ function createHttpClient (port) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 })
 
   function request (r = {}) {
-    // raw pairs, so order and repeats reach the router as given
-    const headers = r.rawHeaders || ['Host', `127.0.0.1:${port}`]
+    // raw pairs, so order and repeats reach the router as given; a Host without a port
+    // gets the one connected to, as a browser sends it (a Host naming another port is
+    // another site: Wine's http.sys leaves such a request hanging)
+    const headers = (r.rawHeaders || ['Host', `127.0.0.1:${port}`]).map((v, i, all) =>
+      i % 2 === 1 && /^host$/i.test(all[i - 1]) && !/:\d+$/.test(v) ? `${v}:${port}` : v)
     const body = r.body === undefined ? [] : [].concat(r.body)
     let expectContinue = false
     for (let i = 0; i < headers.length; i += 2) {

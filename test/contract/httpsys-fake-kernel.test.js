@@ -16,7 +16,7 @@ runContract('HTTP.SYS backend over a simulated kernel', async () => {
   const attachments = []
   return {
     name: 'httpsys-fake',
-    features: { window: true, cancelResets: true, sharedQueue: true, routerRules: true },
+    features: { window: true, cancelResets: true, sharedQueue: true, routerRules: true, largeBodies: true, expect: true, closeHonoured: true, disconnectNotice: true, closeAnswersPending: true, absoluteForm: true },
     async attach ({ handlers, shared = false }) {
       const a = await backend.attach({ urls: ['http://+:8080/'], queue: shared ? 'contract' : undefined, handlers })
       attachments.push(a)

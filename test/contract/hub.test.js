@@ -26,7 +26,7 @@ runContract('the hub', async () => {
   let sharedUrls = null
   const env = {
     name: 'hub',
-    features: { window: true, cancelResets: true, sharedQueue: true, routerRules: true },
+    features: { window: true, cancelResets: true, sharedQueue: true, routerRules: true, largeBodies: true, expect: true, closeHonoured: true, disconnectNotice: true, closeAnswersPending: true, absoluteForm: true },
     async attach ({ handlers, shared = false }) {
       const urls = shared && sharedUrls !== null ? sharedUrls : ['http://127.0.0.1:0/']
       const a = await hubClient.attach({ socketPath, handlers, urls, queue: shared ? 'contract' : undefined })

@@ -15,7 +15,7 @@ function register (test, { W }) {
         const port = await W.freePort()
         const { code, output } = await W.runNode('contract', ['test/windows/fixtures/contract-runner.js'], { env: { HTTPSYS_WINE_PORT: String(port) } }, 600000)
         const lines = new Map()
-        for (const m of output.matchAll(/^CONTRACT (ok|not ok|skip) (.*?)(?: ("(?:[^"\\]|\\.)*"))?$/gm)) {
+        for (const m of output.matchAll(/^CONTRACT (ok|not ok|skip) ([^\t\n]*)(?:\t(.*))?$/gm)) {
           lines.set(m[2], { verdict: m[1], detail: m[3] ? JSON.parse(m[3]) : '' })
         }
         return { code, output, lines, done: /^CONTRACT DONE$/m.test(output) }
@@ -24,12 +24,13 @@ function register (test, { W }) {
     return run
   }
   for (const t of contractTests()) {
+    // the first one waits for the whole suite's run
     test(`contract (real addon): ${t.name}`, async () => {
       const r = await results()
       const line = r.lines.get(t.name)
       assert.ok(line, `no result for this test (exit ${r.code}):\n${W.tail(r.output)}`)
       assert.notEqual(line.verdict, 'not ok', line.detail)
-    })
+    }, { timeout: 600000 })
   }
 }
 

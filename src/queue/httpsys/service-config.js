@@ -143,6 +143,12 @@ function createServiceConfig (getAddon) {
       if (name === 'ERROR_INVALID_PASSWORD') {
         throw new codes.ERR_HTTPSYS_CERT_FILE({ file, reason: 'the passphrase is wrong', win32: result.code })
       }
+      if (name === 'ERROR_FILE_NOT_FOUND') {
+        throw new codes.ERR_HTTPSYS_CERT_FILE({ file, reason: `the certificate store LocalMachine\\${store} does not exist`, win32: result.code })
+      }
+      if (name === 'NTE_BAD_PUBLIC_KEY') {
+        throw new codes.ERR_HTTPSYS_CERT_FILE({ file, reason: 'the private key does not belong to the certificate', win32: result.code })
+      }
       if (name !== 'ERROR_ACCESS_DENIED' && name !== undefined && name !== 'ERROR_NOT_SUPPORTED') {
         throw new codes.ERR_HTTPSYS_CERT_FILE({ file, reason: `Windows could not import it (${name}, ${result.code})`, win32: result.code })
       }
@@ -164,6 +170,9 @@ function createServiceConfig (getAddon) {
         notBefore: new Date(result.notBefore),
         notAfter: new Date(result.notAfter),
         hasPrivateKey: result.hasPrivateKey,
+        // 0: this account can open the key and it matches; else why not (a Win32 code)
+        privateKeyCode: result.privateKeyCode === undefined ? null : result.privateKeyCode,
+        privateKeyProblem: result.privateKeyCode ? (nameOf(result.privateKeyCode) || `code ${result.privateKeyCode}`) : null,
         dnsNames: result.dnsNames || []
       }
     },

@@ -17,10 +17,10 @@ const LOG_DIR = process.env.HTTPSYS_WINE_LOGS || path.join(ROOT, 'build', 'wine-
 let counter = 0
 
 /**
- * Starts `wine node.exe args...` in the project root.
+ * Starts `wine node.exe args...` in the project root (or cwd).
  * @returns {{name, log, stopFile, child, exited: Promise<number|null>, output: () => string}}
  */
-function startNode (name, args, { env = {}, exe = NODE_EXE } = {}) {
+function startNode (name, args, { env = {}, exe = NODE_EXE, cwd = ROOT } = {}) {
   fs.mkdirSync(LOG_DIR, { recursive: true })
   const id = `${String(++counter).padStart(2, '0')}-${name}`
   const log = path.join(LOG_DIR, `${id}.log`)
@@ -28,7 +28,7 @@ function startNode (name, args, { env = {}, exe = NODE_EXE } = {}) {
   fs.rmSync(stopFile, { force: true })
   const fd = fs.openSync(log, 'w')
   const child = spawn('wine', [exe, ...args], {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, WINEDEBUG: '-all', HTTPSYS_WINE_STOP_FILE: stopFile, ...env },
     stdio: ['ignore', fd, fd]
   })
