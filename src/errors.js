@@ -162,7 +162,9 @@ define('ERR_HTTPSYS_ALREADY_RUNNING', (d) =>
   'Use `httpsys reload all` to pick up new code, or `httpsys stop all` before starting it again.')
 define('ERR_HTTPSYS_NOT_RUNNING', (d) =>
   `No running httpsys supervisor${d.config ? ` for ${d.config}` : ''} was found${d.dir ? ` in ${d.dir}` : ''}. ` +
-  'Start one with `httpsys start` (in another terminal, or as a service); with several, choose one with -c <config file>.')
+  (d.known && d.known.length
+    ? `Running: ${d.known.join(', ')}; choose one with -c <config file or script> or --id <id>, or act on all with --all-supervisors.`
+    : 'Start one with `httpsys start` (in another terminal, or as a service).'))
 define('ERR_HTTPSYS_APP_NOT_FOUND', (d) =>
   `No app named ${str(d.app)} is running${d.known && d.known.length ? ` (running: ${d.known.join(', ')})` : ''}. ` +
   'Use an app name from `httpsys ls`, or all.')

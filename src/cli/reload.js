@@ -4,24 +4,24 @@
 // ready before the old one is drained).
 
 const { codes } = require('../errors')
+const { scopeOptions, scopeOf } = require('./scope')
 
 function register (program) {
-  program.command('reload')
+  scopeOptions(program.command('reload')
     .summary('replace an app\'s processes one by one, with no failed request')
     .description('Rolling reload: for each instance start a new process, wait until it is ready, then drain and stop the old one. ' +
       'When a new process fails, the old ones keep serving and this exits 1.')
-    .argument('<app>', 'an app name, or all')
-    .option('-c, --config <file>', 'the supervisor started with this config file')
+    .argument('<app>', 'an app name, or all'))
     .action(action)
 }
 
 async function action (app, options) {
   const { command } = require('../supervisor/control-client')
-  const answers = await command('reload', app, { config: options.config })
+  const answers = await command('reload', app, scopeOf(options))
   let failed = null
-  for (const { result } of answers) {
+  for (const { label, result } of answers) {
     for (const r of result) {
-      if (r.ok) console.log(`${r.app}: reloaded in ${r.ms} ms (pid ${r.pids.join(', ')})`)
+      if (r.ok) console.log(`${r.app} [${label}]: reloaded in ${r.ms} ms (pid ${r.pids.join(', ')})`)
       else failed = failed || r
     }
   }

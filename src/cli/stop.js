@@ -3,26 +3,28 @@
 // `httpsys stop <app|all>`: one app stops (the others keep running); all stops the
 // supervisor, and this waits until it has exited.
 
+const { scopeOptions, scopeOf } = require('./scope')
+
 function register (program) {
-  program.command('stop')
-    .summary('stop an app, or (all) the whole supervisor')
+  scopeOptions(program.command('stop')
+    .summary('stop an app, or (all) this folder\'s whole supervisor')
     .description('Stop an app gracefully (drain, its own shutdown, killed after kill_timeout); the other apps keep running. ' +
-      '"all" stops the supervisor itself, as Ctrl+C in its terminal would.')
-    .argument('<app>', 'an app name, or all')
-    .option('-c, --config <file>', 'the supervisor started with this config file')
+      '"all" stops the supervisor itself, as Ctrl+C in its terminal would. Acts on the supervisor of this folder ' +
+      '(./httpsys.config.js, or an app started here) unless -c, --id or --all-supervisors says otherwise.')
+    .argument('<app>', 'an app name, or all'))
     .action(action)
 }
 
 async function action (app, options) {
   const { command, waitForExit } = require('../supervisor/control-client')
-  for (const { pid, config, result } of await command('stop', app, { config: options.config })) {
+  for (const { pid, config, label, result } of await command('stop', app, scopeOf(options))) {
     if (result && result.stopping) {
       const gone = await waitForExit(pid)
       console.log(gone ? `stopped the supervisor of ${config} (pid ${pid})` : `the supervisor of ${config} (pid ${pid}) is still stopping`)
       if (!gone) process.exitCode = 1
       continue
     }
-    for (const r of result) console.log(`${r.app}: ${r.state}`)
+    for (const r of result) console.log(`${r.app} [${label}]: ${r.state}`)
   }
 }
 

@@ -5,10 +5,14 @@
 // <config>`), routes a command to the one(s) running the named app, and cleans up what
 // a crashed supervisor left behind.
 
+const fs = require('node:fs')
 const net = require('node:net')
+const path = require('node:path')
 const { codes } = require('../errors')
 const paths = require('./control-path')
 const { answers } = require('./control-server')
+
+const DEFAULT_CONFIG = 'httpsys.config.js'
 
 /**
  * @param {object} [options]
@@ -105,9 +109,70 @@ function stream (state, message, onLine) {
   return { done, close: () => socket.destroy() }
 }
 
-/** The supervisors a command for `app` goes to; 'all' means every one found. */
+/**
+ * The supervisors a command acts on. A command never reaches across projects by
+ * accident (two projects' apps are often both called `app` or `server`):
+ * - `--all-supervisors`: every supervisor of this user;
+ * - `--id <id>`: the one `httpsys ls` shows with that id;
+ * - `-c <file>`: the one started with that config file, or with that script
+ *   (`httpsys start app.js` runs a script-started supervisor);
+ * - else the current project's: the one of ./httpsys.config.js when the folder has one,
+ *   else the script-started one(s) started in this folder.
+ * @param {object} [options]
+ * @param {boolean} [options.list] `ls`: with no project in this folder, every supervisor
+ * @returns {Promise<object[]>} live supervisor states, each with a `label` for output
+ */
+async function select ({ config, id, allSupervisors, list: listing = false, cwd = process.cwd(), dir } = {}) {
+  const every = await findSupervisors({ dir }).catch((err) => {
+    if (err.code === 'ERR_HTTPSYS_NOT_RUNNING') return []
+    throw err
+  })
+  const labelled = (states) => states.map((s) => ({ ...s, label: labelOf(s, cwd) }))
+  if (allSupervisors) {
+    if (every.length === 0) throw new codes.ERR_HTTPSYS_NOT_RUNNING({ dir: paths.runtimeDir() })
+    return labelled(every)
+  }
+  if (id !== undefined) {
+    const found = every.filter((s) => s.id === id)
+    if (found.length === 0) throw new codes.ERR_HTTPSYS_NOT_RUNNING({ config: `id ${id}`, known: every.map((s) => `${s.id} (${labelOf(s, cwd)})`) })
+    return labelled(found)
+  }
+  if (config !== undefined) {
+    const file = path.resolve(cwd, config)
+    const wanted = paths.identityOfConfigFile(config, cwd)
+    const found = every.filter((s) => s.id === wanted || (s.script && path.resolve(s.script) === file))
+    if (found.length === 0) throw new codes.ERR_HTTPSYS_NOT_RUNNING({ config, known: every.map((s) => `${s.id} (${labelOf(s, cwd)})`) })
+    return labelled(found)
+  }
+  const projectFile = path.resolve(cwd, DEFAULT_CONFIG)
+  let found
+  if (fs.existsSync(projectFile)) {
+    const wanted = paths.identityOfConfigFile(projectFile, cwd)
+    found = every.filter((s) => s.id === wanted)
+  } else {
+    found = every.filter((s) => !s.config && s.cwd && path.resolve(s.cwd) === path.resolve(cwd))
+  }
+  if (found.length === 0 && listing) return labelled(every)
+  if (found.length === 0) {
+    throw new codes.ERR_HTTPSYS_NOT_RUNNING({
+      config: fs.existsSync(projectFile) ? projectFile : `this folder (${cwd})`,
+      known: every.map((s) => `${s.id} (${labelOf(s, cwd)})`)
+    })
+  }
+  return labelled(found)
+}
+
+/** How a supervisor is named in output: its config file or script, relative when near. */
+function labelOf (state, cwd = process.cwd()) {
+  const file = state.config || state.script
+  if (!file) return `pid ${state.pid}`
+  const rel = path.relative(cwd, file)
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : file
+}
+
+/** The supervisors a command for `app` goes to; 'all' means every app of them. */
 async function route (app, options) {
-  const supervisors = await findSupervisors(options)
+  const supervisors = await select(options)
   if (app === undefined || app === 'all') return supervisors
   const chosen = supervisors.filter((s) => Array.isArray(s.apps) && s.apps.includes(app))
   if (chosen.length === 0) {
@@ -116,10 +181,10 @@ async function route (app, options) {
   return chosen
 }
 
-/** `httpsys ls`: every supervisor's apps and instances. */
+/** `httpsys ls`: the selected supervisors' apps and instances. */
 async function list (options = {}) {
-  const supervisors = await findSupervisors(options)
-  return Promise.all(supervisors.map(async (s) => ({ ...(await request(s, { cmd: 'ls' })), config: s.config, script: s.script })))
+  const supervisors = await select({ ...options, list: true })
+  return Promise.all(supervisors.map(async (s) => ({ ...(await request(s, { cmd: 'ls' })), id: s.id, label: s.label, config: s.config, script: s.script, cwd: s.cwd })))
 }
 
 /**
@@ -128,7 +193,7 @@ async function list (options = {}) {
  */
 async function command (cmd, app, options = {}) {
   const supervisors = await route(app, options)
-  return Promise.all(supervisors.map(async (s) => ({ pid: s.pid, config: s.config || s.script, result: await request(s, { cmd, app }) })))
+  return Promise.all(supervisors.map(async (s) => ({ pid: s.pid, id: s.id, label: s.label, config: s.config || s.script, result: await request(s, { cmd, app }) })))
 }
 
 /** Resolves once pid is gone (bounded). */
@@ -148,4 +213,4 @@ function pidAlive (pid) {
   }
 }
 
-module.exports = { findSupervisors, request, stream, route, list, command, waitForExit }
+module.exports = { findSupervisors, select, labelOf, request, stream, route, list, command, waitForExit }

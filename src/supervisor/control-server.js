@@ -65,6 +65,8 @@ class ControlServer {
       endpoint: this.endpoint,
       config: source.configFile || null,
       script: source.script || null,
+      // where it was started: a command run in the same folder acts on it (control-client.js)
+      cwd: process.cwd(),
       apps: this.config.apps.map((a) => a.name),
       startedAt: new Date().toISOString()
     })

@@ -53,7 +53,7 @@ test('reload all under a load loop: 0 failed requests, every process replaced, l
 
   expect(reload.stderr).toBe('')
   expect(reload.code).toBe(0)
-  expect(reload.stdout).toMatch(/^api: reloaded in \d+ ms \(pid \d+, \d+\)\nsolo: reloaded in \d+ ms \(pid \d+\)\n$/)
+  expect(reload.stdout).toMatch(/^api \[.*httpsys\.config\.js\]: reloaded in \d+ ms \(pid \d+, \d+\)\nsolo \[.*httpsys\.config\.js\]: reloaded in \d+ ms \(pid \d+\)\n$/)
   expect(api.failed).toEqual([])
   expect(solo.failed).toEqual([])
   expect(api.sent).toBeGreaterThan(50)

@@ -74,12 +74,14 @@ test('config check rejects a typo with the key it meant', () => {
   expect(r.stderr).toMatch(/^httpsys: Invalid config at apps\[0\]\.max_memroy_restart: is not a known key\. Did you mean "max_memory_restart"\?/)
 })
 
-test('control commands with no supervisor running say how to start one', () => {
-  for (const args of [['ls'], ['reload', 'api'], ['logs'], ['stop', 'all']]) {
+test('control commands with no supervisor running say how to start one; ls says nothing runs (exit 0, [] as JSON)', () => {
+  for (const args of [['reload', 'api'], ['logs'], ['stop', 'all'], ['stop', 'all', '--all-supervisors']]) {
     const r = run(...args)
     expect(r.code).toBe(1)
-    expect(r.stderr).toMatch(/^httpsys: No running httpsys supervisor was found in .*\. Start one with `httpsys start`.*\(ERR_HTTPSYS_NOT_RUNNING\)\n$/)
+    expect(r.stderr).toMatch(/^httpsys: No running httpsys supervisor .*was found.*\. Start one with `httpsys start`.*\(ERR_HTTPSYS_NOT_RUNNING\)\n$/)
   }
+  expect(run('ls')).toMatchObject({ code: 0, stdout: 'no httpsys supervisor is running (start one with `httpsys start`)\n' })
+  expect(run('ls', '--json')).toMatchObject({ code: 0, stdout: '[]\n' })
 })
 
 test.each([
