@@ -24,10 +24,60 @@ async function action (app, options) {
   const { prettyStream } = require('../supervisor/output')
   const out = { write: (line) => process.stdout.write(line) }
   const sink = !options.json && tty.isatty(1) ? prettyStream(out) : out
-  const supervisors = await route(app, scopeOf(options))
+  let supervisors
+  try {
+    supervisors = await route(app, scopeOf(options))
+  } catch (err) {
+    if (err.code !== 'ERR_HTTPSYS_NOT_RUNNING' || options.follow) throw err
+    // stopped: what it wrote to its log files
+    if (!(await fromFiles(app, options, sink))) throw err
+    return
+  }
   const streams = supervisors.map((s) => stream(s, { app, lines: options.lines, follow: Boolean(options.follow) }, (line) => sink.write(line + '\n')))
   if (options.follow) process.once('SIGINT', () => { for (const s of streams) s.close() })
   await Promise.all(streams.map((s) => s.done))
+}
+
+/**
+ * The records of a supervisor that is not running, from the files it wrote: the
+ * daemon's log (`start -d`) and the apps' log_dir files. Only for a config file (this
+ * folder's, or -c), since a file's name comes from the config.
+ * @returns {Promise<boolean>} whether there were files to read
+ */
+async function fromFiles (app, options, sink) {
+  const fs = require('node:fs')
+  const path = require('node:path')
+  const { resolveStartConfig, DEFAULT_FILE } = require('../config')
+  const { daemonLogFile } = require('../supervisor/daemon')
+  const file = options.config || DEFAULT_FILE
+  if (!fs.existsSync(path.resolve(file))) return false
+  const config = await resolveStartConfig({ config: file })
+  const files = [daemonLogFile(config)]
+  for (const a of config.apps) {
+    if (a.log_dir && (app === undefined || a.name === app)) files.push(path.join(a.log_dir, `${a.name}.log`))
+  }
+  const seen = new Set()
+  const records = []
+  for (const f of files) {
+    let text
+    try {
+      text = fs.readFileSync(f, 'utf8')
+    } catch {
+      continue
+    }
+    for (const line of text.split('\n')) {
+      if (line === '' || seen.has(line)) continue
+      seen.add(line)
+      let r
+      try { r = JSON.parse(line) } catch { continue }
+      if (app === undefined || r.app === app) records.push({ r, line })
+    }
+  }
+  if (records.length === 0) return false
+  records.sort((a, b) => (a.r.time || 0) - (b.r.time || 0))
+  process.stderr.write(`(the supervisor of ${file} is not running: its last records, from its log files)\n`)
+  for (const { line } of records.slice(-options.lines)) sink.write(line + '\n')
+  return true
 }
 
 function linesArg (value) {

@@ -61,6 +61,8 @@ function register (program, deps) {
     .option('--json', 'write JSON log lines even in a terminal')
     .option('--setup', 'Windows: first make the URL reservations and certificate bindings (tls) the config needs ' +
       '(elevated), or print the commands that would and start nothing')
+    .option('-d, --daemon', 'run in the background: wait until every app is ready, print where, and return the shell ' +
+      '(httpsys ls, logs and stop reach it; its records go to a log file in the runtime directory)')
     .addHelpText('after', EXAMPLES)
     .action((script, args, options, command) => action(d, script, args, options, command))
 }
@@ -71,6 +73,7 @@ async function action (d, script, args, options, command) {
   const { runForeground } = require('../supervisor')
   const config = await resolveStartConfig(request)
   if (options.setup) setup(d, config)
+  if (options.daemon) return daemon(d, config, command)
   const code = await runForeground(config, { json: request.json, logLevel: request.logLevel })
   // the supervisor owns this process: once everything is stopped, nothing else may keep it
   process.exit(code)
@@ -104,6 +107,32 @@ function setup (d, config) {
     step.run()
     d.out(`--setup: ${step.what}: done\n`)
   }
+}
+
+/**
+ * -d: the same start, detached; this prints the apps' ready lines (or why it failed)
+ * and returns. The exit code is 0 once every app is ready, 1 when one failed.
+ */
+async function daemon (d, config, command) {
+  const { startDaemon } = require('../supervisor/daemon')
+  const { prettyStream } = require('../supervisor/output')
+  const argv = command.parent.rawArgs.slice(command.parent.rawArgs.indexOf('start') + 1)
+    .filter((a) => a !== '-d' && a !== '--daemon' && a !== '--setup' && a !== '--json')
+  const result = await startDaemon(config, argv)
+  const show = (records) => {
+    const sink = prettyStream({ write: (line) => d.out(line) })
+    for (const r of records) sink.write(JSON.stringify(r))
+  }
+  if (result.ok) {
+    show(result.records.filter((r) => r.event === 'app-ready' || r.event === 'all-ready'))
+    d.out(`httpsys runs in the background (pid ${result.pid}); \`httpsys ls\`, \`httpsys logs -f\`, \`httpsys stop all\`; its log: ${result.log}\n`)
+    process.exit(0)
+  }
+  show(result.records.filter((r) => r.level >= 40 || r.stream === 'stderr'))
+  d.out(result.timedOut
+    ? `httpsys did not get every app ready in time; it keeps trying in the background (pid ${result.pid}); see ${result.log}\n`
+    : `httpsys could not start every app${result.exitCode !== null ? ` and exited (code ${result.exitCode})` : ''}; see ${result.log}\n`)
+  process.exit(1)
 }
 
 /** argv -> the plain request src/config understands; usage errors exit 2. */

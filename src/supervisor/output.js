@@ -17,7 +17,7 @@ const { FdWriter } = require('./fd-writer')
 // lifecycle fields the pretty message already spells out
 const LIFECYCLE_FIELDS = ['event', 'ms', 'code', 'signal', 'delay', 'urls', 'instances', 'hub', 'after', 'queue', 'workerId',
   'via', 'how', 'attempt', 'unstable', 'uptimeMs', 'tree', 'survivors', 'reason', 'pids', 'files', 'count', 'rss', 'limit',
-  'samples', 'unstableExits', 'windowMs', 'restart', 'keep', 'failed', 'errored', 'endpoint', 'file']
+  'samples', 'unstableExits', 'windowMs', 'restart', 'keep', 'failed', 'errored', 'endpoint', 'file', 'apps']
 
 /**
  * @param {object} [options]

@@ -188,8 +188,35 @@ class Supervisor extends EventEmitter {
         this.checkAvailable(group)
         this.checkSettled()
       })
+      instance.on('ready', () => this.announceReady(group))
     }
     return group
+  }
+
+  /**
+   * The first time every instance of an app is ready: one line saying where it is
+   * served (`api  ready  http://localhost:8080/api/  2 instances`); once every app has
+   * been: one summary line. `httpsys start -d` waits for these.
+   */
+  announceReady (group) {
+    if (group.announced || !group.instances.every((i) => i.state === 'ready')) return
+    group.announced = true
+    const urls = this.servedUrls(group)
+    const n = group.instances.length
+    this.logger.info({ event: 'app-ready', app: group.name, urls, instances: n },
+      `ready  ${urls.map(clickable).join(' ') || '(no URL)'}  ${n} instance${n === 1 ? '' : 's'}`)
+    if (this.groups.length === this.config.apps.length && this.groups.every((g) => g.announced)) {
+      const n = this.groups.length
+      this.logger.info({ event: 'all-ready', apps: n, ms: Date.now() - this.startedAt },
+        `${n === 1 ? 'the app is' : `all ${n} apps are`} ready (${Date.now() - this.startedAt} ms)`)
+    }
+  }
+
+  /** The prefixes an app is served on: its urls, or what its first listen() bound. */
+  servedUrls (group) {
+    if (group.app.urls.length > 0) return group.app.urls.slice()
+    const stats = this.queueStats(group.name)
+    return stats && Array.isArray(stats.urls) ? stats.urls.slice() : []
   }
 
   /**
@@ -387,6 +414,11 @@ function hubSocketPath (pid = process.pid, dir) {
     if (localSocket.fitsSocketPath(file)) return file
   } catch {}
   return tmpSocketPath(pid)
+}
+
+/** A prefix as a link a terminal can open: the wildcard hosts become localhost. */
+function clickable (prefix) {
+  return prefix.replace(/^(https?:\/\/)(\+|\*)(:)/, '$1localhost$3')
 }
 
 async function closeQuietly (router, logger) {

@@ -1,0 +1,73 @@
+'use strict'
+
+// `httpsys start -d`: the supervisor in the background. The command returns once every
+// app is ready, printing where each is served; the supervisor outlives the command (its
+// own session: the shell and its terminal can go); ls, logs and stop reach it from
+// another shell, and logs reads its log file once it has stopped. A start that fails
+// says why and exits 1.
+
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { execFileSync } = require('node:child_process')
+const { cli, freePort, get, alive, waitUntil, APPS } = require('../fixtures/apps/harness')
+
+let dir
+let daemonPid = null
+beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-daemon-')) })
+afterEach(async () => {
+  if (daemonPid !== null && alive(daemonPid)) {
+    await cli(['stop', 'all', '--all-supervisors'], { env: env(), cwd: dir })
+    if (alive(daemonPid)) process.kill(daemonPid, 'SIGKILL')
+  }
+  daemonPid = null
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+const env = () => ({ HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') })
+
+test('start -d returns once every app is ready; ls, logs and stop work from another shell; logs reads the file after', async () => {
+  const port = await freePort()
+  fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [
+    { name: 'api', script: ${JSON.stringify(path.join(APPS, 'pid-server.js'))}, urls: ['http://127.0.0.1:${port}/api/'], instances: 2 },
+    { name: 'web', script: ${JSON.stringify(path.join(APPS, 'pid-server.js'))}, urls: ['http://127.0.0.1:${port}/'] }
+  ] }\n`)
+  const started = await cli(['start', '-d'], { env: env(), cwd: dir })
+  expect(started.code).toBe(0)
+  expect(started.stdout).toMatch(/api \| ready {2}http:\/\/127\.0\.0\.1:\d+\/api\/ {2}2 instances/)
+  expect(started.stdout).toMatch(/web \| ready {2}http:\/\/127\.0\.0\.1:\d+\/ {2}1 instance/)
+  const m = /httpsys runs in the background \(pid (\d+)\)/.exec(started.stdout)
+  expect(m).not.toBeNull()
+  daemonPid = Number(m[1])
+  // the command has exited; the supervisor lives on, in a session of its own
+  expect(alive(daemonPid)).toBe(true)
+  if (process.platform === 'linux') {
+    const sid = Number(execFileSync('ps', ['-o', 'sid=', '-p', String(daemonPid)], { encoding: 'utf8' }).trim())
+    expect(sid).toBe(daemonPid)
+  }
+  expect((await get(port, '/api/x')).status).toBe(200)
+
+  const ls = JSON.parse((await cli(['ls', '--json'], { env: env(), cwd: dir })).stdout)
+  expect(ls[0].apps.map((a) => [a.name, a.state])).toEqual([['api', 'ready'], ['web', 'ready']])
+  const logs = await cli(['logs', 'web', '-n', '200', '--json'], { env: env(), cwd: dir })
+  expect(logs.stdout).toMatch(/"event":"app-ready","app":"web"/)
+
+  const stop = await cli(['stop', 'all'], { env: env(), cwd: dir })
+  expect(stop.code).toBe(0)
+  expect(await waitUntil(() => !alive(daemonPid), 10000)).toBe(true)
+  const after = await cli(['logs', '-n', '500', '--json'], { env: env(), cwd: dir })
+  expect(after.code).toBe(0)
+  expect(after.stderr).toMatch(/is not running: its last records, from its log files/)
+  expect(after.stdout).toMatch(/"event":"stopped"/)
+})
+
+test('start -d of an app that cannot start says why and exits 1', async () => {
+  const port = await freePort()
+  fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [
+    { name: 'bad', script: ${JSON.stringify(path.join(APPS, 'crash-start.js'))}, urls: ['http://127.0.0.1:${port}/'], max_restarts: 2, restart_window: '1m', backoff: { initial: '50ms' } }
+  ] }\n`)
+  const started = await cli(['start', '-d'], { env: env(), cwd: dir })
+  expect(started.code).toBe(1)
+  expect(started.stdout).toMatch(/bad#0 \| .*boom/)
+  expect(started.stdout).toMatch(/httpsys could not start every app/)
+})
