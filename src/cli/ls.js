@@ -7,7 +7,7 @@ const { scopeOptions, scopeOf } = require('./scope')
 
 function register (program) {
   scopeOptions(program.command('ls')
-    .alias('list')
+    .aliases(['list', 'status'])
     .summary('list the running apps and their instances')
     .description('List the apps of this folder\'s running supervisor (or, with none here, of every supervisor of this user, ' +
       'grouped): instance, pid, state, uptime, restarts, memory, requests served and in flight.')

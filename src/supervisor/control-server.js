@@ -128,6 +128,8 @@ class ControlServer {
         case 'restart':
         case 'stop':
           return reply(socket, { ok: true, result: await h[request.cmd](String(request.app || 'all')) })
+        case 'show':
+          return reply(socket, { ok: true, result: await h.show(String(request.app)) })
         case 'logs':
           return this.streamLogs(socket, request)
         default:

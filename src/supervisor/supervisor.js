@@ -300,6 +300,28 @@ class Supervisor extends EventEmitter {
     return n
   }
 
+  /**
+   * `httpsys show <app>`: the app as resolved, where it is served, its instances with
+   * their last exits, and its recent records. Environment values are the caller's to
+   * mask (src/cli/show.js), as `config check` does.
+   */
+  async show (name) {
+    const [group] = this.select(name)
+    if (group === undefined || name === 'all') throw new codes.ERR_HTTPSYS_APP_NOT_FOUND({ app: name, known: this.groups.map((g) => g.name) })
+    const { apps } = await this.status()
+    const status = apps.find((a) => a.name === group.name)
+    return {
+      name: group.name,
+      state: group.state(),
+      urls: this.servedUrls(group),
+      backend: this.backend && this.backend.backend,
+      config: group.app,
+      instances: status.instances,
+      waiting: status.waiting,
+      records: this.logs.recent({ app: group.name, lines: 15 })
+    }
+  }
+
   /** Rolling reload of one app or all; resolves with each app's outcome. */
   async reload (name) {
     const results = await Promise.all(this.select(name).map(async (g) => ({ app: g.name, ...(await g.reload('command')) })))
@@ -332,6 +354,7 @@ class Supervisor extends EventEmitter {
       reload: (name) => this.reload(name),
       restart: (name) => this.restart(name),
       stop: (name) => this.stopApps(name),
+      show: (name) => this.show(name),
       checkApp: (name) => this.select(name),
       logs: (options) => this.logs.recent(options),
       subscribe: (fn) => this.logs.subscribe(fn)
