@@ -13,6 +13,10 @@ const path = require('node:path')
 const { ENV } = require('../worker-interface')
 const { WorkerProcess } = require('./worker-process')
 const { shouldRestart, backoffDelay, isUnstable, CrashLoop } = require('./restart-policy')
+const { startFailureCause } = require('./start-failure')
+
+// attempts an app that has never been ready gets before it is errored with its cause
+const FIRST_START_ATTEMPTS = 3
 
 const REGISTER = path.join(__dirname, '..', 'register.js')
 
@@ -50,6 +54,8 @@ class Instance extends EventEmitter {
     this.spawns = 0
     // restart_window 0: no window, every unstable exit since the last stable run counts
     this.crashLoop = new CrashLoop({ max: app.max_restarts, window: app.restart_window || Infinity })
+    this.everReady = false
+    this.startFailures = 0
     this.restartTimer = null
     this.stableTimer = null
     this.lastExit = null
@@ -165,6 +171,7 @@ class Instance extends EventEmitter {
 
   resetCounters () {
     this.attempt = 0
+    this.startFailures = 0
     this.crashLoop.reset()
   }
 
@@ -203,6 +210,8 @@ class Instance extends EventEmitter {
   }
 
   onProcessReady (proc) {
+    this.everReady = true
+    this.startFailures = 0
     this.setState('ready')
     clearTimeout(this.stableTimer)
     // the backoff starts over only after a run that stayed up (docs/supervisor.md 2.1)
@@ -243,6 +252,20 @@ class Instance extends EventEmitter {
     const unstable = isUnstable({ readyAt: proc.readyAt, exitAt: proc.exitInfo.at }, app.min_uptime)
     // a run that stayed up ends a crash loop: the unstable exits before it were another story
     if (!unstable) this.crashLoop.reset()
+    // An app that has never been ready is a first-run mistake far more often than a flake
+    // (a module not installed, a typo, a port taken): after a few attempts, one line with
+    // the cause, instead of the same stack trace max_restarts times over minutes.
+    // (max_restarts 0, "never give up", keeps trying: an app waiting for its database)
+    const firstStartLimit = app.max_restarts === 0 ? Infinity : Math.min(FIRST_START_ATTEMPTS, app.max_restarts)
+    if (!this.everReady && !proc.readyAt && ++this.startFailures >= firstStartLimit) {
+      const cause = startFailureCause(proc.stderrTail, { cwd: app.cwd, code, signal })
+      const fix = this.watching ? 'waiting for a file change' : `fix it, then \`httpsys restart ${app.name}\``
+      this.logger.error({ event: 'errored', app: app.name, inst, pid, code, signal, firstStart: true, attempts: this.startFailures, cause },
+        `did not start (${this.startFailures} attempts): ${cause}; not restarting, ${fix}`)
+      this.setState('errored')
+      this.emit('errored')
+      return
+    }
     if (unstable && this.crashLoop.record(proc.exitInfo.at)) {
       const fix = this.watching ? 'waiting for a file change' : `fix it, then \`httpsys restart ${app.name}\``
       this.logger.error({

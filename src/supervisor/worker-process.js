@@ -26,6 +26,8 @@ const IS_WINDOWS = process.platform === 'win32'
 // after 'exit', how long to wait for the pipes to close before reporting the exit anyway
 // (a grandchild that inherited stdout can keep them open for ever)
 const CLOSE_GRACE_MS = 250
+// stderr lines kept to tell why a process that never got ready failed
+const STDERR_TAIL = 40
 // a preload that knows httpsys:drain detaches at once; one that does not never will
 const DRAIN_ACK_MS = 500
 const DRAIN_POLL_MS = 20
@@ -55,6 +57,7 @@ class WorkerProcess extends EventEmitter {
     this.tracksWorkers = tracksWorkers
     this.treeWatch = treeWatch
     this.lastTree = [] // the tree as last seen, once the process has exited
+    this.stderrTail = []
     this.child = null
     this.pid = undefined
     this.state = 'starting' // ready | stopping | exited
@@ -103,7 +106,14 @@ class WorkerProcess extends EventEmitter {
 
     const splitters = []
     for (const stream of ['stdout', 'stderr']) {
-      const splitter = new LineSplitter(createLineSink(this.logger, { app: app.name, inst: this.inst, pid: child.pid, stream }))
+      const sink = createLineSink(this.logger, { app: app.name, inst: this.inst, pid: child.pid, stream })
+      // the last stderr lines say why a process that never got ready failed (start-failure.js)
+      const onLine = stream === 'stdout' ? sink : (line, truncated) => {
+        this.stderrTail.push(line)
+        if (this.stderrTail.length > STDERR_TAIL) this.stderrTail.shift()
+        sink(line, truncated)
+      }
+      const splitter = new LineSplitter(onLine)
       child[stream].on('data', (chunk) => splitter.push(chunk))
       child[stream].on('end', () => splitter.end())
       splitters.push(splitter)

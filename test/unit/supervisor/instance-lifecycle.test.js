@@ -60,18 +60,34 @@ test('backoff delays grow while it keeps crashing, and start over after a stable
 })
 
 test('a crash loop ends in errored with one clear record, and nothing restarts it', async () => {
-  const { instance, records } = makeInstance({ name: 'doomed', script: 'crash-start.js', max_restarts: 3, restart_window: '1m' })
+  // ready, then crashing within min_uptime each time: unstable exits of an app that did start
+  const { instance, records } = makeInstance({ name: 'doomed', script: 'ready-app.js', wait_ready: true, max_restarts: 3, restart_window: '1m', env: { CRASH_AFTER_MS: '30' } })
   const errored = new Promise((resolve) => instance.once('errored', resolve))
   instance.start()
   await errored
   const record = await waitFor(records, (r) => r.event === 'errored')
-  expect(record).toMatchObject({ level: 50, app: 'doomed', inst: 0, code: 1, unstableExits: 3 })
+  expect(record).toMatchObject({ level: 50, app: 'doomed', inst: 0, code: 3, unstableExits: 3 })
   expect(record.msg).toMatch(/crash loop: 3 unstable exits within 60000 ms .*httpsys restart doomed/)
   expect(records.filter((r) => r.event === 'errored')).toHaveLength(1)
   expect(instance.state).toBe('errored')
   await new Promise((resolve) => setTimeout(resolve, 300))
   expect(records.filter((r) => r.event === 'spawn')).toHaveLength(3)
-  expect(records.filter((r) => r.stream === 'stderr' && /^boom/.test(r.msg))).toHaveLength(3)
+})
+
+test('an app that never got ready is errored after 3 attempts, with the cause in one line', async () => {
+  const { instance, records } = makeInstance({ name: 'firstrun', script: 'crash-start.js' })
+  const errored = new Promise((resolve) => instance.once('errored', resolve))
+  instance.start()
+  await errored
+  const record = await waitFor(records, (r) => r.event === 'errored')
+  expect(record).toMatchObject({ level: 50, firstStart: true, attempts: 3, cause: 'boom: cannot start (missing DATABASE_URL)' })
+  expect(record.msg).toBe('did not start (3 attempts): boom: cannot start (missing DATABASE_URL); not restarting, fix it, then `httpsys restart firstrun`')
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  expect(records.filter((r) => r.event === 'spawn')).toHaveLength(3)
+  // a restart gives it its attempts again
+  await instance.restart()
+  await waitFor(records, (r) => r.event === 'errored', { count: 2 })
+  expect(records.filter((r) => r.event === 'spawn')).toHaveLength(6)
 })
 
 test('restart: "on-failure" leaves a clean exit alone; stop_exit_codes too', async () => {
