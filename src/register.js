@@ -44,6 +44,11 @@ function install () {
   globalThis[kInstalled] = true
 
   const worker = readWorkerEnv()
+  if (worker.noHttp) {
+    // an app of type 'worker': node's http stays; only the supervisor's IPC is answered
+    if (typeof process.send === 'function' && isSupervisorChild(worker)) listenForShutdown()
+    return
+  }
   replace(http, ours)
   // The hub (Linux, macOS) has no TLS yet; HTTP.SYS terminates it from the machine's
   // certificate bindings, so there https servers attach like http ones.

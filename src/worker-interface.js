@@ -35,7 +35,12 @@ const ENV = Object.freeze({
    * limit). HTTP.SYS has no such limit, so on that router each worker enforces it; the
    * hub enforces it itself.
    */
-  MAX_BODY_SIZE: 'HTTPSYS_MAX_BODY_SIZE'
+  MAX_BODY_SIZE: 'HTTPSYS_MAX_BODY_SIZE',
+  /**
+   * '1' for an app of type 'worker' (no HTTP): the preload leaves node's http alone and
+   * only answers the supervisor's IPC (drain, shutdown, stats)
+   */
+  NO_HTTP: 'HTTPSYS_NO_HTTP'
 })
 
 /** IPC message types ({ type, ... }) between the supervisor and its worker. */
@@ -63,7 +68,8 @@ const MSG = Object.freeze({
  * What the worker side reads from its environment.
  * @param {object} [env=process.env]
  * @returns {{hub: string|null, queue: string|null, queueToken: string|null, queueUrls: string[], backend: string,
- *   supervisorPid: number|null, app: string|null, instance: number|null, maxBodySize: number}}
+ *   supervisorPid: number|null, app: string|null, instance: number|null, maxBodySize: number,
+ *   noHttp: boolean}}
  */
 function readWorkerEnv (env = process.env) {
   const pid = Number(env[ENV.SUPERVISOR_PID])
@@ -78,7 +84,8 @@ function readWorkerEnv (env = process.env) {
     supervisorPid: env[ENV.SUPERVISOR_PID] && pid > 0 ? pid : null,
     app: env[ENV.APP] || null,
     instance: env[ENV.INSTANCE] !== undefined && env[ENV.INSTANCE] !== '' && Number.isInteger(inst) ? inst : null,
-    maxBodySize: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : Infinity
+    maxBodySize: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : Infinity,
+    noHttp: env[ENV.NO_HTTP] === '1'
   }
 }
 

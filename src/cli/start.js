@@ -48,6 +48,7 @@ function register (program, deps) {
     .option('-w, --watch [paths]', 'reload on file changes: the app\'s cwd, or these comma-separated paths (with -c: every app)')
     .option('--ignore-watch <paths>', 'comma-separated paths or globs whose changes do not reload', list)
     .option('--wait-ready', 'the app is ready when it calls process.send(\'ready\'), not at its first listen()')
+    .option('--no-http', 'the app serves no HTTP (a queue consumer, a cron job): ready once started')
     .option('--kill-timeout <duration>', 'how long a stop may take before the process tree is killed (default: 10s)')
     .option('--max-memory-restart <size>', 'reload an instance whose memory stays above this, e.g. 300M')
     .addOption(new Option('--restart <when>', 'restart an app that exits by itself (default: always)').choices(['always', 'on-failure', 'never']))
@@ -159,6 +160,7 @@ function toRequest (script, args, options, command) {
     typeof watch === 'string' && '--watch <paths>',
     options.ignoreWatch !== undefined && '--ignore-watch',
     options.waitReady !== undefined && '--wait-ready',
+    options.http === false && '--no-http',
     options.killTimeout !== undefined && '--kill-timeout',
     options.maxMemoryRestart !== undefined && '--max-memory-restart',
     options.restart !== undefined && '--restart',
@@ -188,6 +190,7 @@ function toRequest (script, args, options, command) {
     watch: typeof watch === 'string' ? list(watch) : watch,
     ignoreWatch: options.ignoreWatch,
     waitReady: options.waitReady,
+    noHttp: options.http === false,
     killTimeout: options.killTimeout,
     maxMemoryRestart: options.maxMemoryRestart,
     restart: options.restart,

@@ -17,6 +17,7 @@ const FLAGS = {
   watch: '--watch',
   ignore_watch: '--ignore-watch',
   wait_ready: '--wait-ready',
+  type: '--no-http',
   kill_timeout: '--kill-timeout',
   max_memory_restart: '--max-memory-restart',
   restart: '--restart',
@@ -35,6 +36,7 @@ const FLAGS = {
  * @param {true|string[]} [flags.watch] true: the app's cwd; else paths
  * @param {string[]} [flags.ignoreWatch]
  * @param {boolean} [flags.waitReady]
+ * @param {boolean} [flags.noHttp] the app serves no HTTP (type: 'worker')
  * @param {string} [flags.killTimeout]
  * @param {string} [flags.maxMemoryRestart]
  * @param {string} [flags.restart]
@@ -59,6 +61,7 @@ function fromFlags (flags, { baseDir = process.cwd(), envFile } = {}) {
   set('watch', Array.isArray(flags.watch) ? flags.watch.map((p) => path.resolve(baseDir, p)) : flags.watch)
   set('ignore_watch', flags.ignoreWatch)
   set('wait_ready', flags.waitReady)
+  if (flags.noHttp) app.type = 'worker'
   set('kill_timeout', flags.killTimeout)
   set('max_memory_restart', flags.maxMemoryRestart)
   set('restart', flags.restart)

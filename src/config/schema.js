@@ -211,6 +211,17 @@ const appSchema = {
     default: () => 'auto',
     check: (value, ctx) => value === 'auto' ? value : duration(value, ctx, '"auto"')
   },
+  type: {
+    doc: '"web": serves HTTP through its queue; "worker": serves no HTTP (a queue consumer, a cron job): no queue, no preload, ready once started (or at process.send("ready") with wait_ready)',
+    default: () => 'web',
+    check (value, ctx) {
+      oneOf(value, ctx, APP_TYPES)
+      if (value === 'worker' && ctx.app.urls.length > 0) {
+        ctx.fail('is "worker", which serves no HTTP, but the app has urls', 'Remove its urls, or make it type: "web".')
+      }
+      return value
+    }
+  },
   wait_ready: {
     doc: 'the app says when it is ready with process.send("ready") instead of on its first listen()',
     default: () => false,
@@ -238,6 +249,8 @@ const appSchema = {
     check (value, ctx) {
       if (value === false) return []
       if (value === true) return [ctx.app.cwd]
+      // "true" in quotes would be a path named true: almost always a typo for the boolean
+      if (value === 'true' || value === 'false') ctx.fail(`must be true or false without quotes, or paths; got the string ${JSON.stringify(value)}`, `Write watch: ${value}.`)
       return stringList(value, ctx, '["src", "config"]').map((p) => path.resolve(ctx.app.cwd, p))
     }
   },
@@ -278,6 +291,7 @@ const appSchema = {
 }
 
 const RESTART_MODES = ['always', 'on-failure', 'never']
+const APP_TYPES = ['web', 'worker']
 const BACKENDS = ['auto', 'httpsys', 'hub']
 
 // Top-level keys besides `apps`: settings of the whole run. A CLI flag (--backend) wins

@@ -331,7 +331,14 @@ function workerEnv (app, inst, routerEnv, extra) {
     env.PORT = String(parse(app.urls[0]).port)
   }
   Object.assign(env, extra, app.env)
-  env[ENV.QUEUE] = app.name
+  if (app.type !== 'worker') {
+    env[ENV.QUEUE] = app.name
+    delete env[ENV.NO_HTTP]
+  } else {
+    // serves no HTTP: the preload only answers the supervisor's IPC (shutdown, drain, stats)
+    delete env[ENV.QUEUE]
+    env[ENV.NO_HTTP] = '1'
+  }
   for (const [key, value] of Object.entries(routerEnv)) {
     if (value === undefined) delete env[key]
     else env[key] = value

@@ -127,7 +127,7 @@ class Supervisor extends EventEmitter {
     try {
       await router.start()
       for (const app of this.config.apps) {
-        await router.createQueue(app.name, { urls: app.urls })
+        if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls })
       }
     } catch (err) {
       this.router = null
@@ -167,11 +167,12 @@ class Supervisor extends EventEmitter {
   }
 
   createGroup (app, router, { env, logDirs }) {
-    const where = app.urls.length ? app.urls.join(' ') : 'the prefix its listen() asks for'
+    const where = app.type === 'worker' ? 'no HTTP (type: worker)' : app.urls.length ? app.urls.join(' ') : 'the prefix its listen() asks for'
     this.logger.info({ event: 'app', app: app.name, urls: app.urls, instances: app.instances },
-      `${app.instances} instance${app.instances === 1 ? '' : 's'} on ${where}${app.watch.length ? ' (watching for changes)' : ''}`)
+      `${app.instances} instance${app.instances === 1 ? '' : 's'}${app.type === 'worker' ? ', ' : ' on '}${where}${app.watch.length ? ' (watching for changes)' : ''}`)
     const group = new AppGroup(app, {
-      routerEnv: router.workerEnv(app),
+      // a worker app talks to no router: none of the router's variables reach it
+      routerEnv: app.type === 'worker' ? Object.fromEntries(Object.keys(router.workerEnv(app)).map((k) => [k, undefined])) : router.workerEnv(app),
       tracksWorkers: router.tracksWorkers,
       logger: this.logger,
       env,
@@ -204,7 +205,7 @@ class Supervisor extends EventEmitter {
     const urls = this.servedUrls(group)
     const n = group.instances.length
     this.logger.info({ event: 'app-ready', app: group.name, urls, instances: n },
-      `ready  ${urls.map(clickable).join(' ') || '(no URL)'}  ${n} instance${n === 1 ? '' : 's'}`)
+      `ready  ${group.app.type === 'worker' ? '(no HTTP)' : urls.map(clickable).join(' ') || '(no URL)'}  ${n} instance${n === 1 ? '' : 's'}`)
     if (this.groups.length === this.config.apps.length && this.groups.every((g) => g.announced)) {
       const n = this.groups.length
       this.logger.info({ event: 'all-ready', apps: n, ms: Date.now() - this.startedAt },
@@ -226,6 +227,7 @@ class Supervisor extends EventEmitter {
    * stopped by command passes through 'stopped' on a restart, so its requests wait.)
    */
   checkAvailable (group) {
+    if (group.app.type === 'worker') return
     const down = group.instances.every((i) => TERMINAL.has(i.state))
     if (down) this.setAvailable(group, false)
     else if (!group.instances.every((i) => i.state === 'stopped')) this.setAvailable(group, true)

@@ -108,11 +108,12 @@ class WorkerProcess extends EventEmitter {
     for (const stream of ['stdout', 'stderr']) {
       const sink = createLineSink(this.logger, { app: app.name, inst: this.inst, pid: child.pid, stream })
       // the last stderr lines say why a process that never got ready failed (start-failure.js)
-      const onLine = stream === 'stdout' ? sink : (line, truncated) => {
+      const keepTail = (line, truncated) => {
         this.stderrTail.push(line)
         if (this.stderrTail.length > STDERR_TAIL) this.stderrTail.shift()
         sink(line, truncated)
       }
+      const onLine = stream === 'stdout' ? sink : keepTail
       const splitter = new LineSplitter(onLine)
       child[stream].on('data', (chunk) => splitter.push(chunk))
       child[stream].on('end', () => splitter.end())
@@ -136,10 +137,17 @@ class WorkerProcess extends EventEmitter {
     })
     if (child.pid === undefined) return false
     this.logger.info({ event: 'spawn', ...this.tags }, `started pid ${child.pid}`)
+    if (app.type === 'worker' && !app.wait_ready) {
+      // no HTTP, so no attach to wait for: started is ready
+      process.nextTick(() => { if (this.state === 'starting') this.markReady('started') })
+      return true
+    }
     if (app.ready_timeout > 0) {
       this.readyTimer = setTimeout(() => {
         if (this.state !== 'starting') return
-        const how = app.wait_ready ? 'did not send process.send(\'ready\')' : 'did not attach to its queue (no listen())'
+        const how = app.wait_ready
+          ? 'did not send process.send(\'ready\')'
+          : 'did not attach to its queue (no listen()); if it serves no HTTP, give it type: "worker" (or --no-http)'
         this.logger.warn({ event: 'ready-timeout', ...this.tags, ms: app.ready_timeout }, `${how} within ${app.ready_timeout} ms`)
         this.emit('ready-timeout')
       }, app.ready_timeout)

@@ -50,6 +50,9 @@ describe('rejects with the key path and the fix', () => {
     ['bad prefix (no port)', app({ urls: ['http://+/'] }), 'apps[0].urls[0]', ['"http://+/" is not a URL prefix', 'port', 'for example http://+:8080/api/']],
     ['bad prefix (scheme)', app({ urls: 'ftp://+:21/' }), 'apps[0].urls', ['not a URL prefix', 'http or https']],
     ['urls a number', app({ urls: 8080 }), 'apps[0].urls', ['URL prefix or an array']],
+    ['type unknown', app({ type: 'cron' }), 'apps[0].type', ['"cron"', 'web', 'worker']],
+    ['type worker with urls', app({ type: 'worker', urls: ['http://+:8080/'] }), 'apps[0].type', ['serves no HTTP', 'Remove its urls']],
+    ['watch as the string "true"', app({ watch: 'true' }), 'apps[0].watch', ['without quotes', 'Write watch: true.']],
     ['duplicate names', { apps: [{ script: 'app.js', name: 'a' }, { script: 'api.js', name: 'a' }] }, 'apps[1].name', ['"a" is already the name of apps[0]']],
     ['duplicate default names', { apps: [{ script: 'app.js' }, { script: 'app.js' }] }, 'apps[1].name', ['"app" is already the name']],
     ['one prefix on two apps', {
@@ -105,6 +108,7 @@ test('defaults: name from the script, no urls, one instance, cwd of the config, 
       min_uptime: 5000,
       max_restarts: 10,
       restart_window: 750000, // 'auto': 10 x (30 s + 30 s + 10 s + 5 s)
+      type: 'web',
       wait_ready: false,
       ready_timeout: 30000,
       max_memory_restart: 0,
