@@ -111,6 +111,9 @@ define('ERR_HTTPSYS_ATTACH_DENIED', (d) =>
   'Workers attach through `httpsys start`, which gives each app\'s workers their queue and token; every instance of an app must listen on the same prefix.')
 define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
   `A request queue named ${str(d.queue)} already exists on the router. Choose another name, or attach to it instead of creating it.`)
+define('ERR_HTTPSYS_METRICS_LISTEN', (d) =>
+  `Cannot serve metrics on ${d.host}:${d.port}: ${d.reason === 'EADDRINUSE' ? 'the port is in use' : d.reason === 'EACCES' ? 'not allowed to listen there' : d.reason}. ` +
+  'Choose another metrics.listen (or --metrics), for example 127.0.0.1:9464, or stop what holds the port.')
 define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
   `The HTTP.SYS addon cannot be loaded${d.reason ? ` (${d.reason})` : ''}. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
   'Build it with `npm run build:win` (Linux, mingw-w64) or `npx node-gyp rebuild` (Windows), set HTTPSYS_NATIVE_PATH to a built httpsys_native.node, or use `--backend hub`.')
@@ -153,7 +156,10 @@ define('ERR_HTTPSYS_CONFIG_LOAD', (d) =>
   `Cannot load the config file ${d.path}: ${d.cause ? d.cause.message : 'unknown error'}. ` +
   'Check it with `node ' + (d.path || 'httpsys.config.js') + '`; it must export { apps: [...] }.')
 define('ERR_HTTPSYS_CONFIG_INVALID', (d) =>
-  `Invalid config at ${d.key}: ${d.reason}.${d.fix ? ' ' + d.fix : ''}`, TypeError)
+  `Invalid config at ${d.key}: ${d.reason}.${d.fix ? ' ' + d.fix : ''}` +
+  (d.more && d.more.length
+    ? `\nAlso (${d.more.length} more):` + d.more.map((p) => `\n  at ${p.key}: ${p.reason}.${p.fix ? ' ' + p.fix : ''}`).join('')
+    : ''), TypeError)
 define('ERR_HTTPSYS_SCRIPT_NOT_FOUND', (d) =>
   `The app script ${d.script} does not exist${d.app ? ` (app ${str(d.app)})` : ''}. ` +
   'Check the path: in a config file it is relative to the app\'s cwd (the config file\'s folder by default), on the command line to the current directory.')

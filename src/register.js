@@ -248,9 +248,13 @@ function closeServers (done) {
   }
 }
 
+// Memory for max_memory_restart (Windows has no /proc), and what the process served
+// (src/queue/request-stats.js) for ls, monit and the metrics endpoint.
 function reportStats () {
   const { rss, heapUsed } = process.memoryUsage()
-  reply({ type: MSG.STATS, rss, heapUsed })
+  const stats = require('./queue/request-stats').processStats()
+  stats.start()
+  reply({ type: MSG.STATS, rss, heapUsed, processUptimeMs: Math.round(process.uptime() * 1000), requests: stats.snapshot() })
 }
 
 function reply (msg) {

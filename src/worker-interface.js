@@ -58,7 +58,10 @@ const MSG = Object.freeze({
   DRAIN: 'httpsys:drain',
   /** worker -> supervisor: every server has closed after DRAIN */
   DRAINED: 'httpsys:drained',
-  /** supervisor -> worker: report memory; answered with { type: STATS, rss, heapUsed } */
+  /**
+   * supervisor -> worker: report. Answered with { type: STATS, rss, heapUsed,
+   * processUptimeMs, requests } (requests: src/queue/request-stats.js snapshot())
+   */
   STATS: 'httpsys:stats',
   /** worker -> supervisor, once: a server of this process is attached to its queue */
   READY: 'httpsys:ready'

@@ -11,7 +11,7 @@ function register (program) {
     .summary('validate a config and print it resolved')
     .description('Load and validate the config as `httpsys start` would; print it with every default filled in ' +
       '(durations in ms, sizes in bytes, paths absolute). Exits 1 with the key to fix when it is invalid.')
-    .option('-c, --config <file>', 'the config file', 'httpsys.config.js')
+    .option('-c, --config <file>', 'the config file (default: ./httpsys.config.js, .cjs, .mjs or .json)')
     .option('--env <name>', 'merge each app\'s env_<name> over its env, as start --env does')
     .option('--env-file <file>', 'variables for every app, as start --env-file does')
     .option('--show-secrets', 'print the values of variables that look secret (masked by default)')
@@ -21,7 +21,7 @@ function register (program) {
 async function action (options) {
   const { resolveStartConfig } = require('../config')
   const resolved = await resolveStartConfig({ config: options.config, env: options.env, envFile: options.envFile })
-  const shown = { backend: resolved.backend, limits: resolved.limits, tls: resolved.tls, apps: resolved.apps }
+  const shown = { backend: resolved.backend, limits: resolved.limits, tls: resolved.tls, metrics: resolved.metrics, apps: resolved.apps }
   console.log(JSON.stringify(options.showSecrets ? shown : masked(shown), null, 2))
   console.error(`${resolved.source.configFile}: ${resolved.apps.length} app(s), valid`)
 }

@@ -3,8 +3,6 @@
 // `httpsys doctor [-c config]`: checks the machine for the config (src/setup/doctor.js)
 // and prints each finding with its fix. Exit code 0 when nothing is an error, else 1.
 
-const fs = require('node:fs')
-const path = require('node:path')
 const { setupDeps } = require('./setup-deps')
 
 const MARK = { ok: 'ok  ', info: 'info', warn: 'warn', error: 'FAIL' }
@@ -41,10 +39,11 @@ async function run (d, options) {
 }
 
 async function loadConfig (file) {
-  const { resolveStartConfig, DEFAULT_FILE } = require('../config')
-  if (file === undefined && !fs.existsSync(path.resolve(DEFAULT_FILE))) return { config: null, problem: null }
+  const { resolveStartConfig, findConfigFile } = require('../config')
   try {
-    return { config: await resolveStartConfig({ config: file || DEFAULT_FILE }), problem: null }
+    if (file === undefined) file = findConfigFile()
+    if (file === null) return { config: null, problem: null }
+    return { config: await resolveStartConfig({ config: file }), problem: null }
   } catch (err) {
     if (!err || typeof err.code !== 'string' || !err.code.startsWith('ERR_HTTPSYS_')) throw err
     return { config: null, problem: { level: 'error', area: 'config', message: err.message, fix: 'fix the config, then run `httpsys doctor` again' } }

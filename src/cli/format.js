@@ -2,6 +2,7 @@
 
 // Small text helpers shared by the commands that print for a person.
 
+const { createColors } = require('colorette')
 const { formatSize } = require('../config/size')
 
 /** 93784000 -> "1d 2h"; 0 -> "-" */
@@ -22,4 +23,34 @@ function table (rows) {
   return rows.map((r) => r.map((cell, i) => String(cell).padEnd(widths[i])).join('  ').trimEnd()).join('\n')
 }
 
-module.exports = { formatUptime, formatSize, table }
+/** 0.42 -> "0.42 ms", 12.5 -> "12.5 ms", 2500 -> "2.5 s"; null -> "-" */
+function formatLatency (ms) {
+  if (ms === null || ms === undefined) return '-'
+  if (ms === Infinity) return '>100 s'
+  if (ms >= 1000) return `${Number((ms / 1000).toPrecision(3))} s`
+  return `${Number(ms.toPrecision(3))} ms`
+}
+
+/** requests per second: "-" when unknown, one decimal below 100 */
+function formatRate (r) {
+  if (r === null || r === undefined) return '-'
+  return r >= 100 ? String(Math.round(r)) : String(Math.round(r * 10) / 10)
+}
+
+/** colorette's colours for a stream: on in a terminal, off with NO_COLOR or in a pipe */
+function colorsFor (stream) {
+  const useColor = process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0'
+    ? true
+    : Boolean(stream && stream.isTTY) && process.env.NO_COLOR === undefined
+  return createColors({ useColor })
+}
+
+/** green when serving, yellow on the way, red when it needs someone */
+function stateColor (colors, state) {
+  if (state === 'ready') return colors.green
+  if (state === 'errored' || state === 'degraded' || state === 'exited') return colors.red
+  if (state === 'stopped' || state === 'idle') return colors.gray
+  return colors.yellow
+}
+
+module.exports = { formatUptime, formatSize, formatLatency, formatRate, table, colorsFor, stateColor }

@@ -47,10 +47,10 @@ async function action (app, options) {
 async function fromFiles (app, options, sink) {
   const fs = require('node:fs')
   const path = require('node:path')
-  const { resolveStartConfig, DEFAULT_FILE } = require('../config')
+  const { resolveStartConfig, findConfigFile } = require('../config')
   const { daemonLogFile } = require('../supervisor/daemon')
-  const file = options.config || DEFAULT_FILE
-  if (!fs.existsSync(path.resolve(file))) return false
+  const file = options.config || findConfigFile()
+  if (!file || !fs.existsSync(path.resolve(file))) return false
   const config = await resolveStartConfig({ config: file })
   const files = [daemonLogFile(config)]
   for (const a of config.apps) {

@@ -5,7 +5,7 @@
 // is served, its instances with their last exits, and its recent records.
 
 const { scopeOptions, scopeOf } = require('./scope')
-const { formatUptime, formatSize, table } = require('./format')
+const { formatUptime, formatSize, formatLatency, formatRate, table } = require('./format')
 
 function register (program) {
   scopeOptions(program.command('show')
@@ -28,11 +28,13 @@ async function action (app, options) {
       out.push(JSON.stringify({ supervisor: { id: s.id, pid: s.pid, label: s.label }, ...r, config }, null, 2))
       continue
     }
-    out.push(`${r.name} [${s.label}]: ${r.state}, ${r.backend === 'httpsys' ? 'HTTP.SYS' : 'the hub'}, ${r.urls.join(' ') || 'no URL yet'}, ${r.waiting} waiting`)
-    const rows = [['inst', 'pid', 'state', 'uptime', 'restarts', 'memory', 'served', 'last exit']]
+    out.push(`${r.name} [${s.label}]: ${r.state}, ${r.backend === 'httpsys' ? 'HTTP.SYS' : 'the hub'}, ${r.urls.join(' ') || 'no URL yet'}` +
+      (r.waiting === null || r.waiting === undefined ? '' : `, ${r.waiting} waiting`))
+    const rows = [['inst', 'pid', 'state', 'uptime', 'restarts', 'cpu', 'memory', 'req/s', 'p99', 'served', 'last exit']]
     for (const i of r.instances) {
       const last = i.lastExit ? (i.lastExit.signal ? `signal ${i.lastExit.signal}` : `code ${i.lastExit.code}`) : '-'
-      rows.push([i.inst, i.pid || '-', i.state, formatUptime(i.uptimeMs), i.restarts, i.memory ? formatSize(i.memory) : '-', i.served, last])
+      rows.push([i.inst, i.pid || '-', i.state, formatUptime(i.uptimeMs), i.restarts, i.cpu === null || i.cpu === undefined ? '-' : `${i.cpu}%`,
+        i.memory ? formatSize(i.memory) : '-', formatRate(i.reqPerSec), formatLatency(i.p99Ms), i.served, last])
     }
     out.push(table(rows), '', 'config:')
     for (const [key, value] of Object.entries(config)) out.push(`  ${key}: ${JSON.stringify(value)}`)

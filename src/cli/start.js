@@ -58,6 +58,7 @@ function register (program, deps) {
     .addOption(new Option('--backend <router>', 'the router: auto (HTTP.SYS on Windows when its addon loads and every app ' +
       'has --url/urls, else the hub), httpsys (HTTP.SYS, Windows only) or hub (default: the config\'s backend, else auto)')
       .choices(BACKENDS))
+    .option('--metrics <host:port>', 'serve Prometheus /metrics and /healthz there, e.g. 127.0.0.1:9464 (default: the config\'s metrics, else off)')
     .addOption(new Option('--log-level <level>', 'least level logged, for httpsys and the apps').choices(LOG_LEVELS).default('info'))
     .option('--json', 'write JSON log lines even in a terminal')
     .option('--setup', 'Windows: first make the URL reservations and certificate bindings (tls) the config needs ' +
@@ -198,6 +199,7 @@ function toRequest (script, args, options, command) {
     env: options.env,
     envFile: options.envFile,
     backend: options.backend,
+    metrics: options.metrics,
     logLevel: options.logLevel,
     json: Boolean(options.json)
   }

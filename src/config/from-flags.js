@@ -66,7 +66,7 @@ function fromFlags (flags, { baseDir = process.cwd(), envFile } = {}) {
   set('max_memory_restart', flags.maxMemoryRestart)
   set('restart', flags.restart)
   set('log_dir', flags.logDir)
-  return validate({ apps: [app] }, {
+  return validate(flags.metrics === undefined ? { apps: [app] } : { apps: [app], metrics: { listen: flags.metrics } }, {
     baseDir,
     envFile,
     backend: flags.backend,

@@ -38,7 +38,7 @@ async function importFile (abs) {
   // a fresh read every time: `httpsys config check` after an edit must see the edit
   delete require.cache[abs]
   try {
-    return require(abs)
+    return esmDefault(require(abs))
   } catch (err) {
     if (err.code === 'ERR_REQUIRE_ESM') return importEsm(abs)
     throw err
@@ -46,8 +46,15 @@ async function importFile (abs) {
 }
 
 async function importEsm (abs) {
-  const ns = await import(pathToFileURL(abs).href)
-  return ns.default !== undefined ? ns.default : ns
+  return esmDefault(await import(pathToFileURL(abs).href))
+}
+
+// An ES module's namespace, from import() or from require() (node 20.19+ and 22 load ESM
+// through require): the config is its default export when it has one.
+function esmDefault (exported) {
+  const isNamespace = exported !== null && typeof exported === 'object' &&
+    (exported[Symbol.toStringTag] === 'Module' || exported.__esModule === true)
+  return isNamespace && exported.default !== undefined ? exported.default : exported
 }
 
 module.exports = { load }

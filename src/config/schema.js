@@ -314,8 +314,35 @@ const topSchema = {
       if (!Array.isArray(value)) ctx.fail(`must be an array, got ${describe(value)}`, 'For example tls: [{ port: 443, pfx: "./site.pfx" }].')
       return value.map((entry, i) => subObject(entry, ctx.at(i), tlsSchema, {}, '{ port: 443, pfx: "./site.pfx" }'))
     }
+  },
+  metrics: {
+    doc: 'a Prometheus endpoint of the supervisor: { listen: "127.0.0.1:9464" } serves /metrics (requests by status class, latency, queue depth, restarts, CPU, memory) and /healthz readiness; off when absent',
+    default: () => null,
+    check (value, ctx) {
+      if (value === false || value === null) return null
+      return subObject(value, ctx, metricsSchema, { listen: null }, '{ listen: "127.0.0.1:9464" }')
+    }
   }
 }
+
+const metricsSchema = {
+  listen: {
+    doc: '"host:port", ":port" or a port number; the host defaults to 127.0.0.1 (the numbers name your apps and URLs: expose them on purpose)',
+    check (value, ctx) {
+      const m = typeof value === 'number' ? [null, '', String(value)] : typeof value === 'string' ? /^(?:\[?([^\]]*?)\]?:)?(\d+)$/.exec(value.trim()) : null
+      const port = m ? Number(m[2]) : NaN
+      if (!m || !Number.isInteger(port) || port < 1 || port > 65535) {
+        ctx.fail(`must be "host:port", ":port" or a port number from 1 to 65535, got ${describe(value)}`, 'For example listen: "127.0.0.1:9464".')
+      }
+      return { host: m[1] || '127.0.0.1', port }
+    }
+  }
+}
+Object.defineProperty(metricsSchema, 'after', {
+  value (out, ctx) {
+    if (out.listen === null) ctx.at('listen').fail('is required', 'For example metrics: { listen: "127.0.0.1:9464" }.')
+  }
+})
 
 // HTTP.SYS keeps its timers in whole seconds in a USHORT (HTTP_TIMEOUT_LIMIT_INFO), and
 // cannot turn one off (0 means "the default"): the same range holds on the hub, so one

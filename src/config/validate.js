@@ -10,6 +10,8 @@ const { appSchema, appAliases, topSchema, describe, BACKENDS, restartWindow } = 
 const { didYouMean } = require('./suggest')
 
 const kValidated = Symbol('httpsys.config.validated')
+// problems reported at once: past this many, the rest wait for the next check
+const MAX_PROBLEMS = 20
 const TOP_KEYS = ['apps', ...Object.keys(topSchema)]
 // env_production, env_staging, ...: selected with `--env <name>` (pm2's spelling)
 const ENV_VARIANT = /^env_[A-Za-z0-9][A-Za-z0-9_.-]*$/
@@ -35,7 +37,9 @@ function validate (raw, options = {}) {
     example: options.example || ((p, value) => `${p[p.length - 1]}: ${value}`),
     envName: options.envName,
     envFile: options.envFile || {},
-    watch: options.watch === true
+    watch: options.watch === true,
+    // every problem of the file, reported at once (a fix-and-rerun loop per key is slow)
+    problems: []
   }
   const root = new Context([], opts)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -48,19 +52,23 @@ function validate (raw, options = {}) {
   rejectUnknown(raw, TOP_KEYS, {}, root)
   const list = raw.apps
   const at = root.at('apps')
-  if (list === undefined) at.fail('is required', 'Add apps: [{ script: "app.js" }].')
-  if (!Array.isArray(list)) at.fail(`must be an array of apps, got ${describe(list)}`, 'Write apps: [{ script: "app.js" }].')
-  if (list.length === 0) at.fail('lists no app', 'Add at least one: apps: [{ script: "app.js" }].')
-
-  if (opts.envName !== undefined) checkEnvName(list, opts.envName)
-  const apps = list.map((entry, i) => validateApp(entry, at.at(i)))
-  checkAcrossApps(apps, at)
-  const backend = validateBackend(raw, options.backend, root)
+  collect(opts, () => {
+    if (list === undefined) at.fail('is required', 'Add apps: [{ script: "app.js" }].')
+    if (!Array.isArray(list)) at.fail(`must be an array of apps, got ${describe(list)}`, 'Write apps: [{ script: "app.js" }].')
+    if (list.length === 0) at.fail('lists no app', 'Add at least one: apps: [{ script: "app.js" }].')
+  })
+  const appsOk = opts.problems.length === 0
+  if (appsOk && opts.envName !== undefined) checkEnvName(list, opts.envName)
+  const apps = appsOk ? list.map((entry, i) => validateApp(entry, at.at(i))) : []
+  // names and prefixes across apps: only once each app is whole
+  if (appsOk && opts.problems.length === 0) collect(opts, () => checkAcrossApps(apps, at))
+  const backend = collect(opts, () => validateBackend(raw, options.backend, root)) || {}
   const config = { backend: backend.value, apps }
   for (const [key, row] of Object.entries(topSchema)) {
     if (key === 'backend') continue
-    config[key] = raw[key] === undefined ? row.default(root.at(key)) : row.check(raw[key], root.at(key))
+    config[key] = collect(opts, () => raw[key] === undefined ? row.default(root.at(key)) : row.check(raw[key], root.at(key)))
   }
+  throwProblems(opts.problems)
   Object.defineProperty(config, kValidated, { value: true })
   // not enumerable: `config check` prints the apps, and equality in tests stays on them
   Object.defineProperty(config, 'source', { value: Object.freeze({ ...options.source, backend: backend.from }) })
@@ -76,22 +84,25 @@ function validateApp (raw, ctx) {
   ctx.app = app
   ctx.appName = typeof raw.name === 'string' ? raw.name : undefined
   ctx.rawApp = raw
+  const before = ctx.opts.problems.length
   for (const [key, row] of Object.entries(appSchema)) {
     const at = ctx.at(key)
-    if (raw[key] === undefined) {
+    // a key that reads one that failed (name from script, watch from cwd) may throw
+    // for that reason: dropped, the first cause is reported
+    app[key] = collect(ctx.opts, () => {
+      if (raw[key] !== undefined) return row.check(raw[key], at)
       if (row.required) at.fail('is required', row.required)
-      app[key] = row.default(at)
-    } else {
-      app[key] = row.check(raw[key], at)
-    }
+      return row.default(at)
+    }, ctx.opts.problems.length > before)
   }
-  app.restart_window = restartWindow(app, ctx.at('restart_window'))
+  if (ctx.opts.problems.length > before) return app
+  app.restart_window = collect(ctx.opts, () => restartWindow(app, ctx.at('restart_window')))
   // env_<name> blocks are checked whether or not they are selected: a typo in one
   // should not wait for the day it is deployed
   let selected = {}
   for (const key of Object.keys(raw)) {
     if (!ENV_VARIANT.test(key)) continue
-    const vars = appSchema.env.check(raw[key], ctx.at(key))
+    const vars = collect(ctx.opts, () => appSchema.env.check(raw[key], ctx.at(key)))
     if (key === `env_${ctx.opts.envName}`) selected = vars
   }
   app.env = { ...ctx.opts.envFile, ...app.env, ...selected }
@@ -155,9 +166,42 @@ function rejectUnknown (obj, known, aliases, ctx, allowed) {
   for (const key of Object.keys(obj)) {
     if (known.includes(key) || (allowed && allowed.test(key))) continue
     const guess = didYouMean(key, known, aliases)
-    ctx.at(key).fail('is not a known key',
-      (guess ? `Did you mean ${JSON.stringify(guess)}? ` : '') + `Known keys: ${known.join(', ')}.`)
+    collect(ctx.opts, () => ctx.at(key).fail('is not a known key',
+      (guess ? `Did you mean ${JSON.stringify(guess)}? ` : '') + `Known keys: ${known.join(', ')}.`))
   }
+}
+
+/**
+ * Runs one check; a config problem is kept for the report instead of ending the
+ * validation. With `afterProblem`, an error that is not a config problem is dropped
+ * (a consequence of the earlier problem, not a bug).
+ */
+function collect (opts, check, afterProblem = false) {
+  try {
+    return check()
+  } catch (err) {
+    if (!err || err.code !== 'ERR_HTTPSYS_CONFIG_INVALID') {
+      if (afterProblem) return undefined
+      throw err
+    }
+    opts.problems.push(err)
+    if (opts.problems.length >= MAX_PROBLEMS) throwProblems(opts.problems)
+    return undefined
+  }
+}
+
+/** One error for every problem: the first one's key and words, the others listed after it. */
+function throwProblems (problems) {
+  if (problems.length === 0) return
+  if (problems.length === 1) throw problems[0]
+  const [first, ...more] = problems
+  throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+    key: first.key,
+    reason: first.reason,
+    fix: first.fix,
+    app: first.app,
+    more: more.map((p) => ({ key: p.key, reason: p.reason, fix: p.fix }))
+  })
 }
 
 class Context {

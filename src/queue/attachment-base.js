@@ -12,6 +12,7 @@
 
 const { STATUS_CODES } = require('node:http')
 const { HANDLERS, RESPONSE_MORE, RESPONSE_OPAQUE } = require('../wire/contract')
+const { processStats } = require('./request-stats')
 
 // What a transport implements. The base has already checked that the id is in flight
 // (and, for responses, in the right phase) and passes its RequestState.
@@ -43,6 +44,9 @@ class RequestState {
     this.responded = false
     this.outstanding = 0 // response bytes the router has not taken yet
     this.blocked = false // respond()/sendBody() returned false; onDrain is owed
+    this.status = 0
+    this.startedAt = 0 // request-stats.js clock, set when received
+    this.counted = false // request-stats.js has it (an upgrade, counted at its 101)
   }
 }
 
@@ -64,6 +68,8 @@ class AttachmentBase {
     this.detachWaiters = null
     this.refed = true
     this.thrown = null // errors handlers threw during the batch being delivered
+    this.stats = processStats()
+    this.stats.start()
   }
 
   // ---- the contract (src/http calls these) ----------------------------------------
@@ -78,6 +84,7 @@ class AttachmentBase {
     const st = this.live.get(id)
     if (st === undefined || st.responded) return true
     st.responded = true
+    st.status = statusCode
     const reason = statusMessage === undefined || statusMessage === null || statusMessage === ''
       ? (STATUS_CODES[statusCode] || '')
       : String(statusMessage)
@@ -102,6 +109,7 @@ class AttachmentBase {
     const st = this.live.get(id)
     if (st === undefined) return
     this.live.delete(id)
+    this.lost(st)
     this[kCancel](id, st)
   }
 
@@ -138,6 +146,7 @@ class AttachmentBase {
 
   /** A request arrived: it is in flight from now on. */
   received (req, st) {
+    st.startedAt = this.stats.begin()
     this.live.set(req.id, st)
     this.deliver(this.handlers.onRequest, req)
   }
@@ -170,7 +179,11 @@ class AttachmentBase {
 
   /** The client went away or the router ended the request. */
   aborted (id) {
-    if (this.live.delete(id)) this.deliver(this.handlers.onAbort, id)
+    const st = this.live.get(id)
+    if (st === undefined) return
+    this.live.delete(id)
+    this.lost(st)
+    this.deliver(this.handlers.onAbort, id)
   }
 
   /** The router sends nothing new: detach() waiters resolve. */
@@ -189,9 +202,12 @@ class AttachmentBase {
   ended (err) {
     if (this.closed) return
     this.closed = true
-    const ids = [...this.live.keys()]
+    const states = [...this.live]
     this.live.clear()
-    for (const id of ids) this.deliver(this.handlers.onAbort, id)
+    for (const [id, st] of states) {
+      this.lost(st)
+      this.deliver(this.handlers.onAbort, id)
+    }
     this.detachConfirmed()
     this.deliver(this.handlers.onClose, this.userClosed ? null : (err || null))
     this.endBatch()
@@ -228,10 +244,23 @@ class AttachmentBase {
 
   // ---- private -------------------------------------------------------------------
 
+  /** A request left the flight without a complete response (unless already counted). */
+  lost (st) {
+    if (st.counted) return
+    st.counted = true
+    this.stats.aborted()
+  }
+
   sent (id, st, n, flags) {
     if ((flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) === 0) {
       this.live.delete(id)
+      if (!st.counted) this.stats.done(st.startedAt, st.status)
       return true
+    }
+    // an upgrade (101) counts once answered: what follows is the connection's life
+    if ((flags & RESPONSE_OPAQUE) !== 0 && !st.counted) {
+      st.counted = true
+      this.stats.done(st.startedAt, st.status)
     }
     st.outstanding += n
     if (st.outstanding >= this.window) {

@@ -11,6 +11,7 @@ const path = require('node:path')
 const { codes } = require('../errors')
 const paths = require('./control-path')
 const { answers } = require('./control-server')
+const { configFilesIn } = require('../config')
 
 const DEFAULT_CONFIG = 'httpsys.config.js'
 
@@ -144,7 +145,8 @@ async function select ({ config, id, allSupervisors, list: listing = false, cwd 
     if (found.length === 0) throw new codes.ERR_HTTPSYS_NOT_RUNNING({ config, known: every.map((s) => `${s.id} (${labelOf(s, cwd)})`) })
     return labelled(found)
   }
-  const projectFile = path.resolve(cwd, DEFAULT_CONFIG)
+  // this folder's config (httpsys.config.js, .cjs, .mjs, .json: the first, if several)
+  const projectFile = configFilesIn(cwd)[0] || path.resolve(cwd, DEFAULT_CONFIG)
   let found
   if (fs.existsSync(projectFile)) {
     const wanted = paths.identityOfConfigFile(projectFile, cwd)

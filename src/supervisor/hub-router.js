@@ -11,6 +11,7 @@
 //   deleteQueue(app)
 //   setAvailable(app, bool)  false: the app cannot serve again without a command
 //   stats(app)             { waiting, workers: [{ pid, served, inFlight }] } or null
+//   connections()          client connections open (optional; HTTP.SYS does not say)
 //   workerEnv(app)         what a worker needs to find its queue (undefined: remove)
 //   close()
 //   events: 'attach' { queue, pid }, 'detach' { queue, pid, reason }, 'error'
@@ -77,6 +78,11 @@ class HubRouter extends EventEmitter {
     } catch {
       return null
     }
+  }
+
+  /** Client connections open on the hub's ports (metrics, ls). */
+  connections () {
+    return this.hub !== null && this.hub.conns ? this.hub.conns.size : null
   }
 
   workerEnv (app) {

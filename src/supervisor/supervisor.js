@@ -16,7 +16,8 @@ const { ENV } = require('../worker-interface')
 const { AppGroup } = require('./app-group')
 const { LogDispatcher } = require('./log-dispatcher')
 const { LogFile } = require('./log-file')
-const { MemoryMonitor, rssOf } = require('./memory')
+const { MemoryMonitor } = require('./memory')
+const { collectApps, publicView } = require('./app-stats')
 const { chooseBackend } = require('./backend-choice')
 const { HubRouter, hubSocketPath: tmpSocketPath } = require('./hub-router')
 const { ensureRuntimeDir, removeStaleHubSockets, runtimeDir } = require('./control-path')
@@ -58,6 +59,7 @@ class Supervisor extends EventEmitter {
     this.controlEnabled = control
     this.controlDir = controlDir
     this.control = null
+    this.metrics = null
     this.memory = new MemoryMonitor({ groups: () => this.groups, logger: this.logger, ...memory })
     this.startedAt = Date.now()
     this[kStopping] = null
@@ -77,6 +79,7 @@ class Supervisor extends EventEmitter {
     this.chooseRouter()
     this.openLogFiles()
     await this.startControl()
+    await this.startMetrics()
     const router = await this.startRouter()
     await this.spawnApps(router)
     this.watchMemory()
@@ -107,6 +110,21 @@ class Supervisor extends EventEmitter {
     await this.control.start()
   }
 
+  /** The Prometheus and readiness endpoint, when the config asks for one. */
+  async startMetrics () {
+    if (!this.config.metrics) return
+    const { MetricsServer } = require('./metrics-server')
+    const metrics = new MetricsServer({ supervisor: this, listen: this.config.metrics.listen, logger: this.logger })
+    try {
+      await metrics.start()
+    } catch (err) {
+      if (this.control) await this.control.close()
+      this.logs.close()
+      throw err
+    }
+    this.metrics = metrics
+  }
+
   /**
    * The router, with one queue per app. On failure it releases what start() opened:
    * start() rejects, so nobody calls stop().
@@ -133,6 +151,7 @@ class Supervisor extends EventEmitter {
       this.router = null
       await closeQuietly(router)
       if (this.control) await this.control.close()
+      if (this.metrics) await this.metrics.close()
       this.logs.close()
       throw err
     }
@@ -268,26 +287,20 @@ class Supervisor extends EventEmitter {
     return this.instances.map((i) => ({ app: i.app.name, inst: i.inst, pid: i.pid, state: i.state }))
   }
 
-  /** What `httpsys ls` shows: every app and instance with memory and requests. */
-  async status () {
-    const apps = []
-    for (const g of this.groups) {
-      const stats = this.queueStats(g.name)
-      const instances = []
-      for (const instance of g.instances) {
-        const info = instance.info()
-        const proc = instance.proc && !instance.proc.exitInfo ? instance.proc : null
-        const mine = stats ? stats.workers.filter((x) => x.pid === info.pid) : []
-        instances.push({
-          ...info,
-          memory: proc ? await rssOf(proc) : null,
-          served: mine.reduce((n, x) => n + x.served, 0),
-          inFlight: mine.reduce((n, x) => n + x.inFlight, 0)
-        })
-      }
-      apps.push({ name: g.name, state: g.state(), urls: g.app.urls, watching: g.watching, waiting: stats ? stats.waiting : 0, instances })
+  /**
+   * What `httpsys ls` shows: every app and instance with CPU, memory, requests/s, p99
+   * and queue depth (src/supervisor/app-stats.js). With `raw`, each instance keeps the
+   * worker's own counters (monit, the metrics endpoint).
+   */
+  async status ({ raw = false } = {}) {
+    const apps = await collectApps(this)
+    return {
+      pid: process.pid,
+      startedAt: new Date(this.startedAt).toISOString(),
+      backend: this.backend && this.backend.backend,
+      connections: this.router && typeof this.router.connections === 'function' ? this.router.connections() : null,
+      apps: raw ? apps : publicView(apps)
     }
-    return { pid: process.pid, startedAt: new Date(this.startedAt).toISOString(), backend: this.backend && this.backend.backend, apps }
   }
 
   queueStats (name) {
@@ -417,6 +430,7 @@ class Supervisor extends EventEmitter {
       if (!closed) this.logger.warn({ event: 'router-close-timeout' }, `the router did not close within ${ROUTER_CLOSE_TIMEOUT_MS} ms`)
     }
     if (this.control) await this.control.close()
+    if (this.metrics) await this.metrics.close()
     const ms = Date.now() - startedAt
     this.logger.info({ event: 'stopped', ms }, `stopped in ${ms} ms`)
     this.logs.close()

@@ -29,7 +29,7 @@ test('show (describe): config with secrets masked, URLs, instances with their la
   const text = await cli(['show', 'api'], { env: env(), cwd: dir })
   expect(text.code).toBe(0)
   expect(text.stdout).toMatch(new RegExp(`^api \\[httpsys\\.config\\.js\\]: ready, the hub, http://127\\.0\\.0\\.1:${port}/, 0 waiting\\n`))
-  expect(text.stdout).toMatch(/^inst +pid +state +uptime +restarts +memory +served +last exit$/m)
+  expect(text.stdout).toMatch(/^inst +pid +state +uptime +restarts +cpu +memory +req\/s +p99 +served +last exit$/m)
   expect(text.stdout).toMatch(/^ {2}env: \{"API_TOKEN":"\*\*\* \(--show-secrets prints it\)","MODE":"x"\}$/m)
   expect(text.stdout).not.toMatch(/tok-1/)
   expect(text.stdout).toMatch(/^recent records:\n(.*\n)*.*#0 ready in \d+ ms$/m)

@@ -54,7 +54,7 @@ test('two projects with same-named apps: commands in one never touch the other; 
   const lsB = JSON.parse((await cli(['ls', '--json'], { env: env(), cwd: b.dir })).stdout)
   expect(lsB.map((s) => s.config)).toEqual([path.join(b.dir, 'httpsys.config.js')])
   const lsAll = await cli(['ls'], { env: env(), cwd: base })
-  expect(lsAll.stdout.match(/^supervisor [0-9a-f]{12} \(pid \d+\): .*$/gm)).toHaveLength(3)
+  expect(lsAll.stdout.match(/^supervisor [0-9a-f]{12} \(pid \d+, hub\): .*$/gm)).toHaveLength(3)
 
   // the script-started one is this folder's supervisor in its own folder
   const reloadC = await cli(['reload', 'app'], { env: env(), cwd: scriptDir })

@@ -129,7 +129,8 @@ test('defaults: name from the script, no urls, one instance, cwd of the config, 
       queue_timeout: 120000,
       max_connections: 0
     },
-    tls: []
+    tls: [],
+    metrics: null
   })
 })
 

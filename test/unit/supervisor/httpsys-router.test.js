@@ -51,7 +51,8 @@ test('creates one controller queue per app with its prefixes, before any worker 
     ['controller', queueName('web'), ['http://+:8080/']]
   ])
   expect(records.find((r) => r.event === 'backend')).toMatchObject({ backend: 'httpsys', reason: 'backend: "httpsys" in the config' })
-  expect(await supervisor.status()).toMatchObject({ backend: 'httpsys', apps: [{ name: 'api', waiting: 0 }, { name: 'web' }] })
+  // HTTP.SYS does not say how many requests wait in its queue
+  expect(await supervisor.status()).toMatchObject({ backend: 'httpsys', apps: [{ name: 'api', waiting: null }, { name: 'web' }] })
   // the queues existed before the first spawn record
   const spawns = await waitFor(records, (r) => r.event === 'spawn')
   expect(records.indexOf(spawns[0])).toBeGreaterThan(records.findIndex((r) => r.event === 'queue' && r.app === 'web'))
