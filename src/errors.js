@@ -120,9 +120,15 @@ define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
 define('ERR_HTTPSYS_NATIVE_CALL', (d) =>
   `HTTP.SYS call ${d.syscall} failed with ${d.win32Name || 'Win32 error'} (${d.win32})${d.prefix ? ` for ${d.prefix}` : ''}${d.queue ? ` on queue ${str(d.queue)}` : ''}. ` +
   'Run `httpsys doctor` to check the HTTP service, URL reservations and certificate bindings.')
-define('ERR_HTTPSYS_TLS_UNSUPPORTED', (d) =>
-  `https prefixes need TLS termination, which the hub does not do yet${d.prefix ? ` (${d.prefix})` : ''}; ` +
-  'use http://... behind a TLS proxy, or run on Windows with HTTP.SYS.')
+define('ERR_HTTPSYS_TLS_CERT', (d) =>
+  `Cannot use the TLS certificate ${d.file}${d.port ? ` (port ${d.port}${d.host ? `, host ${d.host}` : ''})` : ''}: ${d.reason}. ` +
+  (d.fromApp
+    ? 'Fix the key and cert (or pfx and passphrase) the app passes to https.createServer(), or give the port a tls entry in httpsys.config.js (it wins over the app\'s).'
+    : 'Give a PEM certificate (cert) with its PEM private key (key), or a .pfx (pfx) with its passphrase, valid today and matching each other ' +
+      '(`openssl x509 -in <cert> -noout -subject -dates` shows what a certificate says).'))
+define('ERR_HTTPSYS_TLS_NO_CERT', (d) =>
+  `The https prefix ${d.prefix} has no certificate: the config's tls has no entry for port ${d.port}${d.host ? ` (or host ${d.host})` : ''} and the app passed none. ` +
+  `Add one to httpsys.config.js (tls: [{ port: ${d.port}, cert: './site.crt', key: './site.key' }]), or pass key and cert to https.createServer(options).`)
 
 // ---------------------------------------------------------------------------
 // Windows setup: URL reservations, certificate bindings, doctor (src/setup)

@@ -16,9 +16,11 @@
 //   supervisor, so they never count for readiness.
 // - Standalone (no router given) the preload starts an in-process hub
 //   (preload/standalone-hub.js), so the app still serves on the port it asked for.
-// - https servers: the hub does not terminate TLS yet, so on the hub backend https
-//   servers stay node's own (they keep working as they did); only backends that
-//   terminate TLS (HTTP.SYS) replace them.
+// - https servers attach like http ones: both routers terminate TLS (HTTP.SYS from the
+//   machine's certificate bindings, the hub from the config's tls entries or the
+//   key/cert the app passed to https.createServer). Only the server side is swapped:
+//   node's https client (request, get, Agent) stays node's own. http2 servers stay
+//   node's own (README "HTTPS and HTTP/2" says why).
 // - The supervisor stops a worker with an IPC message, never with a signal (on
 //   Windows a child gets no SIGTERM: libuv turns every signal into
 //   TerminateProcess). The message becomes the app's own SIGTERM/SIGINT listeners
@@ -50,9 +52,8 @@ function install () {
     return
   }
   replace(http, ours)
-  // The hub (Linux, macOS) has no TLS yet; HTTP.SYS terminates it from the machine's
-  // certificate bindings, so there https servers attach like http ones.
-  if (worker.backend === 'httpsys') replace(https, ours)
+  https.createServer = ours.https.createServer
+  https.Server = ours.https.Server
   // ESM `import { createServer } from 'node:http'` reads the builtin's named exports,
   // which are a snapshot: refresh them so ESM apps see our classes too.
   syncBuiltinESMExports()

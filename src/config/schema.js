@@ -287,6 +287,23 @@ const appSchema = {
     doc: 'rotated files kept per app; older ones are deleted',
     default: () => 5,
     check: (value, ctx) => integer(value, ctx, 0, '5')
+  },
+  redirect_http: {
+    doc: 'a plain http port (e.g. 80) on which requests for the app\'s https prefixes (same hosts and paths) get a 308 redirect to https; the hub only',
+    default: () => null,
+    check (value, ctx) {
+      if (value === false || value === null) return null
+      const port = integer(value, ctx, 1, '80')
+      if (port > 65535) ctx.fail(`must be a port (1-65535), got ${port}`, `For example ${ctx.ex('80')}.`)
+      const https = ctx.app.urls.filter((u) => u.startsWith('https://'))
+      if (https.length === 0) {
+        ctx.fail('needs an https prefix in urls to redirect to', 'Add one, for example urls: ["https://+:443/"], or remove redirect_http.')
+      }
+      if (https.some((u) => Number(/:(\d+)\//.exec(u)[1]) === port)) {
+        ctx.fail(`is ${port}, the port of the app's https prefix`, 'Give the plain http port, for example redirect_http: 80.')
+      }
+      return port
+    }
   }
 }
 
@@ -308,7 +325,7 @@ const topSchema = {
     check: (value, ctx) => subObject(value, ctx, limitsSchema, LIMIT_DEFAULTS, '{ queue_length: 1000, max_body_size: "100M" }')
   },
   tls: {
-    doc: 'certificates for https prefixes: [{ port, host?, ip?, thumbprint? | pfx + passphrase? | cert + key, store? }]; on Windows `httpsys start --setup` binds them',
+    doc: 'certificates for https prefixes: [{ port, host?, ip?, thumbprint? | pfx + passphrase? | cert + key, ca?, requestCert?, rejectUnauthorized?, store? }] (paths or PEM text); the hub serves them (and reloads a changed file), on Windows `httpsys start --setup` binds them',
     default: () => [],
     check (value, ctx) {
       if (!Array.isArray(value)) ctx.fail(`must be an array, got ${describe(value)}`, 'For example tls: [{ port: 443, pfx: "./site.pfx" }].')
@@ -384,6 +401,14 @@ const limitsSchema = {
   }
 }
 
+// A certificate, key or CA is a path (relative to the config file) or PEM text (a
+// string holding "-----BEGIN ...-----", e.g. read from a secret store by the config).
+const PEM = /-----BEGIN [A-Z0-9 ]+-----/
+function pemOrPath (value, ctx, example) {
+  const text = expectString(value, ctx, example)
+  return PEM.test(text) ? text : path.resolve(ctx.baseDir, text)
+}
+
 const tlsSchema = {
   port: {
     check (value, ctx) {
@@ -397,8 +422,16 @@ const tlsSchema = {
   thumbprint: { check: (value, ctx) => expectString(value, ctx, '"0123...cdef"') },
   pfx: { check: (value, ctx) => path.resolve(ctx.baseDir, expectString(value, ctx, '"./site.pfx"')) },
   passphrase: { check: (value, ctx) => typeof value === 'string' ? value : expectString(value, ctx, '"secret"') },
-  cert: { check: (value, ctx) => path.resolve(ctx.baseDir, expectString(value, ctx, '"./site.crt"')) },
-  key: { check: (value, ctx) => path.resolve(ctx.baseDir, expectString(value, ctx, '"./site.key"')) },
+  cert: { check: (value, ctx) => pemOrPath(value, ctx, '"./site.crt"') },
+  key: { check: (value, ctx) => pemOrPath(value, ctx, '"./site.key"') },
+  ca: {
+    check (value, ctx) {
+      if (Array.isArray(value)) return value.map((v, i) => pemOrPath(v, ctx.at(i), '"./clients-ca.crt"'))
+      return pemOrPath(value, ctx, '"./clients-ca.crt"')
+    }
+  },
+  requestCert: { check: (value, ctx) => bool(value, ctx) },
+  rejectUnauthorized: { check: (value, ctx) => bool(value, ctx) },
   store: { check: (value, ctx) => expectString(value, ctx, '"My"') }
 }
 Object.defineProperty(tlsSchema, 'after', {
@@ -410,7 +443,10 @@ Object.defineProperty(tlsSchema, 'after', {
     if (sources.length !== 1) {
       ctx.fail(`needs exactly one certificate source, got ${sources.length ? sources.join(' and ') : 'none'}`, 'Give thumbprint (a certificate in the store), or pfx (with passphrase), or cert with key.')
     }
-    if ((out.cert === undefined) !== (out.key === undefined)) ctx.at(out.cert === undefined ? 'cert' : 'key').fail('is required with ' + (out.cert === undefined ? 'key' : 'cert'), 'cert and key go together (PEM files).')
+    if ((out.cert === undefined) !== (out.key === undefined)) ctx.at(out.cert === undefined ? 'cert' : 'key').fail('is required with ' + (out.cert === undefined ? 'key' : 'cert'), 'cert and key go together (PEM files or PEM text).')
+    if (out.rejectUnauthorized !== undefined && out.requestCert !== true) {
+      ctx.at('rejectUnauthorized').fail('has no effect without requestCert: true', 'Add requestCert: true (ask clients for a certificate), or remove rejectUnauthorized.')
+    }
   }
 })
 

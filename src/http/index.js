@@ -9,6 +9,7 @@ const { Server, createServer, setDefaultBackend } = require('./server')
 const { IncomingMessage } = require('./incoming')
 const { ServerResponse } = require('./response')
 const { listeningServers } = require('./server-handle')
+const https = require('./https-server')
 
 module.exports = {
   createServer,
@@ -18,5 +19,7 @@ module.exports = {
   STATUS_CODES,
   METHODS,
   setDefaultBackend,
-  listeningServers
+  listeningServers,
+  // https.Server and https.createServer (the preload installs them on node's https)
+  https: { Server: https.Server, createServer: https.createServer }
 }

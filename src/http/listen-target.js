@@ -29,9 +29,10 @@ const { codes } = require('../errors')
 /**
  * @param {any[]} args what listen() received
  * @param {object} [env=process.env]
+ * @param {string} [scheme='http'] 'https' for an https server: listen(443) is https://+:443/
  * @returns {ListenTarget}
  */
-function targetFor (args, env = process.env) {
+function targetFor (args, env = process.env, scheme = 'http') {
   const parsed = parseListenArgs(args)
   const queue = env.HTTPSYS_QUEUE ? env.HTTPSYS_QUEUE : undefined
   const urlprefix = require('../urlprefix')
@@ -52,7 +53,7 @@ function targetFor (args, env = process.env) {
   } else {
     port = parsed.port
     host = parsed.host
-    urls = [urlprefix.fromListen({ port, host })]
+    urls = [urlprefix.fromListen({ port, host, scheme })]
   }
   return {
     queue,

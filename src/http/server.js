@@ -27,7 +27,7 @@ const { ServerResponse } = require('./response')
 const { ServerHandle, rememberServer } = require('./server-handle')
 const { targetFor } = require('./listen-target')
 const { defineLegacyClass } = require('./legacy-class')
-const { kBackend, kHandle, kIncomingClass, kResponseClass } = require('./symbols')
+const { kBackend, kHandle, kIncomingClass, kResponseClass, kScheme, kTlsOptions } = require('./symbols')
 
 let defaultBackend = null
 let log = null
@@ -89,7 +89,7 @@ class ServerMembers extends EventEmitter {
 
   listen (...args) {
     if (this[kHandle] !== null) throw new codes.ERR_SERVER_ALREADY_LISTEN()
-    const target = targetFor(args, process.env)
+    const target = targetFor(args, process.env, this[kScheme] || 'http')
     if (target.callback !== null) this.once('listening', target.callback)
     const handle = new ServerHandle(this, target)
     this[kHandle] = handle
@@ -97,7 +97,9 @@ class ServerMembers extends EventEmitter {
 
     let attaching
     try {
-      attaching = backendOf(this).attach({ queue: target.queue, urls: target.urls, handlers: handle.handlers })
+      const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers }
+      if (this[kTlsOptions]) options.tls = this[kTlsOptions] // an https server's (https-server.js)
+      attaching = backendOf(this).attach(options)
     } catch (err) {
       attaching = Promise.reject(err)
     }

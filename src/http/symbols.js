@@ -9,6 +9,8 @@ module.exports = {
   kHandle: Symbol('httpsys.handle'),
   kIncomingClass: Symbol('httpsys.incomingClass'),
   kResponseClass: Symbol('httpsys.responseClass'),
+  kScheme: Symbol('httpsys.scheme'),
+  kTlsOptions: Symbol('httpsys.tlsOptions'),
 
   // shared by IncomingMessage and ServerResponse
   kQueueRequest: Symbol('httpsys.queueRequest'),

@@ -92,6 +92,7 @@ class AttachmentConnection {
       this.unackedBodies.push(req)
     }
     if (req.keepAlive) flags |= P.REQ_KEEP_ALIVE
+    if (req.conn.tls !== null) flags |= P.REQ_ENCRYPTED
     if (head.expectContinue) flags |= P.REQ_EXPECT_CONTINUE
     else if (head.expectOther) flags |= P.REQ_EXPECT_OTHER
     if (head.upgrade) flags |= P.REQ_UPGRADE

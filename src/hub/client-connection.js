@@ -75,12 +75,16 @@ class ClientConnection {
    * @param {import('node:net').Socket} socket
    * @param {number} id
    * @param {number} port the listener's port
+   * @param {Buffer|null} [tls] a TLS connection's session, encoded for REQUEST frames
+   *   (protocol.encodeTlsInfo); the socket is then the decrypted side (tls.TLSSocket)
    */
-  constructor (hub, socket, id, port) {
+  constructor (hub, socket, id, port, tls = null) {
     this.hub = hub
     this.socket = socket
     this.id = id
     this.localPort = port
+    this.tls = tls
+    this.secure = tls !== null
     this.localAddress = socket.localAddress || ''
     this.remoteAddress = socket.remoteAddress || ''
     this.remotePort = socket.remotePort || 0

@@ -255,8 +255,9 @@ class HubRequest {
    * @param {number} status
    * @param {string|null} variant a page variant (responses.js)
    * @param {boolean} close close the connection after it
+   * @param {string} [extra] more header lines ("Name: value\r\n"), e.g. a Location
    */
-  respondLocal (status, variant, close) {
+  respondLocal (status, variant, close, extra) {
     if (this.headSent) return
     this.headSent = true
     this.resDone = true
@@ -265,7 +266,7 @@ class HubRequest {
       ? responses.ADD_CLOSE
       : this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
     if (!this.bodyDone) this.startDiscard()
-    this.conn.write(this, responses.local(status, variant, this.isHead, add), 0)
+    this.conn.write(this, responses.local(status, variant, this.isHead, add, extra), 0)
     this.conn.done(this)
   }
 

@@ -1,10 +1,11 @@
 'use strict'
 
 // The hub: the router role of HTTP.SYS in JavaScript (docs/architecture.md 1). It owns
-// the TCP listeners, parses HTTP/1.1, routes each request by URL prefix to a named
-// request queue, and hands queued requests to the workers attached to that queue over a
-// local socket (src/wire/protocol.js). It lives inside the supervisor, or in-process for
-// a standalone app (src/queue/index.js).
+// the TCP listeners, terminates TLS on https ports (certificates from the config or from
+// the apps, tls-store.js), parses HTTP/1.1 and serves HTTP/2 by ALPN, routes each request
+// by URL prefix to a named request queue, and hands queued requests to the workers
+// attached to that queue over a local socket (src/wire/protocol.js). It lives inside the
+// supervisor, or in-process for a standalone app (src/queue/index.js).
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
@@ -15,8 +16,12 @@ const { parse, RoutingTable } = require('../urlprefix')
 const { Listeners } = require('./listeners')
 const { RequestQueue } = require('./request-queue')
 const { ClientConnection } = require('./client-connection')
+const { H2Connection } = require('./h2-connection')
 const { AttachmentConnection } = require('./attachment-connection')
-const { T } = require('../wire/protocol')
+const { TlsStore } = require('./tls-store')
+const { createTlsServer, refresh, tlsInfoOf } = require('./tls-server')
+const { Redirect } = require('./redirect')
+const { T, encodeTlsInfo, decodeTlsOptions } = require('../wire/protocol')
 const { isInvalidUrl } = require('./request-target')
 const clock = require('./clock')
 
@@ -53,6 +58,10 @@ class Hub extends EventEmitter {
    * @param {boolean} [opts.embedded=false] in-process hub: its worker sockets keep no process alive
    * @param {boolean} [opts.workersMayCreate=true] a worker's HELLO may create a queue (a
    *   standalone app's own hub); a supervisor's hub makes every queue itself
+   * @param {object[]} [opts.tls=[]] certificates (the config's `tls` entries: { port,
+   *   host?, cert, key | pfx, passphrase?, ca?, requestCert?, rejectUnauthorized? }, paths
+   *   or PEM text); they win over certificates apps send at attach
+   * @param {boolean} [opts.h2=true] offer HTTP/2 by ALPN on TLS ports
    */
   constructor ({
     socketPath,
@@ -68,7 +77,9 @@ class Hub extends EventEmitter {
     drainTimeout = 120000,
     closeTimeout = 5000,
     embedded = false,
-    workersMayCreate = true
+    workersMayCreate = true,
+    tls = [],
+    h2 = true
   } = {}) {
     super()
     if (typeof socketPath !== 'string' || socketPath === '') {
@@ -96,13 +107,27 @@ class Hub extends EventEmitter {
     this.embedded = embedded
     this.workersMayCreate = workersMayCreate
     this.table = new RoutingTable()
-    this.listeners = new Listeners((socket, port) => this.onClientSocket(socket, port), this.log, maxConnections)
+    this.h2 = h2
+    this.tlsStore = new TlsStore({ log: this.log, watch: !embedded })
+    this.tlsStore.on('change', (port) => this.refreshTls(port))
+    this.tlsCounts = { handshakes: 0, failures: 0, byReason: Object.create(null) }
+    this.listeners = new Listeners((socket, port) => this.onClientSocket(socket, port), this.log, maxConnections,
+      (port) => createTlsServer({
+        port,
+        store: this.tlsStore,
+        handshakeTimeout: this.headersTimeout,
+        h2: this.h2,
+        onSecure: (socket, p) => this.onSecureSocket(socket, p),
+        onFailure: (p, err, socket) => this.tlsFailed(p, err, socket)
+      }))
+    if (tls.length > 0) this.tlsStore.setConfig(tls)
     this.queuesByName = new Map()
     this.conns = new Set()
     this.attachments = new Set()
     this.connSeq = 0
     this.attachmentSeq = 0
     this.anonSeq = 0
+    this.redirects = new Map() // app -> [{ prefix, port }]
     this.server = null
     this.started = false
     this.closing = false
@@ -165,7 +190,7 @@ class Hub extends EventEmitter {
    * @param {string|null} [opts.token] a worker must present it in HELLO to attach
    * @returns {Promise<{name: string, urls: string[], ports: number[]}>}
    * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT,
-   *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED, ERR_HTTPSYS_TLS_UNSUPPORTED
+   *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED
    */
   async createQueue (name, { urls = [], queueLength, queueTimeout, maxBodySize, token = null } = {}) {
     return this.makeQueue(name, { urls, queueLength, queueTimeout, maxBodySize, owner: null, token })
@@ -230,6 +255,58 @@ class Hub extends EventEmitter {
   }
 
   /**
+   * Replaces the certificates the config gives (each is loaded and checked first).
+   * @param {object[]} entries see the constructor's opts.tls
+   * @throws ERR_HTTPSYS_TLS_CERT naming the file
+   */
+  setTls (entries) {
+    this.tlsStore.setConfig(entries)
+  }
+
+  /**
+   * Re-reads the config's certificate files (`httpsys reload`); a file that fails keeps
+   * the certificate loaded before and is reported. Connections up keep their session.
+   * @returns {{label: string, changed: boolean, error?: Error}[]}
+   */
+  reloadTls () {
+    return this.tlsStore.reload()
+  }
+
+  /** @returns {{handshakes: number, failures: number, byReason: object}} TLS handshakes since start */
+  tlsStats () {
+    return { handshakes: this.tlsCounts.handshakes, failures: this.tlsCounts.failures, byReason: { ...this.tlsCounts.byReason } }
+  }
+
+  /**
+   * An app's redirect_http: plain http requests on `port` for the hosts and paths of its
+   * https prefixes get a 308 to the same URL over https (redirect.js).
+   * @param {string} name the app (its queue)
+   * @param {number} port the plain http port
+   * @param {string[]} urls the app's prefixes (its https ones are redirected to)
+   * @returns {Promise<string[]>} the http prefixes that redirect
+   */
+  async addRedirect (name, port, urls) {
+    const added = []
+    for (const u of urls) {
+      const p = parse(u)
+      if (p.scheme !== 'https') continue
+      const prefix = `http://${p.host}:${port}${p.path}`
+      this.table.add(prefix, new Redirect(name, p.port))
+      added.push(prefix)
+    }
+    try {
+      if (added.length > 0) await this.listeners.acquire(port, false, added[0])
+    } catch (err) {
+      for (const prefix of added) this.table.remove(prefix)
+      throw err
+    }
+    let list = this.redirects.get(name)
+    if (list === undefined) this.redirects.set(name, (list = []))
+    for (const prefix of added) list.push({ prefix, port })
+    return added
+  }
+
+  /**
    * Stops listening, answers in-flight requests (bounded by closeTimeout), closes worker
    * connections and removes the socket file.
    */
@@ -246,7 +323,6 @@ class Hub extends EventEmitter {
     const parsed = []
     for (const u of list) {
       const p = parse(u, { allowPortZero: true })
-      if (p.scheme === 'https') throw new codes.ERR_HTTPSYS_TLS_UNSUPPORTED({ prefix: p.prefix })
       if (p.port !== 0 && (q.urls.includes(p.prefix) || parsed.some((x) => x.prefix === p.prefix))) continue
       parsed.push(p)
     }
@@ -265,14 +341,15 @@ class Hub extends EventEmitter {
       for (let i = 0; i < parsed.length; i++) {
         const p = parsed[i]
         if (p.port === 0) continue
-        await this.listeners.acquire(p.port)
+        await this.listeners.acquire(p.port, p.scheme === 'https', p.prefix)
         acquired.push(p.port)
       }
       for (let i = 0; i < parsed.length; i++) {
         const p = parsed[i]
         if (p.port !== 0) continue
-        const port = await this.listeners.acquireFree()
+        const port = await this.listeners.acquireFree(p.scheme === 'https')
         acquired.push(port)
+        if (p.scheme === 'https') this.refreshTls(port)
         const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
         this.table.add(prefix, q)
         routed.push(prefix)
@@ -294,6 +371,12 @@ class Hub extends EventEmitter {
       this.table.remove(q.urls[i])
       this.listeners.release(q.urlPorts[i])
     }
+    for (const { prefix, port } of this.redirects.get(q.name) || []) {
+      this.table.remove(prefix)
+      this.listeners.release(port)
+    }
+    this.redirects.delete(q.name)
+    this.tlsStore.removeApp(q.name)
     for (const req of q.takeWaiting()) req.respondLocal(503, 'noQueue', false)
     for (const w of q.attachments.slice()) w.closeByHub('queue deleted')
     this.log.debug({ queue: q.name }, 'queue deleted')
@@ -303,6 +386,7 @@ class Hub extends EventEmitter {
   route (conn, req) {
     const head = req.head
     const a = this.routeArgs
+    a.scheme = conn.secure ? 'https' : 'http'
     a.port = conn.localPort
     a.host = head.host
     a.localAddress = conn.localAddress
@@ -312,6 +396,10 @@ class Hub extends EventEmitter {
     if (q === undefined) {
       const variant = r.status !== 400 ? null : isInvalidUrl(head.url) ? 'url' : 'hostname'
       req.respondLocal(r.status, variant, false)
+      return
+    }
+    if (q.redirect !== null) {
+      req.respondLocal(308, null, false, q.redirect.location(head, conn.localAddress))
       return
     }
     if (this.closing || q.deleted) {
@@ -352,6 +440,61 @@ class Hub extends EventEmitter {
     }
     this.connSeq = (this.connSeq + 1) >>> 0
     this.conns.add(new ClientConnection(this, socket, this.connSeq, port))
+  }
+
+  /** A TLS port's connection, its handshake done: HTTP/1.1 or h2 by what ALPN chose. */
+  onSecureSocket (socket, port) {
+    if (this.closing) {
+      socket.destroy()
+      return
+    }
+    this.tlsCounts.handshakes++
+    this.connSeq = (this.connSeq + 1) >>> 0
+    const tls = encodeTlsInfo(tlsInfoOf(socket))
+    const conn = socket.alpnProtocol === 'h2'
+      ? new H2Connection(this, socket, this.connSeq, port, tls)
+      : new ClientConnection(this, socket, this.connSeq, port, tls)
+    this.conns.add(conn)
+  }
+
+  /**
+   * A handshake failed (or a client certificate was refused): no app ever hears of it.
+   * Counted by reason, and a debug record only: clients control this, and a record per
+   * failure would be a lever (the supervisor logs the counts, hub-router.js).
+   */
+  tlsFailed (port, err, socket) {
+    const c = this.tlsCounts
+    c.failures++
+    const reason = String((err && (err.reason || err.code)) || 'unknown')
+    c.byReason[reason] = (c.byReason[reason] || 0) + 1
+    this.log.debug({ port, code: err && err.code, reason, remoteAddress: socket && socket.remoteAddress }, 'TLS handshake failed')
+    this.emit('tlsError', { port, code: (err && err.code) || null, reason })
+  }
+
+  /** The certificates of port changed: new handshakes use the new ones. */
+  refreshTls (port) {
+    const server = this.listeners.isSecure(port) ? this.listeners.server(port) : null
+    if (server !== null) refresh(server, this.tlsStore, port)
+  }
+
+  /**
+   * The https prefixes of q must each have a certificate: from the config, else from
+   * the key material the attaching worker's https server was given (HELLO `tls`, never
+   * logged), which then serves q's hosts.
+   * @throws ERR_HTTPSYS_TLS_CERT, ERR_HTTPSYS_TLS_NO_CERT
+   */
+  applyAppTls (q, material) {
+    const where = []
+    for (const u of q.urls) {
+      const p = parse(u)
+      if (p.scheme === 'https') where.push({ port: p.port, host: p.hostKind === 'explicit' ? p.host : null, prefix: p.prefix })
+    }
+    if (where.length === 0) return
+    const options = decodeTlsOptions(material)
+    if (options !== null) this.tlsStore.setApp(q.name, where, options)
+    for (const w of where) {
+      if (!this.tlsStore.has(w.port, w.host)) throw new codes.ERR_HTTPSYS_TLS_NO_CERT({ prefix: w.prefix, port: w.port, host: w.host || undefined })
+    }
   }
 
   connectionClosed (conn) {
@@ -433,7 +576,10 @@ class Hub extends EventEmitter {
         await this.makeQueue(anon, { urls, owner: w })
         q = this.queuesByName.get(anon)
       }
+      if (q !== undefined && !q.deleted) this.applyAppTls(q, msg.tls)
     } catch (err) {
+      // a queue this worker made for itself goes with the refusal
+      if (q !== undefined && q.owner === w) this.removeQueue(q)
       if (err.code === 'ERR_HTTPSYS_ATTACH_DENIED') this.log.warn({ queue: name, pid: w.pid, reason: err.reason }, `refused a worker (pid ${w.pid}) for queue ${name}: ${err.reason}`)
       if (!w.closed) {
         const details = {}
@@ -537,6 +683,7 @@ class Hub extends EventEmitter {
       this.stopClock()
       this.stopClock = null
     }
+    this.tlsStore.close()
     this.log.debug('hub closed')
   }
 }

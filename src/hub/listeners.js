@@ -5,6 +5,11 @@
 // uses the port. IP-bound prefixes are enforced by routing on the local address, so
 // binding everywhere gives nothing away. Counted per prefix: the last prefix to leave a
 // port closes its listener.
+//
+// A port is plain or TLS, never both (what a connection speaks is decided before its
+// first byte is read; HTTP.SYS too serves a port with a certificate binding as TLS
+// only): a TLS port's server comes from the hub (tls-server.js) and hands over
+// connections once their handshake is done.
 
 const net = require('node:net')
 const { codes } = require('../errors')
@@ -21,11 +26,14 @@ class Listeners {
    * @param {object} log pino logger
    * @param {number} [maxConnections=0] open client connections per port beyond which new
    *   ones are refused (HTTP.SYS's MaxConnections); 0: no limit
+   * @param {(port: () => number) => net.Server} [createSecureServer] a TLS port's server
+   *   (it calls onConnection itself, after the handshake)
    */
-  constructor (onConnection, log, maxConnections = 0) {
+  constructor (onConnection, log, maxConnections = 0, createSecureServer = null) {
     this.onConnection = onConnection
     this.log = log
     this.maxConnections = maxConnections
+    this.createSecureServer = createSecureServer
     this.byPort = new Map() // port -> entry
     this.recentlyClosed = new Set()
   }
@@ -33,13 +41,21 @@ class Listeners {
   /**
    * One more prefix uses this port: bind it if nobody does yet.
    * @param {number} port 1-65535
+   * @param {boolean} [secure=false] a TLS port (https prefixes)
+   * @param {string} [prefix] for the error when the port already speaks the other scheme
    * @returns {Promise<void>}
-   * @throws ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED
+   * @throws ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED, ERR_HTTPSYS_URL_CONFLICT
    */
-  async acquire (port) {
+  async acquire (port, secure = false, prefix) {
     let entry = this.byPort.get(port)
+    if (entry !== undefined && entry.secure !== secure) {
+      throw new codes.ERR_HTTPSYS_URL_CONFLICT({
+        prefix: prefix || `${secure ? 'https' : 'http'}://+:${port}/`,
+        owner: `the ${entry.secure ? 'https' : 'http'} prefixes of port ${port} (a port serves http or https, not both)`
+      })
+    }
     if (entry === undefined) {
-      entry = { port, server: null, refs: 0, ready: null }
+      entry = { port, secure, server: null, refs: 0, ready: null }
       entry.ready = this.bind(entry, port)
       this.byPort.set(port, entry)
       entry.ready.catch(() => {
@@ -59,8 +75,8 @@ class Listeners {
    * Binds a free port (a prefix with port 0, listen(0)).
    * @returns {Promise<number>} the port, now counted once
    */
-  async acquireFree () {
-    const entry = { port: 0, server: null, refs: 1, ready: null }
+  async acquireFree (secure = false) {
+    const entry = { port: 0, secure, server: null, refs: 1, ready: null }
     await this.bind(entry, 0)
     entry.port = entry.server.address().port
     entry.ready = Promise.resolve()
@@ -74,6 +90,18 @@ class Listeners {
     if (--entry.refs > 0) return
     this.byPort.delete(port)
     this.closeEntry(entry)
+  }
+
+  /** @returns {net.Server|null} the listening server of port */
+  server (port) {
+    const entry = this.byPort.get(port)
+    return entry && entry.server ? entry.server : null
+  }
+
+  /** @returns {boolean} whether port is a TLS port */
+  isSecure (port) {
+    const entry = this.byPort.get(port)
+    return entry !== undefined && entry.secure
   }
 
   /** @returns {object|null} the bound address of the listener on port */
@@ -103,9 +131,14 @@ class Listeners {
   }
 
   async bind (entry, port) {
-    const server = net.createServer({ allowHalfOpen: true, noDelay: true })
+    let server
+    if (entry.secure) {
+      server = this.createSecureServer(() => entry.port)
+    } else {
+      server = net.createServer({ allowHalfOpen: true, noDelay: true })
+      server.on('connection', (socket) => this.onConnection(socket, entry.port))
+    }
     if (this.maxConnections > 0) server.maxConnections = this.maxConnections
-    server.on('connection', (socket) => this.onConnection(socket, entry.port))
     for (let attempt = 1; ; attempt++) {
       try {
         await listen(server, port, '::')

@@ -75,6 +75,7 @@ class RequestQueue {
     this.token = null // a worker must present it to attach (hub.js onHello)
     this.claimed = null // the prefixes the first worker asked for, when the queue had none
     this.unavailable = false // the app cannot serve again without a command (hub.js setQueueAvailable)
+    this.redirect = null // a queue never redirects (redirect.js targets do)
     this.attachments = []
     this.rr = 0
     this.waiting = new Deque()

@@ -99,6 +99,7 @@ const PAGES = {
   408: 'The request timed out.',
   413: 'The request body is too large.',
   431: 'The request header fields are too large.',
+  308: 'The resource is served over https at the address in the Location header.',
   501: 'The server does not support the feature the response needed.',
   502: 'The application handling this request went away before it answered.',
   503: 'The service is unavailable.',
@@ -141,9 +142,10 @@ function page (status, variant) {
  * @param {string|null} variant a key of VARIANTS, or null
  * @param {boolean} dropBody the request was HEAD
  * @param {number} add ADD_NONE | ADD_CLOSE | ADD_KEEP_ALIVE
+ * @param {string} [extra] more header lines, each ending in CRLF (a redirect's Location)
  * @returns {Buffer}
  */
-function local (status, variant, dropBody, add) {
+function local (status, variant, dropBody, add, extra = '') {
   const p = page(status, variant)
   let head = 'HTTP/1.1 ' + status + ' ' + p.reason + '\r\n' +
     'Content-Type: text/html; charset=us-ascii\r\n' +
@@ -151,6 +153,7 @@ function local (status, variant, dropBody, add) {
     'Date: ' + clock.date() + '\r\n' +
     'Content-Length: ' + p.body.length + '\r\n'
   if (status === 503) head += 'Retry-After: 1\r\n'
+  head += extra
   if (add === ADD_CLOSE) head += 'Connection: close\r\n'
   else if (add === ADD_KEEP_ALIVE) head += 'Connection: keep-alive\r\n'
   head += '\r\n'
@@ -158,4 +161,4 @@ function local (status, variant, dropBody, add) {
   return dropBody ? h : Buffer.concat([h, p.body], h.length + p.body.length)
 }
 
-module.exports = { fromFrame, local, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }
+module.exports = { fromFrame, local, page, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }

@@ -280,9 +280,12 @@ class HubAttachment extends AttachmentBase {
  * @param {string} [options.socketPath=process.env.HTTPSYS_HUB]
  * @param {string} [options.token=process.env.HTTPSYS_QUEUE_TOKEN] the app's queue token
  * @param {number} [options.receiveWindow=128] REQUEST frames the hub may send ahead of our ACKs
+ * @param {object} [options.tls] an https server's key material (key, cert, pfx,
+ *   passphrase, ca, requestCert, rejectUnauthorized): the hub terminates TLS for the
+ *   queue's https prefixes with it unless the config gives a certificate (contract.js)
  * @returns {Promise<HubAttachment>}
  */
-function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], token = process.env[ENV.QUEUE_TOKEN], receiveWindow = P.DEFAULT_RECEIVE_WINDOW } = {}) {
+function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], token = process.env[ENV.QUEUE_TOKEN], receiveWindow = P.DEFAULT_RECEIVE_WINDOW, tls } = {}) {
   if (!handlers || typeof handlers.onRequest !== 'function') {
     return Promise.reject(new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest }))
   }
@@ -294,7 +297,8 @@ function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], tok
     const a = new HubAttachment(socket, handlers, socketPath)
     a.pendingAttach = { resolve, reject }
     socket.on('connect', () => {
-      a.writer.json(T.HELLO, 0, { queue, urls: urls || [], pid: process.pid, window: receiveWindow, token: token || undefined }, true)
+      const material = P.encodeTlsOptions(tls)
+      a.writer.json(T.HELLO, 0, { queue, urls: urls || [], pid: process.pid, window: receiveWindow, token: token || undefined, tls: material || undefined }, true)
       a.flush()
     })
     socket.on('data', (chunk) => a.onData(chunk))

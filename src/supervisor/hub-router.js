@@ -17,7 +17,9 @@
 //   events: 'attach' { queue, pid }, 'detach' { queue, pid, reason }, 'error'
 
 const crypto = require('node:crypto')
+const net = require('node:net')
 const { EventEmitter } = require('node:events')
+const { codes } = require('../errors')
 const localSocket = require('../local-socket')
 const { ENV } = require('../worker-interface')
 
@@ -28,9 +30,15 @@ class HubRouter extends EventEmitter {
    * @param {import('pino').Logger} options.logger
    * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
+   * @param {object[]} [options.tls] the config's tls entries: the hub serves them on its
+   *   https prefixes before any app attaches, and they win over an app's own certificate
    */
-  constructor ({ socketPath = hubSocketPath(), logger, Hub, limits } = {}) {
+  constructor ({ socketPath = hubSocketPath(), logger, Hub, limits, tls = [] } = {}) {
     super()
+    this.tls = tls
+    this.tlsFailures = 0 // handshakes that failed since the last record
+    this.tlsTimer = null
+    this.tlsLast = null
     this.socketPath = socketPath
     this.logger = logger
     this.Hub = Hub
@@ -47,19 +55,57 @@ class HubRouter extends EventEmitter {
     // required here, not at the top: `httpsys --help` and config checks never load the router
     const Hub = this.Hub || require('../hub').Hub
     // workersMayCreate false: every queue is one of the config's apps, made here
-    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }), workersMayCreate: false, ...hubLimits(this.limits) })
+    const tls = hubTls(this.tls)
+    // certificates are checked (and a bad one named) before anything listens
+    const hub = new Hub({ socketPath: this.socketPath, logger: this.logger.child({ component: 'hub' }), workersMayCreate: false, tls, ...hubLimits(this.limits) })
     this.hub = hub
     hub.on('attach', (info) => this.emit('attach', info))
     hub.on('detach', (info) => this.emit('detach', info))
     hub.on('error', (err) => this.emit('error', err))
+    hub.on('tlsError', (info) => this.tlsFailed(info))
     await hub.start()
   }
 
+  // A failed handshake never reaches an app; the supervisor's records count them, one
+  // record per burst (at most one per TLS_RECORD_MS), never one per client: clients
+  // control how many there are.
+  tlsFailed (info) {
+    this.tlsFailures++
+    this.tlsLast = info
+    if (this.tlsTimer !== null) return
+    this.tlsTimer = setTimeout(() => {
+      this.tlsTimer = null
+      const n = this.tlsFailures
+      this.tlsFailures = 0
+      const stats = this.tlsStats()
+      const last = this.tlsLast
+      this.logger.info({ event: 'tls-failures', count: n, total: stats && stats.failures, byReason: stats && stats.byReason, last },
+        `${n} TLS handshake${n === 1 ? '' : 's'} failed (last on port ${last.port}: ${last.reason}); no app saw them`)
+    }, TLS_RECORD_MS)
+    this.tlsTimer.unref()
+  }
+
+  /** TLS handshakes done and failed since start (ls --json, metrics). */
+  tlsStats () {
+    return this.hub !== null && typeof this.hub.tlsStats === 'function' ? this.hub.tlsStats() : null
+  }
+
+  /** `httpsys reload`: re-read the config's certificate files (a failing one keeps the old). */
+  reloadTls () {
+    return this.hub !== null && typeof this.hub.reloadTls === 'function' ? this.hub.reloadTls() : []
+  }
+
   // Each app's queue admits only workers with its token (src/worker-interface.js).
-  createQueue (app, { urls = [] } = {}) {
+  // redirectHttp: the app's redirect_http port (http -> https, hub/redirect.js).
+  async createQueue (app, { urls = [], redirectHttp = null } = {}) {
     const token = crypto.randomBytes(24).toString('base64url')
     this.tokens.set(app, token)
-    return this.hub.createQueue(app, { urls, token })
+    const info = await this.hub.createQueue(app, { urls, token })
+    if (redirectHttp !== null && redirectHttp !== undefined) {
+      const added = await this.hub.addRedirect(app, redirectHttp, info.urls)
+      this.logger.info({ event: 'redirect', app, from: added }, `${added.join(' ')} redirect to https (308)`)
+    }
+    return info
   }
 
   deleteQueue (app) {
@@ -99,6 +145,8 @@ class HubRouter extends EventEmitter {
   }
 
   async close () {
+    if (this.tlsTimer !== null) clearTimeout(this.tlsTimer)
+    this.tlsTimer = null
     const hub = this.hub
     this.hub = null
     if (hub !== null) await hub.close()
@@ -120,9 +168,42 @@ function hubLimits (limits) {
   }
 }
 
+const TLS_RECORD_MS = 10000
+
+/**
+ * The config's tls entries as the hub takes them. Certificates by thumbprint live in a
+ * Windows store the hub cannot read, and the hub picks certificates by port and SNI
+ * host, not by local address: both are HTTP.SYS bindings (`httpsys cert`), so on the hub
+ * they are config errors naming the key.
+ * @throws ERR_HTTPSYS_CONFIG_INVALID
+ */
+function hubTls (entries) {
+  return (entries || []).map((entry, i) => {
+    if (entry.thumbprint !== undefined && entry.pfx === undefined && entry.cert === undefined) {
+      throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+        key: `tls[${i}].thumbprint`,
+        reason: 'names a certificate in the Windows certificate store, which the hub (the router on this platform) cannot read',
+        fix: 'Give the certificate as files: cert and key (PEM), or pfx with passphrase.'
+      })
+    }
+    if (entry.ip !== undefined && entry.ip !== '0.0.0.0' && entry.ip !== '::' && net.isIP(entry.ip)) {
+      throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+        key: `tls[${i}].ip`,
+        reason: `binds the certificate to the address ${entry.ip}; the hub chooses certificates by port and SNI host name only`,
+        fix: 'Remove ip (the certificate then serves the whole port), or use host for a certificate by name.'
+      })
+    }
+    const rest = { ...entry }
+    delete rest.thumbprint
+    delete rest.store
+    delete rest.ip
+    return rest
+  })
+}
+
 /** A per-user, per-run path, so two users or two runs never share a hub. */
 function hubSocketPath (pid = process.pid) {
   return localSocket.socketPath(`httpsys-${localSocket.userTag()}-${pid}`)
 }
 
-module.exports = { HubRouter, hubSocketPath, hubLimits }
+module.exports = { HubRouter, hubSocketPath, hubLimits, hubTls }

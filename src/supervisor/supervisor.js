@@ -145,7 +145,7 @@ class Supervisor extends EventEmitter {
     try {
       await router.start()
       for (const app of this.config.apps) {
-        if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls })
+        if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls, redirectHttp: app.redirect_http })
       }
     } catch (err) {
       this.router = null
@@ -169,7 +169,7 @@ class Supervisor extends EventEmitter {
         if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale hub socket(s)`)
       } catch {}
     }
-    return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits })
+    return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits, tls: this.config.tls })
   }
 
   /**
@@ -299,6 +299,8 @@ class Supervisor extends EventEmitter {
       startedAt: new Date(this.startedAt).toISOString(),
       backend: this.backend && this.backend.backend,
       connections: this.router && typeof this.router.connections === 'function' ? this.router.connections() : null,
+      // TLS handshakes the router did and refused (the hub; HTTP.SYS does not say)
+      tls: this.router && typeof this.router.tlsStats === 'function' ? this.router.tlsStats() : null,
       apps: raw ? apps : publicView(apps)
     }
   }
@@ -339,6 +341,8 @@ class Supervisor extends EventEmitter {
 
   /** Rolling reload of one app or all; resolves with each app's outcome. */
   async reload (name) {
+    // the config's certificate files are read again too (a failing one keeps the old)
+    if (this.router && typeof this.router.reloadTls === 'function') this.router.reloadTls()
     const results = await Promise.all(this.select(name).map(async (g) => ({ app: g.name, ...(await g.reload('command')) })))
     return results.map(({ app, ok, ms, reason, instances }) => ({ app, ok, ms, reason, pids: instances.map((i) => i.pid) }))
   }

@@ -19,6 +19,13 @@
 //                         app started without `urls`); a port of 0 picks a free port;
 //   handlers  {Handlers}  the callbacks below; they are called on the JS thread, never
 //                         re-entrantly from inside an Attachment method.
+//   tls       {object}    optional: what an https server was given to serve TLS with
+//                         (key, cert, pfx, passphrase, ca, requestCert,
+//                         rejectUnauthorized, as node's https.createServer takes them).
+//                         A router that terminates TLS from its own configuration uses
+//                         it only where it has no certificate of its own: the hub (the
+//                         config's `tls` entries win), never HTTP.SYS (machine bindings,
+//                         `httpsys cert`). Secret: a backend never logs it.
 //
 // Handlers (hot path: plain callbacks, no EventEmitter). A handler that throws must
 // not cost other requests anything: the backend finishes the batch it was delivering

@@ -11,7 +11,9 @@
 
 const { EXPECT_CONTINUE, EXPECT_OTHER } = require('./contract')
 
-const VERSION = 1
+// 2: REQUEST carries the client connection's TLS session (REQ_ENCRYPTED), HELLO the
+// TLS material of an https server (docs/wire-protocol.md).
+const VERSION = 2
 
 const HEADER_SIZE = 9 // u32 length | u8 type | u32 id
 const MAX_FRAME = 64 * 1024 * 1024
@@ -208,7 +210,8 @@ class FrameWriter {
     const url = head.url
     const ra = conn.remoteAddress
     const la = conn.localAddress
-    let size = 16 + 8 + method.length + url.length + ra.length + la.length
+    const tls = (flags & REQ_ENCRYPTED) !== 0 ? conn.tls : null
+    let size = 16 + 8 + method.length + url.length + ra.length + la.length + (tls !== null ? tls.length : 0)
     for (let i = 0; i < raw.length; i++) size += 2 + raw[i].length
     let p = this.header(T.REQUEST, id, size)
     const b = this.slab
@@ -225,6 +228,8 @@ class FrameWriter {
     p = putStr(b, p, ra)
     p = putStr(b, p, la)
     for (let i = 0; i < raw.length; i++) p = putStr(b, p, raw[i])
+    // the connection's TLS section, encoded once per connection (encodeTlsInfo)
+    if (tls !== null) p += tls.copy(b, p)
     this.pos = p
   }
 
@@ -434,6 +439,7 @@ function decodeRequest (id, b, p) {
     len = b.readUInt16LE(p)
     rawHeaders[i] = b.latin1Slice(p + 2, (p += 2 + len))
   }
+  const encrypted = (flags & REQ_ENCRYPTED) !== 0
   return {
     id,
     method,
@@ -446,14 +452,127 @@ function decodeRequest (id, b, p) {
     localAddress,
     localPort,
     remoteFamily: family === 6 ? 'IPv6' : 'IPv4',
-    encrypted: (flags & REQ_ENCRYPTED) !== 0,
-    tls: null,
+    encrypted,
+    tls: encrypted ? decodeTlsInfo(b, p) : null,
     hasBody: (flags & REQ_HAS_BODY) !== 0,
     connectionId,
     keepAlive: (flags & REQ_KEEP_ALIVE) !== 0,
     expect: (flags & REQ_EXPECT_CONTINUE) !== 0 ? EXPECT_CONTINUE : (flags & REQ_EXPECT_OTHER) !== 0 ? EXPECT_OTHER : null,
     upgrade: (flags & REQ_UPGRADE) !== 0
   }
+}
+
+/**
+ * The TLS section of a REQUEST (after its headers, when REQ_ENCRYPTED is set): the
+ * client connection's session as the contract's TlsInfo (src/wire/contract.js).
+ *   u8 flags (1 authorized, 2 a peer certificate follows)
+ *   str protocol, str cipher name, str cipher standardName, str cipher version,
+ *   str alpnProtocol, str servername, str authorizationError   ('' means null/false)
+ *   u32 certificate length, certificate (DER)                  (with flag 2 only)
+ * The hub encodes it once per client connection and copies it into every REQUEST of
+ * that connection; it never changes during a connection (no renegotiation: node's TLS
+ * server refuses it, and TLS 1.3 has none).
+ * @param {object} info protocol, cipher {name, standardName, version}, alpnProtocol,
+ *   servername, authorized, authorizationError, peerCertificate (Buffer|null)
+ * @returns {Buffer}
+ */
+function encodeTlsInfo (info) {
+  const cipher = info.cipher || {}
+  const strs = [info.protocol, cipher.name, cipher.standardName, cipher.version, info.alpnProtocol, info.servername, info.authorizationError]
+    .map((s) => typeof s === 'string' ? s.slice(0, 65535) : '')
+  const cert = Buffer.isBuffer(info.peerCertificate) && info.peerCertificate.length > 0 ? info.peerCertificate : null
+  let size = 1
+  for (const s of strs) size += 2 + Buffer.byteLength(s, 'latin1')
+  if (cert !== null) size += 4 + cert.length
+  const b = Buffer.allocUnsafe(size)
+  b[0] = (info.authorized ? 1 : 0) | (cert !== null ? 2 : 0)
+  let p = 1
+  for (const s of strs) p = putStr(b, p, s)
+  if (cert !== null) {
+    b.writeUInt32LE(cert.length, p)
+    cert.copy(b, p + 4)
+  }
+  return b
+}
+
+/** @returns {object} the TlsInfo encodeTlsInfo wrote at b[p...] */
+function decodeTlsInfo (b, p) {
+  const flags = b[p++]
+  const strs = new Array(7)
+  for (let i = 0; i < 7; i++) {
+    const len = b.readUInt16LE(p)
+    strs[i] = b.latin1Slice(p + 2, (p += 2 + len))
+  }
+  let peerCertificate = null
+  if ((flags & 2) !== 0) {
+    const len = b.readUInt32LE(p)
+    // a copy: the frame's buffer is reused for the next read
+    peerCertificate = Buffer.from(b.subarray(p + 4, p + 4 + len))
+  }
+  return {
+    protocol: strs[0] || null,
+    cipher: strs[1] ? { name: strs[1], standardName: strs[2] || strs[1], version: strs[3] } : null,
+    alpnProtocol: strs[4] || false,
+    servername: strs[5] || null,
+    authorized: (flags & 1) !== 0,
+    authorizationError: strs[6] || null,
+    peerCertificate
+  }
+}
+
+// HELLO's `tls`: the key material an https server was given (src/http/https-server.js),
+// for the hub to terminate TLS with. JSON has no bytes: a Buffer travels as
+// { base64 }, a string (PEM text) as itself; arrays (several CAs or chains) keep their order.
+const TLS_MATERIAL_KEYS = ['key', 'cert', 'pfx', 'ca', 'passphrase']
+const TLS_POLICY_KEYS = ['requestCert', 'rejectUnauthorized']
+
+/** @returns {object|null} the JSON-ready material of https options, or null when there is none */
+function encodeTlsOptions (options) {
+  if (options === null || typeof options !== 'object') return null
+  const out = {}
+  let any = false
+  for (const key of TLS_MATERIAL_KEYS) {
+    const v = options[key]
+    if (v === undefined || v === null) continue
+    out[key] = Array.isArray(v) ? v.map(encodeBytes) : encodeBytes(v)
+    any = true
+  }
+  if (!any) return null
+  for (const key of TLS_POLICY_KEYS) if (typeof options[key] === 'boolean') out[key] = options[key]
+  return out
+}
+
+/** @returns {object|null} options for tls.createSecureContext from encodeTlsOptions' output */
+function decodeTlsOptions (value) {
+  if (value === null || typeof value !== 'object') return null
+  const out = {}
+  for (const key of TLS_MATERIAL_KEYS) {
+    const v = value[key]
+    if (v === undefined || v === null) continue
+    out[key] = Array.isArray(v) ? v.map(decodeBytes) : decodeBytes(v)
+  }
+  for (const key of TLS_POLICY_KEYS) if (typeof value[key] === 'boolean') out[key] = value[key]
+  return out
+}
+
+function encodeBytes (v) {
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return { base64: Buffer.from(v).toString('base64') }
+  if (v !== null && typeof v === 'object' && (v.buf !== undefined || v.pem !== undefined)) {
+    // node's { pem, passphrase } / { buf, passphrase } forms for key and pfx
+    return { ...v, pem: v.pem === undefined ? undefined : encodeBytes(v.pem), buf: v.buf === undefined ? undefined : encodeBytes(v.buf) }
+  }
+  return typeof v === 'string' ? v : String(v)
+}
+
+function decodeBytes (v) {
+  if (v !== null && typeof v === 'object') {
+    if (typeof v.base64 === 'string') return Buffer.from(v.base64, 'base64')
+    const out = { ...v }
+    if (out.pem !== undefined) out.pem = decodeBytes(out.pem)
+    if (out.buf !== undefined) out.buf = decodeBytes(out.buf)
+    return out
+  }
+  return typeof v === 'string' ? v : String(v)
 }
 
 /**
@@ -533,6 +652,10 @@ module.exports = {
   FrameReader,
   decodeRequest,
   decodeResponse,
+  encodeTlsInfo,
+  decodeTlsInfo,
+  encodeTlsOptions,
+  decodeTlsOptions,
   checkResponse,
   decodeJson,
   protocolError

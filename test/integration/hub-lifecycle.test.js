@@ -106,7 +106,7 @@ describe('hub lifecycle', () => {
         const w = new P.FrameWriter()
         w.json(P.T.HELLO_OK, 0, { queue: 'x', urls: [], ports: [] }, true)
         const bytes = Buffer.concat(w.take())
-        bytes[9] = 2
+        bytes[9] = P.VERSION + 1
         s.write(bytes)
       })
     })

@@ -140,8 +140,10 @@ describe('hub routing', () => {
     }
   })
 
-  test('https prefixes are refused with a clear error, bad prefixes with BAD_PREFIX', async () => {
-    await expect(hub.createQueue('tls', { urls: ['https://+:0/'] })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_TLS_UNSUPPORTED' })
+  test('an https prefix on a plain http port is a conflict, bad prefixes are BAD_PREFIX', async () => {
+    // a port serves http or https, not both (test/integration/hub-tls.test.js serves https)
+    await expect(hub.createQueue('tls', { urls: [`https://+:${port}/secure/`] })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_URL_CONFLICT' })
+    expect(hub.queues()).not.toContain('tls')
     await expect(hub.createQueue('bad', { urls: ['http://+/'] })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_BAD_PREFIX' })
     await expect(hub.createQueue('site', { urls: [] })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_QUEUE_EXISTS' })
   })

@@ -45,7 +45,9 @@ function createBackend (getAddon) {
    *   maxBodySize (default: HTTPSYS_MAX_BODY_SIZE, else no limit)
    * @returns {Promise<HttpSysAttachment>}
    */
-  async function attach ({ queue, urls, handlers, ...tuning } = {}) {
+  // `tls` (an https server's key material) is the hub's: HTTP.SYS serves the certificate
+  // bound to the port (`httpsys cert add`), never one an app hands over.
+  async function attach ({ queue, urls, handlers, tls, ...tuning } = {}) {
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
     }

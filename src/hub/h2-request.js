@@ -1,0 +1,203 @@
+'use strict'
+
+// One HTTP/2 stream as a hub request. Everything before the response is HubRequest's
+// (routing, queueing, the worker's body credit): an h2 stream is an ordinary queue
+// request, so an HTTP/1.1-only app is served over h2 unchanged. What differs is the
+// way out: the worker's RESPONSE frame becomes a HEADERS frame through node's http2
+// (RFC 9113 8.3.2: :status and no reason phrase; 8.2.2: no connection-specific header
+// fields), its body DATA frames, and a stream ends without ever closing the connection.
+//
+// The worker frames nothing for h2 (src/http/out-head.js finishHttp2Head): no chunked
+// framing, no Connection header. A raw worker that sends them anyway has them dropped
+// here rather than breaking the stream.
+
+const http2 = require('node:http2')
+const { HubRequest, CONTINUE_SENT } = require('./hub-request')
+const { RESPONSE_MORE, RESPONSE_OPAQUE } = require('../wire/contract')
+const responses = require('./responses')
+const clock = require('./clock')
+
+const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants
+
+// RFC 9113 8.2.2 (and :-prefixed names a worker must not set)
+const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings'])
+
+class H2Request extends HubRequest {
+  /**
+   * @param {import('./h2-connection').H2StreamConn} conn this stream's side of its connection
+   * @param {object} head what onHead gets from the HTTP/1.1 parser, built from the HEADERS frame
+   */
+  constructor (conn, head) {
+    super(conn, head)
+    this.stream = conn.stream
+  }
+
+  /** A RESPONSE frame; payload at b[p, end). */
+  onResponse (b, p, end) {
+    if (this.headSent) return
+    const status = b.readUInt16LE(p)
+    const flags = b[p + 2]
+    if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
+      // RFC 9113 8.6: no 101 in HTTP/2 (upgrades are not implemented on h1 either)
+      this.worker.sendAbort(this)
+      this.releaseWorker()
+      this.respondLocal(501, 'opaque', true)
+      return
+    }
+    this.headSent = true
+    this.noBody = this.isHead || status < 200 || status === 204 || status === 304
+    const more = (flags & RESPONSE_MORE) !== 0
+    const rlen = b.readUInt16LE(p + 8)
+    const bs = p + 14 + rlen
+    const bodyStart = bs + b.readUInt32LE(p + 10 + rlen)
+    const headers = headersOf(b, bs, bodyStart, status)
+    const body = bodyStart < end ? b.subarray(bodyStart, end) : null
+    const stream = this.stream
+    if (stream.destroyed || stream.closed) {
+      if (!more) this.finish()
+      return
+    }
+    const endStream = this.noBody || (!more && body === null)
+    try {
+      stream.respond(headers, { endStream })
+    } catch (err) {
+      // a header node's http2 refuses (the worker's block is opaque until here)
+      this.conn.session.hub.log.debug({ err, status }, 'an h2 response head was refused; the stream is reset')
+      if (this.worker !== null) this.worker.sendAbort(this)
+      this.finish()
+      stream.close(NGHTTP2_INTERNAL_ERROR)
+      return
+    }
+    if (more) {
+      if (body !== null) {
+        if (this.noBody) this.worker.sendWindow(this, body.length)
+        else this.writeBody(body, body.length)
+      }
+      return
+    }
+    this.finish()
+    if (!endStream) stream.end(body === null || this.noBody ? undefined : body)
+    this.closeIfBodyLeft()
+  }
+
+  /** A RES_BODY frame: u8 flags, bytes. */
+  onResBody (b, start, end) {
+    if (!this.headSent || this.resDone) return
+    const more = (b[start] & RESPONSE_MORE) !== 0
+    const n = end - start - 1
+    if (n > 0) {
+      if (this.noBody) {
+        if (more && this.worker !== null) this.worker.sendWindow(this, n)
+      } else {
+        this.writeBody(b.subarray(start + 1, end), more ? n : 0)
+      }
+    }
+    if (!more) {
+      this.finish()
+      if (!this.noBody && !this.stream.destroyed) this.stream.end()
+      this.closeIfBodyLeft()
+    }
+  }
+
+  /** Body bytes to the stream; the worker's window reopens as the stream takes them. */
+  writeBody (chunk, ack) {
+    const stream = this.stream
+    if (stream.destroyed) return
+    const ok = stream.write(chunk)
+    if (ack > 0 && this.worker !== null) {
+      if (ok) this.worker.sendWindow(this, ack)
+      else this.unacked += ack
+    }
+  }
+
+  /** The stream took what it held ('drain'). */
+  onDrain () {
+    if (this.unacked > 0 && this.worker !== null) {
+      const n = this.unacked
+      this.unacked = 0
+      this.worker.sendWindow(this, n)
+    }
+  }
+
+  mustClose () {
+    return false // a response never closes an h2 connection: other streams share it
+  }
+
+  /**
+   * The hub answers this stream itself (400, 404, 413, 431, 502, 503, ...): the same
+   * page as on HTTP/1.1, as HEADERS + DATA. `close` has no meaning on h2 (the stream
+   * ends, the connection stays).
+   */
+  respondLocal (status, variant) {
+    if (this.headSent) return
+    this.headSent = true
+    this.resDone = true
+    const stream = this.stream
+    if (!this.bodyDone) this.startDiscard()
+    if (stream.destroyed || stream.closed) return
+    const page = responses.page(status, variant)
+    const headers = {
+      ':status': status,
+      'content-type': 'text/html; charset=us-ascii',
+      server: 'httpsys',
+      date: clock.date(),
+      'content-length': page.body.length
+    }
+    if (status === 503) headers['retry-after'] = '1'
+    try {
+      stream.respond(headers, { endStream: this.isHead })
+      if (!this.isHead) stream.end(page.body)
+    } catch {
+      stream.close(NGHTTP2_INTERNAL_ERROR)
+      return
+    }
+    this.closeIfBodyLeft()
+  }
+
+  // The response is complete and the client is still sending a body nobody will read:
+  // RST_STREAM(NO_ERROR) once the response is out stops the upload (RFC 9113 8.1: a
+  // server may answer before the request is complete and then reset the stream with
+  // NO_ERROR). node's close() sends it after the DATA already queued.
+  closeIfBodyLeft () {
+    if (this.bodyDone || this.stream.destroyed) return
+    this.stream.close(NGHTTP2_NO_ERROR)
+  }
+
+  startDiscard () {
+    this.discard = true
+    this.bodyBuf = null
+    this.bodyBufBytes = 0
+    this.conn.resumeForBody(this)
+  }
+}
+
+/**
+ * The worker's header block ("Name: value\r\n" lines, latin1) as node's http2 headers
+ * object: names lower case (RFC 9113 8.2.2), repeats as arrays, connection-specific
+ * fields dropped.
+ */
+function headersOf (b, start, end, status) {
+  const headers = { ':status': status }
+  if (end <= start) return headers
+  const text = b.latin1Slice(start, end)
+  let ls = 0
+  while (ls < text.length) {
+    let le = text.indexOf('\r\n', ls)
+    if (le === -1) le = text.length
+    const colon = text.indexOf(':', ls)
+    if (colon > ls && colon < le) {
+      const name = text.slice(ls, colon).toLowerCase()
+      const value = text.slice(colon + 1, le).trim()
+      if (!CONNECTION_SPECIFIC.has(name) && name[0] !== ':') {
+        const prev = headers[name]
+        if (prev === undefined) headers[name] = value
+        else if (Array.isArray(prev)) prev.push(value)
+        else headers[name] = [prev, value]
+      }
+    }
+    ls = le + 2
+  }
+  return headers
+}
+
+module.exports = { H2Request, headersOf, CONTINUE_SENT }

@@ -1,0 +1,92 @@
+'use strict'
+
+// The listening side of a TLS port: a tls.Server (node's, so handshakes, session
+// tickets, the handshake timeout and ALPN are OpenSSL's and node's, not ours) whose
+// certificates come from the TlsStore by SNI, and which hands each client connection,
+// once the handshake is done, to the hub: HTTP/1.1 to a ClientConnection (the same
+// parser and rules as plain HTTP), h2 to an H2Connection (RFC 9113 3.2: h2 is chosen by
+// ALPN, RFC 7301).
+//
+// A failed handshake never reaches an app: it is counted (hub.tlsFailed) and the
+// socket dropped. Client certificates: requestCert is per connection and decided
+// before the client says which host it wants, so a port asks for a certificate when any
+// of its entries does; whether a missing or unverified one is refused is the entry's
+// own rejectUnauthorized, checked once SNI chose the entry.
+
+const tls = require('node:tls')
+
+const ALPN = ['h2', 'http/1.1']
+
+/**
+ * @param {object} opts
+ * @param {() => number} opts.port the port (known once bound, for port 0)
+ * @param {import('./tls-store').TlsStore} opts.store
+ * @param {number} opts.handshakeTimeout ms (0: node's default)
+ * @param {boolean} opts.h2 offer h2 by ALPN
+ * @param {(socket: tls.TLSSocket, port: number) => void} opts.onSecure
+ * @param {(port: number, err: Error, socket: tls.TLSSocket|null) => void} opts.onFailure
+ * @returns {tls.Server}
+ */
+function createTlsServer ({ port, store, handshakeTimeout, h2 = true, onSecure, onFailure }) {
+  const server = tls.createServer({
+    allowHalfOpen: true,
+    noDelay: true,
+    ALPNProtocols: h2 ? ALPN : ALPN.slice(1),
+    SNICallback: (servername, cb) => cb(null, store.contextFor(port(), servername) || undefined),
+    handshakeTimeout: handshakeTimeout > 0 ? handshakeTimeout : 120000,
+    requestCert: store.wantsClientCert(port()),
+    rejectUnauthorized: false,
+    ...store.defaultOptions(port())
+  })
+  server.on('secureConnection', (socket) => {
+    const p = port()
+    // only a port that asked for client certificates has anything to refuse
+    const slot = server.requestCert ? store.slotFor(p, socket.servername || null) : null
+    if (slot !== null && slot.material.rejectUnauthorized && !socket.authorized) {
+      const err = new Error(`client certificate refused: ${socket.authorizationError || 'none was sent'}`)
+      err.code = 'ERR_HTTPSYS_TLS_CLIENT_CERT'
+      err.reason = socket.authorizationError || 'NO_CERTIFICATE'
+      onFailure(p, err, socket)
+      socket.destroy()
+      return
+    }
+    onSecure(socket, p)
+  })
+  server.on('tlsClientError', (err, socket) => {
+    onFailure(port(), err, socket)
+    socket.destroy()
+  })
+  return server
+}
+
+/** The store changed for this port: new handshakes use the new default and policy. */
+function refresh (server, store, port) {
+  server.setSecureContext(store.defaultOptions(port))
+  server.requestCert = store.wantsClientCert(port)
+}
+
+/**
+ * The contract's TlsInfo (src/wire/contract.js) of a connection whose handshake is done.
+ * @param {tls.TLSSocket} socket
+ */
+function tlsInfoOf (socket) {
+  let peer = null
+  if (socket.authorized !== undefined) {
+    try {
+      const cert = socket.getPeerX509Certificate()
+      if (cert) peer = cert.raw
+    } catch {}
+  }
+  const cipher = socket.getCipher() || null
+  return {
+    protocol: socket.getProtocol() || null,
+    cipher: cipher && { name: cipher.name, standardName: cipher.standardName, version: cipher.version },
+    alpnProtocol: socket.alpnProtocol || false,
+    servername: typeof socket.servername === 'string' ? socket.servername : null,
+    authorized: socket.authorized === true,
+    authorizationError: socket.authorizationError ? String(socket.authorizationError) : null,
+    peerCertificate: peer
+  }
+}
+
+module.exports = { createTlsServer, refresh, tlsInfoOf }

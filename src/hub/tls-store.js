@@ -1,0 +1,242 @@
+'use strict'
+
+// Which certificate the hub serves on a TLS port: a SecureContext per port and SNI host
+// name, from two sources, in this order (README "HTTPS and HTTP/2"):
+//   1. the config's `tls` entries (by host, then the port's entry without a host),
+//   2. the key material an app passed to https.createServer(), sent at attach, for the
+//      hosts of its queue's https prefixes (an explicit host name, else the port).
+// So an operator's certificate always wins over what an app ships, and two apps on one
+// port with different hosts each get theirs by SNI (RFC 6066 3).
+//
+// Contexts are swapped, never mutated: a certificate file that changes (fs.watchFile,
+// which follows the path across the rename a renewal usually does) or `httpsys reload`
+// makes a new SecureContext for new handshakes; connections already up keep theirs.
+// Every context shares the hub's session ticket keys, so a client resumes its session
+// (RFC 8446 2.2) whichever context served it and across a certificate swap.
+
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const tls = require('node:tls')
+const { EventEmitter } = require('node:events')
+const { loadMaterial, materialDigest } = require('./tls-material')
+
+// node's default session lifetime (seconds), kept explicit: tickets outlive a swap.
+const SESSION_TIMEOUT_S = 300
+const WATCH_INTERVAL_MS = 2000
+
+class TlsStore extends EventEmitter {
+  /**
+   * @param {object} opts
+   * @param {object} opts.log pino logger
+   * @param {boolean} [opts.watch=true] watch the config's certificate files
+   */
+  constructor ({ log, watch = true }) {
+    super()
+    this.log = log
+    this.watchFiles = watch
+    // RFC 5077 4 keys: 16 name + 16 HMAC + 16 AES, one set for the hub's life
+    this.ticketKeys = crypto.randomBytes(48)
+    // one session id context for every context: a session resumes whichever context
+    // (SNI host, or a swapped certificate) serves the reconnecting client
+    this.sessionIdContext = crypto.randomBytes(16).toString('hex')
+    this.config = [] // { entry, port, host, slot }
+    this.claims = new Map() // `${port} ${host|''}` -> [{ queue, slot }] (first claim serves)
+    this.watched = new Map() // file -> listener
+    this.reloadTimer = null
+  }
+
+  /**
+   * The config's entries; every one is loaded and checked before any replaces what was there.
+   * @param {object[]} entries { port, host?, cert?, key?, pfx?, passphrase?, ca?, requestCert?, rejectUnauthorized? }
+   * @throws ERR_HTTPSYS_TLS_CERT naming the file
+   */
+  setConfig (entries) {
+    const next = entries.map((entry) => {
+      const host = entry.host ? entry.host.toLowerCase() : null
+      return { entry, port: entry.port, host, slot: this.makeSlot(loadMaterial(entry, { port: entry.port, host })) }
+    })
+    this.config = next
+    this.rewatch()
+    for (const port of new Set(next.map((c) => c.port))) this.emit('change', port)
+  }
+
+  /**
+   * An app's own certificate for the https prefixes of its queue. The first queue to claim
+   * a host:port serves it; a later claim waits behind it (and is logged).
+   * @param {string} queue
+   * @param {{port: number, host: string|null}[]} where explicit hosts, or null for the port
+   * @param {object} options decoded https options (protocol.decodeTlsOptions)
+   * @throws ERR_HTTPSYS_TLS_CERT
+   */
+  setApp (queue, where, options) {
+    const current = this.appSlotOf(queue)
+    if (current !== null && current.material.digest === materialDigest(options, options)) return
+    const first = where[0] || {}
+    const slot = this.makeSlot(loadMaterial(options, { fromApp: true, port: first.port, host: first.host || undefined }))
+    this.removeApp(queue, true)
+    const ports = new Set()
+    for (const { port, host } of where) {
+      const key = claimKey(port, host)
+      let list = this.claims.get(key)
+      if (list === undefined) this.claims.set(key, (list = []))
+      list.push({ queue, slot })
+      if (list.length > 1 && list[0].slot.material.fingerprint !== slot.material.fingerprint) {
+        this.log.warn({ queue, port, host, servedBy: list[0].queue }, `the certificate queue ${queue} passed for ${host || '*'}:${port} is not used: queue ${list[0].queue} claimed it first`)
+      }
+      ports.add(port)
+    }
+    for (const port of ports) this.emit('change', port)
+  }
+
+  /** Forgets an app's certificates (its queue was deleted). */
+  removeApp (queue, quiet = false) {
+    const ports = new Set()
+    for (const [key, list] of this.claims) {
+      const i = list.findIndex((c) => c.queue === queue)
+      if (i === -1) continue
+      list.splice(i, 1)
+      if (list.length === 0) this.claims.delete(key)
+      ports.add(Number(key.split(' ')[0]))
+    }
+    if (!quiet) for (const port of ports) this.emit('change', port)
+  }
+
+  /** Whether a handshake for host (or any host) on port has a certificate to use. */
+  has (port, host) {
+    return this.slotFor(port, host || null) !== null
+  }
+
+  /**
+   * The slot whose certificate serves servername on port: config by host (exact, then a
+   * *.wildcard), config for the port, app by host, app for the port.
+   * @returns {{context: tls.SecureContext, material: object}|null}
+   */
+  slotFor (port, servername) {
+    const name = servername ? String(servername).toLowerCase() : null
+    const wild = name !== null && name.indexOf('.') > 0 ? '*' + name.slice(name.indexOf('.')) : null
+    let byPort = null
+    for (const c of this.config) {
+      if (c.port !== port) continue
+      if (c.host === null) byPort = byPort || c.slot
+      else if (name !== null && (c.host === name || c.host === wild)) return c.slot
+    }
+    if (byPort !== null) return byPort
+    if (name !== null) {
+      const list = this.claims.get(claimKey(port, name)) || (wild !== null ? this.claims.get(claimKey(port, wild)) : undefined)
+      if (list !== undefined) return list[0].slot
+    }
+    const list = this.claims.get(claimKey(port, null))
+    return list !== undefined ? list[0].slot : null
+  }
+
+  /** The SNICallback's answer. */
+  contextFor (port, servername) {
+    const slot = this.slotFor(port, servername)
+    return slot === null ? null : slot.context
+  }
+
+  /** What tls.Server.setSecureContext() gets for clients that send no SNI. */
+  defaultOptions (port) {
+    const slot = this.slotFor(port, null)
+    return { ...(slot === null ? {} : slot.material.options), ...this.sessionOptions() }
+  }
+
+  /** Whether any certificate on port asks clients for theirs (requestCert is per connection, decided before SNI). */
+  wantsClientCert (port) {
+    for (const c of this.config) if (c.port === port && c.slot.material.requestCert) return true
+    for (const [key, list] of this.claims) {
+      if (Number(key.split(' ')[0]) === port && list[0].slot.material.requestCert) return true
+    }
+    return false
+  }
+
+  /**
+   * Re-reads the config's certificate files (a change on disk, or `httpsys reload`). A
+   * file that fails keeps its old certificate serving and is reported.
+   * @returns {{label: string, changed: boolean, error?: Error}[]}
+   */
+  reload () {
+    const out = []
+    const ports = new Set()
+    for (const c of this.config) {
+      let material
+      try {
+        material = loadMaterial(c.entry, { port: c.port, host: c.host || undefined })
+      } catch (err) {
+        this.log.error({ err, port: c.port, host: c.host }, `TLS certificate not reloaded (the one loaded before keeps serving): ${err.message}`)
+        out.push({ label: c.slot.material.label, changed: false, error: err })
+        continue
+      }
+      const changed = material.digest !== c.slot.material.digest
+      if (changed) {
+        c.slot = this.makeSlot(material)
+        ports.add(c.port)
+        this.log.info({ event: 'tls-reload', port: c.port, host: c.host, subject: material.subject, validTo: material.validTo },
+          `TLS certificate for ${c.host || '*'}:${c.port} reloaded from ${material.label} (${material.subject}, valid to ${material.validTo})`)
+      }
+      out.push({ label: material.label, changed })
+    }
+    this.rewatch()
+    for (const port of ports) this.emit('change', port)
+    return out
+  }
+
+  close () {
+    for (const [file, listener] of this.watched) fs.unwatchFile(file, listener)
+    this.watched.clear()
+    if (this.reloadTimer !== null) clearTimeout(this.reloadTimer)
+    this.reloadTimer = null
+  }
+
+  // -------------------------------------------------------------------------
+
+  makeSlot (material) {
+    return { material, context: tls.createSecureContext({ ...material.options, ...this.sessionOptions() }) }
+  }
+
+  sessionOptions () {
+    return { ticketKeys: this.ticketKeys, sessionTimeout: SESSION_TIMEOUT_S, sessionIdContext: this.sessionIdContext }
+  }
+
+  appSlotOf (queue) {
+    for (const list of this.claims.values()) for (const c of list) if (c.queue === queue) return c.slot
+    return null
+  }
+
+  rewatch () {
+    if (!this.watchFiles) return
+    const files = new Set(this.config.flatMap((c) => c.slot.material.files))
+    for (const [file, listener] of this.watched) {
+      if (!files.has(file)) {
+        fs.unwatchFile(file, listener)
+        this.watched.delete(file)
+      }
+    }
+    for (const file of files) {
+      if (this.watched.has(file)) continue
+      const listener = (cur, prev) => {
+        if (cur.mtimeMs === prev.mtimeMs && cur.size === prev.size && cur.ino === prev.ino) return
+        this.scheduleReload()
+      }
+      fs.watchFile(file, { interval: WATCH_INTERVAL_MS, persistent: false }, listener)
+      this.watched.set(file, listener)
+    }
+  }
+
+  // A renewal writes the certificate and the key one after the other: one reload
+  // after the burst, not one with a new certificate and the old key.
+  scheduleReload () {
+    if (this.reloadTimer !== null) clearTimeout(this.reloadTimer)
+    this.reloadTimer = setTimeout(() => {
+      this.reloadTimer = null
+      this.reload()
+    }, 500)
+    this.reloadTimer.unref()
+  }
+}
+
+function claimKey (port, host) {
+  return `${port} ${host || ''}`
+}
+
+module.exports = { TlsStore, SESSION_TIMEOUT_S }
