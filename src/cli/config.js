@@ -31,16 +31,24 @@ async function action (options) {
 const SECRET = /TOKEN|SECRET|PASSW|PWD|KEY|CREDENTIAL|PRIVATE|AUTH|SESSION|COOKIE|SALT|SIGNATURE|DSN|CONN(ECTION)?_?STR/i
 const MASK = '*** (--show-secrets prints it)'
 
-/** The resolved config with secret-looking env values and TLS passphrases masked. */
+/** The resolved config with secret-looking env values, TLS passphrases and PEM private keys masked. */
 function masked (config) {
   return {
     ...config,
-    tls: config.tls.map((t) => t.passphrase === undefined ? t : { ...t, passphrase: MASK }),
+    tls: config.tls.map(maskTls),
     apps: config.apps.map((app) => ({
       ...app,
       env: Object.fromEntries(Object.entries(app.env).map(([k, v]) => [k, SECRET.test(k) && v !== '' ? MASK : v]))
     }))
   }
+}
+
+// a passphrase, and a private key given as PEM text (a path is fine to print)
+function maskTls (entry) {
+  const out = { ...entry }
+  if (out.passphrase !== undefined) out.passphrase = MASK
+  if (typeof out.key === 'string' && /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(out.key)) out.key = MASK
+  return out
 }
 
 module.exports = { register, masked }

@@ -51,15 +51,18 @@ test('init writes the commented template; config check validates it and prints i
 test('config check masks values that look secret unless --show-secrets', () => {
   fs.writeFileSync(path.join(dir, 'app.js'), '')
   fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = {
-    tls: [{ port: 443, pfx: 'site.pfx', passphrase: 'hunter2' }],
+    tls: [{ port: 443, pfx: 'site.pfx', passphrase: 'hunter2' }, { port: 8443, cert: 'site.crt', key: '-----BEGIN PRIVATE KEY-----\\nMIIEvQ-secret\\n-----END PRIVATE KEY-----\\n' }],
     apps: [{ script: 'app.js', env: { API_TOKEN: 'tok-123', DB_PASSWORD: 'pw', STRIPE_SECRET_KEY: 'sk', DATABASE_URL_DSN: 'postgres://u:p@h/db', NODE_ENV: 'production', PORT_HINT: '8080' } }]
   }`)
   const masked = run('config', 'check')
   expect(masked.code).toBe(0)
-  expect(masked.stdout).not.toMatch(/tok-123|"pw"|"sk"|hunter2|u:p@h/)
+  expect(masked.stdout).not.toMatch(/tok-123|"pw"|"sk"|hunter2|u:p@h|MIIEvQ-secret/)
   const { apps, tls } = JSON.parse(masked.stdout)
   expect(apps[0].env).toMatchObject({ API_TOKEN: expect.stringMatching(/^\*\*\*/), NODE_ENV: 'production', PORT_HINT: '8080' })
   expect(tls[0].passphrase).toMatch(/^\*\*\* \(--show-secrets prints it\)$/)
+  // a key given as PEM text is a secret; a path is not
+  expect(tls[1].key).toMatch(/^\*\*\*/)
+  expect(tls[1].cert).toBe(path.join(dir, 'site.crt'))
   const shown = JSON.parse(run('config', 'check', '--show-secrets').stdout)
   expect(shown.apps[0].env).toMatchObject({ API_TOKEN: 'tok-123', DB_PASSWORD: 'pw', STRIPE_SECRET_KEY: 'sk' })
   expect(shown.tls[0].passphrase).toBe('hunter2')
