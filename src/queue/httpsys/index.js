@@ -25,7 +25,7 @@ const { createServiceConfig } = require('./service-config')
  * The backend over an addon (the real one, or a fake one in tests).
  * @param {() => object} getAddon loads the addon; throws ERR_HTTPSYS_NATIVE_UNAVAILABLE
  */
-function createBackend (getAddon) {
+function createBackend (getAddon, { warn = defaultWarn } = {}) {
   let platform = null
   let errors = null
   const addon = () => {
@@ -46,7 +46,9 @@ function createBackend (getAddon) {
    * @returns {Promise<HttpSysAttachment>}
    */
   // `tls` (an https server's key material) is the hub's: HTTP.SYS serves the certificate
-  // bound to the port (`httpsys cert add`), never one an app hands over.
+  // bound to the port (`httpsys cert add`), never one an app hands over. When no binding
+  // covers an https port, the app's key and cert would be the obvious ones to bind: the
+  // warning says how (an unbound port fails every handshake, silently for the app).
   async function attach ({ queue, urls, handlers, tls, ...tuning } = {}) {
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
@@ -98,7 +100,29 @@ function createBackend (getAddon) {
       native.close()
       throw errors.toError(err, { queue })
     }
+    if (tls) warnUnbound(bound)
     return attachment
+  }
+
+  function warnUnbound (urls) {
+    const https = urls.filter((u) => /^https:/i.test(u))
+    if (https.length === 0) return
+    let bindings
+    try {
+      const sc = createServiceConfig(getAddon)
+      bindings = [...sc.sslCertList(), ...sc.sslCertList({ sni: true })]
+    } catch {
+      return // not answered (Wine stubs the service configuration): nothing to say
+    }
+    for (const port of portsOf(https)) {
+      if (bindings.some((b) => Number(b.port) === port)) continue
+      const prefixes = https.filter((u) => portOf(u) === port)
+      warn({ event: 'tls-unbound', port, prefixes },
+        `${prefixes.join(' ')}: no certificate is bound to port ${port}, so HTTP.SYS refuses every TLS handshake there. ` +
+        'The app passed a key and certificate to https.createServer(): bind them once, from an elevated prompt, with ' +
+        `\`httpsys cert add --port ${port} --cert <its certificate file> --key <its key file>\` ` +
+        `(or add tls: [{ port: ${port}, cert, key }] to httpsys.config.js and run \`httpsys start --setup\`).`)
+    }
   }
 
   return {
@@ -154,6 +178,10 @@ function freePort () {
       server.close(() => resolve(port))
     })
   })
+}
+
+function defaultWarn (fields, message) {
+  require('../../logger').child({ component: 'httpsys' }).warn(fields, message)
 }
 
 function portsOf (urls) {

@@ -119,6 +119,34 @@ describe('httpsys backend: attaching', () => {
   })
 })
 
+describe('httpsys backend: an https server with its own key and no binding', () => {
+  // HTTP.SYS serves the certificate bound to the port, never the app's: without a binding
+  // every handshake fails and the app never hears of it. Real Windows: `curl -k
+  // https://localhost:8443/` fails the handshake until `httpsys cert add` binds one.
+  async function attachHttps (bind) {
+    const binding = createFakeAddon()
+    const warnings = []
+    const backend = createBackend(() => binding, { warn: (fields, message) => warnings.push({ fields, message }) })
+    if (bind) binding.sslCertSet({ ip: '0.0.0.0', port: 8443, hash: Buffer.alloc(20, 1), appId: '{x}', store: 'MY' }, false)
+    await backend.attach({ urls: ['https://+:8443/'], handlers: { onRequest () {} }, tls: { key: 'k', cert: 'c' } })
+    await backend.attach({ urls: ['http://+:8080/'], handlers: { onRequest () {} }, tls: { key: 'k', cert: 'c' } })
+    return warnings
+  }
+
+  test('warns with the command that binds the app\'s certificate', async () => {
+    const warnings = await attachHttps(false)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0].fields).toEqual({ event: 'tls-unbound', port: 8443, prefixes: ['https://+:8443/'] })
+    expect(warnings[0].message).toMatch(/^https:\/\/\+:8443\/: no certificate is bound to port 8443, so HTTP\.SYS refuses every TLS handshake there\./)
+    expect(warnings[0].message).toContain('`httpsys cert add --port 8443 --cert <its certificate file> --key <its key file>`')
+    expect(warnings[0].message).toContain('`httpsys start --setup`')
+  })
+
+  test('says nothing when the port has a binding', async () => {
+    expect(await attachHttps(true)).toEqual([])
+  })
+})
+
 describe('httpsys backend: registration errors carry the Win32 code and the fix', () => {
   async function failWith (code, prefix = 'http://+:8080/') {
     const t = setup()
