@@ -19,6 +19,7 @@
             'native/src/request-convert.cc',
             'native/src/response-build.cc',
             'native/src/service-config.cc',
+            'native/src/service-host.cc',
             'native/src/win32-errors.cc'
           ],
           'include_dirs': [

@@ -134,7 +134,7 @@ define('ERR_HTTPSYS_TLS_NO_CERT', (d) =>
 // Windows setup: URL reservations, certificate bindings, doctor (src/setup)
 
 define('ERR_HTTPSYS_NOT_ELEVATED', (d) =>
-  `${d.what || 'This change'} needs Administrator rights: HTTP.SYS answered ${d.syscall || 'the call'} with ERROR_ACCESS_DENIED (5). ` +
+  `${d.what || 'This change'} needs Administrator rights: ${d.by || 'HTTP.SYS'} answered ${d.syscall || 'the call'} with ERROR_ACCESS_DENIED (5). ` +
   `Open an elevated prompt (right-click Terminal > Run as administrator) and run${d.command ? `: \`${d.command}\`` : ' the command again'}.`)
 define('ERR_HTTPSYS_URLACL_CONFLICT', (d) =>
   `The URL prefix ${d.prefix} is already reserved for ${d.owners || 'another account'}${d.sddl ? ` (${d.sddl})` : ''}. ` +
@@ -186,5 +186,26 @@ define('ERR_HTTPSYS_RELOAD_FAILED', (d) =>
 define('ERR_HTTPSYS_CONTROL_DENIED', (d) =>
   `Cannot use the httpsys control channel at ${d.path}: ${d.reason}. ` +
   (d.fix ? `${d.fix}.` : 'Run the command as the user who started the supervisor, or set HTTPSYS_RUNTIME_DIR to a directory of your own.'))
+
+// ---------------------------------------------------------------------------
+// Running as a service: systemd, launchd, the Windows service control manager (src/service)
+
+define('ERR_HTTPSYS_SERVICE_EXISTS', (d) =>
+  `A ${d.kind || 'service'} named ${str(d.name)} already exists${d.path ? ` (${d.path})` : ''}. ` +
+  (d.ours
+    ? `Remove it first with \`httpsys service uninstall --name ${d.name}\`, or choose another name with --name.`
+    : 'httpsys did not write it: choose another name with --name (or remove it by hand if it is stale).'))
+define('ERR_HTTPSYS_SERVICE_DENIED', (d) =>
+  `Cannot ${d.action || 'write'} ${d.path}: ${d.reason || 'permission denied'}. ` +
+  (d.fix || (d.command ? `Run it as root: \`${d.command}\`.` : 'Run it as root (sudo), or install a user service (without --system).')))
+define('ERR_HTTPSYS_SERVICE_CALL', (d) =>
+  `The service control manager refused ${d.syscall}${d.name ? ` for the service ${str(d.name)}` : ''}: ${d.win32Name || 'Win32 error'} (${d.win32})${d.reason ? `, ${d.reason}` : ''}. ` +
+  `\`httpsys service status${d.name ? ` --name ${d.name}` : ''}\` and \`sc.exe qc ${d.name || '<name>'}\` show what it has; the Windows event log (System, source Service Control Manager) says more.`)
+define('ERR_HTTPSYS_SERVICE_NOT_SCM', () =>
+  '`httpsys service run` is what the Windows service control manager starts, and this process was not started by it (ERROR_FAILED_SERVICE_CONTROLLER_CONNECT, 1063). ' +
+  'Start the service with `sc.exe start <name>` (see `httpsys service status`), or run the apps in this terminal with `httpsys start -c <config>`.')
+define('ERR_HTTPSYS_SERVICE_UNSUPPORTED', (d) =>
+  `httpsys cannot install a service on ${d.platform}: it writes systemd units (Linux), launchd jobs (macOS) and Windows services. ` +
+  'Start it from your init system with `httpsys start -c <config>` in the foreground: it stops gracefully on SIGTERM.')
 
 module.exports = { codes }

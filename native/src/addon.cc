@@ -6,6 +6,7 @@
 #include "http-api.h"
 #include "queue.h"
 #include "service-config.h"
+#include "service-host.h"
 #include "win32-errors.h"
 
 #include <napi.h>
@@ -75,6 +76,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitServiceConfig(env, exports);
   InitCertStore(env, exports);
   InitDiagnostics(env, exports);
+  InitServiceHost(env, exports);
   return exports;
 }
 

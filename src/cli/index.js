@@ -10,6 +10,7 @@ const pkg = require('../../package.json')
 const start = require('./start')
 const COMMANDS = [start, require('./ls'), require('./reload'), require('./restart'), require('./stop'), require('./logs'),
   require('./show'), require('./monit'), require('./init'), require('./config'), require('./doctor'), require('./urlacl'), require('./cert'),
+  require('./service'),
   require('./vocabulary')]
 
 // httpsys's own frames say nothing to someone whose config file threw

@@ -26,6 +26,107 @@ const NAMES = {
   1312: 'ERROR_NO_SUCH_LOGON_SESSION'
 }
 
+// The service control manager (native/src/service-host.cc): services by name, and the
+// one service this process may host. A test plays the SCM's part with
+// addon.scm.host.emit(type, value) ('start', 'control', 'exit') and reads what the
+// process reported in addon.scm.host.statuses.
+function createFakeScm (machine) {
+  const services = new Map()
+  const host = { name: null, onEvent: null, statuses: [], emit (type, value = 0) { host.onEvent(type, value) } }
+  const scm = {
+    services,
+    host,
+    calls: [],
+    // ChangeServiceConfig2W levels this SCM answers with ERROR_INVALID_LEVEL (124), as Wine does
+    unsupported: new Set(),
+    // services whose ControlService(STOP) leaves them stop_pending for this many queries
+    slowStop: new Map()
+  }
+  const denied = () => machine.denied || !machine.elevated
+  const fail = (code, syscall) => ({ code, syscall })
+  scm.api = {
+    serviceCreate (spec) {
+      scm.calls.push(['serviceCreate', { ...spec, password: spec.password ? '<secret>' : spec.password }])
+      if (denied()) return fail(5, 'OpenSCManagerW')
+      if (services.has(spec.name.toLowerCase())) return fail(1073, 'CreateServiceW')
+      services.set(spec.name.toLowerCase(), {
+        name: spec.name,
+        displayName: spec.displayName || spec.name,
+        binPath: spec.binPath,
+        startType: spec.startType,
+        account: spec.account || 'LocalSystem',
+        dependencies: spec.dependencies || [],
+        state: 'stopped',
+        pid: 0,
+        win32ExitCode: 1077,
+        serviceExitCode: 0,
+        description: '',
+        failureActions: null,
+        failureActionsOnNonCrashFailures: false,
+        delayedAutoStart: false,
+        preshutdownTimeout: 180000,
+        sidType: 'none'
+      })
+      return { code: 0 }
+    },
+    serviceConfigure (name, options) {
+      scm.calls.push(['serviceConfigure', name, options])
+      const s = services.get(name.toLowerCase())
+      if (!s) return fail(1060, 'OpenServiceW')
+      if (denied()) return fail(5, 'OpenSCManagerW')
+      for (const [key, value] of Object.entries(options)) {
+        if (scm.unsupported.has(key)) return { code: 124, syscall: 'ChangeServiceConfig2W', level: key }
+        s[key] = key === 'failureActions' ? { resetPeriod: value.resetPeriod, actions: value.actions.map((a) => ({ ...a })) } : value
+      }
+      return { code: 0 }
+    },
+    serviceDelete (name) {
+      scm.calls.push(['serviceDelete', name])
+      if (!services.has(name.toLowerCase())) return fail(1060, 'OpenServiceW')
+      if (denied()) return fail(5, 'OpenSCManagerW')
+      services.delete(name.toLowerCase())
+      return { code: 0 }
+    },
+    serviceControl (name, action) {
+      scm.calls.push(['serviceControl', name, action])
+      const s = services.get(name.toLowerCase())
+      if (!s) return fail(1060, 'OpenServiceW')
+      if (denied()) return fail(5, 'OpenSCManagerW')
+      if (action === 'start') {
+        if (s.state !== 'stopped') return fail(1056, 'StartServiceW')
+        Object.assign(s, { state: 'running', pid: 4242, win32ExitCode: 0, serviceExitCode: 0 })
+      } else {
+        if (s.state === 'stopped') return fail(1062, 'ControlService')
+        s.state = 'stop_pending'
+        if (!scm.slowStop.has(s.name)) Object.assign(s, { state: 'stopped', pid: 0 })
+      }
+      return { code: 0, state: s.state }
+    },
+    serviceQuery (name) {
+      const s = services.get(name.toLowerCase())
+      if (!s) return fail(1060, 'OpenServiceW')
+      if (s.state === 'stop_pending') {
+        const left = scm.slowStop.get(s.name) || 0
+        if (left <= 0) Object.assign(s, { state: 'stopped', pid: 0 })
+        else scm.slowStop.set(s.name, left - 1)
+      }
+      const { sidType, ...visible } = s
+      return { code: 0, ...visible }
+    },
+    serviceHostStart (name, onEvent) {
+      if (host.onEvent !== null) return 183
+      host.name = name
+      host.onEvent = onEvent
+      return 0
+    },
+    serviceHostStatus (state, options = {}) {
+      host.statuses.push([state, { ...options }])
+      return host.name === null ? 6 : 0
+    }
+  }
+  return scm
+}
+
 function win32Error (code, syscall, prefix) {
   const err = new Error(`${syscall} failed: ${NAMES[code] || 'Win32 error'} (${code})`)
   err.win32 = code
@@ -208,6 +309,8 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     tcpListeners () { return { code: 0, list: machine.listeners.slice() } },
     processName (pid) { return machine.processes[pid] || null }
   }
+  const scm = createFakeScm({ get denied () { return machine.denied }, get elevated () { return machine.elevated } })
+  Object.assign(config, scm.api)
   // what doctor and the setup commands ask the machine; tests change it
   const store = new Map()
   const machine = {
@@ -224,6 +327,7 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     get canUpdate () { return config.canUpdate },
     set canUpdate (v) { config.canUpdate = v },
     queues,
+    scm,
     EVENT,
     events: { ...EVENT },
     machine,
@@ -272,4 +376,4 @@ function fakeRequest (id, overrides = {}) {
   }
 }
 
-module.exports = { createFakeAddon, fakeRequest, EVENT }
+module.exports = { createFakeAddon, fakeRequest, EVENT, createFakeScm }

@@ -367,6 +367,7 @@ require('./supervisor-tests').register(test, {
   untrack: (proc) => { running = running.filter((p) => p !== proc) },
   json
 })
+require('./service-tests').register(test, { json })
 
 test('no node.exe process is left behind', async () => {
   await stopAll()
