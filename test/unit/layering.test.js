@@ -44,13 +44,15 @@ function graph () {
 }
 
 const FORBIDDEN = {
-  wire: ['queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register'],
-  queue: ['hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register'],
-  hub: ['queue', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register'],
-  http: ['hub', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register'],
-  config: ['supervisor', 'hub', 'queue', 'http', 'cli', 'setup', 'preload', 'register'],
-  supervisor: ['cli', 'setup', 'preload', 'register'],
-  setup: ['cli', 'supervisor', 'preload', 'register']
+  wire: ['queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
+  queue: ['hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
+  hub: ['queue', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
+  http: ['hub', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
+  config: ['supervisor', 'hub', 'queue', 'http', 'cli', 'setup', 'preload', 'register', 'service'],
+  supervisor: ['cli', 'setup', 'preload', 'register', 'service'],
+  setup: ['cli', 'supervisor', 'preload', 'register', 'service'],
+  // service runs the supervisor and uses setup (reservations for its account); nothing runs it but the CLI
+  service: ['cli', 'preload', 'register', 'hub', 'http']
 }
 
 test('no unit imports what the architecture forbids', () => {
