@@ -1,6 +1,6 @@
 'use strict'
 
-// `httpsys ls` and `httpsys monit` in a real terminal (tmux, 120x32): what a person
+// `httpsys ls`, `show` and `monit` in a real terminal (tmux, 120x32): what a person
 // sees, colours included, and that monit quits on q and gives the terminal back. tmux
 // is installed by .ci/run; on a machine without it this file says so and is skipped
 // (in CI, a missing tmux fails instead).
@@ -35,10 +35,10 @@ afterAll(async () => {
 })
 
 /** Runs a command in a fresh tmux window; resolves with what the screen shows once `until` matches. */
-async function screen (command, until, { timeout = 15000, escapes = false } = {}) {
+async function screen (command, until, { timeout = 15000, escapes = false, height = 32 } = {}) {
   session = `s${Date.now()}`
   const shellEnv = Object.entries({ ...env(), PATH: process.env.PATH, TERM: 'xterm-256color' }).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')
-  tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '32', `cd ${JSON.stringify(dir)} && env -u NO_COLOR ${shellEnv} ${command}; echo "[exit $?]"; sleep 30`)
+  tmux('new-session', '-d', '-s', session, '-x', '120', '-y', String(height), `cd ${JSON.stringify(dir)} && env -u NO_COLOR ${shellEnv} ${command}; echo "[exit $?]"; sleep 30`)
   let text = ''
   const ok = await waitUntil(() => {
     text = tmux('capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', session)
@@ -79,6 +79,15 @@ maybe('in a terminal', () => {
     expect(text).toMatch(/^web +0 +\d+ +ready /m)
     const coloured = await screen(`${bin} ls`, /\[exit 0\]/, { escapes: true })
     expect(coloured).toMatch(/\x1b\[32mready\x1b\[39m/) // eslint-disable-line no-control-regex
+  })
+
+  test('show: the app, its instances with their numbers, its config and records', async () => {
+    const text = await screen(`${bin} show api`, /\[exit 0\]/, { height: 80 })
+    expect(text).toMatch(/^api \[httpsys\.config\.js\]: ready, the hub, http:\/\/127\.0\.0\.1:\d+\/api\/, \d+ waiting$/m)
+    expect(text).toMatch(/^inst +pid +state +uptime +restarts +cpu +memory +req\/s +p99 +served +last exit$/m)
+    expect(text).toMatch(/^0 +\d+ +ready +\d+s +0 +[\d.]+% +[\d.]+M +[\d.]+ +[\d.]+ ms +\d+ +-$/m)
+    expect(text).toMatch(/^config:$/m)
+    expect(text).toMatch(/^recent records:$/m)
   })
 
   test('monit: refreshes, shows rates, a sparkline and logs; q quits and gives the terminal back', async () => {
