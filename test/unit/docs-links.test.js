@@ -19,6 +19,8 @@ const EXTS = new Set(['.js', '.cc', '.h'])
 const MD_REF = /(?<![\w./-])[\w.-][\w./-]*\.md\b/g
 // section numbers right after a reference: "x.md 2.1, 2.2", "x.md section 4", "x.md 2.3 to 2.5"
 const SECTIONS = /^(?:,?\s+(?:section\s+|to\s+|and\s+)?\d+(?:\.\d+)*\b)+/
+// a line that names a markdown file it writes (an output, not a document) ends with this
+const NOT_A_REFERENCE = '// an output file, not a reference'
 const RESEARCH = /\bresearch(?:\/[\w./-]*|\s+(?:section\s+)?\d[\d.]*)/gi
 
 function filesToScan () {
@@ -67,6 +69,7 @@ function checkText (text, file) {
   const lines = text.split('\n')
   lines.forEach((line, i) => {
     const where = `${rel}:${i + 1}`
+    if (line.endsWith(NOT_A_REFERENCE)) return
     for (const m of line.matchAll(RESEARCH)) {
       problems.push(`${where}: cites the research notes (${m[0].replace(/\.$/, '')}); cite docs/ instead`)
     }
