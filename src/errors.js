@@ -91,6 +91,9 @@ define('ERR_HTTPSYS_ACCESS_DENIED', (d) => d.win32 !== undefined
   : `Not allowed to listen on port ${d.port}${d.host ? ` on ${d.host}` : ''}: ports below 1024 need privileges. ` +
   'Use a port >= 1024, run as root, or grant node the right once: ' +
   `\`sudo setcap 'cap_net_bind_service=+ep' ${d.execPath || process.execPath}\`.`)
+define('ERR_HTTPSYS_ADDRESS_UNAVAILABLE', (d) =>
+  `Cannot listen on ${d.host} port ${d.port}: this machine has no such address. ` +
+  'Listen on an address of one of its interfaces (`ip -brief address` lists them), on 127.0.0.1 for this machine only, or on every address (no host, or `+` in a URL prefix).')
 define('ERR_HTTPSYS_QUEUE_NOT_FOUND', (d) =>
   `No request queue named ${str(d.queue)} exists on the router. ` +
   'Start the app through `httpsys start` (which creates its queue) or give the server a URL prefix to listen on.')

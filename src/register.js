@@ -79,9 +79,17 @@ function isSupervisorChild (worker) {
 function defaultBackend (reportReady, supervised) {
   let chosen = null
   let sent = !reportReady
+  const choose = () => {
+    if (chosen === null) chosen = require('./queue').getBackend() || require('./preload/standalone-hub').backend
+    return chosen
+  }
   return {
+    reserve (options) {
+      const b = choose()
+      return typeof b.reserve === 'function' ? b.reserve(options) : null
+    },
     attach (options) {
-      if (chosen === null) chosen = require('./queue').getBackend() || require('./preload/standalone-hub').backend
+      choose()
       if (supervised) options = { ...options, handlers: watchRouter(options.handlers) }
       const attaching = chosen.attach(options)
       if (sent) return attaching

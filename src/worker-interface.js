@@ -19,7 +19,7 @@ const ENV = Object.freeze({
    * and fork() children, which attach to the same queue, inherit it.
    */
   QUEUE_TOKEN: 'HTTPSYS_QUEUE_TOKEN',
-  /** the prefixes the controller registered on the queue, comma-separated (HTTP.SYS) */
+  /** the prefixes the controller registered on the queue, comma-separated (both routers; unset for an app without urls) */
   QUEUE_URLS: 'HTTPSYS_QUEUE_URLS',
   /** the router: 'hub' | 'httpsys' | 'auto' (unset: auto) */
   BACKEND: 'HTTPSYS_BACKEND',

@@ -93,7 +93,8 @@ function parseListenArgs (args) {
       out.path = first.path
       return out
     }
-    if (first.port === undefined && (first.path === undefined || first.path === null)) {
+    // node: { port: undefined } and { port: null } pick a port; no port key at all is an error
+    if (!('port' in first) && (first.path === undefined || first.path === null)) {
       throw new codes.ERR_INVALID_ARG_VALUE({ name: 'options', value: first, reason: 'must have the property "port" or "path"' })
     }
     out.port = portOf(first.port)

@@ -12,7 +12,7 @@ const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch } = require('./socket')
 const {
-  kHandle, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
+  kHandle, kClosing, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
 } = require('./symbols')
 
@@ -25,6 +25,9 @@ class ServerHandle {
     this.server = server
     this.target = target
     this.attachment = null
+    this.reservation = null // what the backend bound before the attach (contract.js reserve())
+    this.released = false
+    this.listeningEmitted = false
     this.inflight = new Map() // id -> IncomingMessage
     this.sockets = new Map() // connectionId -> RequestSocket
     this.closing = false // close() was called: no new requests
@@ -115,11 +118,21 @@ class ServerHandle {
     this.closed = true
     if (this.ended) return
     this.ended = true
+    this.release()
     const server = this.server
     if (server[kHandle] === this) server[kHandle] = null
+    server[kClosing].delete(this)
     forgetServer(server)
     if (!closing && err) server.emit('error', err)
     server.emit('close')
+  }
+
+  /** The ports the reservation bound go back now (node's close() frees its port at once). */
+  release () {
+    if (this.released) return
+    this.released = true
+    const r = this.reservation
+    if (r !== null && typeof r.release === 'function') r.release()
   }
 
   // ---- http -> backend -----------------------------------------------------------
@@ -236,6 +249,7 @@ class ServerHandle {
     if (this.closing) return
     this.closing = true
     forgetServer(this.server)
+    this.release()
     if (this.attachment === null) return // attach() still pending: onAttached closes
     const done = () => {
       this.detached = true

@@ -24,10 +24,10 @@ const { STATUS_CODES } = require('node:http')
 const { codes } = require('../errors')
 const { IncomingMessage } = require('./incoming')
 const { ServerResponse } = require('./response')
-const { ServerHandle, rememberServer } = require('./server-handle')
+const { ServerHandle, rememberServer, forgetServer } = require('./server-handle')
 const { targetFor } = require('./listen-target')
 const { defineLegacyClass } = require('./legacy-class')
-const { kBackend, kHandle, kIncomingClass, kResponseClass, kScheme, kTlsOptions } = require('./symbols')
+const { kBackend, kHandle, kClosing, kIncomingClass, kResponseClass, kScheme, kTlsOptions } = require('./symbols')
 
 let defaultBackend = null
 let log = null
@@ -61,6 +61,7 @@ function Server (options, requestListener) {
 
   this[kBackend] = options.queueBackend || null
   this[kHandle] = null
+  this[kClosing] = new Set() // handles close() was called on, until their 'close'
   this[kIncomingClass] = options.IncomingMessage || IncomingMessage
   this[kResponseClass] = options.ServerResponse || ServerResponse
   this.requestTimeout = options.requestTimeout !== undefined ? options.requestTimeout : 300000
@@ -84,8 +85,16 @@ function Server (options, requestListener) {
 class ServerMembers extends EventEmitter {
   get listening () {
     const b = this[kHandle]
-    return b !== null && b.attachment !== null && !b.closing
+    return b !== null && !b.closing && (b.attachment !== null || (b.reservation !== null && b.reservation.known))
   }
+
+  // node's listening handle: libraries test it to know whether the server listens
+  // (supertest closes a server only when it is set). Here it is the attachment's handle.
+  get _handle () {
+    return this.listening ? this[kHandle] : null
+  }
+
+  set _handle (value) {}
 
   listen (...args) {
     if (this[kHandle] !== null) throw new codes.ERR_SERVER_ALREADY_LISTEN()
@@ -93,16 +102,28 @@ class ServerMembers extends EventEmitter {
     if (target.callback !== null) this.once('listening', target.callback)
     const handle = new ServerHandle(this, target)
     this[kHandle] = handle
+    rememberServer(this)
     if (target.signal !== null) watchSignal(this, target.signal)
 
+    const backend = backendOf(this)
+    const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers }
+    if (this[kTlsOptions]) options.tls = this[kTlsOptions] // an https server's (https-server.js)
     let attaching
     try {
-      const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers }
-      if (this[kTlsOptions]) options.tls = this[kTlsOptions] // an https server's (https-server.js)
-      attaching = backendOf(this).attach(options)
+      // node binds before listen() returns: where the backend can, so do we, and the
+      // address is known now (src/wire/contract.js reserve())
+      if (typeof backend.reserve === 'function') {
+        handle.reservation = backend.reserve(options) || null
+        if (handle.reservation !== null) {
+          options.reservation = handle.reservation
+          if (this._unref && typeof handle.reservation.unref === 'function') handle.reservation.unref()
+        }
+      }
+      attaching = backend.attach(options)
     } catch (err) {
       attaching = Promise.reject(err)
     }
+    if (handle.reservation !== null && handle.reservation.bound) process.nextTick(emitListening, this, handle)
     Promise.resolve(attaching).then(
       (attachment) => onAttached(this, handle, attachment),
       (err) => onAttachFailed(this, handle, err)
@@ -111,30 +132,35 @@ class ServerMembers extends EventEmitter {
   }
 
   /**
-   * Stops taking requests from the queue (those not received yet stay queued for other
-   * workers); 'close' once the requests in flight are answered.
+   * Stops listening at once (the port is free again and listen() may be called again,
+   * as on node); the requests in flight are answered, then 'close'. Requests not
+   * received yet stay queued for other workers of the queue.
    */
   close (callback) {
     const handle = this[kHandle]
     if (typeof callback === 'function') {
-      if (handle === null || handle.closing) {
+      if (handle === null) {
         this.once('close', () => callback(new codes.ERR_SERVER_NOT_RUNNING()))
       } else {
         this.once('close', callback)
       }
     }
-    if (handle !== null && !handle.closing) {
+    if (handle !== null) {
+      this[kHandle] = null
+      this[kClosing].add(handle)
       handle.beginClose()
-    } else if (handle === null) {
+    } else if (this[kClosing].size === 0) {
       process.nextTick(emitClose, this)
     }
     return this
   }
 
   closeAllConnections () {
-    const handle = this[kHandle]
-    if (handle === null) return
-    for (const req of [...handle.inflight.values()]) handle.cancel(req)
+    const handles = [...this[kClosing]]
+    if (this[kHandle] !== null) handles.push(this[kHandle])
+    for (const handle of handles) {
+      for (const req of [...handle.inflight.values()]) handle.cancel(req)
+    }
   }
 
   // Idle keep-alive connections belong to the router, which closes them itself.
@@ -142,9 +168,12 @@ class ServerMembers extends EventEmitter {
 
   address () {
     const b = this[kHandle]
-    if (b === null || b.attachment === null || b.closing) return null
-    const info = b.attachment.info
-    const port = info && Array.isArray(info.ports) && info.ports.length > 0 ? info.ports[0] : b.target.port
+    if (b === null || b.closing) return null
+    const info = b.attachment !== null ? b.attachment.info : null
+    let port
+    if (info && Array.isArray(info.ports) && info.ports.length > 0) port = info.ports[0]
+    else if (b.reservation !== null && b.reservation.known && b.reservation.ports.length > 0) port = b.reservation.ports[0]
+    else return null
     return { address: b.target.address, family: b.target.family, port }
   }
 
@@ -173,6 +202,7 @@ class ServerMembers extends EventEmitter {
     this._unref = false
     const b = this[kHandle]
     if (b !== null && b.attachment !== null && typeof b.attachment.ref === 'function') b.attachment.ref()
+    if (b !== null && b.reservation !== null && typeof b.reservation.ref === 'function') b.reservation.ref()
     return this
   }
 
@@ -180,6 +210,7 @@ class ServerMembers extends EventEmitter {
     this._unref = true
     const b = this[kHandle]
     if (b !== null && b.attachment !== null && typeof b.attachment.unref === 'function') b.attachment.unref()
+    if (b !== null && b.reservation !== null && typeof b.reservation.unref === 'function') b.reservation.unref()
     return this
   }
 
@@ -215,6 +246,13 @@ function emitClose (server) {
   server.emit('close')
 }
 
+// node emits 'listening' on the tick after a synchronous bind, unless close() came first
+function emitListening (server, handle) {
+  if (handle.closing || handle.listeningEmitted) return
+  handle.listeningEmitted = true
+  server.emit('listening')
+}
+
 function backendOf (server) {
   if (server[kBackend] !== null) return server[kBackend]
   if (defaultBackend !== null) return defaultBackend
@@ -238,10 +276,9 @@ function onAttached (server, handle, attachment) {
     handle.maybeClosed()
     return
   }
-  rememberServer(server)
   handle.startChecker()
   if (server._unref && typeof attachment.unref === 'function') attachment.unref()
-  server.emit('listening')
+  emitListening(server, handle)
 }
 
 // Apps test err.code === 'EADDRINUSE' to try another port or to print a hint: a port
@@ -251,14 +288,18 @@ function onAttached (server, handle, attachment) {
 const NODE_CODES = {
   ERR_HTTPSYS_PORT_IN_USE: ['EADDRINUSE', -98],
   ERR_HTTPSYS_URL_CONFLICT: ['EADDRINUSE', -98],
-  ERR_HTTPSYS_ACCESS_DENIED: ['EACCES', -13]
+  ERR_HTTPSYS_ACCESS_DENIED: ['EACCES', -13],
+  ERR_HTTPSYS_ADDRESS_UNAVAILABLE: ['EADDRNOTAVAIL', -99]
 }
 
 function onAttachFailed (server, handle, err) {
   if (server[kHandle] === handle) server[kHandle] = null
+  forgetServer(server)
+  handle.release()
   handle.closed = true
   handle.ended = true
   if (handle.closing) {
+    server[kClosing].delete(handle)
     process.nextTick(emitClose, server)
     return
   }

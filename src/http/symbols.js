@@ -7,6 +7,7 @@ module.exports = {
   // Server
   kBackend: Symbol('httpsys.backend'),
   kHandle: Symbol('httpsys.handle'),
+  kClosing: Symbol('httpsys.closingHandles'),
   kIncomingClass: Symbol('httpsys.incomingClass'),
   kResponseClass: Symbol('httpsys.responseClass'),
   kScheme: Symbol('httpsys.scheme'),

@@ -204,7 +204,7 @@ class ClientConnection {
     }
     // After a request that does not keep the connection, nothing more is read.
     const last = this.last
-    if (last !== null && !last.keepAlive) this.stopReading()
+    if ((last !== null && !last.keepAlive) || this.closing) this.stopReading()
     else this.checkHeld()
   }
 
@@ -482,6 +482,19 @@ class ClientConnection {
     this.closing = true
     this.stopReading()
     if (this.phase === ENDING ? this.socket.writableFinished : this.first === null) this.destroy()
+  }
+
+  /**
+   * Its port stopped listening (the app closed its server): an idle connection ends
+   * now, a busy one once its responses are out (with Connection: close). Requests
+   * after those are not read.
+   */
+  closeWhenIdle () {
+    if (this.dead || this.closing) return
+    this.closing = true
+    if (this.current === null) this.stopReading() // else once its body is in (onComplete)
+    if (this.phase === ENDING) return
+    if (this.first === null && this.current === null) this.endSocket()
   }
 
   /** The coarse clock says this connection's deadline passed. */

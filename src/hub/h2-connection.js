@@ -123,6 +123,14 @@ class H2Connection {
     if (this.open.size === 0) this.destroy()
   }
 
+  /** Its port stopped listening: GOAWAY; the streams in flight finish, then it closes. */
+  closeWhenIdle () {
+    if (this.dead || this.closing) return
+    this.closing = true
+    if (!this.session.closed) this.session.close()
+    if (this.open.size === 0) this.destroy()
+  }
+
   /** The coarse clock: idle too long (no stream), or a closing hub waited enough. */
   timeout () {
     if (this.open.size > 0 && !this.closing) {

@@ -119,7 +119,8 @@ class Hub extends EventEmitter {
         h2: this.h2,
         onSecure: (socket, p) => this.onSecureSocket(socket, p),
         onFailure: (p, err, socket) => this.tlsFailed(p, err, socket)
-      }))
+      }),
+      (port) => this.portClosed(port))
     if (tls.length > 0) this.tlsStore.setConfig(tls)
     this.queuesByName = new Map()
     this.conns = new Set()
@@ -292,18 +293,24 @@ class Hub extends EventEmitter {
       if (p.scheme !== 'https') continue
       const prefix = `http://${p.host}:${port}${p.path}`
       this.table.add(prefix, new Redirect(name, p.port))
-      added.push(prefix)
+      added.push({ prefix, port, ip: p.ip })
     }
+    const acquired = []
     try {
-      if (added.length > 0) await this.listeners.acquire(port, false, added[0])
+      for (const a of added) {
+        const use = this.listeners.acquire(port, false, a.prefix, a.ip)
+        await use.ready // a failed bind gives its use back itself
+        acquired.push(a)
+      }
     } catch (err) {
-      for (const prefix of added) this.table.remove(prefix)
+      for (const a of added) this.table.remove(a.prefix)
+      for (const a of acquired) this.listeners.release(a.port, a.ip)
       throw err
     }
     let list = this.redirects.get(name)
     if (list === undefined) this.redirects.set(name, (list = []))
-    for (const prefix of added) list.push({ prefix, port })
-    return added
+    for (const a of added) list.push(a)
+    return added.map((a) => a.prefix)
   }
 
   /**
@@ -319,6 +326,20 @@ class Hub extends EventEmitter {
   // internals
 
   async registerUrls (q, urls) {
+    const staged = this.stageUrls(q, urls)
+    await staged.ready
+    staged.commit()
+  }
+
+  /**
+   * Routes q's new prefixes and binds their ports, synchronously where node would
+   * (a port on every address; listeners.js): conflicts throw at once and bind nothing.
+   * @returns {{bound: boolean, urls: string[], ports: number[], ready: Promise<void>,
+   *   commit: () => void}} bound: every port listens now (urls and ports are final);
+   *   ready settles once all do (on failure everything staged is undone); commit()
+   *   adds the prefixes to q (call it once ready resolved, or at once when bound)
+   */
+  stageUrls (q, urls) {
     const list = Array.isArray(urls) ? urls : urls ? [urls] : []
     const parsed = []
     for (const u of list) {
@@ -327,8 +348,16 @@ class Hub extends EventEmitter {
       parsed.push(p)
     }
     const routed = []
-    const acquired = []
+    const acquired = [] // [port, ip]
     const resolved = new Array(parsed.length)
+    const waits = []
+    let bound = true
+    const undo = () => {
+      for (const prefix of routed) this.table.remove(prefix)
+      for (const [port, ip] of acquired) this.listeners.release(port, ip)
+      routed.length = 0
+      acquired.length = 0
+    }
     try {
       // Conflicts first: a conflicting prefix must not bind anything.
       for (let i = 0; i < parsed.length; i++) {
@@ -336,46 +365,154 @@ class Hub extends EventEmitter {
         if (p.port === 0) continue
         this.table.add(p.prefix, q)
         routed.push(p.prefix)
-        resolved[i] = p
+        resolved[i] = { prefix: p.prefix, port: p.port, ip: p.ip }
       }
       for (let i = 0; i < parsed.length; i++) {
         const p = parsed[i]
         if (p.port === 0) continue
-        await this.listeners.acquire(p.port, p.scheme === 'https', p.prefix)
-        acquired.push(p.port)
+        const use = this.listeners.acquire(p.port, p.scheme === 'https', p.prefix, p.ip)
+        acquired.push([p.port, p.ip])
+        // a failed bind gives its use back itself (listeners.js): not ours to release
+        waits.push(use.ready.catch((err) => {
+          const k = acquired.findIndex(([port, ip]) => port === p.port && ip === p.ip)
+          if (k !== -1) acquired.splice(k, 1)
+          throw err
+        }))
+        if (!use.bound) bound = false
       }
       for (let i = 0; i < parsed.length; i++) {
         const p = parsed[i]
         if (p.port !== 0) continue
-        const port = await this.listeners.acquireFree(p.scheme === 'https')
-        acquired.push(port)
-        if (p.scheme === 'https') this.refreshTls(port)
-        const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
-        this.table.add(prefix, q)
-        routed.push(prefix)
-        resolved[i] = { prefix, port }
+        const free = this.listeners.acquireFree(p.scheme === 'https', p.ip)
+        const place = (port) => {
+          acquired.push([port, p.ip])
+          if (p.scheme === 'https') this.refreshTls(port)
+          const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+          this.table.add(prefix, q)
+          routed.push(prefix)
+          resolved[i] = { prefix, port, ip: p.ip }
+        }
+        if (free.bound) {
+          place(free.port)
+        } else {
+          bound = false
+          waits.push(free.ready.then(place))
+        }
       }
     } catch (err) {
-      for (const prefix of routed) this.table.remove(prefix)
-      for (const port of acquired) this.listeners.release(port)
+      undo()
       throw err
     }
-    for (const r of resolved) q.addUrl(r.prefix, r.port)
+    const ready = Promise.all(waits).then(() => {}, (err) => {
+      undo()
+      throw err
+    })
+    let committed = false
+    const commit = () => {
+      if (committed) return
+      committed = true
+      for (const r of resolved) q.addUrl(r.prefix, r.port, r.ip)
+    }
+    const known = resolved.filter(Boolean)
+    return { bound, urls: known.map((r) => r.prefix), ports: [...new Set(known.map((r) => r.port))], ready, commit }
+  }
+
+  /**
+   * A standalone app's listen(): creates its queue and binds its prefixes before
+   * listen() returns, as node binds its port (src/preload/standalone-hub.js). The first
+   * worker presenting `token` owns the queue (it goes when that worker's connection
+   * does); requests that arrive before it attaches wait in the queue.
+   * @returns {{bound: boolean, urls: string[], ports: number[], ready: Promise<void>}}
+   * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT
+   */
+  reserveQueue (name, { urls = [], token }) {
+    if (this.queuesByName.has(name)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name })
+    const q = new RequestQueue(name, {
+      queueLength: this.queueLength,
+      queueTimeout: this.queueTimeout,
+      maxBodySize: this.maxBodySize,
+      owner: null
+    })
+    q.token = token
+    q.reserved = true
+    this.queuesByName.set(name, q)
+    let staged
+    try {
+      staged = this.stageUrls(q, urls)
+    } catch (err) {
+      this.queuesByName.delete(name)
+      throw err
+    }
+    if (staged.bound) staged.commit()
+    const ready = staged.ready.then(() => {
+      staged.commit()
+      if (!q.bound) this.unbindQueue(name) // closed before its ports were bound
+    }, (err) => {
+      this.removeQueue(q)
+      throw err
+    })
+    ready.catch(() => {})
+    return { bound: staged.bound, urls: staged.urls, ports: staged.ports, ready }
+  }
+
+  /**
+   * A standalone app's server.close(): its prefixes stop routing and its ports are
+   * released now, as node's close() frees the port at once; idle connections on a
+   * released port are closed. The queue stays until its worker leaves, so the
+   * requests in flight are still answered.
+   */
+  unbindQueue (name) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined || !q.bound) return
+    q.bound = false
+    this.unroute(q)
+  }
+
+  /** server.ref()/unref() of a standalone app: whether q's ports keep the process alive. */
+  setQueueRef (name, refed) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined || q.refed === refed) return
+    q.refed = refed
+    if (!q.bound) return
+    for (const port of q.urlPorts) this.listeners.setRef(port, refed)
+  }
+
+  /** q's prefixes (and its redirects) leave the routing table and their ports. */
+  unroute (q) {
+    const urls = q.urls.splice(0)
+    const ports = q.urlPorts.splice(0)
+    const ips = q.urlIps.splice(0)
+    for (let i = 0; i < urls.length; i++) {
+      this.table.remove(urls[i])
+      if (!q.refed) this.listeners.setRef(ports[i], true)
+      this.listeners.release(ports[i], ips[i])
+    }
+    for (const { prefix, port, ip } of this.redirects.get(q.name) || []) {
+      this.table.remove(prefix)
+      this.listeners.release(port, ip)
+    }
+    this.redirects.delete(q.name)
+  }
+
+  /**
+   * The last listener of a port closed: its idle connections are closed now and busy
+   * ones after their responses (node's server.close() closes idle connections too).
+   * Connections on a port still listening elsewhere are not touched.
+   */
+  portClosed (port) {
+    for (const c of this.conns) {
+      if (c.localPort === port && typeof c.closeWhenIdle === 'function') c.closeWhenIdle()
+    }
   }
 
   removeQueue (q) {
     if (q.deleted) return
     q.deleted = true
     if (this.queuesByName.get(q.name) === q) this.queuesByName.delete(q.name)
-    for (let i = 0; i < q.urls.length; i++) {
-      this.table.remove(q.urls[i])
-      this.listeners.release(q.urlPorts[i])
+    if (q.bound) {
+      q.bound = false
+      this.unroute(q)
     }
-    for (const { prefix, port } of this.redirects.get(q.name) || []) {
-      this.table.remove(prefix)
-      this.listeners.release(port)
-    }
-    this.redirects.delete(q.name)
     this.tlsStore.removeApp(q.name)
     for (const req of q.takeWaiting()) req.respondLocal(503, 'noQueue', false)
     for (const w of q.attachments.slice()) w.closeByHub('queue deleted')
@@ -473,8 +610,8 @@ class Hub extends EventEmitter {
 
   /** The certificates of port changed: new handshakes use the new ones. */
   refreshTls (port) {
-    const server = this.listeners.isSecure(port) ? this.listeners.server(port) : null
-    if (server !== null) refresh(server, this.tlsStore, port)
+    if (!this.listeners.isSecure(port)) return
+    for (const server of this.listeners.servers(port)) refresh(server, this.tlsStore, port)
   }
 
   /**
@@ -554,7 +691,11 @@ class Hub extends EventEmitter {
           if (q.token !== null && !sameToken(q.token, token)) {
             throw new codes.ERR_HTTPSYS_ATTACH_DENIED({ queue: name, pid: w.pid, reason: 'it did not present the token its app\'s workers get at spawn' })
           }
-          if (q.urls.length === 0 && urls.length > 0) {
+          if (q.reserved) {
+            // a standalone server's queue (reserveQueue): its listen() bound the
+            // prefixes already, and its first worker owns it
+            if (q.owner === null) q.owner = w
+          } else if (q.urls.length === 0 && urls.length > 0) {
             await this.registerUrls(q, urls)
             q.claimed = claimKey(urls)
           } else if (urls.length > 0 && q.claimed !== null && q.claimed !== claimKey(urls) && claimKey(q.urls) !== claimKey(urls)) {

@@ -68,6 +68,10 @@ class RequestQueue {
     this.name = name
     this.urls = []
     this.urlPorts = []
+    this.urlIps = [] // the address of each IP-bound prefix (its port listens only there), else null
+    this.bound = true // its prefixes are routed (false after hub.unbindQueue)
+    this.reserved = false // a standalone server's queue (hub.reserveQueue)
+    this.refed = true // its ports keep the process alive (hub.setQueueRef)
     this.queueLength = queueLength
     this.queueTimeout = queueTimeout
     this.maxBodySize = maxBodySize
@@ -217,9 +221,10 @@ class RequestQueue {
     return n
   }
 
-  addUrl (prefix, port) {
+  addUrl (prefix, port, ip = null) {
     this.urls.push(prefix)
     this.urlPorts.push(port)
+    this.urlIps.push(ip)
   }
 
   ports () {

@@ -5,23 +5,30 @@
 // very same hub client a supervised worker uses, so standalone and supervised apps
 // share one code path. The hub starts on the first listen(), once; later servers share
 // it.
+//
+// listen() binds before it returns, as node's does (docs/architecture.md 7): reserve()
+// creates the server's queue in the hub and binds its ports synchronously, so
+// server.address() is known at once and a client may connect right away; its requests
+// wait in the queue until the worker side has attached. close() gives the ports back at
+// once (release()), and the queue goes with the attachment.
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const hubClient = require('../queue/hub-client')
 const { socketPath } = require('../local-socket')
 
-let localHub = null
+let localHub = null // { hub, started: Promise<string> }
+let seq = 0
 
-/** Starts this process's own hub once; resolves to its worker socket's path. */
-function startLocalHub () {
+/** This process's own hub, started once. */
+function ensureHub () {
   if (localHub === null) {
     const { Hub } = require('../hub')
     const file = socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
     // embedded: its worker sockets do not keep the process alive; its listeners and
     // client connections do, exactly as a node server's would.
     const hub = new Hub({ socketPath: file, embedded: true })
-    localHub = hub.start().then(() => {
+    const started = hub.start().then(() => {
       if (process.platform !== 'win32') {
         process.once('exit', () => {
           try {
@@ -31,14 +38,46 @@ function startLocalHub () {
       }
       return file
     })
+    started.catch(() => {})
+    localHub = { hub, started }
   }
   return localHub
 }
 
+/** Starts this process's own hub once; resolves to its worker socket's path. */
+function startLocalHub () {
+  return ensureHub().started
+}
+
 /** The queue backend of a standalone process (src/wire/contract.js). */
 const backend = {
+  /**
+   * Creates the server's queue and binds its prefixes now (contract.js reserve()).
+   * options.queue and options.token are set for the attach() that follows.
+   */
+  reserve (options) {
+    const { hub } = ensureHub()
+    const name = `~${process.pid}.listen${++seq}`
+    const token = crypto.randomBytes(18).toString('base64url')
+    const r = hub.reserveQueue(name, { urls: options.urls, token })
+    options.queue = name
+    options.token = token
+    return {
+      bound: r.bound,
+      known: r.bound,
+      urls: r.urls,
+      ports: r.ports,
+      ready: r.ready,
+      release: () => hub.unbindQueue(name),
+      ref: () => hub.setQueueRef(name, true),
+      unref: () => hub.setQueueRef(name, false)
+    }
+  },
+
   async attach (options) {
-    return hubClient.attach({ ...options, socketPath: await startLocalHub() })
+    const socketPath = await startLocalHub()
+    if (options.queue !== undefined && options.reservation) await options.reservation.ready
+    return hubClient.attach({ ...options, socketPath })
   }
 }
 

@@ -13,6 +13,7 @@ const net = require('node:net')
 const P = require('../wire/protocol')
 const { codes } = require('../errors')
 const { ENV } = require('../worker-interface')
+const { reserveFromEnv } = require('./reserve')
 const { RESPONSE_MORE, RESPONSE_CLOSE, EXPECT_CONTINUE } = require('../wire/contract')
 const {
   AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kCancel, kDetach,
@@ -307,4 +308,12 @@ function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], tok
   })
 }
 
-module.exports = { attach }
+/**
+ * What listen() can know before attach() completes (contract.js reserve()): the
+ * supervisor's queue and its prefixes, or the port asked for (reserve.js).
+ */
+function reserve (options) {
+  return reserveFromEnv(options)
+}
+
+module.exports = { attach, reserve }

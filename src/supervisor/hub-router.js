@@ -44,6 +44,7 @@ class HubRouter extends EventEmitter {
     this.Hub = Hub
     this.limits = limits || null
     this.tokens = new Map() // app name -> its queue's token
+    this.queueUrls = new Map() // app name -> its queue's prefixes as bound
     this.hub = null
   }
 
@@ -101,6 +102,7 @@ class HubRouter extends EventEmitter {
     const token = crypto.randomBytes(24).toString('base64url')
     this.tokens.set(app, token)
     const info = await this.hub.createQueue(app, { urls, token })
+    this.queueUrls.set(app, info.urls)
     if (redirectHttp !== null && redirectHttp !== undefined) {
       const added = await this.hub.addRedirect(app, redirectHttp, info.urls)
       this.logger.info({ event: 'redirect', app, from: added }, `${added.join(' ')} redirect to https (308)`)
@@ -139,7 +141,10 @@ class HubRouter extends EventEmitter {
       [ENV.HUB]: this.socketPath,
       [ENV.QUEUE]: app.name,
       [ENV.QUEUE_TOKEN]: this.tokens.get(app.name),
-      [ENV.QUEUE_URLS]: undefined,
+      // the queue's prefixes as bound (port 0 resolved): the worker's listen() knows
+      // its address before it has attached (src/queue/reserve.js); none for an app
+      // without urls, whose first listen() decides
+      [ENV.QUEUE_URLS]: (this.queueUrls.get(app.name) || []).join(',') || undefined,
       [ENV.MAX_BODY_SIZE]: undefined
     }
   }

@@ -193,6 +193,8 @@ const backend = createBackend(loadAddon)
 
 module.exports = {
   attach: backend.attach,
+  // what listen() knows before the attach: the controller's prefixes (reserve.js)
+  reserve: (options) => require('../reserve').reserveFromEnv(options),
   createQueue: backend.createQueue,
   platform: backend.platform,
   toError: backend.toError,

@@ -32,6 +32,7 @@ class FakeHub extends EventEmitter {
   async createQueue (name, { urls }) {
     if (FakeHub.fail && FakeHub.fail.name === name) throw FakeHub.fail.error
     calls.push(['createQueue', name, urls])
+    return { name, urls: urls.slice(), ports: [] }
   }
 
   async close () { calls.push(['close']) }

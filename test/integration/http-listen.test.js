@@ -1,0 +1,246 @@
+'use strict'
+
+// node's listen()/close() contract under the preload (standalone: the process's own
+// hub), as apps and their test tools rely on it: the port is bound when listen()
+// returns, close() frees it at once and lets the process exit, listen(port, host)
+// binds that address only. Each case is a small app run with
+// `node --require src/register.js`; what it prints is compared with what node does.
+
+const path = require('node:path')
+const net = require('node:net')
+const { spawn } = require('node:child_process')
+
+const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+
+/** Runs `code` with the preload; resolves { code, out, err, ms } (killed after timeoutMs). */
+function runPreloaded (code, { timeoutMs = 10000, preload = true } = {}) {
+  return new Promise((resolve) => {
+    const env = { ...process.env }
+    for (const k of Object.keys(env)) if (k.startsWith('HTTPSYS_')) delete env[k]
+    const args = preload ? ['--require', REGISTER, '-e', code] : ['-e', code]
+    const started = Date.now()
+    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { err += d })
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer)
+      resolve({ code: exitCode, signal, out, err, ms: Date.now() - started })
+    })
+  })
+}
+
+const lines = (out) => out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+
+const hasIPv6Loopback = new Promise((resolve) => {
+  const s = net.createServer()
+  s.once('error', () => resolve(false))
+  s.listen(0, '::1', () => s.close(() => resolve(true)))
+})
+
+describe('listen() binds before it returns (standalone)', () => {
+  test('address(), listening and _handle are set at once, and a request sent right away is served', async () => {
+    const r = await runPreloaded(`
+      const http = require('http')
+      const s = http.createServer((req, res) => res.end('ok'))
+      s.listen(0)
+      const a = s.address()
+      console.log(JSON.stringify({ listening: s.listening, handle: Boolean(s._handle), address: a }))
+      let events = 0
+      s.on('listening', () => { events++ })
+      http.get({ port: a.port, agent: false }, (res) => {
+        let body = ''
+        res.on('data', (d) => { body += d })
+        res.on('end', () => { console.log(JSON.stringify({ status: res.statusCode, body, events })); s.close() })
+      })
+    `)
+    expect(r.err).toBe('')
+    const [sync, reply] = lines(r.out)
+    expect(sync).toEqual({ listening: true, handle: true, address: { address: '::', family: 'IPv6', port: expect.any(Number) } })
+    expect(sync.address.port).toBeGreaterThan(0)
+    expect(reply).toEqual({ status: 200, body: 'ok', events: 1 })
+    expect(r.code).toBe(0)
+  })
+
+  test('listen({ port: undefined }) and listen({ port: null }) pick a port; listen({}) throws as node does', async () => {
+    const code = `
+      const http = require('http')
+      const out = {}
+      for (const [k, o] of [['undef', { port: undefined }], ['null', { port: null }], ['empty', {}]]) {
+        const s = http.createServer()
+        try { s.listen(o); out[k] = s.address() && s.address().port > 0; s.close() } catch (e) { out[k] = e.code }
+      }
+      console.log(JSON.stringify(out))
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual({ undef: true, null: true, empty: 'ERR_INVALID_ARG_VALUE' })
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('a port taken by another program: address() is null, then \'error\' EADDRINUSE', async () => {
+    const blocker = net.createServer().listen(0)
+    await new Promise((resolve) => blocker.once('listening', resolve))
+    try {
+      const r = await runPreloaded(`
+        const s = require('http').createServer()
+        s.on('error', (e) => { console.log(JSON.stringify({ code: e.code, listening: s.listening })) })
+        s.listen(${blocker.address().port})
+        console.log(JSON.stringify({ address: s.address() }))
+      `)
+      expect(lines(r.out)).toEqual([{ address: null }, { code: 'EADDRINUSE', listening: false }])
+    } finally {
+      blocker.close()
+    }
+  })
+})
+
+describe('close()', () => {
+  test('frees the port before its callback: the same port listens again in it; listen() right after close() is allowed', async () => {
+    const r = await runPreloaded(`
+      const http = require('http')
+      const s = http.createServer((req, res) => res.end('one'))
+      s.listen(0)
+      const port = s.address().port
+      http.get({ port }, (res) => {
+        res.resume()
+        res.on('end', () => {
+          s.close(() => {
+            const s2 = http.createServer((req, res) => res.end('two')).listen(port)
+            s2.on('error', (e) => console.log(JSON.stringify({ error: e.code })))
+            http.get({ port, agent: false }, (r2) => {
+              let b = ''
+              r2.on('data', (d) => { b += d })
+              r2.on('end', () => {
+                const s3 = http.createServer()
+                s3.listen(0)
+                s3.close()
+                let again = 'ok'
+                try { s3.listen(0); s3.close() } catch (e) { again = e.code }
+                console.log(JSON.stringify({ second: b, again }))
+                s2.close()
+              })
+            })
+          })
+        })
+      })
+    `)
+    expect(r.err).toBe('')
+    expect(lines(r.out)).toEqual([{ second: 'two', again: 'ok' }])
+    expect(r.code).toBe(0)
+  })
+
+  test('an idle keep-alive connection does not keep the process alive after close()', async () => {
+    // node's default agent keeps the connection open; the server's close() must end it
+    const r = await runPreloaded(`
+      const http = require('http')
+      const agent = new http.Agent({ keepAlive: true })
+      const s = http.createServer((req, res) => res.end('ok'))
+      s.listen(0, () => {
+        http.get({ port: s.address().port, agent }, (res) => {
+          res.resume()
+          res.on('end', () => setTimeout(() => { console.log(JSON.stringify({ closing: Date.now() })); s.close() }, 50))
+        })
+      })
+    `)
+    expect(r.code).toBe(0)
+    const [{ closing }] = lines(r.out)
+    expect(closing).toBeGreaterThan(0)
+    // the router's keep-alive timeout is 5 s: exiting well before it means close() ended the connection
+    expect(r.ms).toBeLessThan(3000)
+  })
+
+  test('server.unref(): a process with nothing else to do exits', async () => {
+    const r = await runPreloaded(`
+      const s = require('http').createServer()
+      s.listen(0, () => { console.log(JSON.stringify({ port: s.address().port })) })
+      s.unref()
+    `, { timeoutMs: 5000 })
+    expect(r.signal).toBe(null)
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeLessThan(3000)
+  })
+})
+
+describe('listen(port, host)', () => {
+  test('binds that address only, and reports the client in its family', async () => {
+    const v6 = await hasIPv6Loopback
+    const r = await runPreloaded(`
+      const http = require('http')
+      const net = require('net')
+      const s = http.createServer((req, res) => res.end(req.socket.remoteAddress + ' ' + req.socket.remoteFamily))
+      s.listen(0, '127.0.0.1', () => {
+        const port = s.address().port
+        const out = { address: s.address() }
+        const done = () => { console.log(JSON.stringify(out)); s.close() }
+        http.get({ host: '127.0.0.1', port, agent: false }, (res) => {
+          let b = ''
+          res.on('data', (d) => { b += d })
+          res.on('end', () => {
+            out.seen = b
+            if (!${v6}) return done()
+            const c = net.connect(port, '::1')
+            c.on('connect', () => { out.v6 = 'connected'; c.destroy(); done() })
+            c.on('error', (e) => { out.v6 = e.code; done() })
+          })
+        })
+      })
+    `)
+    expect(r.err).toBe('')
+    const [out] = lines(r.out)
+    expect(out.address).toEqual({ address: '127.0.0.1', family: 'IPv4', port: expect.any(Number) })
+    expect(out.seen).toBe('127.0.0.1 IPv4')
+    if (v6) expect(out.v6).toBe('ECONNREFUSED')
+  })
+
+  test('an address the machine does not have is EADDRNOTAVAIL', async () => {
+    const r = await runPreloaded(`
+      const s = require('http').createServer()
+      s.on('error', (e) => console.log(JSON.stringify({ code: e.code, httpsysCode: e.httpsysCode })))
+      s.listen(0, '192.0.2.123')
+    `)
+    expect(lines(r.out)).toEqual([{ code: 'EADDRNOTAVAIL', httpsysCode: 'ERR_HTTPSYS_ADDRESS_UNAVAILABLE' }])
+  })
+})
+
+describe('test tools that need a bound port at once', () => {
+  test('supertest drives an express app through the preload and closes its server', async () => {
+    const r = await runPreloaded(`
+      const express = require('express')
+      const request = require('supertest')
+      const app = express()
+      app.get('/users/:id', (req, res) => res.json({ id: req.params.id }))
+      ;(async () => {
+        const a = await request(app).get('/users/7').expect(200)
+        const b = await request(app).post('/users/7').expect(404)
+        console.log(JSON.stringify({ a: a.body, b: b.status }))
+      })().catch((e) => { console.log(JSON.stringify({ error: e.message })) })
+    `, { timeoutMs: 10000 })
+    expect(lines(r.out)).toEqual([{ a: { id: '7' }, b: 404 }])
+    // supertest closed every server it started: nothing kept the process
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeLessThan(4000)
+  })
+})
+
+describe('under httpsys start', () => {
+  const { start, freePort, get } = require('../fixtures/apps/harness')
+  const APP = path.join(__dirname, '..', 'fixtures', 'apps', 'address-sync.js')
+  let run
+  afterEach(async () => { if (run) await run.cleanup() })
+
+  test.each([
+    ['with urls (the queue is bound before the app starts)', true],
+    ['without urls (the first listen() decides the prefix)', false]
+  ])('server.address() right after listen(): %s', async (name, withUrls) => {
+    const port = await freePort()
+    run = start(withUrls ? [APP, '-u', `http://+:${port}/`] : [APP], { env: { PORT_TO_LISTEN: String(port) } })
+    const rec = await run.waitFor((x) => x.stream === 'stdout' && /^sync-address /.test(x.msg))
+    expect(JSON.parse(rec.msg.slice('sync-address '.length))).toEqual({ listening: true, port })
+    await run.waitFor((x) => x.event === 'ready')
+    const res = await get(port, '/')
+    expect(JSON.parse(res.body)).toEqual({ port })
+  })
+})
