@@ -44,6 +44,7 @@ const str = (v) => typeof v === 'string' ? JSON.stringify(v) : String(v)
 // node-compatible codes (src/http). Messages follow node's wording.
 
 define('ERR_HTTP_HEADERS_SENT', (d) => `Cannot ${d.action || 'set'} headers after they are sent to the client`)
+define('ERR_HTTP_SOCKET_ASSIGNED', () => 'ServerResponse has an already assigned socket')
 define('ERR_STREAM_WRITE_AFTER_END', () => 'write after end')
 define('ERR_STREAM_DESTROYED', (d) => `Cannot call ${d.method || 'write'} after a stream was destroyed`)
 define('ERR_STREAM_ALREADY_FINISHED', (d) => `Cannot call ${d.method || 'end'} after a stream was finished`)

@@ -8,8 +8,7 @@
 const { codes } = require('../errors')
 const { RESPONSE_CLOSE } = require('../wire/contract')
 const { validateHeaderName, validateHeaderValue, utcDate } = require('./headers')
-const { byteLength } = require('./body-frame')
-const { kState } = require('./symbols')
+const { kState, kHandle } = require('./symbols')
 
 // node's own patterns for the headers it interprets
 const RE_CONN_CLOSE = /(?:^|\W)close(?:$|\W)/i
@@ -30,16 +29,34 @@ const R_CONTENT_LENGTH = 2
 const R_TE = 4
 
 /**
- * Completes the head with what only the first flush knows: Date and the framing.
+ * Completes the head as node's _storeHeader does when the head is made (writeHead(),
+ * or implicitly by the first write() or by end()): Date, Connection, Keep-Alive and
+ * the framing. Only a head end() made knows the body (st.endLength): Content-Length.
  * @returns {number} respond() flags (RESPONSE_CLOSE or 0)
  */
-function finishHead (res, st, parts, final) {
+function finishHead (res, st) {
   const raw = st.head
   const bits = st.headBits
   if (res.sendDate && (bits & H_DATE) === 0) raw.push('Date', utcDate())
-  if (res.req && res.req.httpVersionMajor >= 2) return finishHttp2Head(res, st, raw, bits, parts, final)
+  if (res.req && res.req.httpVersionMajor >= 2) return finishHttp2Head(res, st, raw, bits)
   let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0 || (st.removed & R_CONNECTION) !== 0
 
+  // node's keep-alive header (_storeHeader): said unless the app set or removed one
+  if ((bits & H_CONNECTION) === 0 && (st.removed & R_CONNECTION) === 0) {
+    const keepAlive = res.shouldKeepAlive && ((bits & H_CONTENT_LENGTH) !== 0 || res.useChunkedEncodingByDefault)
+    if (keepAlive) {
+      raw.push('Connection', 'keep-alive')
+      const timeout = keepAliveSeconds(res)
+      if (timeout > 0) raw.push('Keep-Alive', `timeout=${timeout}`)
+    } else {
+      raw.push('Connection', 'close')
+      close = true
+    }
+  }
+
+  // framing, in node's order: no body; the app's Content-Length or Transfer-Encoding;
+  // HTTP/1.0 (the end of the connection ends the body); a length only when end()
+  // itself made the head (its whole body known); else chunked
   if (!st.hasBody) {
     // 204/304 with an app-set chunked Transfer-Encoding: node drops the zero chunk and
     // closes, so that a proxy is never confused about where the message ends
@@ -50,10 +67,10 @@ function finishHead (res, st, parts, final) {
   } else if ((bits & H_TE) !== 0) {
     res.chunkedEncoding = (bits & H_TE_CHUNKED) !== 0
     if (!res.chunkedEncoding) close = true
-  } else if (final && (bits & H_TRAILER) === 0 && (st.removed & R_CONTENT_LENGTH) === 0) {
-    raw.push('Content-Length', String(byteLength(parts)))
   } else if (!res.useChunkedEncodingByDefault) {
-    close = true // HTTP/1.0: the end of the connection ends the body
+    close = true
+  } else if (st.endHead && (bits & H_TRAILER) === 0 && (st.removed & R_CONTENT_LENGTH) === 0) {
+    raw.push('Content-Length', String(st.endLength))
   } else if ((st.removed & R_TE) === 0) {
     raw.push('Transfer-Encoding', 'chunked')
     res.chunkedEncoding = true
@@ -62,6 +79,16 @@ function finishHead (res, st, parts, final) {
   }
   if (close) res.shouldKeepAlive = false
   return close ? RESPONSE_CLOSE : 0
+}
+
+// Keep-Alive: timeout=N, from the server's keepAliveTimeout (node: only for a response
+// of a server; one made outside a server says none)
+function keepAliveSeconds (res) {
+  const handle = res[kHandle]
+  const server = handle && handle.server
+  if (!server) return 0
+  const ms = Number(server.keepAliveTimeout)
+  return ms > 0 ? Math.floor(ms / 1000) : 0
 }
 
 // RFC 9113 8.2.2: connection-specific header fields are malformed in HTTP/2 (HTTP.SYS
@@ -74,13 +101,13 @@ const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connecti
  * malformed. A length is still given when the whole body is known. A connection carries
  * other streams: a response never asks to close it.
  */
-function finishHttp2Head (res, st, raw, bits, parts, final) {
+function finishHttp2Head (res, st, raw, bits) {
   for (let i = raw.length - 2; i >= 0; i -= 2) {
     if (CONNECTION_SPECIFIC.has(String(raw[i]).toLowerCase())) raw.splice(i, 2)
   }
   res.chunkedEncoding = false
-  if (st.hasBody && final && (bits & (H_CONTENT_LENGTH | H_TRAILER)) === 0 && (st.removed & R_CONTENT_LENGTH) === 0) {
-    raw.push('Content-Length', String(byteLength(parts)))
+  if (st.hasBody && st.endHead && (bits & (H_CONTENT_LENGTH | H_TRAILER)) === 0 && (st.removed & R_CONTENT_LENGTH) === 0) {
+    raw.push('Content-Length', String(st.endLength))
   }
   return 0
 }

@@ -10,7 +10,7 @@ const { isUint8Array } = require('node:util').types
 const { codes } = require('../errors')
 const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../wire/contract')
 const { frame } = require('./body-frame')
-const { finishHead, H_TE, H_CONN_CLOSE, R_CONTENT_LENGTH } = require('./out-head')
+const { H_TE, H_CONN_CLOSE, R_CONTENT_LENGTH } = require('./out-head')
 const { kHandle, kState } = require('./symbols')
 
 const HIGH_WATER_MARK = typeof Stream.getDefaultHighWaterMark === 'function'
@@ -50,7 +50,14 @@ function writeChunk (res, chunk, encoding, callback, fromEnd) {
   }
 
   const st = res[kState]
-  if (st.head === null) res._implicitHeader()
+  if (st.head === null) {
+    if (fromEnd) {
+      // node's end(data): the length is known before the head is made
+      st.endHead = true
+      st.endLength = len >= 0 ? len : Buffer.byteLength(chunk)
+    }
+    res._implicitHeader()
+  }
   if (!st.hasBody) {
     // HEAD, 204, 304, 1xx: node ignores the body silently
     if (callback !== null) process.nextTick(callback)
@@ -113,7 +120,7 @@ function flush (res, final, headOnly) {
   if (!st.sent) {
     if (parts === null && !final && !headOnly) return
     st.sent = true
-    let flags = finishHead(res, st, parts, final)
+    let flags = st.headFlags
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
     if (!final) flags |= RESPONSE_MORE
     ok = handle.respond(req, res.statusCode, res.statusMessage, st.head, body, flags)

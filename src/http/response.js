@@ -33,8 +33,14 @@ const {
 } = require('./headers')
 const { kHandle, kSocket, kOutHeaders, kState } = require('./symbols')
 const { defineLegacyClass } = require('./legacy-class')
-const { storedHeaders, givenHeaders, RE_TE_CHUNKED, R_CONNECTION, R_CONTENT_LENGTH, R_TE } = require('./out-head')
+const { storedHeaders, givenHeaders, finishHead, RE_TE_CHUNKED, R_CONNECTION, R_CONTENT_LENGTH, R_TE } = require('./out-head')
 const { writeChunk, strictLength, flush, onError, nop, HIGH_WATER_MARK } = require('./response-flow')
+const { SocketSink } = require('./socket-sink')
+
+// node's http.OutgoingMessage (the preload does not replace it): a ServerResponse is one,
+// as on node (`res instanceof http.OutgoingMessage`), and inherits what it does not
+// define itself (captureRejections: a rejected 'finish' listener destroys the response).
+const { OutgoingMessage } = require('node:http')
 
 // The setHeader() store: name -> [original name, value]. Not Object.create(null):
 // that makes a dictionary-mode object per response, which cost 2 us per request in
@@ -68,6 +74,12 @@ class OutState {
     this.bytesWritten = 0
     this.trailer = ''
     this.detached = false
+    // made outside a server (no queue): writes go to the socket assignSocket() gives
+    this.direct = req[kHandle] === undefined || req[kHandle] === null
+    this.endHead = false // end() made the head: its whole body is known (Content-Length)
+    this.endLength = 0 // that body's length in bytes
+    this.headFlags = 0 // respond() flags the head decided (RESPONSE_CLOSE)
+    this.error = null // destroy(err)'s error (res.errored)
   }
 }
 
@@ -103,9 +115,10 @@ function ServerResponse (req, options) {
 
 class ServerResponseMembers extends Stream {
   get socket () {
-    if (this[kState].detached) return null
+    const st = this[kState]
+    if (st.detached) return null
     let s = this[kSocket]
-    if (s === null && this[kHandle] !== null) s = this[kSocket] = this.req.socket
+    if (s === null && this[kHandle] !== null && !st.direct) s = this[kSocket] = this.req.socket
     return s
   }
 
@@ -116,9 +129,12 @@ class ServerResponseMembers extends Stream {
 
   get headersSent () { return this[kState].head !== null }
 
+  get closed () { return this._closed }
+  get errored () { return this[kState].error }
+
   // node's internals that middleware reads (compression and morgan test `_header`,
   // light-my-request parses it): the head as node would have stored it, built only
-  // when asked for. The framing headers appear once the first bytes went out.
+  // when asked for; complete from writeHead() on (Date, Connection, framing), as node's.
   get _header () {
     const st = this[kState]
     if (st.head === null) return null
@@ -300,11 +316,44 @@ class ServerResponseMembers extends Stream {
     if (this._expect_continue && !this._sent100) this.shouldKeepAlive = false
     st.head = raw
     st.headBits = bits
+    st.headFlags = finishHead(this, st)
     return this
+  }
+
+  // node's deprecated alias
+  writeHeader (statusCode, reason, obj) {
+    return this.writeHead(statusCode, reason, obj)
   }
 
   _implicitHeader () {
     this.writeHead(this.statusCode)
+  }
+
+  /**
+   * node's: the response writes to this socket. The server never calls it here (the
+   * queue is the connection); a response made outside a server writes HTTP/1.1 to the
+   * socket from now on, what was written before included (socket-sink.js).
+   */
+  assignSocket (socket) {
+    if (socket._httpMessage) throw new codes.ERR_HTTP_SOCKET_ASSIGNED()
+    socket._httpMessage = this
+    const st = this[kState]
+    st.detached = false
+    this[kSocket] = socket
+    if (st.direct) {
+      this[kHandle] = new SocketSink(socket, this)
+      socket.on('close', onSocketClose)
+    }
+    this.emit('socket', socket)
+    if (st.direct && !st.sent && (st.pending !== null || this.finished)) flush(this, this.finished, false)
+  }
+
+  detachSocket (socket) {
+    if (socket && socket._httpMessage === this) {
+      socket._httpMessage = null
+      if (typeof socket.removeListener === 'function') socket.removeListener('close', onSocketClose)
+    }
+    this[kSocket] = null
   }
 
   flushHeaders () {
@@ -368,6 +417,8 @@ class ServerResponseMembers extends Stream {
       }
       return this
     } else if (st.head === null) {
+      st.endHead = true
+      st.endLength = 0
       this._implicitHeader()
     }
     if (typeof callback === 'function') this.once('finish', callback)
@@ -400,6 +451,7 @@ class ServerResponseMembers extends Stream {
   destroy (err) {
     if (this.destroyed) return this
     this.destroyed = true
+    if (err) this[kState].error = err
     const handle = this[kHandle]
     if (handle !== null && !this[kState].finalSent) handle.cancel(this.req, err || null)
     return this
@@ -442,6 +494,16 @@ class ServerResponseMembers extends Stream {
   }
 }
 
-defineLegacyClass(ServerResponse, Stream, ServerResponseMembers)
+// node's onServerResponseClose: the socket a response was given closed under it
+function onSocketClose () {
+  const res = this._httpMessage
+  if (res && !res._closed) {
+    res.destroyed = true
+    res._closed = true
+    res.emit('close')
+  }
+}
+
+defineLegacyClass(ServerResponse, OutgoingMessage, ServerResponseMembers)
 
 module.exports = { ServerResponse, STATUS_CODES }

@@ -17,7 +17,7 @@ async function serve (handler, request = {}, opts) {
 }
 
 describe('framing', () => {
-  test('writeHead + end(body) is ONE respond() call: head, Content-Length and body together', async () => {
+  test('writeHead + end(body) is ONE respond() call: head and body together, chunked as node frames it after writeHead', async () => {
     const { mq, r, h } = await serve((req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/plain' })
       res.end('hello world')
@@ -27,10 +27,33 @@ describe('framing', () => {
     expect(r.statusCode).toBe(200)
     expect(r.statusMessage).toBe('OK')
     expect(r.headers['content-type']).toBe('text/plain')
-    expect(r.headers['content-length']).toBe('11')
+    // node decides the framing when the head is made: writeHead() does not know the
+    // body yet, so it is chunked; only end() making the head gives a Content-Length
+    expect(r.headers['content-length']).toBeUndefined()
+    expect(r.headers['transfer-encoding']).toBe('chunked')
     expect(r.headers.date).toMatch(/^[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT$/)
     expect(r.flags).toEqual([0])
+    expect(r.raw.toString()).toBe('b\r\nhello world\r\n0\r\n\r\n')
     expect(h.text).toBe('hello world')
+  })
+
+  test('node\'s head order and keep-alive headers: the app\'s, Date, Connection, Keep-Alive, framing', async () => {
+    const { r } = await serve((req, res) => {
+      res.setHeader('X-App', '1')
+      res.end('abc')
+    })
+    const names = []
+    for (let i = 0; i < r.rawHeaders.length; i += 2) names.push(r.rawHeaders[i])
+    expect(names).toEqual(['X-App', 'Date', 'Connection', 'Keep-Alive', 'Content-Length'])
+    expect(r.headers.connection).toBe('keep-alive')
+    expect(r.headers['keep-alive']).toBe('timeout=5')
+    const closing = await serve((req, res) => { res.shouldKeepAlive = false; res.end('x') })
+    expect(closing.r.headers.connection).toBe('close')
+    expect(closing.r.headers['keep-alive']).toBeUndefined()
+    expect(closing.r.flags).toEqual([RESPONSE_CLOSE])
+    const own = await serve((req, res) => { res.setHeader('Connection', 'keep-alive'); res.end('x') })
+    expect(own.r.rawHeaders.filter((x) => /^connection$/i.test(x))).toHaveLength(1)
+    expect(own.r.headers['keep-alive']).toBeUndefined()
   })
 
   test('end(body) alone, and end() with no body, also go out in one call', async () => {
@@ -50,15 +73,15 @@ describe('framing', () => {
     expect(h.text).toBe('héllo €')
   })
 
-  test('writes in the same tick as end() still make one respond() with Content-Length', async () => {
+  test('writes in the same tick as end() still make one respond(), chunked as node frames a write() before end()', async () => {
     const { mq, r, h } = await serve((req, res) => {
       res.write('a')
       res.write(Buffer.from('b'))
       res.end('c')
     })
     expect(mq.callsOf('respond')).toHaveLength(1)
-    expect(r.headers['content-length']).toBe('3')
-    expect(r.headers['transfer-encoding']).toBeUndefined()
+    expect(r.headers['content-length']).toBeUndefined()
+    expect(r.headers['transfer-encoding']).toBe('chunked')
     expect(h.text).toBe('abc')
   })
 
@@ -426,7 +449,7 @@ describe('events and callbacks', () => {
     })
     await settle()
     expect(events).toEqual(['ended=true finished=true headersSent=true', 'write cb', 'finish', 'end cb', 'close'])
-    expect(r.raw.toString()).toBe('ab')
+    expect(r.raw.toString()).toBe('1\r\na\r\n1\r\nb\r\n0\r\n\r\n')
   })
 
   test('writableEnded/writableFinished/headersSent before and after', async () => {
