@@ -100,6 +100,7 @@ class ClientConnection {
     this.stopped = false // no more requests are read
     this.closing = false // answer what is in flight with Connection: close, then end
     this.readEnded = false
+    this.finTimer = null // the FIN grace (FIN_GRACE_MS) while requests are unanswered
     this.dead = false
     this.phase = HEADERS
     this.deadline = after(hub.headersTimeout)
@@ -315,9 +316,36 @@ class ClientConnection {
     this.readEnded = true
     if (this.stopped) {
       if (this.first === null) this.endSocket()
+      else this.armFinGrace()
       return
     }
     if (this.leftover === null && !this.parser.paused) this.endInput()
+  }
+
+  /**
+   * The client sent its FIN with requests unanswered. node and HTTP.SYS take a FIN as
+   * the client going away and abort them (node answers only what its handler answered
+   * synchronously, before it read the FIN). Across a process boundary nothing is
+   * synchronous, so the app gets hub.finGrace ms (250), renewed while response bytes
+   * flow, before what is left is aborted: a fast answer still reaches a client that
+   * half-closed after its request (nc -N, HTTP/1.0 tools), and a long poll hears of
+   * its client leaving.
+   */
+  armFinGrace () {
+    if (this.dead || this.first === null) return
+    if (this.finTimer !== null) {
+      this.finTimer.refresh()
+      return
+    }
+    this.finTimer = setTimeout(() => this.finGraceOver(), this.hub.finGrace)
+    this.finTimer.unref()
+  }
+
+  finGraceOver () {
+    this.finTimer = null
+    if (this.dead || this.first === null) return
+    this.hub.log.debug({ remoteAddress: this.remoteAddress, pending: this.pending }, 'the client closed its side with requests unanswered: aborted')
+    this.destroy()
   }
 
   // No more input will come and everything received has been parsed.
@@ -329,6 +357,7 @@ class ClientConnection {
     this.current = null
     this.stopReading()
     if (this.first === null) this.endSocket()
+    else this.armFinGrace()
   }
 
   // -------------------------------------------------------------------------
@@ -340,6 +369,7 @@ class ClientConnection {
    */
   write (req, buf, ack) {
     if (this.dead) return
+    if (this.finTimer !== null) this.finTimer.refresh()
     if (req === this.first) {
       const ok = this.socket.write(buf)
       if (ack > 0 && req.worker !== null) {
@@ -358,6 +388,7 @@ class ClientConnection {
   /** write() for a head and a body that is not copied into it: one writev. */
   write2 (req, head, body, ack) {
     if (this.dead) return
+    if (this.finTimer !== null) this.finTimer.refresh()
     if (req === this.first) {
       const s = this.socket
       s.cork()
@@ -511,6 +542,10 @@ class ClientConnection {
   onClose () {
     if (this.dead) return
     this.dead = true
+    if (this.finTimer !== null) {
+      clearTimeout(this.finTimer)
+      this.finTimer = null
+    }
     this.stopped = true
     this.leftover = null
     const first = this.first

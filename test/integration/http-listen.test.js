@@ -244,3 +244,34 @@ describe('under httpsys start', () => {
     expect(JSON.parse(res.body)).toEqual({ port })
   })
 })
+
+describe('a client that goes away', () => {
+  test('a client that aborts while its request waits: the app hears \'aborted\' and \'close\', end() after it never finishes, close() completes', async () => {
+    const code = `
+      const http = require('http')
+      const ev = []
+      const s = http.createServer((req, res) => {
+        ev.push('request destroyed=' + res.destroyed)
+        req.on('aborted', () => ev.push('aborted'))
+        res.on('close', () => {
+          ev.push('res close')
+          setTimeout(() => {
+            res.on('finish', () => ev.push('finish'))
+            res.end('late', () => ev.push('end cb'))
+            s.close(() => { ev.push('server closed'); console.log(JSON.stringify(ev)) })
+          }, 20)
+        })
+      })
+      s.listen(0, () => {
+        const r = http.get({ port: s.address().port, agent: false })
+        r.on('error', () => {})
+        setTimeout(() => r.destroy(), 50)
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['request destroyed=false', 'aborted', 'res close', 'server closed'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
+  })
+})

@@ -179,21 +179,55 @@ describe('the router\'s rules, from a raw socket', () => {
       await c.waitClosed()
     })
 
-    test('a slow answer still goes out after the FIN', async () => {
+    test('a FIN with an answer still to come: the app hears the abort after the grace (node and HTTP.SYS abort on a FIN)', async () => {
       const slow = await startHub()
       const p = (await slow.createQueue('slow', { urls: ['http://+:0/'] })).ports[0]
-      const w = await startWorker(slow, { queue: 'slow', handle: (req, body, x) => setTimeout(() => reply(x, req, 200, 'late'), 150) })
+      const timers = []
+      const w = await startWorker(slow, { queue: 'slow', handle: (req, body, x) => timers.push(setTimeout(() => reply(x, req, 200, 'late'), 2000)) })
+      try {
+        const c = new RawClient(p)
+        await c.connected
+        const t0 = Date.now()
+        c.socket.end('GET / HTTP/1.1\r\nHost: a\r\n\r\n')
+        await until(() => w.aborted.length === 1, 2000, 'the abort at the app')
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(200)
+        await c.waitClosed()
+        expect(c.responses).toHaveLength(0)
+      } finally {
+        for (const t of timers) clearTimeout(t)
+        w.att.close()
+        await slow.close()
+      }
+    })
+
+    test('a FIN during a streamed answer that keeps flowing: not aborted while bytes flow', async () => {
+      const hub = await startHub()
+      const p = (await hub.createQueue('stream', { urls: ['http://+:0/'] })).ports[0]
+      const timers = []
+      const w = await startWorker(hub, {
+        queue: 'stream',
+        onRequest: (req, x) => {
+          x.att.respond(req.id, 200, 'OK', ['Transfer-Encoding', 'chunked'], null, 1)
+          let n = 0
+          const t = setInterval(() => {
+            if (++n < 8) return x.att.sendBody(req.id, Buffer.from('2\r\nab\r\n'), 1)
+            clearInterval(t)
+            x.att.sendBody(req.id, Buffer.from('0\r\n\r\n'), 0)
+          }, 100)
+          timers.push(t)
+        }
+      })
       try {
         const c = new RawClient(p)
         await c.connected
         c.socket.end('GET / HTTP/1.1\r\nHost: a\r\n\r\n')
-        const [res] = await c.waitFor(1)
-        expect(res.body.toString()).toBe('late')
-        await c.waitClosed()
+        const [res] = await c.waitFor(1, 5000)
+        expect(res.body.toString()).toBe('ab'.repeat(7))
         expect(w.aborted).toEqual([])
       } finally {
+        for (const t of timers) clearInterval(t)
         w.att.close()
-        await slow.close()
+        await hub.close()
       }
     })
 
