@@ -14,6 +14,7 @@
 
 const { isIPv4, isIPv6 } = require('node:net')
 const { codes } = require('../errors')
+const { readWorkerEnv } = require('../worker-interface')
 
 /**
  * @typedef {object} ListenTarget
@@ -34,7 +35,7 @@ const { codes } = require('../errors')
  */
 function targetFor (args, env = process.env, scheme = 'http') {
   const parsed = parseListenArgs(args)
-  const queue = env.HTTPSYS_QUEUE ? env.HTTPSYS_QUEUE : undefined
+  const queue = readWorkerEnv(env).queue || undefined
   const urlprefix = require('../urlprefix')
   let urls
   let port = 0

@@ -80,7 +80,7 @@ class AttachmentConnection {
     }
     const id = ((this.gens[slot] << SLOT_BITS) | slot) >>> 0
     this.slots[slot] = req
-    req.worker = this
+    req.attachment = this
     req.wireId = id
     req.seq = ++this.sent
     this.inFlight++

@@ -372,8 +372,8 @@ class ClientConnection {
     if (this.finTimer !== null) this.finTimer.refresh()
     if (req === this.first) {
       const ok = this.socket.write(buf)
-      if (ack > 0 && req.worker !== null) {
-        if (ok) req.worker.sendWindow(req, ack)
+      if (ack > 0 && req.attachment !== null) {
+        if (ok) req.attachment.sendWindow(req, ack)
         else req.unacked += ack
       }
       return
@@ -395,8 +395,8 @@ class ClientConnection {
       s.write(head)
       const ok = s.write(body)
       s.uncork()
-      if (ack > 0 && req.worker !== null) {
-        if (ok) req.worker.sendWindow(req, ack)
+      if (ack > 0 && req.attachment !== null) {
+        if (ok) req.attachment.sendWindow(req, ack)
         else req.unacked += ack
       }
       return
@@ -419,10 +419,10 @@ class ClientConnection {
 
   onDrain () {
     const req = this.first
-    if (req !== null && req.unacked > 0 && req.worker !== null) {
+    if (req !== null && req.unacked > 0 && req.attachment !== null) {
       const n = req.unacked
       req.unacked = 0
-      req.worker.sendWindow(req, n)
+      req.attachment.sendWindow(req, n)
     }
     if ((this.pauseMask & PAUSE_HELD) !== 0) this.checkHeld()
   }
@@ -487,8 +487,8 @@ class ClientConnection {
     if (out.length > 1) s.uncork()
     const n = r.heldAck
     r.heldAck = 0
-    if (n > 0 && r.worker !== null) {
-      if (ok) r.worker.sendWindow(r, n)
+    if (n > 0 && r.attachment !== null) {
+      if (ok) r.attachment.sendWindow(r, n)
       else r.unacked += n
     }
   }

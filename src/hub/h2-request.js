@@ -39,7 +39,7 @@ class H2Request extends HubRequest {
     const flags = b[p + 2]
     if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
       // RFC 9113 8.6: no 101 in HTTP/2 (upgrades are not implemented on h1 either)
-      this.worker.sendAbort(this)
+      this.attachment.sendAbort(this)
       this.releaseWorker()
       this.respondLocal(501, 'opaque', true)
       return
@@ -63,14 +63,14 @@ class H2Request extends HubRequest {
     } catch (err) {
       // a header node's http2 refuses (the worker's block is opaque until here)
       this.conn.session.hub.log.debug({ err, status }, 'an h2 response head was refused; the stream is reset')
-      if (this.worker !== null) this.worker.sendAbort(this)
+      if (this.attachment !== null) this.attachment.sendAbort(this)
       this.finish()
       stream.close(NGHTTP2_INTERNAL_ERROR)
       return
     }
     if (more) {
       if (body !== null) {
-        if (this.noBody) this.worker.sendWindow(this, body.length)
+        if (this.noBody) this.attachment.sendWindow(this, body.length)
         else this.writeBody(body, body.length)
       }
       return
@@ -87,7 +87,7 @@ class H2Request extends HubRequest {
     const n = end - start - 1
     if (n > 0) {
       if (this.noBody) {
-        if (more && this.worker !== null) this.worker.sendWindow(this, n)
+        if (more && this.attachment !== null) this.attachment.sendWindow(this, n)
       } else {
         this.writeBody(b.subarray(start + 1, end), more ? n : 0)
       }
@@ -104,18 +104,18 @@ class H2Request extends HubRequest {
     const stream = this.stream
     if (stream.destroyed) return
     const ok = stream.write(chunk)
-    if (ack > 0 && this.worker !== null) {
-      if (ok) this.worker.sendWindow(this, ack)
+    if (ack > 0 && this.attachment !== null) {
+      if (ok) this.attachment.sendWindow(this, ack)
       else this.unacked += ack
     }
   }
 
   /** The stream took what it held ('drain'). */
   onDrain () {
-    if (this.unacked > 0 && this.worker !== null) {
+    if (this.unacked > 0 && this.attachment !== null) {
       const n = this.unacked
       this.unacked = 0
-      this.worker.sendWindow(this, n)
+      this.attachment.sendWindow(this, n)
     }
   }
 

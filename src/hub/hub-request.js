@@ -27,7 +27,7 @@ class HubRequest {
     this.arrived = clock.now() // for the queue timeout
     this.queue = null
     this.waiting = false // in queue.waiting
-    this.worker = null
+    this.attachment = null
     this.wireId = 0
     this.seq = 0 // the worker's REQUEST frame number (compared with its ACK)
     this.aborted = false
@@ -66,29 +66,29 @@ class HubRequest {
       this.conn.bodyTooLarge(this)
       return
     }
-    if (this.worker !== null && this.bodyBuf === null && this.credit >= chunk.length) {
+    if (this.attachment !== null && this.bodyBuf === null && this.credit >= chunk.length) {
       this.credit -= chunk.length
-      this.worker.sendBody(this, chunk)
+      this.attachment.sendBody(this, chunk)
       return
     }
     if (this.bodyBuf === null) this.bodyBuf = []
     this.bodyBuf.push(chunk)
     this.bodyBufBytes += chunk.length
-    if (this.worker !== null) this.pumpBody()
+    if (this.attachment !== null) this.pumpBody()
     if (this.bodyBufBytes >= BODY_HOLD) this.conn.pauseForBody()
   }
 
   onBodyComplete () {
     this.bodyDone = true
-    if (this.worker !== null && this.bodyBuf === null && !this.bodyEndSent && !this.discard) {
+    if (this.attachment !== null && this.bodyBuf === null && !this.bodyEndSent && !this.discard) {
       this.bodyEndSent = true
-      this.worker.sendBodyEnd(this)
+      this.attachment.sendBodyEnd(this)
     }
   }
 
   /** Sends held body bytes within the worker's credit. */
   pumpBody () {
-    const w = this.worker
+    const w = this.attachment
     const buf = this.bodyBuf
     if (buf !== null) {
       while (this.credit > 0 && buf.length > 0) {
@@ -135,7 +135,7 @@ class HubRequest {
 
   /** Its worker died before acknowledging it: make it new again for the next worker. */
   resetForRequeue () {
-    this.worker = null
+    this.attachment = null
     this.bodyEndSent = false
     if (this.replay !== null) {
       const sent = this.replay
@@ -158,7 +158,7 @@ class HubRequest {
     const flags = b[p + 2]
     if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
       // Opaque mode (upgrades) is reserved in the protocol but not implemented yet.
-      this.worker.sendAbort(this)
+      this.attachment.sendAbort(this)
       this.releaseWorker()
       this.respondLocal(501, 'opaque', true)
       return
@@ -185,7 +185,7 @@ class HubRequest {
     let ack = 0
     if (more) {
       if (this.noBody) {
-        if (bodyLen > 0) this.worker.sendWindow(this, bodyLen)
+        if (bodyLen > 0) this.attachment.sendWindow(this, bodyLen)
       } else {
         ack = bodyLen
       }
@@ -206,7 +206,7 @@ class HubRequest {
     const n = end - start - 1
     if (n > 0) {
       if (this.noBody) {
-        if (more) this.worker.sendWindow(this, n)
+        if (more) this.attachment.sendWindow(this, n)
       } else {
         this.conn.write(this, b.subarray(start + 1, end), more ? n : 0)
       }
@@ -236,9 +236,9 @@ class HubRequest {
   }
 
   releaseWorker () {
-    const w = this.worker
+    const w = this.attachment
     if (w !== null) {
-      this.worker = null
+      this.attachment = null
       w.release(this)
     }
   }
@@ -281,7 +281,7 @@ class HubRequest {
   /** Takes the request back from its queue or worker (the hub answers it instead). */
   withdraw () {
     if (this.waiting) this.queue.forget(this)
-    const w = this.worker
+    const w = this.attachment
     if (w !== null && !this.resDone) {
       w.sendAbort(this)
       this.releaseWorker()

@@ -775,7 +775,7 @@ class Hub extends EventEmitter {
         continue
       }
       w.release(r)
-      r.worker = null
+      r.attachment = null
       if (r.headSent) r.conn.destroy()
       else if (unseen) r.respondLocal(503, 'noQueue', false)
       else r.respondLocal(502, null, false)

@@ -22,7 +22,7 @@ class HttpsysRouter extends EventEmitter {
    * @param {object} options
    * @param {import('pino').Logger} options.logger
    * @param {object} [options.native] the backend (default: src/queue/httpsys;
-   *   tests pass createBackend() over a fake binding)
+   *   tests pass createBackend() over a fake addon)
    * @param {number|string} [options.runId=process.pid] part of every queue name
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
    */

@@ -9,14 +9,15 @@ const { createFakeAddon } = require('../helpers/fake-addon')
 const { createFakeKernel } = require('../helpers/fake-kernel')
 const { runContract } = require('./run-in-jest')
 
-runContract('HTTP.SYS backend over a simulated kernel', async () => {
+const FEATURES = { window: true, cancelResets: true, sharedQueue: true, routerRules: true, largeBodies: true, expect: true, closeHonoured: true, disconnectNotice: true, closeAnswersPending: true, absoluteForm: true }
+
+runContract('HTTP.SYS backend over a simulated kernel', FEATURES, async () => {
   const kernel = createFakeKernel()
   const addon = createFakeAddon({ kernel })
   const backend = createBackend(() => addon)
   const attachments = []
   return {
     name: 'httpsys-fake',
-    features: { window: true, cancelResets: true, sharedQueue: true, routerRules: true, largeBodies: true, expect: true, closeHonoured: true, disconnectNotice: true, closeAnswersPending: true, absoluteForm: true },
     async attach ({ handlers, shared = false }) {
       const a = await backend.attach({ urls: ['http://+:8080/'], queue: shared ? 'contract' : undefined, handlers })
       attachments.push(a)

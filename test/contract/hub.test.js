@@ -17,7 +17,9 @@ let seq = 0
 
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-runContract('the hub', async () => {
+const FEATURES = { window: true, cancelResets: true, sharedQueue: true, routerRules: true, largeBodies: true, expect: true, closeHonoured: true, disconnectNotice: true, closeAnswersPending: true, absoluteForm: true }
+
+runContract('the hub', FEATURES, async () => {
   const socketPath = path.join(dir, `hub-${++seq}.sock`)
   const hub = new Hub({ socketPath, logger: pino({ level: 'silent' }) })
   await hub.start()
@@ -26,7 +28,6 @@ runContract('the hub', async () => {
   let sharedUrls = null
   const env = {
     name: 'hub',
-    features: { window: true, cancelResets: true, sharedQueue: true, routerRules: true, largeBodies: true, expect: true, closeHonoured: true, disconnectNotice: true, closeAnswersPending: true, absoluteForm: true },
     async attach ({ handlers, shared = false }) {
       const urls = shared && sharedUrls !== null ? sharedUrls : ['http://127.0.0.1:0/']
       const a = await hubClient.attach({ socketPath, handlers, urls, queue: shared ? 'contract' : undefined })

@@ -232,8 +232,7 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
     try {
       makeCertificates(dir)
     } catch (err) {
-      console.log(`  # skip: openssl could not make the test certificates (${err.message.split('\n')[0]})`)
-      return
+      W.skip(`openssl could not make the test certificates (${err.message.split('\n')[0]})`)
     }
     // Wine's prefix has no LocalMachine\My store until something writes one (Windows
     // always has it; the addon opens existing stores only). The RSA certificate goes in

@@ -49,7 +49,7 @@ function setup () {
     closing: false,
     log: { debug () {}, warn () {} },
     route (conn, req) {
-      req.worker = worker
+      req.attachment = worker
       routed.push(req)
     },
     connectionClosed () {}

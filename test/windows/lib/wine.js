@@ -189,4 +189,16 @@ function tail (text, lines = 30) {
   return text.split('\n').slice(-lines).join('\n')
 }
 
-module.exports = { ROOT, NODE_EXE, LOG_DIR, startNode, waitFor, stop, runNode, leftovers, processesMatching, windowsProcesses, freePort, request, eventually, curl, sleep, within, tail }
+/** A test that cannot run here: reported as skipped (with why), never as passed. */
+class Skip extends Error {
+  constructor (reason) {
+    super(reason)
+    this.name = 'Skip'
+  }
+}
+
+function skip (reason) {
+  throw new Skip(reason)
+}
+
+module.exports = { Skip, skip, ROOT, NODE_EXE, LOG_DIR, startNode, waitFor, stop, runNode, leftovers, processesMatching, windowsProcesses, freePort, request, eventually, curl, sleep, within, tail }
