@@ -85,7 +85,9 @@ define('ERR_HTTPSYS_PORT_IN_USE', (d) =>
   `Port ${d.port}${d.host ? ` on ${d.host}` : ''} is already in use${d.owner ? ` by ${d.owner}` : ''}. ` +
   (d.win32 !== undefined
     ? `Another program (not HTTP.SYS) holds it: stop it or choose another port (\`netstat -ano | findstr :${d.port}\` shows its pid).`
-    : `Stop that process or choose another port (on Linux \`ss -ltnp 'sport = :${d.port}'\` shows the owner).`))
+    : /httpsys supervisor/.test(d.owner || '')
+      ? 'Several apps share a port by URL prefix under one supervisor: put both apps in one httpsys.config.js (`urls` per app), or use another port.'
+      : `Stop that process or choose another port (on Linux \`ss -ltnp 'sport = :${d.port}'\` shows the owner).`))
 define('ERR_HTTPSYS_ACCESS_DENIED', (d) => d.win32 !== undefined
   ? `HTTP.SYS denied ${d.user || 'this account'} the URL prefix ${d.prefix}: it needs a URL reservation (or Administrator rights). ` +
     `Run once in an elevated prompt: \`httpsys urlacl add ${d.prefix} --user ${d.user || 'DOMAIN\\user'}\`.`

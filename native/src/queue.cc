@@ -74,6 +74,7 @@ Napi::Function Queue::Init(Napi::Env env) {
       InstanceMethod<&Queue::Start>("start"),
       InstanceMethod<&Queue::AddUrl>("addUrl"),
       InstanceMethod<&Queue::RemoveUrl>("removeUrl"),
+      InstanceMethod<&Queue::SetActive>("setActive"),
       InstanceMethod<&Queue::Respond>("respond"),
       InstanceMethod<&Queue::SendBody>("sendBody"),
       InstanceMethod<&Queue::ReadBody>("readBody"),
@@ -443,6 +444,19 @@ Napi::Value Queue::RemoveUrl(const Napi::CallbackInfo& info) {
     return Code(env, rc);
   }
   return Code(env, ERROR_FILE_NOT_FOUND);
+}
+
+// The controller turns an app's queue off while nothing can serve it (errored, stopped
+// by command): HTTP.SYS then answers its requests 503 at once, as IIS's stopped
+// application pools do, instead of holding them until the queue's timeout.
+Napi::Value Queue::SetActive(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (closing_ || !queue_) return Code(env, ERROR_INVALID_HANDLE);
+  if (!GetApi().queueProperties) return Code(env, ERROR_CALL_NOT_IMPLEMENTED);
+  HTTP_STATE_INFO state{};
+  state.Flags.Present = 1;
+  state.State = info[0].ToBoolean().Value() ? HttpEnabledStateActive : HttpEnabledStateInactive;
+  return Code(env, HttpSetRequestQueueProperty(queue_, HttpServerStateProperty, &state, sizeof(state), 0, nullptr));
 }
 
 Queue::RequestState* Queue::Find(double id) {

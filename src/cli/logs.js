@@ -40,25 +40,19 @@ async function action (app, options) {
 
 /**
  * The records of a supervisor that is not running, from the files it wrote: the
- * daemon's log (`start -d`) and the apps' log_dir files. Only for a config file (this
- * folder's, or -c), since a file's name comes from the config.
+ * daemon's log (`start -d`) and the apps' log_dir files, for a supervisor of a config
+ * file or one started from a script.
  * @returns {Promise<boolean>} whether there were files to read
  */
 async function fromFiles (app, options, sink) {
   const fs = require('node:fs')
   const path = require('node:path')
-  const { resolveStartConfig, findConfigFile } = require('../config')
-  const { daemonLogFile } = require('../supervisor/daemon')
-  const file = options.config || findConfigFile()
-  if (!file || !fs.existsSync(path.resolve(file))) return false
-  const config = await resolveStartConfig({ config: file })
-  const files = [daemonLogFile(config)]
-  for (const a of config.apps) {
-    if (a.log_dir && (app === undefined || a.name === app)) files.push(path.join(a.log_dir, `${a.name}.log`))
-  }
+  const { findConfigFile } = require('../config')
+  const found = await logFilesOf(app, options)
+  if (found === null) return false
   const seen = new Set()
   const records = []
-  for (const f of files) {
+  for (const f of found.files) {
     let text
     try {
       text = fs.readFileSync(f, 'utf8')
@@ -75,9 +69,40 @@ async function fromFiles (app, options, sink) {
   }
   if (records.length === 0) return false
   records.sort((a, b) => (a.r.time || 0) - (b.r.time || 0))
-  process.stderr.write(`(the supervisor of ${file} is not running: its last records, from its log files)\n`)
+  process.stderr.write(`(the supervisor of ${found.what} is not running: its last records, from its log files)\n`)
   for (const { line } of records.slice(-options.lines)) sink.write(line + '\n')
   return true
+
+  // The files a stopped supervisor wrote, as its last run recorded them at start
+  // (control-path.js lastRunPath): the one of -c (a config file or a script), else
+  // of this folder's config file, else the one started in this folder. A config file
+  // whose supervisor never recorded a run: its files as the config names them.
+  async function logFilesOf (app, options) {
+    const { readLastRuns } = require('../supervisor/control-path')
+    const configFile = options.config ? null : findConfigFile()
+    const wanted = options.config ? path.resolve(options.config) : configFile ? path.resolve(configFile) : null
+    const runs = readLastRuns()
+    const run = wanted !== null
+      ? runs.find((r) => r.script === wanted || r.config === wanted)
+      : runs.find((r) => r.cwd === process.cwd())
+    const files = []
+    if (run !== undefined) {
+      files.push(run.daemonLog)
+      for (const a of run.apps || []) {
+        if (a.logDir && (app === undefined || a.name === app)) files.push(path.join(a.logDir, `${a.name}.log`))
+      }
+      return { what: run.config || run.script || run.cwd, files }
+    }
+    if (wanted === null || !fs.existsSync(wanted)) return null
+    const { resolveStartConfig } = require('../config')
+    const { daemonLogFile } = require('../supervisor/daemon')
+    const config = await resolveStartConfig({ config: wanted })
+    files.push(daemonLogFile(config))
+    for (const a of config.apps) {
+      if (a.log_dir && (app === undefined || a.name === app)) files.push(path.join(a.log_dir, `${a.name}.log`))
+    }
+    return { what: options.config || configFile, files }
+  }
 }
 
 function linesArg (value) {

@@ -130,7 +130,9 @@ async function daemon (d, config, command) {
     d.out(`httpsys runs in the background (pid ${result.pid}); \`httpsys ls\`, \`httpsys logs -f\`, \`httpsys stop all\`; its log: ${result.log}\n`)
     process.exit(0)
   }
-  show(result.records.filter((r) => r.level >= 40 || r.stream === 'stderr'))
+  show(result.records.filter((r) => r.raw === undefined && (r.level >= 40 || r.stream === 'stderr')))
+  // the supervisor's own failure (a port taken, already running): its message as printed
+  for (const r of result.records) if (r.raw !== undefined) d.out(r.raw + '\n')
   d.out(result.timedOut
     ? `httpsys did not get every app ready in time; it keeps trying in the background (pid ${result.pid}); see ${result.log}\n`
     : `httpsys could not start every app${result.exitCode !== null ? ` and exited (code ${result.exitCode})` : ''}; see ${result.log}\n`)

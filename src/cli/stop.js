@@ -1,7 +1,8 @@
 'use strict'
 
-// `httpsys stop <app|all>`: one app stops (the others keep running); all stops the
-// supervisor, and this waits until it has exited.
+// `httpsys stop [app|all]`: one app stops (the others keep running); all (or no app:
+// what `start -d` started is ended by `httpsys stop`) stops the supervisor, and this
+// waits until it has exited.
 
 const { scopeOptions, scopeOf } = require('./scope')
 
@@ -9,9 +10,9 @@ function register (program) {
   scopeOptions(program.command('stop')
     .summary('stop an app, or (all) this folder\'s whole supervisor')
     .description('Stop an app gracefully (drain, its own shutdown, killed after kill_timeout); the other apps keep running. ' +
-      '"all" stops the supervisor itself, as Ctrl+C in its terminal would. Acts on the supervisor of this folder ' +
+      '"all" (the default) stops the supervisor itself, as Ctrl+C in its terminal would. Acts on the supervisor of this folder ' +
       '(./httpsys.config.js, or an app started here) unless -c, --id or --all-supervisors says otherwise.')
-    .argument('<app>', 'an app name, or all'))
+    .argument('[app]', 'an app name, or all', 'all'))
     .action(action)
 }
 

@@ -67,10 +67,26 @@ function processHolding (inodes) {
       } catch {
         continue
       }
-      if (wanted.has(link)) return `pid ${pid} (${comm(pid)})`
+      if (wanted.has(link)) return `pid ${pid} (${describe(pid)})`
     }
   }
   return undefined
+}
+
+// An httpsys supervisor is a node process running bin/httpsys: named as such (with its
+// folder), so the error can say what to do about it (one config for both apps).
+function describe (pid) {
+  try {
+    const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
+    if (args.slice(1, 3).some((a) => /(^|[\\/])httpsys(\.js|\.exe|\.cmd)?$/.test(a))) {
+      let where = ''
+      try {
+        where = ` in ${fs.readlinkSync(`/proc/${pid}/cwd`)}`
+      } catch {}
+      return `httpsys supervisor${where}`
+    }
+  } catch {}
+  return comm(pid)
 }
 
 function comm (pid) {

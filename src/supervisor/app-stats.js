@@ -21,7 +21,7 @@ async function collectApps (supervisor, { timeout = ASK_TIMEOUT_MS } = {}) {
   return Promise.all(supervisor.groups.map(async (g) => {
     const queue = supervisor.queueStats(g.name)
     const instances = await Promise.all(g.instances.map((instance) => instanceStats(instance, queue, timeout)))
-    return appStats(g, queue, instances)
+    return appStats(g, queue, instances, supervisor.servedUrls(g))
   }))
 }
 
@@ -46,14 +46,15 @@ async function instanceStats (instance, queue, timeout) {
   }
 }
 
-function appStats (g, queue, instances) {
+// urls: where the app is served: its config's urls, or what its first listen() bound
+function appStats (g, queue, instances, urls = g.app.urls) {
   const live = instances.filter((i) => i.raw)
   const rates = live.map((i) => i.reqPerSec)
   return {
     name: g.name,
     state: g.state(),
     type: g.app.type,
-    urls: g.app.urls,
+    urls,
     watching: g.watching,
     // requests waiting in the router's queue for a worker (null: the router does not say)
     waiting: queue ? queue.waiting : null,

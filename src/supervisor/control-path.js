@@ -98,6 +98,11 @@ function statePath (id, dir = runtimeDir()) {
   return path.join(dir, `${id}.json`)
 }
 
+/** A supervisor's last run (where it ran, where its logs are), kept after it stops. */
+function lastRunPath (id, dir = runtimeDir()) {
+  return path.join(dir, `${id}.last-run.json`)
+}
+
 /**
  * Writes the state file atomically (temp file + rename): a reader never sees half of
  * one, and a crash mid-write leaves the old one (docs/supervisor.md 4.6).
@@ -129,6 +134,22 @@ function readStates (dir = runtimeDir()) {
     } catch {}
   }
   return out
+}
+
+/** Every supervisor's last run of this user (lastRunPath), newest first. */
+function readLastRuns (dir = runtimeDir()) {
+  if (existingRuntimeDir(dir) === null) return []
+  const out = []
+  for (const name of fs.readdirSync(dir)) {
+    if (!/^[0-9a-f]{12}\.last-run\.json$/.test(name)) continue
+    const file = path.join(dir, name)
+    try {
+      const st = fs.lstatSync(file)
+      if (!st.isFile() || (!IS_WINDOWS && st.uid !== process.getuid())) continue
+      out.push(JSON.parse(fs.readFileSync(file, 'utf8')))
+    } catch {}
+  }
+  return out.sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)))
 }
 
 /**
@@ -178,4 +199,4 @@ function pidAlive (pid) {
   }
 }
 
-module.exports = { removeStaleHubSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }
+module.exports = { lastRunPath, readLastRuns, removeStaleHubSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }

@@ -70,6 +70,21 @@ class ControlServer {
       apps: this.config.apps.map((a) => a.name),
       startedAt: new Date().toISOString()
     })
+    // what `httpsys logs` reads once this supervisor has stopped (the state file goes
+    // with it): where it ran and where its records are, kept until the next run
+    try {
+      paths.writeState(paths.lastRunPath(this.id), {
+        id: this.id,
+        config: source.configFile || null,
+        script: source.script || null,
+        cwd: process.cwd(),
+        apps: this.config.apps.map((a) => ({ name: a.name, logDir: a.log_dir || null })),
+        daemonLog: require('./daemon').daemonLogFile(this.config),
+        startedAt: new Date().toISOString()
+      })
+    } catch (err) {
+      this.logger.debug({ err }, 'could not write the last-run file')
+    }
     this.logger.debug({ event: 'control', endpoint: this.endpoint }, `control channel at ${this.endpoint}`)
   }
 

@@ -92,7 +92,11 @@ function readNew (file, offset, records) {
   for (const line of text.slice(0, end).split('\n')) {
     try {
       records.push(JSON.parse(line))
-    } catch {}
+    } catch {
+      // not a record: what the CLI printed itself, such as a start that failed with a
+      // coded error before any app ran ("httpsys: Port 8080 is already in use ...")
+      if (line.trim() !== '') records.push({ raw: line })
+    }
   }
   return offset + Buffer.byteLength(text.slice(0, end + 1))
 }

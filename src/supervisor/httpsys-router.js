@@ -85,6 +85,19 @@ class HttpsysRouter extends EventEmitter {
     queue.close()
   }
 
+  /**
+   * Whether the app can serve again by itself. While it cannot (errored, exited for
+   * good, stopped by command) its queue is turned off and HTTP.SYS answers its requests
+   * 503 at once, as for a stopped IIS application pool; an instance starting again
+   * turns it back on. Where HTTP.SYS cannot (Wine) the requests wait as before.
+   */
+  setAvailable (app, available) {
+    const queue = this.queues.get(app)
+    if (queue === undefined || typeof queue.setActive !== 'function') return
+    const code = queue.setActive(available)
+    if (code !== 0) this.logger.debug({ app, queue: queue.name, code }, `could not turn request queue ${queue.name} ${available ? 'on' : 'off'} (Win32 ${code})`)
+  }
+
   stats () {
     return null
   }

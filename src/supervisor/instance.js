@@ -35,7 +35,7 @@ class Instance extends EventEmitter {
    * @param {(pid: number) => number} [options.inFlight] the hub's in-flight count of a pid (drain)
    * @param {boolean} [options.watching] a crash loop waits for a file change instead of giving up
    */
-  constructor (app, inst, { routerEnv = {}, tracksWorkers = true, logger, env = {}, preload = REGISTER, inFlight, watching = false }) {
+  constructor (app, inst, { routerEnv = {}, tracksWorkers = true, logger, env = {}, preload = REGISTER, inFlight, watching = false, othersServing = () => true }) {
     super()
     this.app = app
     this.inst = inst
@@ -46,6 +46,7 @@ class Instance extends EventEmitter {
     this.preload = preload
     this.inFlight = inFlight
     this.watching = watching
+    this.othersServing = othersServing
     this.proc = null
     this.candidate = null // the replacement during a reload
     this.state = 'idle'
@@ -59,6 +60,17 @@ class Instance extends EventEmitter {
     this.restartTimer = null
     this.stableTimer = null
     this.lastExit = null
+  }
+
+  /**
+   * What an errored instance's record tells the user to do: wait (watch mode), restart
+   * it by command while the supervisor stays up for other apps, or start again when
+   * nothing else keeps it up (it stops once every app is errored).
+   */
+  fixAdvice () {
+    if (this.watching) return 'waiting for a file change'
+    if (this.othersServing(this)) return `fix it, then \`httpsys restart ${this.app.name}\``
+    return 'fix it, then start it again (nothing else runs here, so httpsys stops now)'
   }
 
   get pid () {
@@ -259,7 +271,7 @@ class Instance extends EventEmitter {
     const firstStartLimit = app.max_restarts === 0 ? Infinity : Math.min(FIRST_START_ATTEMPTS, app.max_restarts)
     if (!this.everReady && !proc.readyAt && ++this.startFailures >= firstStartLimit) {
       const cause = startFailureCause(proc.stderrTail, { cwd: app.cwd, code, signal })
-      const fix = this.watching ? 'waiting for a file change' : `fix it, then \`httpsys restart ${app.name}\``
+      const fix = this.fixAdvice()
       this.logger.error({ event: 'errored', app: app.name, inst, pid, code, signal, firstStart: true, attempts: this.startFailures, cause },
         `did not start (${this.startFailures} attempts): ${cause}; not restarting, ${fix}`)
       this.setState('errored')
@@ -267,7 +279,7 @@ class Instance extends EventEmitter {
       return
     }
     if (unstable && this.crashLoop.record(proc.exitInfo.at)) {
-      const fix = this.watching ? 'waiting for a file change' : `fix it, then \`httpsys restart ${app.name}\``
+      const fix = this.fixAdvice()
       this.logger.error({
         event: 'errored', app: app.name, inst, pid, code, signal, unstableExits: this.crashLoop.count, windowMs: app.restart_window
       }, `crash loop: ${this.crashLoop.count} unstable exits ${app.restart_window ? `within ${app.restart_window} ms` : 'in a row'} (exit before ready or within min_uptime ${app.min_uptime} ms of it); not restarting, ${fix}`)

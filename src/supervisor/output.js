@@ -37,16 +37,28 @@ function createLogger ({ json = false, level = 'info', fd = 1 } = {}) {
   return pino({ level, base: null }, stream)
 }
 
-function prettyStream (dest) {
+// each app's prefix in a colour of its own (the same name, the same colour, in every
+// run and in `httpsys logs`), as pm2 and docker compose tell their processes apart
+const APP_COLOURS = ['cyan', 'magenta', 'green', 'yellow', 'blue', 'cyanBright', 'magentaBright', 'greenBright', 'yellowBright', 'blueBright']
+
+function colourOf (colours, name) {
+  let h = 0
+  for (let i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0
+  return colours[APP_COLOURS[h % APP_COLOURS.length]]
+}
+
+function prettyStream (dest, { colorize = tty.isatty(1) && process.env.NO_COLOR === undefined } = {}) {
+  const colours = require('colorette').createColors({ useColor: colorize })
   const prettify = prettyFactory({
-    colorize: tty.isatty(1) && process.env.NO_COLOR === undefined,
+    colorize,
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,app,inst,stream,component',
     singleLine: true,
     messageFormat (log, messageKey) {
       const who = log.app === undefined ? (log.component || 'httpsys') : log.inst === undefined ? log.app : `${log.app}#${log.inst}`
       const msg = log[messageKey]
-      return `${who} | ${msg === undefined ? '' : msg}`
+      const prefix = log.app === undefined || !colorize ? who : colourOf(colours, String(log.app))(who)
+      return `${prefix} | ${msg === undefined ? '' : msg}`
     }
   })
   const format = (record) => {

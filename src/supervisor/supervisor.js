@@ -197,6 +197,10 @@ class Supervisor extends EventEmitter {
       env,
       preload: this.preload,
       inFlight: (pid) => this.inFlightOf(app.name, pid),
+      // whether anything keeps this supervisor up once that instance is errored: else
+      // `httpsys restart` cannot reach it, and the errored record must say to start again
+      othersServing: (instance) => this.instances.some((i) => i !== instance && !TERMINAL.has(i.state)) ||
+        this.groups.some((g) => g.watching),
       logDirs
     })
     for (const instance of group.instances) {

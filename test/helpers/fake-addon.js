@@ -184,6 +184,14 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       return 0
     }
 
+    // HttpSetRequestQueueProperty(HttpServerStateProperty): Wine answers 120
+    setActive (active) {
+      this.record('setActive', [active])
+      if (wine !== null) return 120
+      this.active = active
+      return 0
+    }
+
     respond (...args) { return this.record('respond', args) }
     sendBody (...args) { return this.record('sendBody', args) }
     readBody (...args) { return this.record('readBody', args) }

@@ -60,6 +60,15 @@ test('two projects with same-named apps: commands in one never touch the other; 
   const reloadC = await cli(['reload', 'app'], { env: env(), cwd: scriptDir })
   expect(reloadC.code).toBe(0)
   expect(reloadC.stdout).toMatch(/^app \[.*pid-server\.js\]: reloaded in \d+ ms/)
+  // ... and leaves a's and b's processes alone
+  expect(JSON.parse((await get(b.port, '/')).body).pid).toBe(b.pid)
+  const cId = lsAll.stdout.match(/^supervisor ([0-9a-f]{12}) \(pid (\d+), hub\): (.*)$/gm)
+    .map((line) => /^supervisor ([0-9a-f]{12}) \(pid (\d+)/.exec(line)).find((m) => Number(m[2]) === c.child.pid)[1]
+  // reached from anywhere by its script (-c) or by the id ls shows (--id)
+  const byScript = await cli(['ls', '--json', '-c', path.join(APPS, 'pid-server.js')], { env: env(), cwd: base })
+  expect(JSON.parse(byScript.stdout).map((x) => x.pid)).toEqual([c.child.pid])
+  const byId = await cli(['ls', '--json', '--id', cId], { env: env(), cwd: base })
+  expect(JSON.parse(byId.stdout).map((x) => x.pid)).toEqual([c.child.pid])
 
   // stop all in a stops a's supervisor only
   const stopA = await cli(['stop', 'all'], { env: env(), cwd: a.dir })

@@ -226,22 +226,29 @@ describe('test tools that need a bound port at once', () => {
 })
 
 describe('under httpsys start', () => {
-  const { start, freePort, get } = require('../fixtures/apps/harness')
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const { start, freePort, get, cli } = require('../fixtures/apps/harness')
   const APP = path.join(__dirname, '..', 'fixtures', 'apps', 'address-sync.js')
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-listen-'))
   let run
   afterEach(async () => { if (run) await run.cleanup() })
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
   test.each([
     ['with urls (the queue is bound before the app starts)', true],
     ['without urls (the first listen() decides the prefix)', false]
   ])('server.address() right after listen(): %s', async (name, withUrls) => {
     const port = await freePort()
-    run = start(withUrls ? [APP, '-u', `http://+:${port}/`] : [APP], { env: { PORT_TO_LISTEN: String(port) } })
+    run = start(withUrls ? [APP, '-u', `http://+:${port}/`] : [APP], { env: { PORT_TO_LISTEN: String(port), HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') } })
     const rec = await run.waitFor((x) => x.stream === 'stdout' && /^sync-address /.test(x.msg))
     expect(JSON.parse(rec.msg.slice('sync-address '.length))).toEqual({ listening: true, port })
     await run.waitFor((x) => x.event === 'ready')
     const res = await get(port, '/')
     expect(JSON.parse(res.body)).toEqual({ port })
+    // ls shows where it is served, whichever way the prefix was decided
+    const ls = await cli(['ls', '--json', '--all-supervisors'], { env: { HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') } })
+    expect(JSON.parse(ls.stdout)[0].apps[0].urls).toEqual([`http://+:${port}/`])
   })
 })
 

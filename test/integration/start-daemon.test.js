@@ -52,7 +52,7 @@ test('start -d returns once every app is ready; ls, logs and stop work from anot
   const logs = await cli(['logs', 'web', '-n', '200', '--json'], { env: env(), cwd: dir })
   expect(logs.stdout).toMatch(/"event":"app-ready","app":"web"/)
 
-  const stop = await cli(['stop', 'all'], { env: env(), cwd: dir })
+  const stop = await cli(['stop'], { env: env(), cwd: dir })
   expect(stop.code).toBe(0)
   expect(await waitUntil(() => !alive(daemonPid), 10000)).toBe(true)
   const after = await cli(['logs', '-n', '500', '--json'], { env: env(), cwd: dir })
@@ -70,4 +70,42 @@ test('start -d of an app that cannot start says why and exits 1', async () => {
   expect(started.code).toBe(1)
   expect(started.stdout).toMatch(/bad#0 \| .*boom/)
   expect(started.stdout).toMatch(/httpsys could not start every app/)
+})
+
+test('start -d whose supervisor cannot start at all (its port is taken) prints the coded cause, not only the log path', async () => {
+  const net = require('node:net')
+  const blocker = net.createServer().listen(0, '127.0.0.1')
+  await new Promise((resolve) => blocker.once('listening', resolve))
+  try {
+    const port = blocker.address().port
+    fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [
+      { name: 'web', script: ${JSON.stringify(path.join(APPS, 'pid-server.js'))}, urls: ['http://127.0.0.1:${port}/'] }
+    ] }\n`)
+    const started = await cli(['start', '-d'], { env: env(), cwd: dir })
+    expect(started.code).toBe(1)
+    expect(started.stdout).toMatch(new RegExp(`httpsys: Port ${port} on 127\\.0\\.0\\.1 is already in use by pid ${process.pid} \\(.*\\)\\. .*\\(ERR_HTTPSYS_PORT_IN_USE\\)`))
+    expect(started.stdout).toMatch(/httpsys could not start every app and exited \(code 1\)/)
+  } finally {
+    blocker.close()
+  }
+})
+
+test('a supervisor started from a script: after it stopped, logs in its folder (or -c <script>) reads its files, its app log_dir too', async () => {
+  const port = await freePort()
+  const script = path.join(dir, 'app.js')
+  fs.writeFileSync(script, `require('http').createServer((q, s) => s.end('x')).listen(${port}, () => console.log('script app up'))\n`)
+  const started = await cli(['start', 'app.js', '-d', '--log-dir', 'logs'], { env: env(), cwd: dir })
+  expect(started.code).toBe(0)
+  daemonPid = Number(/\(pid (\d+)\)/.exec(started.stdout)[1])
+  expect((await cli(['stop'], { env: env(), cwd: dir })).code).toBe(0)
+  expect(await waitUntil(() => !alive(daemonPid), 10000)).toBe(true)
+  const here = await cli(['logs', '-n', '500', '--json'], { env: env(), cwd: dir })
+  expect(here.code).toBe(0)
+  expect(here.stderr).toMatch(/is not running: its last records, from its log files/)
+  expect(here.stdout).toMatch(/script app up/)
+  expect(here.stdout).toMatch(/"event":"stopped"/)
+  const elsewhere = await cli(['logs', 'app', '-c', script, '--json'], { env: env(), cwd: os.tmpdir() })
+  expect(elsewhere.code).toBe(0)
+  expect(elsewhere.stdout).toMatch(/script app up/)
+  expect(fs.readdirSync(path.join(dir, 'logs'))).toContain('app.log')
 })

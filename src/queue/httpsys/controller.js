@@ -17,7 +17,7 @@
  * @param {number} [options.maxConnections]
  * @param {string} [options.sddl] who may open the queue
  * @param {string} [options.app] for error messages
- * @returns {{name: string, urls: string[], addUrl: Function, removeUrl: Function, close: Function}}
+ * @returns {{name: string, urls: string[], addUrl: Function, removeUrl: Function, setActive: Function, close: Function}}
  */
 function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, timeouts, maxConnections, sddl, app } = {}) {
   let native
@@ -37,6 +37,11 @@ function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, 
       }
     },
     removeUrl (url) { return native.removeUrl(url) === 0 },
+    /**
+     * Turns the queue off (false) while nothing can serve it: HTTP.SYS answers its
+     * requests 503 at once. Returns the Win32 code (0; 120 where HTTP.SYS cannot, Wine).
+     */
+    setActive (active) { return native.setActive(Boolean(active)) },
     close () { native.close() }
   }
 }

@@ -78,7 +78,7 @@ test('config check rejects a typo with the key it meant', () => {
 })
 
 test('control commands with no supervisor running say how to start one; ls says nothing runs (exit 0, [] as JSON)', () => {
-  for (const args of [['reload', 'api'], ['logs'], ['stop', 'all'], ['stop', 'all', '--all-supervisors']]) {
+  for (const args of [['reload', 'api'], ['logs'], ['stop'], ['stop', 'all'], ['stop', 'all', '--all-supervisors']]) {
     const r = run(...args)
     expect(r.code).toBe(1)
     expect(r.stderr).toMatch(/^httpsys: No running httpsys supervisor .*was found.*\. Start one with `httpsys start`.*\(ERR_HTTPSYS_NOT_RUNNING\)\n$/)

@@ -170,6 +170,23 @@ test('stop ends the workers first, then closes every queue', async () => {
   expect(records.filter((r) => r.event === 'stop:drain')).toHaveLength(2)
 })
 
+test('an app stopped by command has its queue turned off (HTTP.SYS answers 503 at once); a restart turns it back on', async () => {
+  const { supervisor, records, binding } = makeSupervisor([
+    { name: 'api', urls: ['http://+:8080/api/'] },
+    { name: 'web', urls: ['http://+:8080/'] }
+  ])
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
+  await waitFor(records, (r) => r.event === 'ready' && r.app === 'web')
+  const [api, web] = binding.queues
+  await supervisor.stopApps('api')
+  expect(api.active).toBe(false)
+  expect(web.active).not.toBe(false) // the other app keeps serving
+  await supervisor.restart('api')
+  expect(api.active).toBe(true)
+  expect(api.callsOf('setActive').slice(-2)).toEqual([[false], [true]])
+})
+
 describe('HTTP.SYS failures fail the start with nothing spawned and the queues made so far closed', () => {
   test.each([
     [183, 'ERR_HTTPSYS_URL_CONFLICT', /The URL prefix http:\/\/\+:8080\/ is already registered/],

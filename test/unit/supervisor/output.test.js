@@ -35,3 +35,18 @@ test('JSON lines when the destination is not a terminal', () => {
   const lines = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l))
   expect(lines).toEqual([{ level: 30, time: expect.any(Number), event: 'spawn', app: 'a', inst: 0, pid: 3, msg: 'started pid 3' }])
 })
+
+test('in colour, each app\'s prefix has a colour of its own, the same for every instance and every run', () => {
+  const out = []
+  const stream = prettyStream({ write (s) { out.push(s) } }, { colorize: true })
+  const line = (app, inst) => JSON.stringify({ level: 30, time: Date.now(), app, inst, stream: 'stdout', msg: 'x' }) + '\n'
+  for (const [app, inst] of [['api', 0], ['api', 1], ['web', 0]]) stream.write(line(app, inst))
+
+  const prefixColour = (text, who) => new RegExp(`(\\u001b\\[[0-9;]*m)${who}\\u001b\\[`).exec(text)[1]
+  const [api0, api1, web0] = out
+  expect(prefixColour(api0, 'api#0')).toBe(prefixColour(api1, 'api#1'))
+  expect(prefixColour(web0, 'web#0')).not.toBe(prefixColour(api0, 'api#0'))
+  const plain = []
+  prettyStream({ write (s) { plain.push(s) } }, { colorize: false }).write(line('api', 0))
+  expect(plain[0]).not.toMatch(/\u001b/) // eslint-disable-line no-control-regex
+})
