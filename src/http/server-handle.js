@@ -251,6 +251,9 @@ class ServerHandle {
     forgetServer(this.server)
     this.release()
     if (this.attachment === null) return // attach() still pending: onAttached closes
+    // an unref()ed server still finishes its close (node's closing handle keeps the
+    // loop alive until its callback): the router's confirmation must be able to arrive
+    if (typeof this.attachment.ref === 'function') this.attachment.ref()
     const done = () => {
       this.detached = true
       this.maybeClosed()

@@ -20,6 +20,7 @@ const kRequests = Symbol('httpsys.socketRequests')
 const kHandle = Symbol('httpsys.socketHandle')
 const kTimer = Symbol('httpsys.socketTimer')
 const kClosed = Symbol('httpsys.socketClosed')
+const kDestroying = Symbol('httpsys.socketDestroying') // destroy() emits 'error'/'close' itself
 
 class RequestSocket extends EventEmitter {
   /**
@@ -118,6 +119,7 @@ class RequestSocket extends EventEmitter {
   destroy (err) {
     if (this.destroyed) return this
     markDestroyed(this)
+    this[kDestroying] = true
     const reqs = this[kRequests].slice()
     const handle = this[kHandle]
     if (handle !== null) {
@@ -213,6 +215,7 @@ function onTimer (socket) {
 
 /** The router reset the connection: close now (node emits it synchronously too). */
 function closeFromRouter (socket) {
+  if (socket[kDestroying]) return // its own destroy(err) says 'error' (with err) and 'close' next
   if (!socket.destroyed) markDestroyed(socket)
   emitClose(socket, null)
 }

@@ -326,7 +326,7 @@ class ClientConnection {
    * The client sent its FIN with requests unanswered. node and HTTP.SYS take a FIN as
    * the client going away and abort them (node answers only what its handler answered
    * synchronously, before it read the FIN). Across a process boundary nothing is
-   * synchronous, so the app gets hub.finGrace ms (250), renewed while response bytes
+   * synchronous, so the app gets hub.finGrace ms (100), renewed while response bytes
    * flow, before what is left is aborted: a fast answer still reaches a client that
    * half-closed after its request (nc -N, HTTP/1.0 tools), and a long poll hears of
    * its client leaving.

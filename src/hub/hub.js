@@ -62,7 +62,7 @@ class Hub extends EventEmitter {
    *   host?, cert, key | pfx, passphrase?, ca?, requestCert?, rejectUnauthorized? }, paths
    *   or PEM text); they win over certificates apps send at attach
    * @param {boolean} [opts.h2=true] offer HTTP/2 by ALPN on TLS ports
-   * @param {number} [opts.finGrace=250] ms an app has to answer a client that half-closed
+   * @param {number} [opts.finGrace=100] ms an app has to answer a client that half-closed
    *   (FIN) before its unanswered requests are aborted (client-connection.js)
    */
   constructor ({
@@ -78,7 +78,7 @@ class Hub extends EventEmitter {
     bodyTimeout = 120000,
     drainTimeout = 120000,
     closeTimeout = 5000,
-    finGrace = 250,
+    finGrace = 100,
     embedded = false,
     workersMayCreate = true,
     tls = [],

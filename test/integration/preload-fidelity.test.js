@@ -1,10 +1,11 @@
 'use strict'
 
-// node's listen()/close() contract under the preload (standalone: the process's own
-// hub), as apps and their test tools rely on it: the port is bound when listen()
-// returns, close() frees it at once and lets the process exit, listen(port, host)
-// binds that address only. Each case is a small app run with
-// `node --require src/register.js`; what it prints is compared with what node does.
+// node's http server contract under the preload (standalone: the process's own hub;
+// and under httpsys start), as apps and their test tools rely on it: the port is bound
+// when listen() returns, close() frees it at once and lets the process exit,
+// listen(port, host) binds that address only, a client that goes away is heard of.
+// Each case is a small app run with `node --require src/register.js`; what it prints
+// is compared with what node does.
 
 const path = require('node:path')
 const net = require('node:net')
@@ -162,6 +163,20 @@ describe('close()', () => {
     expect(r.code).toBe(0)
     expect(r.ms).toBeLessThan(3000)
   })
+
+  test('close() of an unref()ed server still calls back, as node\'s', async () => {
+    const code = `
+      const s = require('http').createServer()
+      s.listen(0, () => {
+        s.unref()
+        s.close(() => console.log(JSON.stringify({ closed: true })))
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)).toEqual([{ closed: true }])
+    expect(lines(ours.out)).toEqual([{ closed: true }])
+  })
 })
 
 describe('listen(port, host)', () => {
@@ -253,6 +268,23 @@ describe('under httpsys start', () => {
 })
 
 describe('a client that goes away', () => {
+  test('req.socket.destroy(err): the socket\'s \'error\' listeners get err, then \'close\' (koa reports it as an app error)', async () => {
+    const code = `
+      const http = require('http')
+      const ev = []
+      const s = http.createServer((req, res) => {
+        req.socket.on('error', (e) => ev.push('error ' + e.message))
+        req.socket.on('close', (hadError) => { ev.push('close ' + hadError); setImmediate(() => { console.log(JSON.stringify(ev)); s.close() }) })
+        req.socket.destroy(new Error('boom'))
+      })
+      s.listen(0, () => http.get({ port: s.address().port, agent: false }).on('error', () => {}))
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['error boom', 'close true'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
   test('a client that aborts while its request waits: the app hears \'aborted\' and \'close\', end() after it never finishes, close() completes', async () => {
     const code = `
       const http = require('http')
