@@ -14,6 +14,7 @@
             'native/src/cert-store.cc',
             'native/src/diagnostics.cc',
             'native/src/http-api.cc',
+            'native/src/job.cc',
             'native/src/queue.cc',
             'native/src/queue-io.cc',
             'native/src/request-convert.cc',

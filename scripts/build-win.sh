@@ -40,4 +40,4 @@ SOURCES=(native/src/*.cc)
   -static -static-libgcc -static-libstdc++ -Wl,--no-undefined
 "$STRIP" "$OUT/httpsys_native.node"
 cp "$OUT/httpsys_native.node" "$DEST/httpsys_native.node"
-echo "build-win: $DEST/httpsys_native.node ($(stat -c %s "$DEST/httpsys_native.node") bytes)"
+echo "build-win: $DEST/httpsys_native.node ($(stat -c %s "$DEST/httpsys_native.node") bytes)" >&2

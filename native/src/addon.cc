@@ -4,6 +4,7 @@
 #include "cert-store.h"
 #include "diagnostics.h"
 #include "http-api.h"
+#include "job.h"
 #include "queue.h"
 #include "service-config.h"
 #include "service-host.h"
@@ -77,6 +78,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitCertStore(env, exports);
   InitDiagnostics(env, exports);
   InitServiceHost(env, exports);
+  InitJob(env, exports);
   return exports;
 }
 

@@ -397,7 +397,12 @@ const limitsSchema = {
   body_timeout: { check: (value, ctx) => timer(value, ctx, '"2m"') },
   queue_timeout: { check: (value, ctx) => timer(value, ctx, '"2m"') },
   max_connections: {
-    check: (value, ctx) => integer(value, ctx, 0, '10000')
+    // HttpServerConnectionsProperty: a ULONG HTTP.SYS takes up to 4294967294 (0: no limit)
+    check (value, ctx) {
+      const n = integer(value, ctx, 0, '10000')
+      if (n > 4294967294) ctx.fail(`must be at most 4294967294 (HTTP.SYS's limit; 0 means no limit), got ${n}`, `For example ${ctx.ex('10000')}.`)
+      return n
+    }
   }
 }
 

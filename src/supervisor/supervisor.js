@@ -22,6 +22,7 @@ const { chooseBackend } = require('./backend-choice')
 const { HubRouter, hubSocketPath: tmpSocketPath } = require('./hub-router')
 const { ensureRuntimeDir, removeStaleHubSockets, runtimeDir } = require('./control-path')
 const { HttpsysRouter } = require('./httpsys-router')
+const { containProcessTree } = require('./job')
 
 const kStopping = Symbol('httpsys.supervisor.stopping')
 // the hub bounds its own close (closeTimeout, 5 s); this only guards against a hang
@@ -76,6 +77,7 @@ class Supervisor extends EventEmitter {
    * cannot load, a port in use, ...).
    */
   async start () {
+    containProcessTree({ logger: this.logger, ...(this.routerOptions.backendChoice || {}) })
     this.chooseRouter()
     this.openLogFiles()
     await this.startControl()

@@ -250,6 +250,7 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     urlAclSet (prefix, sddl) {
       config.configCalls.push(['urlAclSet', prefix, sddl])
       if (machine.denied) return 5
+      if (machine.codes.urlAclSet) return machine.codes.urlAclSet
       if (acl.has(prefix)) return 183
       acl.set(prefix, sddl)
       return 0
@@ -326,7 +327,8 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     elevated: true,
     services: { HTTP: { state: 'running', startType: 'demand' } },
     listeners: [],
-    processes: { 4: 'System' }
+    processes: { 4: 'System' },
+    codes: {} // a Win32 code a call answers instead: { urlAclSet: 87 }
   }
 
   return {
@@ -355,6 +357,12 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     },
     errors () {
       return { ...NAMES }
+    },
+    // the supervisor's job object (native/src/job.cc): counted, so a test sees it made
+    job: { calls: 0, code: 0 },
+    jobKillOnClose () {
+      this.job.calls++
+      return this.job.code === 0 ? { code: 0 } : { code: this.job.code, syscall: 'AssignProcessToJobObject' }
     },
     Queue
   }

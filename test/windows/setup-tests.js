@@ -40,8 +40,11 @@ function register (test) {
 
   test('package: the packed tarball, installed into an empty folder, holds the addon and runs `httpsys --version`', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-pack-'))
-    // the addon was just built by run.sh (npm run build:win), which is what prepack runs
-    const out = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: W.ROOT, encoding: 'utf8' })
+    // as a release packs it: the prepack script builds the addon (mingw-w64) first
+    const addonFile = path.join(W.ROOT, 'prebuilds', 'win32-x64', 'httpsys_native.node')
+    const before = fs.statSync(addonFile).mtimeMs
+    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: W.ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    assert.ok(fs.statSync(addonFile).mtimeMs > before, 'prepack did not build the addon')
     const [{ filename, files }] = JSON.parse(out)
     assert.ok(files.some((f) => f.path === 'prebuilds/win32-x64/httpsys_native.node'), 'the tarball holds the prebuilt addon')
     const app = path.join(dir, 'app')

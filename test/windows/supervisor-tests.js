@@ -131,7 +131,7 @@ function register (test, { start, untrack, json }) {
   }, { keep: true })
 
   test('supervisor: `httpsys ls --json` from a second node.exe reaches it over a named pipe', async () => {
-    const states = fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => f.endsWith('.json'))
+    const states = fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => /^[0-9a-f]{12}\.json$/.test(f))
     assert.equal(states.length, 1, `state files: ${states}`)
     const state = JSON.parse(fs.readFileSync(path.join(ENV.HTTPSYS_RUNTIME_DIR, states[0]), 'utf8'))
     assert.match(state.endpoint, /^\\\\\.\\pipe\\httpsys-/)
@@ -192,7 +192,7 @@ function register (test, { start, untrack, json }) {
     assert.deepEqual(all.find((r) => r.event === 'stop:done').survivors, [])
     assert.equal(all.at(-1).event, 'stopped')
     assertGone([sup.supervisorPid, ...sup.pids], 'supervised-app.js')
-    assert.deepEqual(fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => f.endsWith('.json')), [], 'the state file is left')
+    assert.deepEqual(fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => /^[0-9a-f]{12}\.json$/.test(f)), [], 'the state file is left')
     // --log-dir: the app's own file has its lifecycle and its output, to the last record
     const file = fs.readFileSync(path.join(APP_LOGS, 'supervised-app.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
     const events = file.map((r) => r.event || r.stream)
@@ -256,7 +256,7 @@ function register (test, { start, untrack, json }) {
   test('supervisor: killed outright, it takes its workers along; a new start replaces its stale state', async () => {
     const first = await startSupervisor('sup-crash', APP, { args: ['-n', 'crash'] })
     const ready = await waitRecord(first.proc, (r) => r.event === 'ready', 'ready')
-    const [state] = fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => f.endsWith('.json'))
+    const [state] = fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => /^[0-9a-f]{12}\.json$/.test(f))
       .map((f) => JSON.parse(fs.readFileSync(path.join(ENV.HTTPSYS_RUNTIME_DIR, f), 'utf8')))
     const kill = await W.runNode('kill-supervisor', [`${FIX}/kill-pid.js`, String(state.pid)])
     assert.match(kill.output, /^KILLED /m, kill.output)
@@ -274,7 +274,25 @@ function register (test, { start, untrack, json }) {
     const stop = await httpsys('stop-crash', ['stop', 'all'])
     assert.equal(stop.code, 0, stop.output)
     assert.equal(await exitOf(second.proc), 0)
-    assert.deepEqual(fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => f.endsWith('.json')), [])
+    assert.deepEqual(fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => /^[0-9a-f]{12}\.json$/.test(f)), [])
+  })
+
+  // What a real Windows host shows the same way (test/windows/README.md, the tree kill): the job
+  // object (native/src/job.cc) holds the supervisor and everything it starts, detached
+  // or not, and the kernel ends them all when its last handle, the supervisor's, closes.
+  test('supervisor: killed outright, it takes along a process its app detached on purpose (the job object)', async () => {
+    const { proc, port } = await startSupervisor('sup-job', `${FIX}/escape-app.js`, { args: ['-n', 'jobbed'] })
+    await waitRecord(proc, (r) => r.event === 'ready', 'ready')
+    const job = records(proc).find((r) => r.event === 'job')
+    assert.ok(job && job.level < 40, `no job object: ${JSON.stringify(job)}`)
+    const got = json(await W.request(port, { path: '/' }))
+    assert.ok(W.windowsProcesses().has(got.escaped), 'the detached process did not start')
+    const [state] = fs.readdirSync(ENV.HTTPSYS_RUNTIME_DIR).filter((f) => /^[0-9a-f]{12}\.json$/.test(f))
+      .map((f) => JSON.parse(fs.readFileSync(path.join(ENV.HTTPSYS_RUNTIME_DIR, f), 'utf8')))
+    const kill = await W.runNode('kill-job-supervisor', [`${FIX}/kill-pid.js`, String(state.pid)])
+    assert.match(kill.output, /^KILLED /m, kill.output)
+    await exitOf(proc)
+    await W.eventually(async () => assertGone([state.pid, got.pid, got.escaped], 'escaper'), 10000)
   })
 
   test('supervisor: a .cmd shim (node_modules/.bin) runs its JavaScript entry with no shell', async () => {

@@ -17,6 +17,13 @@ const { codes } = require('../../errors')
 // it; `netsh http show sslcert` shows it, so httpsys's bindings can be told apart.
 const HTTPSYS_APP_ID = '{6e1c3b42-8f0a-4c5d-9b7e-2a61f0d4c9a1}'
 
+/** The account a failed call was about: the name given, else the SIDs of the SDDL. */
+function accountOf (context) {
+  if (context.account) return context.account
+  const sids = String(context.sddl || '').match(/S-\d+(?:-\d+)+/g)
+  return sids ? sids.join(', ') : context.sddl
+}
+
 /**
  * @param {() => object} getAddon loads the addon
  */
@@ -38,14 +45,25 @@ function createServiceConfig (getAddon) {
       case 'ERROR_ACCESS_DENIED':
         throw new codes.ERR_HTTPSYS_NOT_ELEVATED({ ...base, what: context.what, command: context.command })
       case 'ERROR_NONE_MAPPED':
-        throw new codes.ERR_HTTPSYS_ACCOUNT_UNKNOWN({ ...base, account: context.account })
+        throw new codes.ERR_HTTPSYS_ACCOUNT_UNKNOWN({ ...base, account: accountOf(context) })
       case 'ERROR_NO_SUCH_LOGON_SESSION':
         if (context.thumbprint) {
           throw new codes.ERR_HTTPSYS_CERT_UNUSABLE({ ...base, thumbprint: context.thumbprint, binding: context.binding, store: context.store, port: context.port })
         }
+        // a reservation for an account Windows cannot log on (a SID nobody has)
+        if (context.account || context.sddl) throw new codes.ERR_HTTPSYS_ACCOUNT_UNKNOWN({ ...base, account: accountOf(context) })
         break
       case 'ERROR_INVALID_PARAMETER':
-        if (context.prefix) throw new codes.ERR_HTTPSYS_BAD_PREFIX({ ...base, prefix: context.prefix, reason: 'HTTP.SYS rejected it (ERROR_INVALID_PARAMETER)' })
+        // the prefix passed httpsys's own grammar (src/urlprefix.js) before the call, so
+        // what HTTP.SYS refused is one of its own stricter rules, or the SDDL
+        if (context.prefix) {
+          throw new codes.ERR_HTTPSYS_BAD_PREFIX({
+            ...base,
+            prefix: context.prefix,
+            reason: 'HTTP.SYS rejected it (ERROR_INVALID_PARAMETER, 87): it takes a host that is a name, +, * or an IP address (an IPv6 address in [brackets], no zone id), ' +
+              'a port from 1 to 65535, and a path without escaped characters' + (context.sddl ? `; or the SDDL ${context.sddl} is not one it accepts (it must grant GX or GA to SIDs)` : '')
+          })
+        }
         break
     }
     throw new codes.ERR_HTTPSYS_NATIVE_CALL({ ...base, prefix: context.prefix, binding: context.binding })
@@ -74,7 +92,7 @@ function createServiceConfig (getAddon) {
     urlAclSet (prefix, sddl, context = {}) {
       const code = addon().urlAclSet(prefix, sddl)
       if (is(code, 'ERROR_ALREADY_EXISTS')) return 'exists'
-      check(code, 'HttpSetServiceConfiguration', { ...context, prefix })
+      check(code, 'HttpSetServiceConfiguration', { ...context, prefix, sddl })
       return 'set'
     },
 

@@ -234,6 +234,11 @@ describe('limits and tls (the router, the same on the hub and HTTP.SYS)', () => 
     expect(() => validate({ ...base, limits: { [key]: value } }, { baseDir: dir })).toThrow(new RegExp(`limits\\.${key}: must be`))
   })
 
+  test('max_connections above HTTP.SYS\'s ULONG range is refused at config check, not at start', () => {
+    expect(() => validate({ ...base, limits: { max_connections: 5e9 } }, { baseDir: dir })).toThrow(/limits\.max_connections: must be at most 4294967294/)
+    expect(validate({ ...base, limits: { max_connections: 4294967294 } }, { baseDir: dir }).limits.max_connections).toBe(4294967294)
+  })
+
   test('queue_length above 65535 is refused', () => {
     expect(() => validate({ ...base, limits: { queue_length: 70000 } }, { baseDir: dir })).toThrow(/limits\.queue_length: must be at most 65535/)
   })

@@ -385,6 +385,36 @@ describe('httpsys backend: detach and close', () => {
     expect(seen.slice(1)).toEqual([['abort', 1], ['close', null]])
   })
 
+  test('close() after a response still in the kernel: the queue handle waits for its SENT (a stop never cuts a download)', async () => {
+    const { queue, attachment, seen } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    attachment.respond(1, 200, 'OK', ['Content-Length', '5'], Buffer.from('hello'), 0)
+    attachment.close()
+    // closing the handle now would cancel the send and truncate the response
+    expect(queue.closed).toBe(false)
+    queue.emit([EVENT.SENT, 1, 0])
+    expect(queue.closed).toBe(true)
+    queue.emit([EVENT.CLOSED, 0, 0])
+    expect(seen.filter((x) => x[0] === 'abort')).toEqual([])
+    expect(seen[seen.length - 1]).toEqual(['close', null])
+  })
+
+  test('close() waits for sends in the kernel at most 10 s, then closes the handle anyway', async () => {
+    jest.useFakeTimers()
+    try {
+      const { queue, attachment } = await attached()
+      queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+      attachment.respond(1, 200, 'OK', ['Content-Length', '5'], Buffer.from('hello'), 0)
+      attachment.close()
+      jest.advanceTimersByTime(9999)
+      expect(queue.closed).toBe(false)
+      jest.advanceTimersByTime(1)
+      expect(queue.closed).toBe(true)
+    } finally {
+      jest.useRealTimers()
+    }
+  })
+
   test('receiving failing for good closes the attachment with ERR_HTTPSYS_NATIVE_CALL', async () => {
     const { queue, seen } = await attached()
     queue.emit([EVENT.FATAL, 0, 6])

@@ -77,6 +77,30 @@ describe('urlacl add', () => {
   })
 })
 
+describe('Win32 errors of urlacl add, each a coded error with its fix', () => {
+  test('87 (a prefix HTTP.SYS refuses although it is valid httpsys grammar): ERR_HTTPSYS_BAD_PREFIX saying what HTTP.SYS takes', () => {
+    const { addon, urlacl } = setup()
+    addon.machine.codes.urlAclSet = 87
+    expect(() => urlacl.add('http://+:8080/api/', { user: 'Everyone' })).toThrow(expect.objectContaining({
+      code: 'ERR_HTTPSYS_BAD_PREFIX',
+      win32: 87,
+      message: expect.stringMatching(/"http:\/\/\+:8080\/api\/": HTTP.SYS rejected it \(ERROR_INVALID_PARAMETER, 87\): it takes a host that is a name, \+, \* or an IP address .*or the SDDL D:\(A;;GX;;;S-1-1-0\) is not one it accepts/)
+    }))
+  })
+
+  test('1312 and 1332 (an account Windows does not know): ERR_HTTPSYS_ACCOUNT_UNKNOWN naming it', () => {
+    for (const code of [1312, 1332]) {
+      const { addon, urlacl } = setup()
+      addon.machine.codes.urlAclSet = code
+      expect(() => urlacl.add('http://+:8080/', { sddl: 'D:(A;;GX;;;S-1-5-21-9-9-9-4242)' })).toThrow(expect.objectContaining({
+        code: 'ERR_HTTPSYS_ACCOUNT_UNKNOWN',
+        win32: code,
+        message: expect.stringContaining('S-1-5-21-9-9-9-4242')
+      }))
+    }
+  })
+})
+
 describe('urlacl delete and list', () => {
   test('deleting is idempotent; list names the accounts and their rights', () => {
     const { urlacl } = setup()

@@ -51,6 +51,9 @@ test('creates one controller queue per app with its prefixes, before any worker 
     ['controller', queueName('web'), ['http://+:8080/']]
   ])
   expect(records.find((r) => r.event === 'backend')).toMatchObject({ backend: 'httpsys', reason: 'backend: "httpsys" in the config' })
+  // on Windows the supervisor put itself in a kill-on-close job object before it started anything
+  expect(binding.job.calls).toBe(1)
+  expect(records.findIndex((r) => r.event === 'job')).toBeLessThan(records.findIndex((r) => r.event === 'backend'))
   // HTTP.SYS does not say how many requests wait in its queue
   expect(await supervisor.status()).toMatchObject({ backend: 'httpsys', apps: [{ name: 'api', waiting: null }, { name: 'web' }] })
   // the queues existed before the first spawn record
