@@ -525,6 +525,29 @@ function canonicalizeTarget (req) {
   return host
 }
 
+/**
+ * A matcher for the paths a set of prefixes covers (HTTP.SYS's rule: case-insensitive,
+ * on segment boundaries). For a router that routed a request on a URL of its own (the
+ * HTTP.SYS worker): whether the target the app will see is still inside the queue's
+ * prefixes, after canonicalizeTarget().
+ * @param {string[]} prefixes
+ * @returns {(target: string) => boolean} target: origin-form, the query allowed
+ */
+function prefixPathMatcher (prefixes) {
+  const keys = []
+  for (const u of prefixes) {
+    try {
+      keys.push(pathKey(parse(u).path))
+    } catch {}
+  }
+  return (target) => {
+    let end = target.indexOf('?')
+    if (end === -1) end = target.length
+    for (let i = 0; i < keys.length; i++) if (pathMatches(target, end, keys[i])) return true
+    return keys.length === 0
+  }
+}
+
 // An origin-form target that canonicalizeTarget() would give back unchanged.
 function isCanonicalPath (p) {
   if (typeof p !== 'string' || p.charCodeAt(0) !== 47) return false
@@ -656,4 +679,4 @@ function insertSorted (list, entry) {
   list.splice(i, 0, entry)
 }
 
-module.exports = { parse, normalize, fromListen, RoutingTable, canonicalizeTarget }
+module.exports = { parse, normalize, fromListen, RoutingTable, canonicalizeTarget, prefixPathMatcher }

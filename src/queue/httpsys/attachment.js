@@ -13,7 +13,7 @@
 
 const { METHODS, STATUS_CODES } = require('node:http')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
-const { canonicalizeTarget } = require('../../urlprefix')
+const { canonicalizeTarget, prefixPathMatcher } = require('../../urlprefix')
 const {
   AttachmentBase, RequestState, byteLength, kReadBody, kRespond, kSendBody, kContinue, kCancel,
   kDetach, kClose, kRef
@@ -53,6 +53,9 @@ class HttpSysAttachment extends AttachmentBase {
     super(handlers, { window: RESPONSE_WINDOW })
     this.maxBodySize = maxBodySize
     this.info = info
+    // HTTP.SYS routed on its own decoded URL (it decodes %2F, which the app's target
+    // keeps): a target that canonicalises outside the queue's prefixes is refused
+    this.inPrefixes = prefixPathMatcher(info && Array.isArray(info.urls) ? info.urls : [])
     this.native = native
     this.platform = platform
     this.errors = errors
@@ -195,8 +198,10 @@ class HttpSysAttachment extends AttachmentBase {
    * applied before src/http, and so the app, sees the request: a method node does not
    * know is 400 (node's answer; the hub's parser gives the same), the target becomes
    * what the app sees on the hub too (origin-form, canonical path, the Host an
-   * absolute-form target names: urlprefix.js canonicalizeTarget, shared with the hub),
-   * and a declared body over the limit is 413. Each refusal closes the connection,
+   * absolute-form target names: urlprefix.js canonicalizeTarget, shared with the hub)
+   * and must lie inside the queue's prefixes (else 400: HTTP.SYS routed on a path the
+   * app would not see, such as one with an encoded slash), and a declared body over
+   * the limit is 413. Each refusal closes the connection,
    * as the hub's does. Here rather than in src/http: they are the router's decisions,
    * which src/http never makes on the hub either, and a refused request must not cost
    * the app anything (no IncomingMessage, no 'request').
@@ -204,7 +209,7 @@ class HttpSysAttachment extends AttachmentBase {
    * @returns {boolean} false when it was answered here
    */
   admit (id, req) {
-    if (!KNOWN_METHODS.has(req.method) || canonicalizeTarget(req) === null) {
+    if (!KNOWN_METHODS.has(req.method) || canonicalizeTarget(req) === null || !this.inPrefixes(req.url)) {
       this.refuse(id, 400, 'Bad Request')
       return false
     }

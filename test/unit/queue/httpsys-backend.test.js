@@ -81,6 +81,16 @@ describe('httpsys backend: attaching', () => {
     expect(headers).toContain('Connection')
   })
 
+  test('a target that canonicalises outside the queue\'s prefixes (HTTP.SYS decoded %2F to route it) is 400 and never reaches the app', async () => {
+    const { queue, seen } = await attached({}, { urls: ['http://+:8080/admin/'] })
+    // HTTP.SYS routes /api/%2e%2e%2fadmin/x as /admin/x; the app would see /api/..%2fadmin/x
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1, { url: '/api/%2e%2e%2fadmin/x' })])
+    queue.emit([EVENT.REQUEST, 2, fakeRequest(2, { url: '/ADMIN/x?y=1' })])
+    expect(seen.map((x) => [x[0], x[1].url])).toEqual([['request', '/ADMIN/x?y=1']])
+    const [[id, status, , , , flags]] = queue.callsOf('respond')
+    expect([id, status, flags & RESPONSE_CLOSE]).toEqual([1, 400, RESPONSE_CLOSE])
+  })
+
   test('a chunked body growing over the limit: the app hears onAbort, the client gets 413', async () => {
     const { queue, seen } = await attached({}, { maxBodySize: 10 })
     queue.emit([EVENT.REQUEST, 2, fakeRequest(2, { method: 'POST', hasBody: true, rawHeaders: ['Host', 'x', 'Transfer-Encoding', 'chunked'] }),
