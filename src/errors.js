@@ -30,15 +30,38 @@ function define (code, message, Base = Error) {
         if (!RESERVED.has(key)) this[key] = d[key]
       }
       this.code = code
+      // node's errors: `name` is the base class's ('TypeError'), and the code shows in
+      // the stack's first line and in toString() ("TypeError [ERR_X]: ..."). The stack
+      // is formatted with the name it sees on first access: a name of its own for that
+      // moment, then the class's again.
+      Object.defineProperty(this, 'name', { value: `${Base.name} [${code}]`, configurable: true, writable: true })
+      this.stack // eslint-disable-line no-unused-expressions
+      delete this.name
     }
 
-    get name () { return `${Base.name} [${code}]` }
+    toString () { return `${this.name} [${code}]: ${this.message}` }
   }
   Object.defineProperty(HttpsysCodedError, 'name', { value: code })
   codes[code] = HttpsysCodedError
 }
 
 const str = (v) => typeof v === 'string' ? JSON.stringify(v) : String(v)
+
+// How node's messages name a value they did not want ("Received null", "Received an
+// instance of Object", "Received type number (42)"), so apps and tests comparing
+// messages see node's words.
+function specificType (value) {
+  if (value === null || value === undefined) return String(value)
+  if (typeof value === 'function') return `function ${value.name}`
+  const { inspect } = require('node:util')
+  if (typeof value === 'object') {
+    if (value.constructor && value.constructor.name) return `an instance of ${value.constructor.name}`
+    return inspect(value, { depth: -1 })
+  }
+  let text = inspect(value, { colors: false })
+  if (text.length > 28) text = `${text.slice(0, 25)}...`
+  return `type ${typeof value} (${text})`
+}
 
 // ---------------------------------------------------------------------------
 // node-compatible codes (src/http). Messages follow node's wording.
@@ -50,9 +73,9 @@ define('ERR_STREAM_DESTROYED', (d) => `Cannot call ${d.method || 'write'} after 
 define('ERR_STREAM_ALREADY_FINISHED', (d) => `Cannot call ${d.method || 'end'} after a stream was finished`)
 define('ERR_STREAM_NULL_VALUES', () => 'May not write null values to stream', TypeError)
 define('ERR_STREAM_CANNOT_PIPE', () => 'Cannot pipe, not readable')
-define('ERR_INVALID_ARG_TYPE', (d) => `The "${d.name}" argument must be ${d.expected}. Received ${d.actual === undefined ? 'undefined' : typeof d.actual}`, TypeError)
+define('ERR_INVALID_ARG_TYPE', (d) => `The "${d.name}" argument must be ${d.expected}. Received ${specificType(d.actual)}`, TypeError)
 define('ERR_INVALID_ARG_VALUE', (d) => `The argument '${d.name}' ${d.reason || 'is invalid'}. Received ${str(d.value)}`, TypeError)
-define('ERR_HTTP_INVALID_STATUS_CODE', (d) => `Invalid status code: ${d.value}`, RangeError)
+define('ERR_HTTP_INVALID_STATUS_CODE', (d) => require('node:util').format('Invalid status code: %s', d.value), RangeError)
 define('ERR_INVALID_HTTP_TOKEN', (d) => `${d.label || 'Header name'} must be a valid HTTP token ["${d.value}"]`, TypeError)
 define('ERR_HTTP_INVALID_HEADER_VALUE', (d) => `Invalid value "${d.value}" for header "${d.header}"`, TypeError)
 define('ERR_INVALID_CHAR', (d) => `Invalid character in ${d.field || 'header content'}${d.header ? ` ["${d.header}"]` : ''}`, TypeError)

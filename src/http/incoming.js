@@ -26,7 +26,7 @@ function IncomingMessage (socket) {
   // Until the app reads, the stream must not pull on its own (Readable's read-ahead
   // would mark the request as consumed and ask the backend for body nobody wants).
   this._readableState.readingMore = true
-  this[kSocket] = socket || null
+  this[kSocket] = socket // undefined when none is given, as node's
   this[kHandle] = null
   this[kQueueRequest] = null
   this[kResponse] = null
@@ -54,7 +54,7 @@ function IncomingMessage (socket) {
 class IncomingMessageMembers extends Readable {
   get socket () {
     let s = this[kSocket]
-    if (s === null && this[kHandle] !== null) s = this[kSocket] = this[kHandle].socketFor(this)
+    if ((s === null || s === undefined) && this[kHandle] !== null) s = this[kSocket] = this[kHandle].socketFor(this)
     return s
   }
 

@@ -22,6 +22,7 @@ const H_DATE = 8
 const H_CONNECTION = 16
 const H_CONN_CLOSE = 32
 const H_TRAILER = 64
+const H_KEEP_ALIVE = 128 // the app set Keep-Alive itself: node adds none (_defaultKeepAlive)
 
 // removeHeader() of these stops node adding them itself
 const R_CONNECTION = 1
@@ -39,14 +40,15 @@ function finishHead (res, st) {
   const bits = st.headBits
   if (res.sendDate && (bits & H_DATE) === 0) raw.push('Date', utcDate())
   if (res.req && res.req.httpVersionMajor >= 2) return finishHttp2Head(res, st, raw, bits)
-  let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0 || (st.removed & R_CONNECTION) !== 0
+  // a removed Connection header is only not said: the connection stays as it would (node)
+  let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0
 
   // node's keep-alive header (_storeHeader): said unless the app set or removed one
   if ((bits & H_CONNECTION) === 0 && (st.removed & R_CONNECTION) === 0) {
     const keepAlive = res.shouldKeepAlive && ((bits & H_CONTENT_LENGTH) !== 0 || res.useChunkedEncodingByDefault)
     if (keepAlive) {
       raw.push('Connection', 'keep-alive')
-      const timeout = keepAliveSeconds(res)
+      const timeout = (bits & H_KEEP_ALIVE) === 0 ? keepAliveSeconds(res) : 0
       if (timeout > 0) raw.push('Keep-Alive', `timeout=${timeout}`)
     } else {
       raw.push('Connection', 'close')
@@ -207,6 +209,8 @@ function matchHeader (res, key, value, name) {
       return H_DATE
     case 'trailer':
       return H_TRAILER
+    case 'keep-alive':
+      return H_KEEP_ALIVE
     default:
       return 0
   }

@@ -123,7 +123,7 @@ function flush (res, final, headOnly) {
     let flags = st.headFlags
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
     if (!final) flags |= RESPONSE_MORE
-    ok = handle.respond(req, res.statusCode, res.statusMessage, st.head, body, flags)
+    ok = handle.respond(req, st.status, st.reason, st.head, body, flags)
   } else {
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
     if (body === null && !final) return

@@ -79,7 +79,9 @@ class OutState {
     this.endHead = false // end() made the head: its whole body is known (Content-Length)
     this.endLength = 0 // that body's length in bytes
     this.headFlags = 0 // respond() flags the head decided (RESPONSE_CLOSE)
-    this.error = null // destroy(err)'s error (res.errored)
+    this.status = 0 // the status line writeHead() stored (a later res.statusCode = x changes nothing, as on node)
+    this.reason = ''
+    this.error = undefined // destroy(err)'s error (res.errored)
   }
 }
 
@@ -138,7 +140,7 @@ class ServerResponseMembers extends Stream {
   get _header () {
     const st = this[kState]
     if (st.head === null) return null
-    let text = `HTTP/1.1 ${this.statusCode} ${this.statusMessage}\r\n`
+    let text = `HTTP/1.1 ${st.status} ${st.reason}\r\n`
     for (let i = 0; i + 1 < st.head.length; i += 2) text += st.head[i] + ': ' + st.head[i + 1] + '\r\n'
     return text + '\r\n'
   }
@@ -316,6 +318,8 @@ class ServerResponseMembers extends Stream {
     if (this._expect_continue && !this._sent100) this.shouldKeepAlive = false
     st.head = raw
     st.headBits = bits
+    st.status = statusCode
+    st.reason = this.statusMessage
     st.headFlags = finishHead(this, st)
     return this
   }

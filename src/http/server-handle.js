@@ -10,7 +10,7 @@
 
 const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
-const { RequestSocket, kRequests, closeFromRouter, idle, touch } = require('./socket')
+const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
 const {
   kHandle, kClosing, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
@@ -52,6 +52,7 @@ class ServerHandle {
     const server = this.server
     const req = new server[kIncomingClass]()
     req[kHandle] = this
+    req[kSocket] = null // made when first asked for (socketFor)
     req[kQueueRequest] = q
     req[kJoinDuplicates] = server.joinDuplicateHeaders === true
     req[kStartTick] = this.tick
@@ -196,7 +197,10 @@ class ServerHandle {
     const id = req[kQueueRequest].id
     if (this.inflight.get(id) === req) this.inflight.delete(id)
     const s = req[kSocket]
-    if (s !== null) release(this, s, req)
+    if (s !== null) {
+      if (!req[kResponse].shouldKeepAlive) ended(s)
+      release(this, s, req)
+    }
     if (!req._consuming && !req._readableState.resumeScheduled) {
       // node discards a body nobody read (req._dump) so that 'end' and 'close' come.
       // The backend delivers nothing more once the response is complete, so what

@@ -9,6 +9,7 @@
 // framed already (response-flow.js writes chunked framing itself).
 
 const { STATUS_CODES } = require('node:http')
+const { RESPONSE_MORE } = require('../wire/contract')
 
 class SocketSink {
   /**
@@ -22,6 +23,12 @@ class SocketSink {
   }
 
   respond (req, status, message, rawHeaders, body, flags) {
+    const ok = this.respondNow(status, message, rawHeaders, body)
+    if ((flags & RESPONSE_MORE) === 0) this.ended()
+    return ok
+  }
+
+  respondNow (status, message, rawHeaders, body) {
     let head = `HTTP/1.1 ${status} ${message || STATUS_CODES[status] || 'unknown'}\r\n`
     for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += rawHeaders[i] + ': ' + rawHeaders[i + 1] + '\r\n'
     head += '\r\n'
@@ -35,8 +42,14 @@ class SocketSink {
   }
 
   sendBody (req, body, flags) {
-    if (body === null) return true
-    return this.write(body, typeof body === 'string' ? 'utf8' : undefined)
+    const ok = body === null ? true : this.write(body, typeof body === 'string' ? 'utf8' : undefined)
+    if ((flags & RESPONSE_MORE) === 0) this.ended()
+    return ok
+  }
+
+  // node's end() writes one empty chunk last, whose callback finishes the response
+  ended () {
+    this.write('', 'latin1')
   }
 
   writeContinue (req) {

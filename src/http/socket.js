@@ -21,6 +21,7 @@ const kHandle = Symbol('httpsys.socketHandle')
 const kTimer = Symbol('httpsys.socketTimer')
 const kClosed = Symbol('httpsys.socketClosed')
 const kDestroying = Symbol('httpsys.socketDestroying') // destroy() emits 'error'/'close' itself
+const kEnded = Symbol('httpsys.socketEnded') // a response closed the connection: our side is ended
 
 class RequestSocket extends EventEmitter {
   /**
@@ -66,8 +67,8 @@ class RequestSocket extends EventEmitter {
   get writableHighWaterMark () { return 16384 }
   get writableCorked () { return 0 }
   get readableHighWaterMark () { return 16384 }
-  get writableEnded () { return this.destroyed }
-  get writableFinished () { return this.destroyed }
+  get writableEnded () { return this.destroyed || this[kEnded] === true }
+  get writableFinished () { return this.destroyed || this[kEnded] === true }
 
   address () {
     return { address: this.localAddress, family: this.remoteFamily, port: this.localPort }
@@ -231,6 +232,15 @@ function idle (socket) {
   }
 }
 
+/**
+ * A response that closes its connection went out: node ends the socket then
+ * (socket.end() in the response's finish), so its writable side reads as ended.
+ */
+function ended (socket) {
+  socket[kEnded] = true
+  socket.writable = false
+}
+
 /** Body traffic resets the idle timer, as reads and writes do on a real socket. */
 function touch (socket, bytesIn, bytesOut) {
   socket.bytesRead += bytesIn
@@ -238,4 +248,4 @@ function touch (socket, bytesIn, bytesOut) {
   if (socket[kTimer] !== null) socket[kTimer].refresh()
 }
 
-module.exports = { RequestSocket, kRequests, closeFromRouter, idle, touch }
+module.exports = { RequestSocket, kRequests, closeFromRouter, idle, touch, ended }

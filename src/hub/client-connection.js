@@ -99,6 +99,7 @@ class ClientConnection {
     this.inExecute = false
     this.stopped = false // no more requests are read
     this.closing = false // answer what is in flight with Connection: close, then end
+    this.endWhenIdle = false // its port closed: end once what is in flight is answered
     this.readEnded = false
     this.finTimer = null // the FIN grace (FIN_GRACE_MS) while requests are unanswered
     this.dead = false
@@ -205,7 +206,7 @@ class ClientConnection {
     }
     // After a request that does not keep the connection, nothing more is read.
     const last = this.last
-    if ((last !== null && !last.keepAlive) || this.closing) this.stopReading()
+    if ((last !== null && !last.keepAlive) || this.closing || this.endWhenIdle) this.stopReading()
     else this.checkHeld()
   }
 
@@ -456,7 +457,7 @@ class ClientConnection {
     if (this.pending < MAX_PIPELINE) this.unpause(PAUSE_PIPELINE)
     this.checkHeld()
     if (this.first === null) {
-      if (this.readEnded || this.closing) {
+      if (this.readEnded || this.closing || this.endWhenIdle) {
         this.endSocket()
       } else if (this.current === null) {
         this.phase = IDLE
@@ -521,8 +522,10 @@ class ClientConnection {
    * after those are not read.
    */
   closeWhenIdle () {
-    if (this.dead || this.closing) return
-    this.closing = true
+    if (this.dead || this.closing || this.endWhenIdle) return
+    // the responses in flight go out as the app made them (node's close() does not
+    // touch a busy connection's response either); the connection ends after them
+    this.endWhenIdle = true
     if (this.current === null) this.stopReading() // else once its body is in (onComplete)
     if (this.phase === ENDING) return
     if (this.first === null && this.current === null) this.endSocket()

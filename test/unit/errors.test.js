@@ -40,3 +40,18 @@ describe('errors', () => {
     expect(new codes.ERR_HTTP_HEADERS_SENT({ action: 'set' }).message).toBe('Cannot set headers after they are sent to the client')
   })
 })
+
+test('coded errors look like node\'s own: name is the class\'s, the code shows in toString() and the stack\'s first line', () => {
+  const http = require('node:http')
+  let nodeErr
+  try { http.validateHeaderName('bad name') } catch (err) { nodeErr = err }
+  const ours = new codes.ERR_INVALID_HTTP_TOKEN({ label: 'Header name', value: 'bad name' })
+  expect(nodeErr.name).toBe('TypeError')
+  expect(ours.name).toBe(nodeErr.name)
+  expect(String(ours)).toBe(String(nodeErr))
+  // node's stack header (jest formats node's own stacks itself, so it is written out here)
+  expect(ours.stack.split('\n')[0]).toBe('TypeError [ERR_INVALID_HTTP_TOKEN]: Header name must be a valid HTTP token ["bad name"]')
+  expect(ours).toBeInstanceOf(TypeError)
+  ours.name = 'Renamed' // assignable, as node's
+  expect(ours.name).toBe('Renamed')
+})
