@@ -46,10 +46,13 @@ function finishHead (res, st) {
   // node's keep-alive header (_storeHeader): said unless the app set or removed one
   if ((bits & H_CONNECTION) === 0 && (st.removed & R_CONNECTION) === 0) {
     const keepAlive = res.shouldKeepAlive && ((bits & H_CONTENT_LENGTH) !== 0 || res.useChunkedEncodingByDefault)
-    if (keepAlive) {
+    if (keepAlive && res.maxRequestsOnConnectionReached) {
+      raw.push('Connection', 'close')
+      close = true
+    } else if (keepAlive) {
       raw.push('Connection', 'keep-alive')
       const timeout = (bits & H_KEEP_ALIVE) === 0 ? keepAliveSeconds(res) : 0
-      if (timeout > 0) raw.push('Keep-Alive', `timeout=${timeout}`)
+      if (timeout > 0) raw.push('Keep-Alive', `timeout=${timeout}${maxRequestsOf(res)}`)
     } else {
       raw.push('Connection', 'close')
       close = true
@@ -81,6 +84,13 @@ function finishHead (res, st) {
   }
   if (close) res.shouldKeepAlive = false
   return close ? RESPONSE_CLOSE : 0
+}
+
+// ", max=N" of the Keep-Alive header when the server limits requests per connection
+function maxRequestsOf (res) {
+  const handle = res[kHandle]
+  const max = handle && handle.server ? handle.server.maxRequestsPerSocket : 0
+  return max > 0 ? `, max=${max}` : ''
 }
 
 // Keep-Alive: timeout=N, from the server's keepAliveTimeout (node: only for a response

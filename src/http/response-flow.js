@@ -59,7 +59,8 @@ function writeChunk (res, chunk, encoding, callback, fromEnd) {
     res._implicitHeader()
   }
   if (!st.hasBody) {
-    // HEAD, 204, 304, 1xx: node ignores the body silently
+    // HEAD, 204, 304, 1xx: node ignores the body silently, or throws when asked to
+    if (st.rejectBody) throw new codes.ERR_HTTP_BODY_NOT_ALLOWED()
     if (callback !== null) process.nextTick(callback)
     return true
   }
@@ -84,7 +85,7 @@ function writeChunk (res, chunk, encoding, callback, fromEnd) {
     st.flushQueued = true
     process.nextTick(flushNT, res)
   }
-  return st.windowOpen && st.pendingSize < HIGH_WATER_MARK
+  return st.windowOpen && st.pendingSize < st.highWaterMark
 }
 
 function strictLength (res, st) {

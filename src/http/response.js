@@ -41,6 +41,7 @@ const { SocketSink } = require('./socket-sink')
 // as on node (`res instanceof http.OutgoingMessage`), and inherits what it does not
 // define itself (captureRejections: a rejected 'finish' listener destroys the response).
 const { OutgoingMessage } = require('node:http')
+const { kHighWaterMark } = require('node:_http_outgoing')
 
 // The setHeader() store: name -> [original name, value]. Not Object.create(null):
 // that makes a dictionary-mode object per response, which cost 2 us per request in
@@ -82,6 +83,8 @@ class OutState {
     this.status = 0 // the status line writeHead() stored (a later res.statusCode = x changes nothing, as on node)
     this.reason = ''
     this.error = undefined // destroy(err)'s error (res.errored)
+    this.highWaterMark = HIGH_WATER_MARK // write() returns false past it (the server's highWaterMark option)
+    this.rejectBody = false // rejectNonStandardBodyWrites: a body on HEAD/204/304 throws
   }
 }
 
@@ -99,6 +102,7 @@ function ServerResponse (req, options) {
   this.useChunkedEncodingByDefault = true
   this.shouldKeepAlive = true
   this.strictContentLength = Boolean(options && options.strictContentLength)
+  this.maxRequestsOnConnectionReached = false
   this.writable = true
   this.destroyed = false
   this.finished = false
@@ -109,6 +113,11 @@ function ServerResponse (req, options) {
   this[kSocket] = null
   this[kHandle] = req[kHandle] || null
   this[kState] = new OutState(req)
+  if (options) {
+    if (typeof options.highWaterMark === 'number') this[kState].highWaterMark = options.highWaterMark
+    if (options.rejectNonStandardBodyWrites === true) this[kState].rejectBody = true
+  }
+  this[kHighWaterMark] = this[kState].highWaterMark // node's own field (_http_outgoing)
   if (req.httpVersionMajor < 1 || (req.httpVersionMajor === 1 && req.httpVersionMinor < 1)) {
     this.useChunkedEncodingByDefault = RE_TE_CHUNKED.test(req.headers.te || '')
     this.shouldKeepAlive = false
@@ -156,7 +165,7 @@ class ServerResponseMembers extends Stream {
   get writableFinished () { return this.finished && this[kState].finalSent }
   get writableObjectMode () { return false }
   get writableLength () { return this[kState].pendingSize }
-  get writableHighWaterMark () { return HIGH_WATER_MARK }
+  get writableHighWaterMark () { return this[kState].highWaterMark }
   get writableCorked () { return this[kState].corked }
   get writableNeedDrain () { return !this.destroyed && !this.finished && this[kState].needDrain }
 

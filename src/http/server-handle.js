@@ -12,7 +12,7 @@ const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
 const {
-  kHandle, kClosing, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
+  kHandle, kClosing, kResponseOptions, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
 } = require('./symbols')
 
@@ -30,6 +30,7 @@ class ServerHandle {
     this.listeningEmitted = false
     this.inflight = new Map() // id -> IncomingMessage
     this.sockets = new Map() // connectionId -> RequestSocket
+    this.requestCounts = new Map() // connectionId -> requests seen (only with maxRequestsPerSocket)
     this.closing = false // close() was called: no new requests
     this.detached = false // the router sends no new requests
     this.closed = false // the attachment is being (or has been) closed
@@ -69,12 +70,28 @@ class ServerHandle {
       : q.rawHeaders
     req.complete = !q.hasBody
 
-    const res = new server[kResponseClass](req)
+    if (server.highWaterMark !== undefined) req._readableState.highWaterMark = server.highWaterMark
+    const res = new server[kResponseClass](req, server[kResponseOptions])
     res[kHandle] = this
     res.shouldKeepAlive = q.keepAlive !== false
     req[kResponse] = res
     this.inflight.set(q.id, req)
     if (server.timeout > 0) req.socket.setTimeout(server.timeout)
+
+    // maxRequestsPerSocket, counted per client connection as node counts per socket:
+    // the last one says Connection: close, any after it get 503 and 'dropRequest'
+    const maxRequests = server.maxRequestsPerSocket
+    if (maxRequests > 0) {
+      const n = (this.requestCounts.get(q.connectionId) || 0) + 1
+      this.requestCounts.set(q.connectionId, n)
+      res.maxRequestsOnConnectionReached = maxRequests <= n
+      if (maxRequests < n) {
+        server.emit('dropRequest', req, req.socket)
+        res.writeHead(503)
+        res.end()
+        return
+      }
+    }
 
     // The router says what the Expect header asked for (only on HTTP/1.1, as node).
     if (q.expect === EXPECT_CONTINUE) dispatchContinue(server, req, res)
@@ -355,6 +372,11 @@ function onSocketTimeout () {
 // is answered 408 and its connection closed.
 function checkRequests (handle) {
   handle.tick++
+  // connections with nothing in flight for a whole interval are most likely gone (the
+  // router does not say): their counts are forgotten, so the map stays small
+  if (handle.requestCounts.size > 0) {
+    for (const id of handle.requestCounts.keys()) if (!handle.sockets.has(id)) handle.requestCounts.delete(id)
+  }
   const server = handle.server
   const limit = Number(server.requestTimeout)
   if (!(limit > 0)) return

@@ -27,7 +27,7 @@ const { ServerResponse } = require('./response')
 const { ServerHandle, rememberServer, forgetServer } = require('./server-handle')
 const { targetFor } = require('./listen-target')
 const { defineLegacyClass } = require('./legacy-class')
-const { kBackend, kHandle, kClosing, kIncomingClass, kResponseClass, kScheme, kTlsOptions } = require('./symbols')
+const { kBackend, kHandle, kClosing, kResponseOptions, kIncomingClass, kResponseClass, kScheme, kTlsOptions } = require('./symbols')
 
 let defaultBackend = null
 let log = null
@@ -54,7 +54,7 @@ function Server (options, requestListener) {
     options = {}
   } else if (options === undefined || options === null) {
     options = {}
-  } else if (typeof options !== 'object') {
+  } else if (typeof options !== 'object' || Array.isArray(options)) {
     throw new codes.ERR_INVALID_ARG_TYPE({ name: 'options', expected: 'of type object', actual: options })
   }
   EventEmitter.call(this, { captureRejections: true })
@@ -64,15 +64,25 @@ function Server (options, requestListener) {
   this[kClosing] = new Set() // handles close() was called on, until their 'close'
   this[kIncomingClass] = options.IncomingMessage || IncomingMessage
   this[kResponseClass] = options.ServerResponse || ServerResponse
-  this.requestTimeout = options.requestTimeout !== undefined ? options.requestTimeout : 300000
-  this.headersTimeout = options.headersTimeout !== undefined ? options.headersTimeout : Math.min(60000, this.requestTimeout)
-  this.keepAliveTimeout = options.keepAliveTimeout !== undefined ? options.keepAliveTimeout : 5000
-  this.connectionsCheckingInterval = options.connectionsCheckingInterval !== undefined ? options.connectionsCheckingInterval : 30000
-  this.joinDuplicateHeaders = options.joinDuplicateHeaders
-  this.maxHeaderSize = options.maxHeaderSize
-  this.insecureHTTPParser = options.insecureHTTPParser
-  this.requireHostHeader = options.requireHostHeader !== undefined ? options.requireHostHeader : true
-  this.rejectNonStandardBodyWrites = Boolean(options.rejectNonStandardBodyWrites)
+  // node's storeHTTPOptions: the same checks, the same defaults
+  this.maxHeaderSize = optionalInteger(options, 'maxHeaderSize')
+  this.insecureHTTPParser = optionalBoolean(options, 'insecureHTTPParser')
+  this.requestTimeout = optionalInteger(options, 'requestTimeout', 300000)
+  this.headersTimeout = optionalInteger(options, 'headersTimeout', Math.min(60000, this.requestTimeout))
+  if (this.requestTimeout > 0 && this.headersTimeout > 0 && this.headersTimeout > this.requestTimeout) {
+    throw new codes.ERR_OUT_OF_RANGE({ name: 'headersTimeout', range: '<= requestTimeout', received: this.headersTimeout })
+  }
+  this.keepAliveTimeout = optionalInteger(options, 'keepAliveTimeout', 5000)
+  this.connectionsCheckingInterval = optionalInteger(options, 'connectionsCheckingInterval', 30000)
+  this.requireHostHeader = optionalBoolean(options, 'requireHostHeader', true)
+  this.joinDuplicateHeaders = optionalBoolean(options, 'joinDuplicateHeaders')
+  this.rejectNonStandardBodyWrites = optionalBoolean(options, 'rejectNonStandardBodyWrites', false)
+  // the socket option node passes to each connection, and so to req and res
+  this.highWaterMark = typeof options.highWaterMark === 'number' && options.highWaterMark >= 0 ? options.highWaterMark : undefined
+  // what node gives each ServerResponse it makes (made once: the hot path allocates nothing)
+  this[kResponseOptions] = this.highWaterMark !== undefined || this.rejectNonStandardBodyWrites
+    ? { highWaterMark: this.highWaterMark, rejectNonStandardBodyWrites: this.rejectNonStandardBodyWrites }
+    : undefined
   this.httpAllowHalfOpen = false
   this.timeout = 0
   this.maxHeadersCount = null
@@ -241,6 +251,24 @@ class ServerMembers extends EventEmitter {
 }
 
 defineLegacyClass(Server, EventEmitter, ServerMembers)
+
+function optionalInteger (options, key, fallback) {
+  const value = options[key]
+  if (value === undefined) return fallback
+  if (typeof value !== 'number') throw new codes.ERR_INVALID_ARG_TYPE({ name: key, expected: 'of type number', actual: value })
+  if (!Number.isInteger(value)) throw new codes.ERR_OUT_OF_RANGE({ name: key, range: 'an integer', received: value })
+  if (value < 0 || value > Number.MAX_SAFE_INTEGER) {
+    throw new codes.ERR_OUT_OF_RANGE({ name: key, range: `>= 0 && <= ${Number.MAX_SAFE_INTEGER}`, received: value })
+  }
+  return value
+}
+
+function optionalBoolean (options, key, fallback) {
+  const value = options[key]
+  if (value === undefined) return fallback
+  if (typeof value !== 'boolean') throw new codes.ERR_INVALID_ARG_TYPE({ name: `options.${key}`, expected: 'of type boolean', actual: value })
+  return value
+}
 
 function emitClose (server) {
   server.emit('close')

@@ -8,6 +8,7 @@ module.exports = {
   kBackend: Symbol('httpsys.backend'),
   kHandle: Symbol('httpsys.handle'),
   kClosing: Symbol('httpsys.closingHandles'),
+  kResponseOptions: Symbol('httpsys.responseOptions'),
   kIncomingClass: Symbol('httpsys.incomingClass'),
   kResponseClass: Symbol('httpsys.responseClass'),
   kScheme: Symbol('httpsys.scheme'),

@@ -166,13 +166,16 @@ class HubRequest {
     this.headSent = true
     this.noBody = this.isHead || status < 200 || status === 204 || status === 304
     const more = (flags & RESPONSE_MORE) !== 0
-    const close = this.mustClose((flags & RESPONSE_CLOSE) !== 0)
+    const asked = (flags & RESPONSE_CLOSE) !== 0
+    const close = this.mustClose(asked)
     this.close = close
     let add = responses.ADD_NONE
     if ((flags & RES_HAS_CONNECTION) === 0) {
       if (close) add = responses.ADD_CLOSE
       else if (this.head.versionMinor === 0 && this.head.versionMajor === 1) add = responses.ADD_KEEP_ALIVE
-    } else if (close) {
+    } else if (close && !asked) {
+      // the worker said keep-alive and the hub closes anyway: its Connection lines go
+      // (a worker that asked to close said so in its own header, which stays where it is)
       add = responses.ADD_REPLACE_CLOSE
     }
     const rlen = b.readUInt16LE(p + 8)
