@@ -75,7 +75,11 @@ define('ERR_STREAM_NULL_VALUES', () => 'May not write null values to stream', Ty
 define('ERR_STREAM_CANNOT_PIPE', () => 'Cannot pipe, not readable')
 define('ERR_INVALID_ARG_TYPE', (d) => `The "${d.name}" ${String(d.name).includes('.') ? 'property' : 'argument'} must be ${d.expected}. Received ${specificType(d.actual)}`, TypeError)
 define('ERR_OUT_OF_RANGE', (d) => `The value of "${d.name}" is out of range. It must be ${d.range}. Received ${d.received}`, RangeError)
-define('ERR_INVALID_ARG_VALUE', (d) => `The argument '${d.name}' ${d.reason || 'is invalid'}. Received ${str(d.value)}`, TypeError)
+define('ERR_INVALID_ARG_VALUE', (d) => {
+  let inspected = require('node:util').inspect(d.value)
+  if (inspected.length > 128) inspected = `${inspected.slice(0, 128)}...`
+  return `The ${String(d.name).includes('.') ? 'property' : 'argument'} '${d.name}' ${d.reason || 'is invalid'}. Received ${inspected}`
+}, TypeError)
 define('ERR_HTTP_INVALID_STATUS_CODE', (d) => require('node:util').format('Invalid status code: %s', d.value), RangeError)
 define('ERR_INVALID_HTTP_TOKEN', (d) => `${d.label || 'Header name'} must be a valid HTTP token ["${d.value}"]`, TypeError)
 define('ERR_HTTP_INVALID_HEADER_VALUE', (d) => `Invalid value "${d.value}" for header "${d.header}"`, TypeError)

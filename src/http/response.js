@@ -382,17 +382,32 @@ class ServerResponseMembers extends Stream {
     if (typeof cb === 'function') process.nextTick(cb)
   }
 
-  // 102 and 103 are interim responses the queue contract cannot carry (it has
-  // writeContinue only); dropping them is what an HTTP/1.0 client would see anyway.
+  // 102 and 103: interim responses before the final one. The hub sends them (h2 too);
+  // HTTP.SYS does not let a worker send one, so there they are dropped, as an HTTP/1.0
+  // client never gets them either.
   writeProcessing (cb) {
+    this.informational(102, 'Processing', [])
     if (typeof cb === 'function') process.nextTick(cb)
   }
 
   writeEarlyHints (hints, cb) {
-    if (typeof hints !== 'object' || hints === null) {
+    if (typeof hints !== 'object' || hints === null || Array.isArray(hints)) {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'hints', expected: 'of type object', actual: hints })
     }
+    if (hints.link === null || hints.link === undefined) return
+    const link = linkHeaderValue(hints.link)
+    if (link.length === 0) return
+    const raw = ['Link', link]
+    for (const key of Object.keys(hints)) {
+      if (key !== 'link') raw.push(key, String(hints[key]))
+    }
+    this.informational(103, 'Early Hints', raw)
     if (typeof cb === 'function') process.nextTick(cb)
+  }
+
+  informational (status, reason, raw) {
+    const handle = this[kHandle]
+    if (handle !== null && this[kState].head === null && !this.destroyed) handle.writeInformational(this.req, status, reason, raw)
   }
 
   // ---- body ----------------------------------------------------------------
@@ -505,6 +520,25 @@ class ServerResponseMembers extends Stream {
       this.emit('close')
     }
   }
+}
+
+// node's Link header check for early hints: "</styles.css>; rel=preload; as=style"
+const LINK_VALUE = /^(?:<[^>]*>)(?:\s*;\s*[^;"\s]+(?:=(")?[^;"\s]*\1)?)*$/
+const LINK_REASON = 'must be an array or string of format "</styles.css>; rel=preload; as=style"'
+
+function linkHeaderValue (hints) {
+  const check = (value) => {
+    if (typeof value !== 'string' || !LINK_VALUE.test(value)) throw new codes.ERR_INVALID_ARG_VALUE({ name: 'hints', value, reason: LINK_REASON })
+  }
+  if (typeof hints === 'string') {
+    check(hints)
+    return hints
+  }
+  if (Array.isArray(hints)) {
+    for (const link of hints) check(link)
+    return hints.join(', ')
+  }
+  throw new codes.ERR_INVALID_ARG_VALUE({ name: 'hints', value: hints, reason: LINK_REASON })
 }
 
 // node's onServerResponseClose: the socket a response was given closed under it

@@ -183,6 +183,13 @@ class ServerHandle {
     if (a !== null && this.inflight.get(id) === req) a.writeContinue(id)
   }
 
+  /** An interim response (writeProcessing, writeEarlyHints), where the router can send one. */
+  writeInformational (req, status, reason, rawHeaders) {
+    const a = this.attachment
+    const id = req[kQueueRequest].id
+    if (a !== null && this.inflight.get(id) === req) a.writeInformational(id, status, reason, rawHeaders)
+  }
+
   /** The app resets the request (req/res/socket destroy): cancel it on the router. */
   cancel (req) {
     const id = req[kQueueRequest].id

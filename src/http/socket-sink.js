@@ -56,6 +56,12 @@ class SocketSink {
     this.write('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
   }
 
+  writeInformational (req, status, reason, rawHeaders) {
+    let head = `HTTP/1.1 ${status} ${reason}\r\n`
+    for (let i = 0; i + 1 < rawHeaders.length; i += 2) head += rawHeaders[i] + ': ' + rawHeaders[i + 1] + '\r\n'
+    this.write(head + '\r\n', 'latin1')
+  }
+
   cancel (req) {
     if (typeof this.socket.destroy === 'function') this.socket.destroy()
   }

@@ -207,6 +207,13 @@ class AttachmentConnection {
         if (req !== null) req.onContinue()
         return
       }
+      case T.INFO: {
+        const bad = P.checkInfo(b, start, end)
+        if (bad !== null) return this.fail(P.protocolError(bad))
+        const req = this.lookup(id)
+        if (req !== null) req.onInfo(b, start, end)
+        return
+      }
       case T.CANCEL: {
         const req = this.lookup(id)
         if (req !== null) req.conn.destroy()

@@ -32,6 +32,17 @@ class H2Request extends HubRequest {
     this.stream = conn.stream
   }
 
+  /** An INFO frame: an interim HEADERS frame on the stream (RFC 9113 8.1). */
+  onInfo (b, p, end) {
+    if (this.headSent || this.resDone || this.stream.destroyed || this.stream.closed) return
+    const status = b.readUInt16LE(p)
+    const rlen = b.readUInt16LE(p + 8)
+    const bs = p + 14 + rlen
+    try {
+      this.stream.additionalHeaders(headersOf(b, bs, bs + b.readUInt32LE(p + 10 + rlen), status))
+    } catch {}
+  }
+
   /** A RESPONSE frame; payload at b[p, end). */
   onResponse (b, p, end) {
     if (this.headSent) return

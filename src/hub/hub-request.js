@@ -127,6 +127,17 @@ class HubRequest {
     if (this.continueState === CONTINUE_NONE && !this.headSent && !this.bodyDone) this.conn.writeContinue(this)
   }
 
+  /**
+   * An INFO frame (checked): an interim response (102, 103) before the final one, as the
+   * worker wrote it, in order with the rest of the connection's responses. Never to an
+   * HTTP/1.0 client (RFC 9110 15.2) or once the final head went out.
+   */
+  onInfo (b, p, end) {
+    if (this.headSent || this.resDone) return
+    if (this.head.versionMajor === 1 && this.head.versionMinor === 0) return
+    this.conn.write(this, responses.interim(b, p, end), 0)
+  }
+
   /** Dispatched to a worker: start with the initial window and send what is held. */
   onDispatched () {
     this.credit = INITIAL_BODY_WINDOW

@@ -161,4 +161,19 @@ function local (status, variant, dropBody, add, extra = '') {
   return dropBody ? h : Buffer.concat([h, p.body], h.length + p.body.length)
 }
 
-module.exports = { fromFrame, local, page, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }
+/**
+ * An interim response's bytes from an INFO payload (protocol.checkInfo passed):
+ * "HTTP/1.1 103 Early Hints\r\n" + the worker's header block + "\r\n".
+ */
+function interim (b, p, end) {
+  const status = b.readUInt16LE(p)
+  const rlen = b.readUInt16LE(p + 8)
+  const reason = rlen > 0 ? b.latin1Slice(p + 10, p + 10 + rlen) : (require('node:http').STATUS_CODES[status] || 'Interim')
+  const bs = p + 14 + rlen
+  const line = Buffer.from(`HTTP/1.1 ${status} ${reason}\r\n`, 'latin1')
+  return Buffer.concat([line, b.subarray(bs, end), CRLF])
+}
+
+const CRLF = Buffer.from('\r\n', 'latin1')
+
+module.exports = { interim, fromFrame, local, page, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }

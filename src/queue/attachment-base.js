@@ -32,6 +32,8 @@ const kDetach = Symbol('httpsys.attachment.detach')
 const kClose = Symbol('httpsys.attachment.close')
 /** (refed: boolean): keep the process alive or not */
 const kRef = Symbol('httpsys.attachment.ref')
+/** (id, st, status, reason, rawHeaders): optional: send an interim (1xx) response */
+const kInfo = Symbol('httpsys.attachment.info')
 /** (): optional: write what is pending before a handler's error is rethrown */
 const kFlush = Symbol('httpsys.attachment.flush')
 
@@ -103,6 +105,15 @@ class AttachmentBase {
   writeContinue (id) {
     const st = this.live.get(id)
     if (st !== undefined) this[kContinue](id, st)
+  }
+
+  /**
+   * An interim response (102, 103) before the final one; dropped where the transport
+   * cannot send one (HTTP.SYS) or once the response started.
+   */
+  writeInformational (id, status, reason, rawHeaders) {
+    const st = this.live.get(id)
+    if (st !== undefined && !st.responded && typeof this[kInfo] === 'function') this[kInfo](id, st, status, reason, rawHeaders)
   }
 
   cancel (id) {
@@ -294,6 +305,7 @@ function byteLength (body) {
 }
 
 module.exports = {
+  kInfo,
   AttachmentBase,
   RequestState,
   byteLength,

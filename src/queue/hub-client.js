@@ -16,7 +16,7 @@ const { ENV } = require('../worker-interface')
 const { reserveFromEnv } = require('./reserve')
 const { RESPONSE_MORE, RESPONSE_CLOSE, EXPECT_CONTINUE } = require('../wire/contract')
 const {
-  AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kCancel, kDetach,
+  AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kInfo, kCancel, kDetach,
   kClose, kRef, kFlush
 } = require('./attachment-base')
 
@@ -100,6 +100,11 @@ class HubAttachment extends AttachmentBase {
 
   [kContinue] (id) {
     this.writer.empty(T.CONTINUE, id)
+    this.schedule()
+  }
+
+  [kInfo] (id, st, status, reason, headers) {
+    this.writer.info(id, status, reason, headers)
     this.schedule()
   }
 

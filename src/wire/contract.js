@@ -102,6 +102,9 @@
 //                                  without it this ends the response. Returns false like
 //                                  respond().
 //   writeContinue(id)              send `100 Continue` to the client
+//   writeInformational(id, status, reason, rawHeaders)
+//                                  an interim response (102, 103) before the final one;
+//                                  a router that cannot send one (HTTP.SYS) drops it
 //   cancel(id)                     abort the request: the router resets the connection
 //                                  (HTTP/2: the stream). The caller does its own abort
 //                                  handling: onAbort is not called for an id the worker

@@ -12,8 +12,9 @@
 const { EXPECT_CONTINUE, EXPECT_OTHER } = require('./contract')
 
 // 2: REQUEST carries the client connection's TLS session (REQ_ENCRYPTED), HELLO the
-// TLS material of an https server (docs/wire-protocol.md).
-const VERSION = 2
+// TLS material of an https server; 3: INFO, an interim (1xx) response
+// (docs/wire-protocol.md).
+const VERSION = 3
 
 const HEADER_SIZE = 9 // u32 length | u8 type | u32 id
 const MAX_FRAME = 64 * 1024 * 1024
@@ -38,7 +39,8 @@ const T = Object.freeze({
   CANCEL: 14,
   DETACH: 15,
   DETACH_OK: 16,
-  CLOSE: 17
+  CLOSE: 17,
+  INFO: 18
 })
 
 // REQUEST flags
@@ -239,7 +241,7 @@ class FrameWriter {
    * The worker serialises the header block so the hub copies it without looking inside.
    * @returns {number} body bytes carried
    */
-  response (id, status, flags, cacheTtl, reason, rawHeaders, body) {
+  response (id, status, flags, cacheTtl, reason, rawHeaders, body, type = T.RESPONSE) {
     let block = 0
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]
@@ -263,7 +265,7 @@ class FrameWriter {
       inline = bodyMax < REF_THRESHOLD
     }
     const fixed = 14 + reason.length + block
-    let p = this.header(T.RESPONSE, id, fixed + (inline ? bodyMax : 0))
+    let p = this.header(type, id, fixed + (inline ? bodyMax : 0))
     const frame = p - HEADER_SIZE
     const b = this.slab
     b.writeUInt16LE(status, p)
@@ -298,6 +300,14 @@ class FrameWriter {
     this.ref(body)
     return body.length
   }
+}
+
+/**
+ * INFO (worker -> hub): an interim response (102 Processing, 103 Early Hints) before
+ * the final one; RESPONSE's layout, no body.
+ */
+FrameWriter.prototype.info = function info (id, status, reason, rawHeaders) {
+  this.response(id, status, 0, 0, reason, rawHeaders, null, T.INFO)
 }
 
 function writeHeader (b, p, type, id, payloadLength) {
@@ -620,6 +630,26 @@ function checkResponse (b, p, end) {
   return null
 }
 
+/**
+ * Checks an INFO payload: RESPONSE's rules, a status of 102 to 199 (100 Continue has
+ * its own frame and 101 switches protocols), and no body.
+ * @returns {string|null} what is wrong, or null
+ */
+function checkInfo (b, p, end) {
+  if (end - p < 14) return `INFO payload of ${end - p} bytes is shorter than its 14 fixed bytes`
+  const status = b.readUInt16LE(p)
+  if (status < 102 || status > 199) return `INFO status ${status} is not 102-199`
+  // the same length rules as RESPONSE; its status check passes any 2xx, used here as a stand-in
+  const copy = Buffer.from(b.subarray(p, end))
+  copy.writeUInt16LE(200, 0)
+  const bad = checkResponse(copy, 0, copy.length)
+  if (bad !== null) return bad.replace(/^RESPONSE/, 'INFO')
+  const rlen = b.readUInt16LE(p + 8)
+  const bl = b.readUInt32LE(p + 10 + rlen)
+  if (p + 14 + rlen + bl !== end) return 'INFO carries a body'
+  return null
+}
+
 /** Parses a JSON control payload; HELLO/HELLO_OK start with the version byte. */
 function decodeJson (b, start, end, withVersion) {
   let version = null
@@ -657,6 +687,7 @@ module.exports = {
   encodeTlsOptions,
   decodeTlsOptions,
   checkResponse,
+  checkInfo,
   decodeJson,
   protocolError
 }

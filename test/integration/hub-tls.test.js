@@ -201,6 +201,10 @@ describe('h2 bodies and streams', () => {
         tls: { key: fs.readFileSync(certs.localhost.key), cert: certs.read(certs.localhost.cert) },
         handlers: {
           onRequest (req) {
+            if (req.url.startsWith('/hints')) {
+              w.writeInformational(req.id, 103, 'Early Hints', ['Link', '</a.css>; rel=preload'])
+              return setTimeout(() => w.respond(req.id, 200, '', ['Content-Length', '2'], 'ok', 0), 10)
+            }
             if (req.url.startsWith('/stream')) {
               // a streamed response: head, then pieces, as src/http sends one for h2 (no framing)
               w.respond(req.id, 200, '', ['Content-Type', 'text/plain'], 'part0 ', 1)
@@ -248,6 +252,22 @@ describe('h2 bodies and streams', () => {
       const res = await h2(session, { ':path': '/stream' })
       expect(res.status).toBe(200)
       expect(res.body.toString()).toBe('part0 part1 part2 part3 part4 part5 ')
+    } finally {
+      session.close()
+    }
+  })
+
+  test('an interim response (103 Early Hints) goes out as an informational HEADERS frame before the response', async () => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
+    try {
+      const infos = []
+      const stream = session.request({ ':path': '/hints' })
+      stream.on('headers', (headers) => infos.push([headers[':status'], headers.link]))
+      const status = await new Promise((resolve) => stream.on('response', (h) => resolve(h[':status'])))
+      stream.resume()
+      await new Promise((resolve) => stream.on('end', resolve))
+      expect(infos).toEqual([[103, '</a.css>; rel=preload']])
+      expect(status).toBe(200)
     } finally {
       session.close()
     }

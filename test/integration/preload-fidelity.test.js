@@ -267,6 +267,33 @@ describe('under httpsys start', () => {
   })
 })
 
+describe('interim responses', () => {
+  test('writeProcessing() and writeEarlyHints() reach node\'s client as \'information\' before the response, as from node', async () => {
+    const code = `
+      const http = require('http')
+      const s = http.createServer((req, res) => {
+        res.writeProcessing()
+        res.writeEarlyHints({ link: ['</a.css>; rel=preload; as=style', '</b.js>; rel=preload; as=script'], 'x-hint': '1' })
+        setTimeout(() => res.end('done'), 20)
+      })
+      s.listen(0, () => {
+        const seen = []
+        const req = http.get({ port: s.address().port, agent: false })
+        req.on('information', (i) => seen.push([i.statusCode, i.headers.link || null, i.headers['x-hint'] || null]))
+        req.on('response', (res) => {
+          let b = ''
+          res.on('data', (d) => { b += d })
+          res.on('end', () => { seen.push([res.statusCode, b]); console.log(JSON.stringify(seen)); s.close() })
+        })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual([[102, null, null], [103, '</a.css>; rel=preload; as=style, </b.js>; rel=preload; as=script', '1'], [200, 'done']])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+})
+
 describe('a client that goes away', () => {
   test('req.socket.destroy(err): the socket\'s \'error\' listeners get err, then \'close\' (koa reports it as an app error)', async () => {
     const code = `

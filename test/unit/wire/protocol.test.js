@@ -100,6 +100,21 @@ describe('wire protocol codec', () => {
     expect(flags).toEqual([P.RES_HAS_CONNECTION | 2, P.RES_HAS_CONNECTION, 0])
   })
 
+  test('INFO carries an interim response: 102-199 only, no body (checkInfo)', () => {
+    const { frames } = roundTrip((w) => w.info(5, 103, 'Early Hints', ['Link', '</a.css>; rel=preload']))
+    const [f] = frames
+    expect(f.type).toBe(T.INFO)
+    expect(P.checkInfo(f.b, f.start, f.end)).toBe(null)
+    const r = P.decodeResponse(f.b, f.start, f.end)
+    expect([r.status, r.reason, r.headerBlock.toString('latin1'), r.body.length]).toEqual([103, 'Early Hints', 'Link: </a.css>; rel=preload\r\n', 0])
+    for (const status of [100, 101, 200, 99]) {
+      const bad = roundTrip((w) => w.info(1, status, 'X', [])).frames[0]
+      expect(P.checkInfo(bad.b, bad.start, bad.end)).toMatch(/INFO status \d+ is not 102-199/)
+    }
+    const withBody = roundTrip((w) => w.response(1, 103, 0, 0, 'X', [], 'body', T.INFO)).frames[0]
+    expect(P.checkInfo(withBody.b, withBody.start, withBody.end)).toBe('INFO carries a body')
+  })
+
   test('large bodies travel by reference, not copied into the slab', () => {
     const big = crypto.randomBytes(200 * 1024)
     const w = new P.FrameWriter()
