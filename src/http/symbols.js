@@ -3,6 +3,16 @@
 // Internal state of the public http objects lives behind these symbols, so apps that
 // enumerate or spread a request/response never see (or clobber) httpsys internals.
 
+// The response's setHeader() store is node's own slot (OutgoingMessage's kOutHeaders,
+// holding [name, value] per lower-cased name, as ours does): libraries that call
+// http.OutgoingMessage.prototype.setHeader/getHeader on a response directly (the
+// `cookies` module does, under express) then work on the same headers.
+function nodeOutHeaders () {
+  const { OutgoingMessage } = require('node:http')
+  const own = Object.getOwnPropertySymbols(new OutgoingMessage())
+  return own.find((s) => s.description === 'kOutHeaders') || Symbol('httpsys.outHeaders')
+}
+
 module.exports = {
   // Server
   kBackend: Symbol('httpsys.backend'),
@@ -28,6 +38,6 @@ module.exports = {
   kStartTick: Symbol('httpsys.startTick'),
 
   // ServerResponse
-  kOutHeaders: Symbol('httpsys.outHeaders'),
+  kOutHeaders: nodeOutHeaders(),
   kState: Symbol('httpsys.responseState')
 }

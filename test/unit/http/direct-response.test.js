@@ -56,7 +56,14 @@ const cases = [
   ['Connection: close from the app', (res) => { res.setHeader('Connection', 'close'); res.end('x') }],
   ['no Date', (res) => { res.sendDate = false; res.end('x') }],
   ['trailers', (res) => { res.setHeader('Trailer', 'X-T'); res.write('a'); res.addTrailers({ 'X-T': 'v' }); res.end() }],
-  ['cookies', (res) => { res.setHeader('Set-Cookie', ['a=1', 'b=2']); res.end('x') }]
+  ['cookies', (res) => { res.setHeader('Set-Cookie', ['a=1', 'b=2']); res.end('x') }],
+  // the `cookies` module (cookie-session, under express) calls node's own methods on a response
+  ['http.OutgoingMessage.prototype.setHeader/getHeader called on it', (res) => {
+    http.OutgoingMessage.prototype.setHeader.call(res, 'Set-Cookie', ['s=1'])
+    res.setHeader('X-Seen', String(http.OutgoingMessage.prototype.getHeader.call(res, 'set-cookie')))
+    http.OutgoingMessage.prototype.removeHeader.call(res, 'x-none')
+    res.end('x')
+  }]
 ]
 
 describe('ServerResponse outside a server writes what node\'s writes', () => {
