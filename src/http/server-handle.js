@@ -43,7 +43,8 @@ class ServerHandle {
       onBodyEnd: (id) => this.onBodyEnd(id),
       onAbort: (id) => this.onAbort(id),
       onDrain: (id) => this.onDrain(id),
-      onClose: (err) => this.onClose(err)
+      onClose: (err) => this.onClose(err),
+      onConnectionClose: (id) => this.onConnectionClose(id)
     }
   }
 
@@ -77,6 +78,9 @@ class ServerHandle {
     req[kResponse] = res
     this.inflight.set(q.id, req)
     if (server.timeout > 0) req.socket.setTimeout(server.timeout)
+
+    // node's 'connection': the connection's socket object, before its first request
+    if (server.listenerCount('connection') > 0 && !this.sockets.has(q.connectionId)) req[kSocket] = this.socketFor(req)
 
     // maxRequestsPerSocket, counted per client connection as node counts per socket:
     // the last one says Connection: close, any after it get 503 and 'dropRequest'
@@ -129,6 +133,9 @@ class ServerHandle {
   onClose (err) {
     // the backend aborts what is in flight first; anything left is gone all the same
     for (const req of [...this.inflight.values()]) this.abort(req)
+    // no word of these connections comes any more: for this server they are closed
+    for (const sock of [...this.sockets.values()]) closeFromRouter(sock)
+    this.sockets.clear()
     this.stopChecker()
     const closing = this.closing
     this.closing = true
@@ -165,7 +172,7 @@ class ServerHandle {
     const a = this.attachment
     if (a === null) return true
     const s = req[kSocket]
-    if (s !== null && body !== null) touch(s, 0, body.length)
+    if (s !== null) touch(s, 0, headBytes(status, message, rawHeaders) + (body !== null ? body.length : 0))
     return a.respond(req[kQueueRequest].id, status, message, rawHeaders, body, flags)
   }
 
@@ -249,10 +256,32 @@ class ServerHandle {
     if (s === undefined || s.destroyed) {
       s = new RequestSocket(q, this)
       s.on('timeout', onSocketTimeout)
+      s.on('error', onSocketError)
       this.sockets.set(q.connectionId, s)
+      // node emits 'connection' when it accepts; here a connection becomes known with
+      // its first request to this server
+      if (this.server.listenerCount('connection') > 0) this.server.emit('connection', s)
     }
     s[kRequests].push(req)
     return s
+  }
+
+  /**
+   * Whether a connection's socket object outlives its requests: where the router reports
+   * the connection's close (the hub), one object stands for the connection for as long as
+   * it is open, as node's socket does; elsewhere, while a request of it is in flight.
+   */
+  get keepsSockets () {
+    return this.attachment !== null && this.attachment.tellsConnectionClose === true
+  }
+
+  /** The router says a client connection closed: its socket object says 'close'. */
+  onConnectionClose (connectionId) {
+    const s = this.sockets.get(connectionId)
+    if (s === undefined) return
+    this.sockets.delete(connectionId)
+    this.requestCounts.delete(connectionId)
+    closeFromRouter(s)
   }
 
   // ---- lifecycle -----------------------------------------------------------------
@@ -329,12 +358,20 @@ function listeningServers () {
   return [...listening]
 }
 
+// what a response head takes on the wire (req.socket.bytesWritten counts it, as node's)
+function headBytes (status, message, rawHeaders) {
+  let n = 17 + (message ? message.length : 0) // "HTTP/1.1 200 " ... "\r\n" and the blank line
+  for (let i = 0; i < rawHeaders.length; i++) n += String(rawHeaders[i]).length + 2
+  return n
+}
+
 function release (handle, socket, req) {
   const list = socket[kRequests]
   const i = list.indexOf(req)
   if (i !== -1) list.splice(i, 1)
   if (list.length === 0) {
     idle(socket)
+    if (handle.keepsSockets && !socket.destroyed) return // until the router says the connection closed
     const connectionId = req[kQueueRequest].connectionId
     if (handle.sockets.get(connectionId) === socket) handle.sockets.delete(connectionId)
   }
@@ -359,6 +396,18 @@ function dispatchExpectation (server, req, res) {
     res.end()
   }
 }
+
+// node's socketOnError: an error on a connection's socket (the app's own emit, or its
+// destroy(err)) goes to 'clientError' if anyone listens, else the connection is reset;
+// it never crashes the process as an unhandled 'error' would
+function onSocketError (err) {
+  this.removeListener('error', onSocketError)
+  if (this.listenerCount('error') === 0) this.on('error', noop)
+  const server = this.server
+  if (server === null || !server.emit('clientError', err, this)) this.destroy(err)
+}
+
+function noop () {}
 
 // node's socketOnTimeout: the request (while incomplete), the response and the server
 // hear of it; when nobody listens the connection is reset.

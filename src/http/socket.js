@@ -22,6 +22,7 @@ const kTimer = Symbol('httpsys.socketTimer')
 const kClosed = Symbol('httpsys.socketClosed')
 const kDestroying = Symbol('httpsys.socketDestroying') // destroy() emits 'error'/'close' itself
 const kEnded = Symbol('httpsys.socketEnded') // a response closed the connection: our side is ended
+const kConnectionId = Symbol('httpsys.socketConnection')
 
 class RequestSocket extends EventEmitter {
   /**
@@ -53,16 +54,29 @@ class RequestSocket extends EventEmitter {
     // Counted from the bodies passing through src/http (heads are the router's):
     // good enough for access logs, not a wire count.
     this.bytesRead = 0
-    this.bytesWritten = 0
+    this.written = 0 // bytes handed to the router (bytesWritten adds what waits in responses)
     this.timeout = undefined
     this[kRequests] = []
     this[kHandle] = handle
     this[kTimer] = null
     this[kClosed] = false
+    this[kConnectionId] = q.connectionId
     this._tls = q.tls || null
   }
 
   get readyState () { return this.destroyed ? 'closed' : 'open' }
+
+  // node's socket counts bytes as they are written to it, buffered ones included
+  get bytesWritten () {
+    let n = this.written
+    const reqs = this[kRequests]
+    for (let i = 0; i < reqs.length; i++) {
+      const res = reqs[i][kResponse]
+      if (res) n += res.writableLength
+    }
+    return n
+  }
+
   get writableLength () { return 0 }
   get writableHighWaterMark () { return 16384 }
   get writableCorked () { return 0 }
@@ -108,10 +122,13 @@ class RequestSocket extends EventEmitter {
 
   /** Ends the connection after the responses in flight (they go out with close). */
   end (callback) {
-    for (const req of this[kRequests]) {
+    const reqs = this[kRequests]
+    for (const req of reqs) {
       const res = req[kResponse]
       if (res) res.shouldKeepAlive = false
     }
+    // an idle connection: the router ends it (where it can), and says when it closed
+    if (reqs.length === 0) endIdle(this)
     if (typeof callback === 'function') process.nextTick(callback)
     return this
   }
@@ -125,6 +142,7 @@ class RequestSocket extends EventEmitter {
     const handle = this[kHandle]
     if (handle !== null) {
       for (let i = 0; i < reqs.length; i++) handle.cancel(reqs[i], err || null)
+      if (reqs.length === 0) endIdle(this)
     }
     process.nextTick(emitClose, this, err || null)
     return this
@@ -192,6 +210,13 @@ function distinguishedName (text) {
   return out
 }
 
+function endIdle (socket) {
+  const handle = socket[kHandle]
+  socket[kEnded] = true
+  socket.writable = false
+  if (handle !== null && handle.attachment !== null) handle.attachment.endConnection(socket[kConnectionId])
+}
+
 function markDestroyed (socket) {
   socket.destroyed = true
   socket.readable = false
@@ -244,7 +269,7 @@ function ended (socket) {
 /** Body traffic resets the idle timer, as reads and writes do on a real socket. */
 function touch (socket, bytesIn, bytesOut) {
   socket.bytesRead += bytesIn
-  socket.bytesWritten += bytesOut
+  socket.written += bytesOut
   if (socket[kTimer] !== null) socket[kTimer].refresh()
 }
 

@@ -97,6 +97,7 @@ class AttachmentConnection {
     else if (head.expectOther) flags |= P.REQ_EXPECT_OTHER
     if (head.upgrade) flags |= P.REQ_UPGRADE
     this.writer.request(id, head, req.conn, flags)
+    noteAttachment(req.conn.session || req.conn, this)
     this.schedule()
     if (head.hasBody) req.onDispatched()
   }
@@ -109,6 +110,13 @@ class AttachmentConnection {
 
   sendBodyEnd (req) {
     this.writer.empty(T.BODY_END, req.wireId)
+    this.schedule()
+  }
+
+  /** The client connection `id`, which this worker had requests of, has closed. */
+  sendConnClosed (id) {
+    if (this.closed) return
+    this.writer.empty(T.CONN_CLOSED, id)
     this.schedule()
   }
 
@@ -214,6 +222,9 @@ class AttachmentConnection {
         if (req !== null) req.onInfo(b, start, end)
         return
       }
+      case T.CONN_END:
+        this.hub.endConnection(this, id)
+        return
       case T.CANCEL: {
         const req = this.lookup(id)
         if (req !== null) req.conn.destroy()
@@ -290,6 +301,16 @@ class AttachmentConnection {
     this.reader.stopped = true
     this.hub.attachmentClosed(this)
   }
+}
+
+// The workers a client connection's requests went to (usually one): they hear of its
+// close (CONN_CLOSED). One comparison per request on the common path.
+function noteAttachment (conn, a) {
+  const seen = conn.seen
+  if (seen === a) return
+  if (seen === null || seen === undefined) conn.seen = a
+  else if (seen instanceof Set) seen.add(a)
+  else conn.seen = new Set([seen, a])
 }
 
 module.exports = { AttachmentConnection }

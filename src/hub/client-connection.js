@@ -103,6 +103,7 @@ class ClientConnection {
     this.readEnded = false
     this.finTimer = null // the FIN grace (FIN_GRACE_MS) while requests are unanswered
     this.dead = false
+    this.seen = null // the attachments its requests went to (attachment-connection.js noteAttachment)
     this.phase = HEADERS
     this.deadline = after(hub.headersTimeout)
 

@@ -55,6 +55,7 @@ class H2Connection {
     this.open = new Set() // H2StreamConn of streams not closed yet
     this.closing = false
     this.dead = false
+    this.seen = null // the attachments its streams went to (attachment-connection.js noteAttachment)
     this.deadline = after(hub.headersTimeout)
     this.session = http2.performServerHandshake(socket, {
       settings: {

@@ -128,6 +128,7 @@ class Hub extends EventEmitter {
     if (tls.length > 0) this.tlsStore.setConfig(tls)
     this.queuesByName = new Map()
     this.conns = new Set()
+    this.connsById = new Map() // connection id -> ClientConnection | H2Connection (CONN_END)
     this.attachments = new Set()
     this.connSeq = 0
     this.attachmentSeq = 0
@@ -580,7 +581,12 @@ class Hub extends EventEmitter {
       return
     }
     this.connSeq = (this.connSeq + 1) >>> 0
-    this.conns.add(new ClientConnection(this, socket, this.connSeq, port))
+    this.addConnection(new ClientConnection(this, socket, this.connSeq, port))
+  }
+
+  addConnection (conn) {
+    this.conns.add(conn)
+    this.connsById.set(conn.id, conn)
   }
 
   /** A TLS port's connection, its handshake done: HTTP/1.1 or h2 by what ALPN chose. */
@@ -595,7 +601,7 @@ class Hub extends EventEmitter {
     const conn = socket.alpnProtocol === 'h2'
       ? new H2Connection(this, socket, this.connSeq, port, tls)
       : new ClientConnection(this, socket, this.connSeq, port, tls)
-    this.conns.add(conn)
+    this.addConnection(conn)
   }
 
   /**
@@ -640,6 +646,17 @@ class Hub extends EventEmitter {
 
   connectionClosed (conn) {
     this.conns.delete(conn)
+    if (this.connsById.get(conn.id) === conn) this.connsById.delete(conn.id)
+    // the workers that had requests of it hear that it is gone (their req.socket's 'close')
+    const seen = conn.seen
+    if (seen !== null && seen !== undefined) {
+      if (seen instanceof Set) {
+        for (const a of seen) a.sendConnClosed(conn.id)
+      } else {
+        seen.sendConnClosed(conn.id)
+      }
+      conn.seen = null
+    }
     if (this.conns.size === 0 && this.onConnsGone !== null) this.onConnsGone()
   }
 
@@ -744,6 +761,19 @@ class Hub extends EventEmitter {
     this.log.debug({ queue: q.name, pid: w.pid, workerId: w.id }, 'worker attached')
     this.emit('attach', { queue: q.name, pid: w.pid, workerId: w.id })
     q.pump()
+  }
+
+  /**
+   * A worker ends a client connection it had requests of (req.socket.end() or destroy()
+   * with nothing in flight): idle, it closes now; busy, after what is in flight.
+   * A connection the worker never saw is not its to end.
+   */
+  endConnection (w, id) {
+    const conn = this.connsById.get(id)
+    if (conn === undefined) return
+    const seen = conn.seen
+    if (seen !== w && !(seen instanceof Set && seen.has(w))) return
+    conn.closeWhenIdle()
   }
 
   attachmentDetached (w, reason) {

@@ -32,6 +32,8 @@ const kDetach = Symbol('httpsys.attachment.detach')
 const kClose = Symbol('httpsys.attachment.close')
 /** (refed: boolean): keep the process alive or not */
 const kRef = Symbol('httpsys.attachment.ref')
+/** (connectionId): optional: end a client connection (the router then reports its close) */
+const kEndConnection = Symbol('httpsys.attachment.endConnection')
 /** (id, st, status, reason, rawHeaders): optional: send an interim (1xx) response */
 const kInfo = Symbol('httpsys.attachment.info')
 /** (): optional: write what is pending before a handler's error is rethrown */
@@ -105,6 +107,16 @@ class AttachmentBase {
   writeContinue (id) {
     const st = this.live.get(id)
     if (st !== undefined) this[kContinue](id, st)
+  }
+
+  /** Whether the router reports the close of client connections (onConnectionClose). */
+  get tellsConnectionClose () {
+    return typeof this[kEndConnection] === 'function'
+  }
+
+  /** Ends a client connection after what is in flight on it, where the router can. */
+  endConnection (connectionId) {
+    if (!this.closed && typeof this[kEndConnection] === 'function') this[kEndConnection](connectionId)
   }
 
   /**
@@ -195,6 +207,11 @@ class AttachmentBase {
     this.live.delete(id)
     this.lost(st)
     this.deliver(this.handlers.onAbort, id)
+  }
+
+  /** A client connection this attachment had requests of has closed. */
+  connectionClosed (connectionId) {
+    this.deliver(this.handlers.onConnectionClose, connectionId)
   }
 
   /** The router sends nothing new: detach() waiters resolve. */
@@ -306,6 +323,7 @@ function byteLength (body) {
 
 module.exports = {
   kInfo,
+  kEndConnection,
   AttachmentBase,
   RequestState,
   byteLength,

@@ -16,7 +16,7 @@ const { ENV } = require('../worker-interface')
 const { reserveFromEnv } = require('./reserve')
 const { RESPONSE_MORE, RESPONSE_CLOSE, EXPECT_CONTINUE } = require('../wire/contract')
 const {
-  AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kInfo, kCancel, kDetach,
+  AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kInfo, kEndConnection, kCancel, kDetach,
   kClose, kRef, kFlush
 } = require('./attachment-base')
 
@@ -100,6 +100,11 @@ class HubAttachment extends AttachmentBase {
 
   [kContinue] (id) {
     this.writer.empty(T.CONTINUE, id)
+    this.schedule()
+  }
+
+  [kEndConnection] (connectionId) {
+    this.writer.empty(T.CONN_END, connectionId)
     this.schedule()
   }
 
@@ -211,6 +216,9 @@ class HubAttachment extends AttachmentBase {
         return
       case T.DETACH_OK:
         this.detachConfirmed()
+        return
+      case T.CONN_CLOSED:
+        this.connectionClosed(id)
         return
       case T.CLOSE:
         this.closeNote = P.decodeJson(b, start, end, false)

@@ -39,6 +39,9 @@
 //                                       further call names this id
 //   onDrain(id)                         the response window reopened after respond() or
 //                                       sendBody() returned false
+//   onConnectionClose(connectionId)     optional, where the router tells (the hub): a client
+//                                       connection some request of this attachment came
+//                                       on has closed (req.socket's 'close')
 //   onClose(err|null)                   the attachment ended, once: after close() (null),
 //                                       or because the router went away (err has a
 //                                       stable code). Every request still in flight got
@@ -117,6 +120,10 @@
 //                                  aborted (onAbort each), responses already handed over
 //                                  are still delivered, then onClose(null). Safe to call
 //                                  again; a no-op once closed.
+//   endConnection(connectionId)    optional (the hub): end a client connection this
+//                                  attachment had requests of, after what is in flight
+//                                  on it (req.socket.end(), or destroy() of an idle one)
+//   tellsConnectionClose {boolean} the router reports onConnectionClose
 //   ref(), unref()                 like a socket's: whether the attachment keeps the
 //                                  process alive (server.unref()).
 //
@@ -134,6 +141,6 @@ const EXPECT_CONTINUE = 'continue'
 const EXPECT_OTHER = 'other'
 
 /** The callbacks an attachment makes, in the order handlers are documented above. */
-const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose'])
+const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose', 'onConnectionClose'])
 
 module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, EXPECT_CONTINUE, EXPECT_OTHER, HANDLERS }

@@ -12,8 +12,8 @@
 const { EXPECT_CONTINUE, EXPECT_OTHER } = require('./contract')
 
 // 2: REQUEST carries the client connection's TLS session (REQ_ENCRYPTED), HELLO the
-// TLS material of an https server; 3: INFO, an interim (1xx) response
-// (docs/wire-protocol.md).
+// TLS material of an https server; 3: INFO, an interim (1xx) response, and the client
+// connection's lifetime (CONN_CLOSED, CONN_END) (docs/wire-protocol.md).
 const VERSION = 3
 
 const HEADER_SIZE = 9 // u32 length | u8 type | u32 id
@@ -40,7 +40,9 @@ const T = Object.freeze({
   DETACH: 15,
   DETACH_OK: 16,
   CLOSE: 17,
-  INFO: 18
+  INFO: 18,
+  CONN_CLOSED: 19,
+  CONN_END: 20
 })
 
 // REQUEST flags

@@ -267,6 +267,58 @@ describe('under httpsys start', () => {
   })
 })
 
+describe('req.socket is the connection', () => {
+  test('one object for a keep-alive connection\'s requests, \'connection\' once, \'close\' when the client closes it, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const ev = []
+      const sockets = []
+      const s = http.createServer((req, res) => {
+        if (!sockets.includes(req.socket)) sockets.push(req.socket)
+        ev.push('request ' + sockets.indexOf(req.socket))
+        res.end('x')
+      })
+      s.on('connection', (sock) => {
+        ev.push('connection')
+        sock.on('close', () => {
+          ev.push('close')
+          s.close(() => { ev.push('server closed'); console.log(JSON.stringify(ev)) })
+        })
+      })
+      s.listen(0, () => {
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+        const get = (cb) => http.get({ port: s.address().port, agent }, (r) => { r.resume(); r.on('end', cb) })
+        get(() => get(() => get(() => setTimeout(() => agent.destroy(), 20))))
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['connection', 'request 0', 'request 0', 'request 0', 'close', 'server closed'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('socket.end() on an idle connection closes it for the client, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const s = http.createServer((req, res) => {
+        const sock = req.socket
+        res.end('x', () => setTimeout(() => sock.end(), 20))
+      })
+      s.listen(0, () => {
+        const agent = new http.Agent({ keepAlive: true })
+        http.get({ port: s.address().port, agent }, (r) => {
+          r.resume()
+          r.socket.on('close', () => { console.log(JSON.stringify({ clientSawClose: true })); agent.destroy(); s.close() })
+        })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code, { timeoutMs: 5000 })
+    expect(lines(node.out)).toEqual([{ clientSawClose: true }])
+    expect(lines(ours.out)).toEqual(lines(node.out))
+  })
+})
+
 describe('interim responses', () => {
   test('writeProcessing() and writeEarlyHints() reach node\'s client as \'information\' before the response, as from node', async () => {
     const code = `
