@@ -174,4 +174,27 @@ describe('hub against a worker that breaks the protocol', () => {
     e.close()
     c.close()
   })
+
+  test('CONN_END ends only a client connection the worker had requests of; others are left alone', async () => {
+    const e = await evil()
+    const mine = new RawClient(port)
+    const other = new RawClient(port)
+    await Promise.all([mine.connected, other.connected])
+    // `other` has a request at a well-behaved worker only (the evil one never sees it)
+    mine.write('GET /mine HTTP/1.1\r\nHost: a\r\n\r\n')
+    await until(() => e.requests.length === 1, 3000, 'the request at the evil worker')
+    e.ack(1)
+    e.send(T.RESPONSE, e.requests[0].id, responsePayload({ status: 200, reason: 'OK', block: 'Content-Length: 2\r\n' }))
+    await mine.waitFor(1)
+    const conns = [...hub.connsById.values()]
+    const ids = conns.map((c) => c.id)
+    // the evil worker asks to end every connection the hub has, by guessing ids
+    for (const id of ids) e.send(T.CONN_END, id, Buffer.alloc(0))
+    await mine.waitClosed()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(other.socket.destroyed).toBe(false)
+    e.close()
+    mine.close()
+    other.close()
+  })
 })
