@@ -8,6 +8,7 @@
 // to them by id. This is the hot path: one Map lookup per callback, no closures per
 // request, the socket object made only when someone asks for req.socket.
 
+const dc = require('node:diagnostics_channel')
 const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
@@ -15,6 +16,10 @@ const {
   kHandle, kClosing, kResponseOptions, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
 } = require('./symbols')
+
+// node's diagnostics channels for http servers (APM tools subscribe to them)
+const requestStart = dc.channel('http.server.request.start')
+const responseFinish = dc.channel('http.server.response.finish')
 
 class ServerHandle {
   /**
@@ -96,6 +101,8 @@ class ServerHandle {
         return
       }
     }
+
+    if (requestStart.hasSubscribers) requestStart.publish({ request: req, response: res, socket: req.socket, server })
 
     // The router says what the Expect header asked for (only on HTTP/1.1, as node).
     if (q.expect === EXPECT_CONTINUE) dispatchContinue(server, req, res)
@@ -225,6 +232,7 @@ class ServerHandle {
 
   /** The response went out completely (from ServerResponse, before its 'finish'). */
   finished (req) {
+    if (responseFinish.hasSubscribers) responseFinish.publish({ request: req, response: req[kResponse], socket: req.socket, server: this.server })
     const id = req[kQueueRequest].id
     if (this.inflight.get(id) === req) this.inflight.delete(id)
     const s = req[kSocket]

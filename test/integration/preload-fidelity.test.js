@@ -393,3 +393,22 @@ describe('a client that goes away', () => {
     expect(ours.code).toBe(0)
   })
 })
+
+describe('diagnostics_channel', () => {
+  test('http.server.request.start and http.server.response.finish are published as node publishes them (APM tools)', async () => {
+    const code = `
+      const http = require('http')
+      const dc = require('diagnostics_channel')
+      const seen = []
+      const kinds = ({ request, response, socket, server }) => [request instanceof http.IncomingMessage, response instanceof http.OutgoingMessage, typeof socket.remoteAddress, server instanceof http.Server]
+      dc.subscribe('http.server.request.start', (m) => seen.push(['start', m.request.url, ...kinds(m)]))
+      dc.subscribe('http.server.response.finish', (m) => seen.push(['finish', m.response.statusCode, ...kinds(m)]))
+      const s = http.createServer((req, res) => { seen.push(['request']); res.statusCode = 201; res.end('x') })
+      s.listen(0, () => http.get({ port: s.address().port, path: '/dc', agent: false }, (r) => { r.resume(); r.on('end', () => { console.log(JSON.stringify(seen)); s.close() }) }))
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual([['start', '/dc', true, true, 'string', true], ['request'], ['finish', 201, true, true, 'string', true]])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+})
