@@ -103,7 +103,7 @@ define('ERR_HTTPSYS_URL_CONFLICT', (d) =>
   `The URL prefix ${d.prefix} is already registered${d.owner ? ` by ${d.owner}` : ''}. ` +
   'Stop the other owner or choose another prefix (another path, or another port).')
 define('ERR_HTTPSYS_LISTEN_PATH', (d) =>
-  `Cannot listen on the path ${str(d.path)}: an httpsys server receives its requests from a request queue by URL prefix, not from a Unix socket or pipe. ` +
+  `Cannot listen on the path ${str(d.path)}: HTTP.SYS routes requests to a request queue by URL prefix, and cannot listen on a pipe or socket path. ` +
   'Listen on a port (server.listen(8080)) or a URL prefix (server.listen(\'http://+:8080/\')), or start the app with `httpsys start` and give it `urls` in httpsys.config.js.')
 
 // ---------------------------------------------------------------------------

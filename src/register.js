@@ -84,6 +84,9 @@ function defaultBackend (reportReady, supervised) {
     return chosen
   }
   return {
+    get listensOnPaths () {
+      return choose().listensOnPaths === true
+    },
     reserve (options) {
       const b = choose()
       return typeof b.reserve === 'function' ? b.reserve(options) : null

@@ -20,6 +20,7 @@ const { readWorkerEnv } = require('../worker-interface')
  * @typedef {object} ListenTarget
  * @property {string|undefined} queue  the queue to attach to (under the supervisor)
  * @property {string[]} urls           URL prefixes to register
+ * @property {string|undefined} path   a Unix socket (or pipe) path listen() was given
  * @property {Function|null} callback  the 'listening' callback, if one was passed
  * @property {AbortSignal|null} signal options.signal: aborting it closes the server
  * @property {number} port             the port asked for (0: any)
@@ -47,9 +48,8 @@ function targetFor (args, env = process.env, scheme = 'http') {
     host = p.ip || undefined
   } else if (parsed.path !== undefined) {
     // A queue created by the supervisor already has its URLs: an app written to listen
-    // behind a reverse proxy on a socket path runs unchanged. Standalone there is no
-    // prefix to register.
-    if (queue === undefined) throw new codes.ERR_HTTPSYS_LISTEN_PATH({ path: parsed.path })
+    // behind a reverse proxy on a socket path runs unchanged. Standalone, the process's
+    // own hub listens on the path (a backend that cannot is ERR_HTTPSYS_LISTEN_PATH).
     urls = []
   } else {
     port = parsed.port
@@ -59,6 +59,7 @@ function targetFor (args, env = process.env, scheme = 'http') {
   return {
     queue,
     urls,
+    path: parsed.path,
     callback: parsed.callback,
     signal: parsed.signal,
     port,

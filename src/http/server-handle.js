@@ -36,6 +36,7 @@ class ServerHandle {
     this.inflight = new Map() // id -> IncomingMessage
     this.sockets = new Map() // connectionId -> RequestSocket
     this.requestCounts = new Map() // connectionId -> requests seen (only with maxRequestsPerSocket)
+    this.connections = new Set() // open client connections seen (where the router reports closes)
     this.closing = false // close() was called: no new requests
     this.detached = false // the router sends no new requests
     this.closed = false // the attachment is being (or has been) closed
@@ -75,6 +76,7 @@ class ServerHandle {
       ? q.rawHeaders.slice(0, max * 2)
       : q.rawHeaders
     req.complete = !q.hasBody
+    if (this.attachment !== null && this.attachment.tellsConnectionClose === true) this.connections.add(q.connectionId)
 
     if (server.highWaterMark !== undefined) req._readableState.highWaterMark = server.highWaterMark
     const res = new server[kResponseClass](req, server[kResponseOptions])
@@ -143,6 +145,7 @@ class ServerHandle {
     // no word of these connections comes any more: for this server they are closed
     for (const sock of [...this.sockets.values()]) closeFromRouter(sock)
     this.sockets.clear()
+    this.connections.clear()
     this.stopChecker()
     const closing = this.closing
     this.closing = true
@@ -285,6 +288,7 @@ class ServerHandle {
 
   /** The router says a client connection closed: its socket object says 'close'. */
   onConnectionClose (connectionId) {
+    this.connections.delete(connectionId)
     const s = this.sockets.get(connectionId)
     if (s === undefined) return
     this.sockets.delete(connectionId)

@@ -109,14 +109,20 @@ class ServerMembers extends EventEmitter {
   listen (...args) {
     if (this[kHandle] !== null) throw new codes.ERR_SERVER_ALREADY_LISTEN()
     const target = targetFor(args, process.env, this[kScheme] || 'http')
+    const backend = backendOf(this)
+    // a socket path: the app's queue under the supervisor, else a backend that can
+    // listen on one (the process's own hub)
+    if (target.path !== undefined && target.queue === undefined && backend.listensOnPaths !== true) {
+      throw new codes.ERR_HTTPSYS_LISTEN_PATH({ path: target.path })
+    }
     if (target.callback !== null) this.once('listening', target.callback)
     const handle = new ServerHandle(this, target)
     this[kHandle] = handle
     rememberServer(this)
     if (target.signal !== null) watchSignal(this, target.signal)
 
-    const backend = backendOf(this)
     const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers }
+    if (target.path !== undefined && target.queue === undefined) options.path = target.path
     if (this[kTlsOptions]) options.tls = this[kTlsOptions] // an https server's (https-server.js)
     let attaching
     try {
@@ -179,6 +185,8 @@ class ServerMembers extends EventEmitter {
   address () {
     const b = this[kHandle]
     if (b === null || b.closing) return null
+    // node answers a pipe's path
+    if (b.target.path !== undefined && b.target.queue === undefined) return b.reservation !== null && b.reservation.known ? b.target.path : null
     const info = b.attachment !== null ? b.attachment.info : null
     let port
     if (info && Array.isArray(info.ports) && info.ports.length > 0) port = info.ports[0]
@@ -196,7 +204,9 @@ class ServerMembers extends EventEmitter {
   getConnections (callback) {
     const b = this[kHandle]
     let n = 0
-    if (b !== null) {
+    if (b !== null && b.keepsSockets) {
+      n = b.connections.size // the router reports each close: the open ones, idle ones too
+    } else if (b !== null) {
       const seen = new Set()
       for (const req of b.inflight.values()) seen.add(req.socket.remotePort + ' ' + req.socket.remoteAddress)
       n = seen.size

@@ -104,6 +104,7 @@ class ClientConnection {
     this.finTimer = null // the FIN grace (FIN_GRACE_MS) while requests are unanswered
     this.dead = false
     this.seen = null // the attachments its requests went to (attachment-connection.js noteAttachment)
+    this.fixedQueue = null // a standalone listen(path): every request goes to this queue (hub.onPathSocket)
     this.phase = HEADERS
     this.deadline = after(hub.headersTimeout)
 

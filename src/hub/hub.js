@@ -430,7 +430,7 @@ class Hub extends EventEmitter {
    * @returns {{bound: boolean, urls: string[], ports: number[], ready: Promise<void>}}
    * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT
    */
-  reserveQueue (name, { urls = [], token }) {
+  reserveQueue (name, { urls = [], path, token }) {
     if (this.queuesByName.has(name)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name })
     const q = new RequestQueue(name, {
       queueLength: this.queueLength,
@@ -441,6 +441,7 @@ class Hub extends EventEmitter {
     q.token = token
     q.reserved = true
     this.queuesByName.set(name, q)
+    if (path !== undefined) return this.reservePath(q, path)
     let staged
     try {
       staged = this.stageUrls(q, urls)
@@ -458,6 +459,38 @@ class Hub extends EventEmitter {
     })
     ready.catch(() => {})
     return { bound: staged.bound, urls: staged.urls, ports: staged.ports, ready }
+  }
+
+  /** reserveQueue for a listen(path): every request on the path goes to q, no routing. */
+  reservePath (q, path) {
+    let use
+    try {
+      use = this.listeners.acquirePath(path, (socket) => this.onPathSocket(socket, q))
+    } catch (err) {
+      this.queuesByName.delete(q.name)
+      throw err
+    }
+    q.path = path
+    const ready = use.ready.then(() => {
+      if (!q.bound) this.unbindQueue(q.name)
+    }, (err) => {
+      this.removeQueue(q)
+      throw err
+    })
+    ready.catch(() => {})
+    return { bound: use.bound, urls: [], ports: [], ready }
+  }
+
+  /** A connection on a standalone server's socket path: its requests all go to that queue. */
+  onPathSocket (socket, q) {
+    if (this.closing) {
+      socket.destroy()
+      return
+    }
+    this.connSeq = (this.connSeq + 1) >>> 0
+    const conn = new ClientConnection(this, socket, this.connSeq, 0)
+    conn.fixedQueue = q
+    this.addConnection(conn)
   }
 
   /**
@@ -484,6 +517,10 @@ class Hub extends EventEmitter {
 
   /** q's prefixes (and its redirects) leave the routing table and their ports. */
   unroute (q) {
+    if (q.path !== null && q.path !== undefined) {
+      this.listeners.releasePath(q.path)
+      for (const c of this.conns) if (c.fixedQueue === q) c.closeWhenIdle()
+    }
     const urls = q.urls.splice(0)
     const ports = q.urlPorts.splice(0)
     const ips = q.urlIps.splice(0)
@@ -533,9 +570,14 @@ class Hub extends EventEmitter {
     a.host = head.host
     a.localAddress = conn.localAddress
     a.path = head.url
-    const r = this.table.route(a)
-    const q = r.target
+    const fixed = conn.fixedQueue
+    const r = fixed === null || fixed === undefined ? this.table.route(a) : null
+    const q = r === null ? (fixed.bound ? fixed : undefined) : r.target
     if (q === undefined) {
+      if (r === null) {
+        req.respondLocal(503, 'noQueue', true)
+        return
+      }
       const variant = r.status !== 400 ? null : isInvalidUrl(head.url) ? 'url' : 'hostname'
       req.respondLocal(r.status, variant, false)
       return

@@ -55,6 +55,7 @@ class Listeners {
     this.createSecureServer = createSecureServer
     this.onPortClosed = onPortClosed
     this.byPort = new Map() // port -> { port, secure, uses: Map(address -> count), unrefs, slots: Map(address -> Slot) }
+    this.byPath = new Map() // a Unix socket or pipe path -> net.Server (a standalone listen(path))
     this.recentlyClosed = new Set()
   }
 
@@ -111,6 +112,35 @@ class Listeners {
       return { port, bound: true, ready: Promise.resolve(port) }
     }
     return { port: 0, bound: false, ready: slot.ready.then(known) }
+  }
+
+  /**
+   * Listens on a Unix socket or pipe path (a standalone server's listen(path)); every
+   * connection there goes to onConnection, whatever it asks for. Synchronous, as node's.
+   * @returns {{bound: boolean, ready: Promise<void>}}
+   */
+  acquirePath (path, onConnection) {
+    if (this.byPath.has(path)) throw new codes.ERR_HTTPSYS_URL_CONFLICT({ prefix: path, owner: 'another server of this process' })
+    const server = net.createServer({ allowHalfOpen: true })
+    server.on('connection', onConnection)
+    this.byPath.set(path, server)
+    server.listen(path)
+    const ready = awaitListening(server).then(() => {
+      server.on('error', (err) => this.log.error({ err, path }, 'listener error'))
+    }, (err) => {
+      if (this.byPath.get(path) === server) this.byPath.delete(path)
+      throw err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: path, cause: err }) : err
+    })
+    ready.catch(() => {})
+    return { bound: server.listening, ready }
+  }
+
+  /** Stops listening on a path (node removes the socket file). */
+  releasePath (path) {
+    const server = this.byPath.get(path)
+    if (server === undefined) return
+    this.byPath.delete(path)
+    if (server.listening) server.close(() => {})
   }
 
   /** One prefix on this port (and `ip`) is gone; the last one closes the port. */
@@ -174,6 +204,7 @@ class Listeners {
   }
 
   closeAll () {
+    for (const path of [...this.byPath.keys()]) this.releasePath(path)
     const entries = [...this.byPort.values()]
     this.byPort.clear()
     const waits = []

@@ -71,6 +71,7 @@ class RequestQueue {
     this.urlIps = [] // the address of each IP-bound prefix (its port listens only there), else null
     this.bound = true // its prefixes are routed (false after hub.unbindQueue)
     this.reserved = false // a standalone server's queue (hub.reserveQueue)
+    this.path = null // a standalone listen(path): the socket path it listens on (hub.reservePath)
     this.refed = true // its ports keep the process alive (hub.setQueueRef)
     this.queueLength = queueLength
     this.queueTimeout = queueTimeout

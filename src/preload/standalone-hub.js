@@ -51,6 +51,9 @@ function startLocalHub () {
 
 /** The queue backend of a standalone process (src/wire/contract.js). */
 const backend = {
+  // listen(path): the hub listens on the Unix socket (or pipe) itself
+  listensOnPaths: true,
+
   /**
    * Creates the server's queue and binds its prefixes now (contract.js reserve()).
    * options.queue and options.token are set for the attach() that follows.
@@ -59,7 +62,7 @@ const backend = {
     const { hub } = ensureHub()
     const name = `~${process.pid}.listen${++seq}`
     const token = crypto.randomBytes(18).toString('base64url')
-    const r = hub.reserveQueue(name, { urls: options.urls, token })
+    const r = hub.reserveQueue(name, { urls: options.urls, path: options.path, token })
     options.queue = name
     options.token = token
     return {

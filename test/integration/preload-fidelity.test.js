@@ -179,6 +179,33 @@ describe('close()', () => {
   })
 })
 
+describe('listen(path)', () => {
+  test('a standalone server listens on a Unix socket: address() is the path, keep-alive requests are served, getConnections() counts the open connection, close() removes the file', async () => {
+    const code = `
+      const http = require('http')
+      const fs = require('fs')
+      const p = require('path').join(require('os').tmpdir(), 'httpsys-fidelity-' + process.pid + '.sock')
+      const s = http.createServer((req, res) => res.end(req.url))
+      s.listen(p)
+      const out = { address: s.address() === p }
+      const agent = new http.Agent({ keepAlive: true })
+      const get = (path, cb) => http.get({ socketPath: p, path, agent }, (r) => { let b = ''; r.on('data', (d) => { b += d }); r.on('end', () => cb(b)) })
+      get('/a', (a) => get('/b', (b) => {
+        out.bodies = [a, b]
+        s.getConnections((err, n) => {
+          out.connections = n
+          agent.destroy()
+          s.close(() => { out.fileLeft = fs.existsSync(p); console.log(JSON.stringify(out)) })
+        })
+      }))
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toMatchObject({ address: true, bodies: ['/a', '/b'], fileLeft: false })
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+})
+
 describe('listen(port, host)', () => {
   test('binds that address only, and reports the client in its family', async () => {
     const v6 = await hasIPv6Loopback

@@ -24,9 +24,9 @@ describe('targetFor', () => {
     expect(targetFor(['http://127.0.0.1:0/'], {}).address).toBe('127.0.0.1')
   })
 
-  test('a Unix path: an error standalone, the app\'s queue under the supervisor', () => {
-    expect(() => targetFor(['/tmp/x.sock'], {})).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_LISTEN_PATH' }))
-    expect(() => targetFor([{ path: '/tmp/x.sock' }], {})).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_LISTEN_PATH' }))
+  test('a Unix path: the path standalone (a backend that can listens there), the app\'s queue under the supervisor', () => {
+    expect(targetFor(['/tmp/x.sock'], {})).toMatchObject({ queue: undefined, urls: [], path: '/tmp/x.sock' })
+    expect(targetFor([{ path: '/tmp/x.sock' }], {})).toMatchObject({ urls: [], path: '/tmp/x.sock' })
     expect(targetFor(['/tmp/x.sock'], { HTTPSYS_QUEUE: 'q' })).toMatchObject({ queue: 'q', urls: [] })
   })
 })

@@ -129,6 +129,7 @@ describe('listen()', () => {
     expect(() => server.listen({})).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     expect(() => server.listen({ _handle: {} })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
     expect(() => server.listen({ fd: 3 })).toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE' }))
+    // a backend that cannot listen on a path (this one: HTTP.SYS standalone too)
     expect(() => server.listen('/tmp/app.sock')).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_LISTEN_PATH' }))
     expect(() => server.listen('http://+:8080/?q')).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_BAD_PREFIX' }))
     expect(server.listening).toBe(false)
