@@ -278,6 +278,30 @@ class ServerHandle {
   }
 
   /**
+   * A client connection was accepted (the standalone hub, in this process, says so as it
+   * happens): node's 'connection', with the socket object its requests will share.
+   * @param {object} conn the hub's connection (id, addresses, family, tls)
+   */
+  accepted (conn) {
+    if (this.closing || this.server.listenerCount('connection') === 0 || this.sockets.has(conn.id)) return
+    const s = new RequestSocket({
+      connectionId: conn.id,
+      remoteAddress: conn.remoteAddress,
+      remotePort: conn.remotePort,
+      remoteFamily: conn.family === 6 ? 'IPv6' : 'IPv4',
+      localAddress: conn.localAddress,
+      localPort: conn.localPort,
+      encrypted: conn.secure === true,
+      tls: null
+    }, this)
+    s.on('timeout', onSocketTimeout)
+    s.on('error', onSocketError)
+    this.sockets.set(conn.id, s)
+    this.connections.add(conn.id)
+    this.server.emit('connection', s)
+  }
+
+  /**
    * Whether a connection's socket object outlives its requests: where the router reports
    * the connection's close (the hub), one object stands for the connection for as long as
    * it is open, as node's socket does; elsewhere, while a request of it is in flight.

@@ -121,7 +121,7 @@ class ServerMembers extends EventEmitter {
     rememberServer(this)
     if (target.signal !== null) watchSignal(this, target.signal)
 
-    const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers }
+    const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers, settings: routerSettings(this, handle) }
     if (target.path !== undefined && target.queue === undefined) options.path = target.path
     if (this[kTlsOptions]) options.tls = this[kTlsOptions] // an https server's (https-server.js)
     let attaching
@@ -261,6 +261,30 @@ class ServerMembers extends EventEmitter {
 }
 
 defineLegacyClass(Server, EventEmitter, ServerMembers)
+
+// What a router that serves this server alone (the standalone hub) takes from it, read
+// live as node reads them per connection: the head timeout (headersTimeout, bounded by
+// requestTimeout), keepAliveTimeout, maxHeaderSize, requireHostHeader, node's 408 for
+// a head that did not come in time, and each accepted connection ('connection'). A
+// shared router (the supervisor's hub, HTTP.SYS) keeps its own limits.
+function routerSettings (server, handle) {
+  return {
+    answersTimeouts: true,
+    onConnection: (conn) => handle.accepted(conn),
+    onConnectionClose: (id) => handle.onConnectionClose(id),
+    get headersTimeout () {
+      const h = Number(server.headersTimeout) || 0
+      const r = Number(server.requestTimeout) || 0
+      return h > 0 && r > 0 ? Math.min(h, r) : (h || r)
+    },
+    get keepAliveTimeout () { return Number(server.keepAliveTimeout) || 0 },
+    get maxHeaderSize () {
+      const n = Number(server.maxHeaderSize)
+      return n > 0 ? Math.min(n, 65535) : 16384
+    },
+    get requireHostHeader () { return server.requireHostHeader !== false }
+  }
+}
 
 function optionalInteger (options, key, fallback) {
   const value = options[key]

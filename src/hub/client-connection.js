@@ -78,11 +78,14 @@ class ClientConnection {
    * @param {Buffer|null} [tls] a TLS connection's session, encoded for REQUEST frames
    *   (protocol.encodeTlsInfo); the socket is then the decrypted side (tls.TLSSocket)
    */
-  constructor (hub, socket, id, port, tls = null) {
+  constructor (hub, socket, id, port, tls = null, settings = null) {
     this.hub = hub
     this.socket = socket
     this.id = id
     this.localPort = port
+    // the connection's timeouts and head rules: a standalone server's own (hub.portSettings,
+    // from its createServer options), else the hub's
+    this.settings = settings || (hub.portSettings !== undefined && hub.portSettings.get(port)) || hub
     this.tls = tls
     this.secure = tls !== null
     this.localAddress = socket.localAddress || ''
@@ -106,10 +109,10 @@ class ClientConnection {
     this.seen = null // the attachments its requests went to (attachment-connection.js noteAttachment)
     this.fixedQueue = null // a standalone listen(path): every request goes to this queue (hub.onPathSocket)
     this.phase = HEADERS
-    this.deadline = after(hub.headersTimeout)
+    this.deadline = after(this.settings.headersTimeout)
 
     this.parser = new RequestParser(
-      { maxHeaderSize: hub.maxHeaderSize, maxBodySize: hub.maxBodySize },
+      { maxHeaderSize: this.settings.maxHeaderSize, maxBodySize: hub.maxBodySize, requireHost: this.settings.requireHostHeader !== false },
       {
         onHead: (head) => this.onHead(head),
         onBody: (chunk) => { if (this.current !== null) this.current.onBodyChunk(chunk) },
@@ -131,7 +134,7 @@ class ClientConnection {
     if (this.stopped) return
     if (this.phase === IDLE) {
       this.phase = HEADERS
-      this.deadline = after(this.hub.headersTimeout)
+      this.deadline = after(this.settings.headersTimeout)
     } else if (this.current !== null && this.phase === ACTIVE && this.pauseMask === 0) {
       this.deadline = after(this.hub.bodyTimeout)
     }
@@ -201,7 +204,7 @@ class ClientConnection {
       req.onBodyComplete()
       if (this.first === null && (this.phase === ACTIVE || this.phase === DRAIN)) {
         this.phase = IDLE
-        this.deadline = after(this.hub.keepAliveTimeout)
+        this.deadline = after(this.settings.keepAliveTimeout)
       } else if (this.phase === ACTIVE) {
         this.deadline = 0
       }
@@ -461,9 +464,13 @@ class ClientConnection {
     if (this.first === null) {
       if (this.readEnded || this.closing || this.endWhenIdle) {
         this.endSocket()
+      } else if (this.current === null && (this.leftover !== null || this.parser.inHead())) {
+        // a pipelined head has begun: it gets the head timeout, not the idle one
+        this.phase = HEADERS
+        this.deadline = after(this.settings.headersTimeout)
       } else if (this.current === null) {
         this.phase = IDLE
-        this.deadline = after(this.hub.keepAliveTimeout)
+        this.deadline = after(this.settings.keepAliveTimeout)
       } else if (this.current.discard) {
         this.phase = DRAIN
         this.deadline = after(this.hub.drainTimeout)
@@ -535,6 +542,15 @@ class ClientConnection {
 
   /** The coarse clock says this connection's deadline passed. */
   timeout () {
+    // node answers a request head that did not arrive in time 408 (its headersTimeout);
+    // a standalone server's connections do the same, a router's close silently
+    if (this.phase === HEADERS && this.first === null && this.settings.answersTimeouts === true && !this.dead) {
+      this.stopReading()
+      this.socket.end(responses.REQUEST_TIMEOUT)
+      this.phase = ENDING
+      this.deadline = after(LINGER_MS)
+      return
+    }
     this.destroy()
   }
 

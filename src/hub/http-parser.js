@@ -184,8 +184,9 @@ class RequestParser {
    *   called as methods of `handlers`. A handler may call pause(); it must not call
    *   execute() or reset() on this parser.
    */
-  constructor ({ maxHeaderSize = 16384, maxBodySize = Infinity } = {}, handlers) {
+  constructor ({ maxHeaderSize = 16384, maxBodySize = Infinity, requireHost = true } = {}, handlers) {
     this.maxHeaderSize = maxHeaderSize
+    this.requireHost = requireHost // node's requireHostHeader
     this.maxBodySize = maxBodySize
     /** true between pause() and resume(); execute() then consumes nothing. */
     this.paused = false
@@ -266,6 +267,11 @@ class RequestParser {
     this._state = S_ERROR
     this._lineLen = 0
     return new ParseError({ status: 400, reason: 'connection closed before the request was complete' })
+  }
+
+  /** Whether part of a request head has been read (the head timeout runs). */
+  inHead () {
+    return this._state === S_HEADERS || this._state === S_IDLE_LF || (this._state === S_IDLE && this._lineLen > 0)
   }
 
   /** Back to a fresh connection's state (not from inside a handler). */
@@ -644,7 +650,7 @@ class RequestParser {
     const minor = this._minor
     let chunked = false
     let cl = -1
-    if (minor === 1 && (f & F_HOST) === 0) return this._fail(400, 'missing Host header')
+    if (minor === 1 && (f & F_HOST) === 0 && this.requireHost) return this._fail(400, 'missing Host header')
     if (f & F_TE) {
       if (minor === 0) return this._fail(400, 'Transfer-Encoding in an HTTP/1.0 request')
       if (f & F_CL) return this._fail(400, 'both Content-Length and Transfer-Encoding')

@@ -129,6 +129,8 @@ class Hub extends EventEmitter {
     this.queuesByName = new Map()
     this.conns = new Set()
     this.connsById = new Map() // connection id -> ClientConnection | H2Connection (CONN_END)
+    this.portSettings = new Map() // port -> a standalone server's settings (reserveQueue)
+    this.requireHostHeader = true
     this.attachments = new Set()
     this.connSeq = 0
     this.attachmentSeq = 0
@@ -430,7 +432,7 @@ class Hub extends EventEmitter {
    * @returns {{bound: boolean, urls: string[], ports: number[], ready: Promise<void>}}
    * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT
    */
-  reserveQueue (name, { urls = [], path, token }) {
+  reserveQueue (name, { urls = [], path, token, settings = null }) {
     if (this.queuesByName.has(name)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name })
     const q = new RequestQueue(name, {
       queueLength: this.queueLength,
@@ -440,6 +442,7 @@ class Hub extends EventEmitter {
     })
     q.token = token
     q.reserved = true
+    q.settings = settings
     this.queuesByName.set(name, q)
     if (path !== undefined) return this.reservePath(q, path)
     let staged
@@ -449,9 +452,14 @@ class Hub extends EventEmitter {
       this.queuesByName.delete(name)
       throw err
     }
-    if (staged.bound) staged.commit()
-    const ready = staged.ready.then(() => {
+    const commit = () => {
       staged.commit()
+      // its ports are its own: their connections follow the server's settings
+      if (settings !== null) for (const port of q.urlPorts) this.portSettings.set(port, settings)
+    }
+    if (staged.bound) commit()
+    const ready = staged.ready.then(() => {
+      commit()
       if (!q.bound) this.unbindQueue(name) // closed before its ports were bound
     }, (err) => {
       this.removeQueue(q)
@@ -488,7 +496,7 @@ class Hub extends EventEmitter {
       return
     }
     this.connSeq = (this.connSeq + 1) >>> 0
-    const conn = new ClientConnection(this, socket, this.connSeq, 0)
+    const conn = new ClientConnection(this, socket, this.connSeq, 0, null, q.settings)
     conn.fixedQueue = q
     this.addConnection(conn)
   }
@@ -525,6 +533,7 @@ class Hub extends EventEmitter {
     const ports = q.urlPorts.splice(0)
     const ips = q.urlIps.splice(0)
     for (let i = 0; i < urls.length; i++) {
+      if (q.settings && this.portSettings.get(ports[i]) === q.settings) this.portSettings.delete(ports[i])
       this.table.remove(urls[i])
       if (!q.refed) this.listeners.setRef(ports[i], true)
       this.listeners.release(ports[i], ips[i])
@@ -629,6 +638,16 @@ class Hub extends EventEmitter {
   addConnection (conn) {
     this.conns.add(conn)
     this.connsById.set(conn.id, conn)
+    // a standalone server hears of its connections when they are accepted, as node's
+    // 'connection' (its settings carry the hook; the server is in this process)
+    const st = conn.settings
+    if (st !== this && st !== null && st !== undefined && typeof st.onConnection === 'function') {
+      try {
+        st.onConnection(conn)
+      } catch (err) {
+        process.nextTick(() => { throw err })
+      }
+    }
   }
 
   /** A TLS port's connection, its handshake done: HTTP/1.1 or h2 by what ALPN chose. */
@@ -689,6 +708,8 @@ class Hub extends EventEmitter {
   connectionClosed (conn) {
     this.conns.delete(conn)
     if (this.connsById.get(conn.id) === conn) this.connsById.delete(conn.id)
+    const st = conn.settings
+    if (st !== this && st !== null && st !== undefined && typeof st.onConnectionClose === 'function') st.onConnectionClose(conn.id)
     // the workers that had requests of it hear that it is gone (their req.socket's 'close')
     const seen = conn.seen
     if (seen !== null && seen !== undefined) {

@@ -72,6 +72,7 @@ class RequestQueue {
     this.bound = true // its prefixes are routed (false after hub.unbindQueue)
     this.reserved = false // a standalone server's queue (hub.reserveQueue)
     this.path = null // a standalone listen(path): the socket path it listens on (hub.reservePath)
+    this.settings = null // a standalone server's timeouts and head rules for its connections
     this.refed = true // its ports keep the process alive (hub.setQueueRef)
     this.queueLength = queueLength
     this.queueTimeout = queueTimeout

@@ -12,6 +12,8 @@ const HTTP11 = Buffer.from('HTTP/1.1 ', 'latin1')
 const CONN_CLOSE = Buffer.from('Connection: close\r\n', 'latin1')
 const CONN_KEEP_ALIVE = Buffer.from('Connection: keep-alive\r\n', 'latin1')
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
+// node's answer to a request head that did not arrive within headersTimeout
+const REQUEST_TIMEOUT = Buffer.from('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n', 'latin1')
 // Header names (lower case, with the colon) the hub drops when its close wins.
 const CONNECTION = Buffer.from('connection:', 'latin1')
 const KEEP_ALIVE = Buffer.from('keep-alive:', 'latin1')
@@ -176,4 +178,4 @@ function interim (b, p, end) {
 
 const CRLF = Buffer.from('\r\n', 'latin1')
 
-module.exports = { interim, fromFrame, local, page, CONTINUE, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }
+module.exports = { interim, fromFrame, local, page, CONTINUE, REQUEST_TIMEOUT, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }

@@ -62,7 +62,7 @@ const backend = {
     const { hub } = ensureHub()
     const name = `~${process.pid}.listen${++seq}`
     const token = crypto.randomBytes(18).toString('base64url')
-    const r = hub.reserveQueue(name, { urls: options.urls, path: options.path, token })
+    const r = hub.reserveQueue(name, { urls: options.urls, path: options.path, token, settings: options.settings || null })
     options.queue = name
     options.token = token
     return {

@@ -439,3 +439,57 @@ describe('diagnostics_channel', () => {
     expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
   })
 })
+
+describe('the server\'s own options, standalone (the process\'s hub serves it alone)', () => {
+  test('headersTimeout: a head that stalls gets node\'s 408 and the connection closes; \'connection\' comes at accept', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const ev = []
+      const s = http.createServer({ headersTimeout: 1000, requestTimeout: 0, keepAliveTimeout: 0, connectionsCheckingInterval: 250 }, () => ev.push('request'))
+      s.on('connection', () => ev.push('connection'))
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        let got = ''
+        c.setEncoding('utf8')
+        c.on('data', (d) => { got += d })
+        c.on('close', () => { ev.push(got); console.log(JSON.stringify(ev)); s.close() })
+        c.write('GET / HTTP/1.1\\r\\nHost: x\\r\\n')
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['connection', 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('requireHostHeader: false serves an HTTP/1.1 request without Host; maxHeaderSize below the default answers 431', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const raw = (port, text) => new Promise((resolve) => {
+        const c = net.connect(port)
+        let got = ''
+        c.on('data', (d) => { got += d; if (/\\r\\n\\r\\n/.test(got)) c.end() })
+        c.on('close', () => resolve(got.split('\\r\\n')[0]))
+        c.write(text)
+      })
+      const a = http.createServer({ requireHostHeader: false }, (req, res) => res.end('ok'))
+      const b = http.createServer({ maxHeaderSize: 1024 }, (req, res) => res.end('ok'))
+      a.listen(0, () => b.listen(0, async () => {
+        const out = [
+          await raw(a.address().port, 'GET / HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n'),
+          await raw(b.address().port, 'GET / HTTP/1.1\\r\\nHost: x\\r\\nX-Big: ' + 'a'.repeat(2000) + '\\r\\nConnection: close\\r\\n\\r\\n'),
+          await raw(b.address().port, 'GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n')
+        ]
+        console.log(JSON.stringify(out))
+        a.close()
+        b.close()
+      }))
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 431 Request Header Fields Too Large', 'HTTP/1.1 200 OK'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+})
