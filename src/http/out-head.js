@@ -40,6 +40,9 @@ function finishHead (res, st) {
   const bits = st.headBits
   if (res.sendDate && (bits & H_DATE) === 0) raw.push('Date', utcDate())
   if (res.req && res.req.httpVersionMajor >= 2) return finishHttp2Head(res, st, raw, bits)
+  // 204/304 with an app-set chunked Transfer-Encoding: node drops the zero chunk and
+  // closes, so that a proxy is never confused about where the message ends
+  if ((bits & H_TE_CHUNKED) !== 0 && (res.statusCode === 204 || res.statusCode === 304)) res.shouldKeepAlive = false
   // a removed Connection header is only not said: the connection stays as it would (node)
   let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0
 
@@ -63,9 +66,6 @@ function finishHead (res, st) {
   // HTTP/1.0 (the end of the connection ends the body); a length only when end()
   // itself made the head (its whole body known); else chunked
   if (!st.hasBody) {
-    // 204/304 with an app-set chunked Transfer-Encoding: node drops the zero chunk and
-    // closes, so that a proxy is never confused about where the message ends
-    if ((bits & H_TE_CHUNKED) !== 0 && (res.statusCode === 204 || res.statusCode === 304)) close = true
     res.chunkedEncoding = false
   } else if ((bits & H_CONTENT_LENGTH) !== 0) {
     res.chunkedEncoding = false
