@@ -449,12 +449,13 @@ function noop () {}
 // hear of it; when nobody listens the connection is reset.
 function onSocketTimeout () {
   let handled = false
-  const reqs = this[kRequests].slice()
-  for (let i = 0; i < reqs.length; i++) {
-    const req = reqs[i]
-    if (!req.complete && req.emit('timeout', this)) handled = true
-    if (req[kResponse].emit('timeout', this)) handled = true
-  }
+  const reqs = this[kRequests]
+  // node's: the request being read (the newest) while incomplete, the response being
+  // written (the oldest unanswered: pipelined ones behind it wait), then the server
+  const reading = reqs.length > 0 ? reqs[reqs.length - 1] : null
+  const writing = reqs.length > 0 ? reqs[0][kResponse] : null
+  if (reading !== null && !reading.complete && reading.emit('timeout', this)) handled = true
+  if (writing && writing.emit('timeout', this)) handled = true
   if (this.server !== null && this.server.emit('timeout', this)) handled = true
   if (!handled) this.destroy()
 }

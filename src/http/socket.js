@@ -251,10 +251,16 @@ function closeFromRouter (socket) {
  * the router's keep-alive pool, which times out on its own; this object is let go.
  */
 function idle (socket) {
-  if (socket[kTimer] !== null) {
-    clearTimeout(socket[kTimer])
-    socket[kTimer] = null
+  if (socket[kTimer] === null) return
+  const handle = socket[kHandle]
+  // a socket that stands for its connection until it closes (the hub) keeps its idle
+  // timeout, as node's does between keep-alive requests ('timeout' on the server)
+  if (handle !== null && handle.keepsSockets && !socket.destroyed) {
+    socket[kTimer].refresh()
+    return
   }
+  clearTimeout(socket[kTimer])
+  socket[kTimer] = null
 }
 
 /**
