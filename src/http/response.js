@@ -479,9 +479,20 @@ class ServerResponseMembers extends Stream {
   destroy (err) {
     if (this.destroyed) return this
     this.destroyed = true
-    if (err) this[kState].error = err
+    const st = this[kState]
+    if (err) st.error = err
     const handle = this[kHandle]
-    if (handle !== null && !this[kState].finalSent) handle.cancel(this.req, err || null)
+    if (handle === null || st.finalSent) return this
+    // node destroys the socket, which resets the connection and gives the socket's
+    // 'error' listeners the error (a rejected 'drain' listener under captureRejections)
+    if (err && !st.direct) {
+      const socket = this.socket
+      if (socket && !socket.destroyed) {
+        socket.destroy(err)
+        return this
+      }
+    }
+    handle.cancel(this.req, err || null)
     return this
   }
 

@@ -465,6 +465,28 @@ describe('events and callbacks', () => {
     expect(seen).toEqual([[false, false, false, true], [true, false, false], [true, null]])
   })
 
+  test('destroy(err) after the head resets the request and gives the socket the error, as node destroys the socket', async () => {
+    const seen = []
+    const { mq, h } = await start((req, res) => {
+      res.socket.on('error', (err) => seen.push(['socket error', err.message]))
+      res.on('close', () => seen.push(['close', res.destroyed]))
+      res.writeHead(200)
+      res.write('part')
+      res.destroy(new Error('boom'))
+    }).then(async ({ mq }) => {
+      const h = mq.request({})
+      await h.done
+      await settle()
+      return { mq, h }
+    })
+    expect(mq.calls.filter((c) => c.op === 'cancel')).toHaveLength(1)
+    expect(h.response.cancelled).toBe(true)
+    // (node emits res 'close' from the socket's 'close', after the error; here the
+    // cancelled request closes res first; both are seen exactly once)
+    expect(seen).toHaveLength(2)
+    expect(seen).toEqual(expect.arrayContaining([['socket error', 'boom'], ['close', true]]))
+  })
+
   test('res is not a stream.Writable (as on node) but can be piped into', async () => {
     const { Readable } = require('node:stream')
     let isWritable
