@@ -37,6 +37,8 @@ class ServerHandle {
     this.sockets = new Map() // connectionId -> RequestSocket
     this.requestCounts = new Map() // connectionId -> requests seen (only with maxRequestsPerSocket)
     this.connections = new Set() // open client connections seen (where the router reports closes)
+    this.own = null // a standalone server's client connections: id -> the router's connection
+    this.detachWhenIdle = false // close() waits for those to end before it detaches
     this.closing = false // close() was called: no new requests
     this.detached = false // the router sends no new requests
     this.closed = false // the attachment is being (or has been) closed
@@ -146,6 +148,8 @@ class ServerHandle {
     for (const sock of [...this.sockets.values()]) closeFromRouter(sock)
     this.sockets.clear()
     this.connections.clear()
+    this.own = null
+    this.detachWhenIdle = false
     this.stopChecker()
     const closing = this.closing
     this.closing = true
@@ -283,6 +287,8 @@ class ServerHandle {
    * @param {object} conn the hub's connection (id, addresses, family, tls)
    */
   accepted (conn) {
+    if (this.own === null) this.own = new Map()
+    this.own.set(conn.id, conn)
     if (this.closing || this.server.listenerCount('connection') === 0 || this.sockets.has(conn.id)) return
     const s = new RequestSocket({
       connectionId: conn.id,
@@ -313,6 +319,10 @@ class ServerHandle {
   /** The router says a client connection closed: its socket object says 'close'. */
   onConnectionClose (connectionId) {
     this.connections.delete(connectionId)
+    if (this.own !== null) {
+      this.own.delete(connectionId)
+      if (this.detachWhenIdle && this.own.size === 0) this.detach()
+    }
     const s = this.sockets.get(connectionId)
     if (s === undefined) return
     this.sockets.delete(connectionId)
@@ -347,6 +357,16 @@ class ServerHandle {
     // an unref()ed server still finishes its close (node's closing handle keeps the
     // loop alive until its callback): the router's confirmation must be able to arrive
     if (typeof this.attachment.ref === 'function') this.attachment.ref()
+    // a standalone server's open connections are still its own after close(), as
+    // node's are: their requests (pipelined, or on their way) are served until the
+    // router ends them once idle (or the app calls closeAllConnections())
+    if (this.own !== null && this.own.size > 0) this.detachWhenIdle = true
+    else this.detach()
+  }
+
+  /** The router sends no new requests; once those in flight are answered, close. */
+  detach () {
+    this.detachWhenIdle = false
     const done = () => {
       this.detached = true
       this.maybeClosed()

@@ -8,10 +8,12 @@
 // (contract.js) and requests arrive from there. The preload installs this class as
 // http.Server, so `server instanceof http.Server` holds for the servers apps make.
 //
-// Differences that follow from having no sockets: no 'connection', 'clientError',
-// 'upgrade' or 'connect' events (the router owns connections and answers malformed
-// requests itself); closeIdleConnections() does nothing (idle keep-alive connections
-// are the router's); maxRequestsPerSocket is accepted and not enforced.
+// Differences that follow from having no sockets: under a shared router (the
+// supervisor's hub, HTTP.SYS) no 'connection', 'clientError', 'upgrade' or 'connect'
+// events (the router owns connections and answers malformed requests itself) and
+// closeIdleConnections() does nothing (idle keep-alive connections are the router's).
+// A standalone server's own hub tells it of its connections ('connection'), and
+// closeIdleConnections()/closeAllConnections() end them, as node's do.
 //
 // Rejected async request handlers: node crashes on the unhandled rejection (unless
 // the app enabled captureRejections). Here the server always captures them for
@@ -176,11 +178,21 @@ class ServerMembers extends EventEmitter {
     if (this[kHandle] !== null) handles.push(this[kHandle])
     for (const handle of handles) {
       for (const req of [...handle.inflight.values()]) handle.cancel(req)
+      // a standalone server's connections, idle or with a head still coming
+      if (handle.own !== null) for (const conn of [...handle.own.values()]) conn.destroy()
     }
   }
 
-  // Idle keep-alive connections belong to the router, which closes them itself.
-  closeIdleConnections () {}
+  // A standalone server's idle connections are ended (node's); a shared router's idle
+  // keep-alive connections are the router's, which closes them itself.
+  closeIdleConnections () {
+    const handles = [...this[kClosing]]
+    if (this[kHandle] !== null) handles.push(this[kHandle])
+    for (const handle of handles) {
+      if (handle.own === null) continue
+      for (const conn of [...handle.own.values()]) if (conn.idle === true) conn.destroy()
+    }
+  }
 
   address () {
     const b = this[kHandle]

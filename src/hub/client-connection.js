@@ -103,6 +103,7 @@ class ClientConnection {
     this.stopped = false // no more requests are read
     this.closing = false // answer what is in flight with Connection: close, then end
     this.endWhenIdle = false // its port closed: end once what is in flight is answered
+    this.keepReading = false // ... reading the requests still on their way meanwhile
     this.readEnded = false
     this.finTimer = null // the FIN grace (FIN_GRACE_MS) while requests are unanswered
     this.dead = false
@@ -211,7 +212,7 @@ class ClientConnection {
     }
     // After a request that does not keep the connection, nothing more is read.
     const last = this.last
-    if ((last !== null && !last.keepAlive) || this.closing || this.endWhenIdle) this.stopReading()
+    if ((last !== null && !last.keepAlive) || this.closing || (this.endWhenIdle && !this.keepReading)) this.stopReading()
     else this.checkHeld()
   }
 
@@ -462,7 +463,7 @@ class ClientConnection {
     if (this.pending < MAX_PIPELINE) this.unpause(PAUSE_PIPELINE)
     this.checkHeld()
     if (this.first === null) {
-      if (this.readEnded || this.closing || this.endWhenIdle) {
+      if (this.readEnded || this.closing || (this.endWhenIdle && this.idle)) {
         this.endSocket()
       } else if (this.current === null && (this.leftover !== null || this.parser.inHead())) {
         // a pipelined head has begun: it gets the head timeout, not the idle one
@@ -530,14 +531,22 @@ class ClientConnection {
    * now, a busy one once its responses are out (with Connection: close). Requests
    * after those are not read.
    */
-  closeWhenIdle () {
+  closeWhenIdle (keepReading = false) {
     if (this.dead || this.closing || this.endWhenIdle) return
     // the responses in flight go out as the app made them (node's close() does not
-    // touch a busy connection's response either); the connection ends after them
+    // touch a busy connection's response either); the connection ends after them.
+    // keepReading (a standalone server's own connection): requests already on their
+    // way are still read and served first, as node serves them after close().
     this.endWhenIdle = true
-    if (this.current === null) this.stopReading() // else once its body is in (onComplete)
+    this.keepReading = keepReading
+    if (this.current === null && !keepReading) this.stopReading() // else once its body is in (onComplete)
     if (this.phase === ENDING) return
-    if (this.first === null && this.current === null) this.endSocket()
+    if (this.idle) this.endSocket()
+  }
+
+  /** No request in flight and none begun: what closeIdleConnections() ends. */
+  get idle () {
+    return this.first === null && this.current === null && this.leftover === null && !this.parser.inHead()
   }
 
   /** The coarse clock says this connection's deadline passed. */

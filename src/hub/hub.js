@@ -525,9 +525,16 @@ class Hub extends EventEmitter {
 
   /** q's prefixes (and its redirects) leave the routing table and their ports. */
   unroute (q) {
+    // a standalone server's connections keep going to it after close(), as node's do
+    // (their pipelined and keep-alive requests still reach it until they end)
+    if (q.reserved && !q.deleted) {
+      for (const c of this.conns) {
+        if ((c.fixedQueue === null || c.fixedQueue === undefined) && q.urlPorts.includes(c.localPort)) c.fixedQueue = q
+      }
+    }
     if (q.path !== null && q.path !== undefined) {
       this.listeners.releasePath(q.path)
-      for (const c of this.conns) if (c.fixedQueue === q) c.closeWhenIdle()
+      for (const c of this.conns) if (c.fixedQueue === q) c.closeWhenIdle(true)
     }
     const urls = q.urls.splice(0)
     const ports = q.urlPorts.splice(0)
@@ -552,7 +559,10 @@ class Hub extends EventEmitter {
    */
   portClosed (port) {
     for (const c of this.conns) {
-      if (c.localPort === port && typeof c.closeWhenIdle === 'function') c.closeWhenIdle()
+      if (c.localPort !== port || typeof c.closeWhenIdle !== 'function') continue
+      // a standalone server's: it ends once idle, reading on until then (node)
+      const own = c.fixedQueue !== null && c.fixedQueue !== undefined && c.fixedQueue.reserved
+      c.closeWhenIdle(own)
     }
   }
 
@@ -581,7 +591,7 @@ class Hub extends EventEmitter {
     a.path = head.url
     const fixed = conn.fixedQueue
     const r = fixed === null || fixed === undefined ? this.table.route(a) : null
-    const q = r === null ? (fixed.bound ? fixed : undefined) : r.target
+    const q = r === null ? (fixed.deleted ? undefined : fixed) : r.target
     if (q === undefined) {
       if (r === null) {
         req.respondLocal(503, 'noQueue', true)

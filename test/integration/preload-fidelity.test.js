@@ -153,6 +153,73 @@ describe('close()', () => {
     expect(r.ms).toBeLessThan(3000)
   })
 
+  test('close() in a handler still serves the requests that come on that connection while it is busy, then calls back, as node\'s', async () => {
+    // the first response is under way when close() is called; the client sends three
+    // more on the same connection after its first bytes: node reads and serves them
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      let n = 0
+      const s = http.createServer((req, res) => {
+        n++
+        if (n === 1) {
+          s.close(() => console.log(JSON.stringify({ closed: n })))
+          res.write('first')
+          setTimeout(() => res.end(), 200)
+        } else {
+          res.end('r' + n)
+        }
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        c.write('GET /1 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+        let got = ''
+        const count = () => got.split('HTTP/1.1 200').length - 1
+        c.on('data', (d) => {
+          if (got === '') c.write('GET /2 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'.repeat(3))
+          got += d
+          if (/r4\\r\\n0\\r\\n\\r\\n$|r4$/.test(got)) c.end()
+        })
+        c.on('close', () => console.log(JSON.stringify({ responses: count() })))
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)).toEqual(expect.arrayContaining([{ responses: 4 }, { closed: 4 }]))
+    expect(lines(ours.out)).toEqual(expect.arrayContaining([{ responses: 4 }, { closed: 4 }]))
+    expect(ours.code).toBe(0)
+  })
+
+  test('after close(): an idle connection is ended, one with a head still coming stays until closeAllConnections(), as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const s = http.createServer({ headersTimeout: 0, requestTimeout: 0 }, (req, res) => res.end('ok'))
+      const closed = []
+      s.listen(0, () => {
+        const port = s.address().port
+        const partial = net.connect(port, () => partial.write('GET / HTTP/1.1'))
+        partial.on('close', () => closed.push('partial'))
+        partial.on('error', () => {})
+        const idle = net.connect(port, () => idle.write('GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'))
+        idle.once('data', () => {
+          s.close(() => console.log(JSON.stringify({ closeCallback: closed.slice() })))
+          setTimeout(() => {
+            console.log(JSON.stringify({ before: closed.slice() }))
+            s.closeAllConnections()
+          }, 300)
+        })
+        idle.on('close', () => closed.push('idle'))
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    const expected = [{ before: ['idle'] }, { closeCallback: expect.any(Array) }]
+    expect(lines(node.out)).toEqual(expected)
+    expect(lines(ours.out)).toEqual(expected)
+    expect(ours.code).toBe(0)
+  })
+
   test('server.unref(): a process with nothing else to do exits', async () => {
     const r = await runPreloaded(`
       const s = require('http').createServer()
