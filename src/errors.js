@@ -85,6 +85,7 @@ define('ERR_INVALID_HTTP_TOKEN', (d) => `${d.label || 'Header name'} must be a v
 define('ERR_HTTP_INVALID_HEADER_VALUE', (d) => `Invalid value "${d.value}" for header "${d.header}"`, TypeError)
 define('ERR_INVALID_CHAR', (d) => `Invalid character in ${d.field || 'header content'}${d.header ? ` ["${d.header}"]` : ''}`, TypeError)
 define('ERR_HTTP_CONTENT_LENGTH_MISMATCH', (d) => `Response body's content-length of ${d.actual} byte(s) does not match the content-length of ${d.expected} byte(s) set in header`)
+define('ERR_HTTP_TRAILER_INVALID', () => 'Trailers are invalid with this transfer encoding')
 define('ERR_HTTP_BODY_NOT_ALLOWED', () => 'Adding content for this request method or response status is not allowed.')
 define('ERR_SERVER_ALREADY_LISTEN', () => 'Listen method has been called more than once without closing.')
 define('ERR_SERVER_NOT_RUNNING', () => 'Server is not running.')

@@ -79,8 +79,8 @@ class IncomingMessageMembers extends Readable {
 
   set headersDistinct (value) { this[kHeadersDistinct] = value }
 
-  // Routers deliver bodies de-chunked and keep trailers to themselves (the contract
-  // has no trailers), so these are always empty, as for a request without trailers.
+  // A chunked request's trailers, from the router with the end of its body (the hub
+  // passes them on; HTTP.SYS keeps them: empty there, as for a request without any).
   get trailers () {
     let t = this[kTrailers]
     if (t === null) t = this[kTrailers] = buildHeaders(this.rawTrailers, false)

@@ -82,6 +82,8 @@ function finishHead (res, st) {
   } else {
     close = true
   }
+  // a Trailer header needs chunked framing to carry the trailers (node throws)
+  if ((bits & H_TRAILER) !== 0 && res.chunkedEncoding !== true) throw new codes.ERR_HTTP_TRAILER_INVALID()
   if (close) res.shouldKeepAlive = false
   return close ? RESPONSE_CLOSE : 0
 }
@@ -138,7 +140,7 @@ function storedHeaders (res, raw, headers) {
     const name = entry[0]
     const value = entry[1]
     if (Array.isArray(value)) {
-      if (value.length < 2 || key !== 'cookie') {
+      if (value.length < 2 || (key !== 'cookie' && !isUnique(res, key))) {
         for (let i = 0; i < value.length; i++) {
           raw.push(name, String(value[i]))
           bits |= matchHeader(res, key, value[i])
@@ -152,6 +154,20 @@ function storedHeaders (res, raw, headers) {
     bits |= matchHeader(res, key, value)
   }
   return bits
+}
+
+// what a response head takes on the wire ("HTTP/1.1 200 OK\r\n", "Name: value\r\n"
+// each, the blank line): req.socket.bytesWritten and res.writableLength count it, as node's
+function headBytes (status, message, rawHeaders) {
+  let n = 17 + (message ? message.length : 0)
+  for (let i = 0; i < rawHeaders.length; i++) n += String(rawHeaders[i]).length + 2
+  return n
+}
+
+// the server's uniqueHeaders option: several values of these go out on one line
+function isUnique (res, key) {
+  const unique = res[kState].unique
+  return unique !== null && unique.has(key)
 }
 
 /** Raw pairs from writeHead(status, headers) alone: an object, [k, v, ...] or [[k, v]]. */
@@ -176,7 +192,7 @@ function given (res, raw, name, value) {
   validateHeaderName(name)
   let bits = 0
   if (Array.isArray(value)) {
-    if (value.length < 2 || name.length !== 6 || name.toLowerCase() !== 'cookie') {
+    if (value.length < 2 || ((name.length !== 6 || name.toLowerCase() !== 'cookie') && !isUnique(res, name.toLowerCase()))) {
       for (let i = 0; i < value.length; i++) {
         validateHeaderValue(name, value[i])
         raw.push(name, String(value[i]))
@@ -230,6 +246,7 @@ module.exports = {
   storedHeaders,
   givenHeaders,
   finishHead,
+  headBytes,
   RE_TE_CHUNKED,
   H_TE,
   H_CONN_CLOSE,

@@ -77,6 +77,8 @@ function writeChunk (res, chunk, encoding, callback, fromEnd) {
   if (st.pending === null) st.pending = [chunk]
   else st.pending.push(chunk)
   st.pendingSize += chunk.length
+  // node counts a chunk's framing ("<hex length>\r\n" ... "\r\n") as written too
+  if (res.chunkedEncoding && chunk.length > 0) st.pendingSize += chunkFraming(len >= 0 ? len : (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length))
   if (callback !== null) {
     if (st.callbacks === null) st.callbacks = [callback]
     else st.callbacks.push(callback)
@@ -86,6 +88,11 @@ function writeChunk (res, chunk, encoding, callback, fromEnd) {
     process.nextTick(flushNT, res)
   }
   return st.windowOpen && st.pendingSize < st.highWaterMark
+}
+
+// "<hex length>\r\n" and the "\r\n" after the data
+function chunkFraming (n) {
+  return (n < 0x10 ? 1 : n < 0x100 ? 2 : n < 0x1000 ? 3 : n < 0x10000 ? 4 : n.toString(16).length) + 4
 }
 
 function strictLength (res, st) {

@@ -33,7 +33,7 @@ const {
 } = require('./headers')
 const { kHandle, kSocket, kOutHeaders, kState } = require('./symbols')
 const { defineLegacyClass } = require('./legacy-class')
-const { storedHeaders, givenHeaders, finishHead, RE_TE_CHUNKED, R_CONNECTION, R_CONTENT_LENGTH, R_TE } = require('./out-head')
+const { storedHeaders, givenHeaders, finishHead, headBytes, RE_TE_CHUNKED, R_CONNECTION, R_CONTENT_LENGTH, R_TE } = require('./out-head')
 const { writeChunk, strictLength, flush, onError, nop, HIGH_WATER_MARK } = require('./response-flow')
 const { SocketSink } = require('./socket-sink')
 
@@ -74,6 +74,7 @@ class OutState {
     this.corked = 0
     this.bytesWritten = 0
     this.trailer = ''
+    this.unique = null // the server's uniqueHeaders: lower-cased names whose values join with '; '
     this.detached = false
     // made outside a server (no queue): writes go to the socket assignSocket() gives
     this.direct = req[kHandle] === undefined || req[kHandle] === null
@@ -164,7 +165,13 @@ class ServerResponseMembers extends Stream {
   get writableEnded () { return this.finished }
   get writableFinished () { return this.finished && this[kState].finalSent }
   get writableObjectMode () { return false }
-  get writableLength () { return this[kState].pendingSize }
+  // node's: what is written and not yet out, as it goes on the wire (a head not sent yet,
+  // the chunked framing)
+  get writableLength () {
+    const st = this[kState]
+    return st.pendingSize + (st.head !== null && !st.sent ? headBytes(st.status, st.reason, st.head) : 0)
+  }
+
   get writableHighWaterMark () { return this[kState].highWaterMark }
   get writableCorked () { return this[kState].corked }
   get writableNeedDrain () { return !this.destroyed && !this.finished && this[kState].needDrain }
@@ -275,8 +282,18 @@ class ServerResponseMembers extends Stream {
       if (typeof field !== 'string' || field === '' || !isToken(field)) {
         throw new codes.ERR_INVALID_HTTP_TOKEN({ label: 'Trailer name', value: field })
       }
-      if (hasInvalidChar(value)) throw new codes.ERR_INVALID_CHAR({ field: 'trailer content', header: field })
-      trailer += field + ': ' + value + '\r\n'
+      // several values: one line each, unless the name is a unique header (joined, node)
+      const unique = this[kState].unique
+      if (Array.isArray(value) && value.length > 1 && (unique === null || !unique.has(field.toLowerCase()))) {
+        for (let j = 0; j < value.length; j++) {
+          if (hasInvalidChar(value[j])) throw new codes.ERR_INVALID_CHAR({ field: 'trailer content', header: field })
+          trailer += field + ': ' + value[j] + '\r\n'
+        }
+        continue
+      }
+      const text = Array.isArray(value) ? value.join('; ') : value
+      if (hasInvalidChar(text)) throw new codes.ERR_INVALID_CHAR({ field: 'trailer content', header: field })
+      trailer += field + ': ' + text + '\r\n'
     }
     this[kState].trailer = trailer
   }
@@ -329,7 +346,12 @@ class ServerResponseMembers extends Stream {
     st.headBits = bits
     st.status = statusCode
     st.reason = this.statusMessage
-    st.headFlags = finishHead(this, st)
+    try {
+      st.headFlags = finishHead(this, st)
+    } catch (err) {
+      st.head = null // not made: the app may fix its headers and try again (node)
+      throw err
+    }
     return this
   }
 

@@ -12,8 +12,9 @@ const dc = require('node:diagnostics_channel')
 const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
+const { headBytes } = require('./out-head')
 const {
-  kHandle, kClosing, kResponseOptions, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
+  kHandle, kClosing, kResponseOptions, kUniqueHeaders, kState, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
 } = require('./symbols')
 
@@ -48,7 +49,7 @@ class ServerHandle {
     this.handlers = {
       onRequest: (q) => this.onRequest(q),
       onBody: (id, chunk) => this.onBody(id, chunk),
-      onBodyEnd: (id) => this.onBodyEnd(id),
+      onBodyEnd: (id, trailers) => this.onBodyEnd(id, trailers),
       onAbort: (id) => this.onAbort(id),
       onDrain: (id) => this.onDrain(id),
       onClose: (err) => this.onClose(err),
@@ -82,6 +83,8 @@ class ServerHandle {
 
     if (server.highWaterMark !== undefined) req._readableState.highWaterMark = server.highWaterMark
     const res = new server[kResponseClass](req, server[kResponseOptions])
+    const unique = server[kUniqueHeaders]
+    if (unique !== null && unique !== undefined) res[kState].unique = unique
     res[kHandle] = this
     res.shouldKeepAlive = q.keepAlive !== false
     req[kResponse] = res
@@ -122,9 +125,10 @@ class ServerHandle {
     req.push(chunk)
   }
 
-  onBodyEnd (id) {
+  onBodyEnd (id, trailers) {
     const req = this.inflight.get(id)
     if (req === undefined || req.destroyed) return
+    if (trailers !== null && trailers !== undefined) req.rawTrailers = trailers
     req.complete = true
     req.push(null)
   }
@@ -412,13 +416,6 @@ function forgetServer (server) {
 
 function listeningServers () {
   return [...listening]
-}
-
-// what a response head takes on the wire (req.socket.bytesWritten counts it, as node's)
-function headBytes (status, message, rawHeaders) {
-  let n = 17 + (message ? message.length : 0) // "HTTP/1.1 200 " ... "\r\n" and the blank line
-  for (let i = 0; i < rawHeaders.length; i++) n += String(rawHeaders[i]).length + 2
-  return n
 }
 
 function release (handle, socket, req) {

@@ -29,7 +29,7 @@ const { ServerResponse } = require('./response')
 const { ServerHandle, rememberServer, forgetServer } = require('./server-handle')
 const { targetFor } = require('./listen-target')
 const { defineLegacyClass } = require('./legacy-class')
-const { kBackend, kHandle, kClosing, kResponseOptions, kIncomingClass, kResponseClass, kScheme, kTlsOptions } = require('./symbols')
+const { kBackend, kHandle, kClosing, kResponseOptions, kIncomingClass, kResponseClass, kScheme, kTlsOptions, kUniqueHeaders } = require('./symbols')
 
 let defaultBackend = null
 let log = null
@@ -79,6 +79,8 @@ function Server (options, requestListener) {
   this.requireHostHeader = optionalBoolean(options, 'requireHostHeader', true)
   this.joinDuplicateHeaders = optionalBoolean(options, 'joinDuplicateHeaders')
   this.rejectNonStandardBodyWrites = optionalBoolean(options, 'rejectNonStandardBodyWrites', false)
+  // headers whose several values go out joined with '; ' on one line (node's option)
+  this[kUniqueHeaders] = Array.isArray(options.uniqueHeaders) ? new Set(options.uniqueHeaders.map((h) => h.toLowerCase())) : null
   // the socket option node passes to each connection, and so to req and res
   this.highWaterMark = typeof options.highWaterMark === 'number' && options.highWaterMark >= 0 ? options.highWaterMark : undefined
   // what node gives each ServerResponse it makes (made once: the hot path allocates nothing)

@@ -23,6 +23,7 @@ module.exports = {
   kResponseClass: Symbol('httpsys.responseClass'),
   kScheme: Symbol('httpsys.scheme'),
   kTlsOptions: Symbol('httpsys.tlsOptions'),
+  kUniqueHeaders: Symbol('httpsys.uniqueHeaders'),
 
   // shared by IncomingMessage and ServerResponse
   kQueueRequest: Symbol('httpsys.queueRequest'),

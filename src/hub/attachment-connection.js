@@ -109,7 +109,7 @@ class AttachmentConnection {
   }
 
   sendBodyEnd (req) {
-    this.writer.empty(T.BODY_END, req.wireId)
+    this.writer.bodyEnd(req.wireId, req.head.trailers)
     this.schedule()
   }
 

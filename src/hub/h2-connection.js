@@ -90,6 +90,8 @@ class H2Connection {
     stream.on('drain', () => req.onDrain())
     if (head.hasBody) {
       stream.on('data', (chunk) => req.onBodyChunk(chunk))
+      // a trailing HEADERS block: the request's trailers, passed on with the body's end
+      stream.on('trailers', (fields, flags, raw) => { head.trailers = trailerPairs(fields, raw) })
       stream.on('end', () => req.onBodyComplete())
     }
     if (head.status !== 0) {
@@ -212,6 +214,21 @@ class H2StreamConn {
   destroy () {
     if (!this.stream.destroyed) this.stream.close(NGHTTP2_CANCEL)
   }
+}
+
+/** An h2 trailer block as [name, value, ...] (node gives the raw list; else from the object). */
+function trailerPairs (fields, raw) {
+  const out = []
+  if (Array.isArray(raw)) {
+    for (let i = 0; i + 1 < raw.length; i += 2) out.push(String(raw[i]), String(raw[i + 1]))
+    return out
+  }
+  for (const name of Object.keys(fields || {})) {
+    const v = fields[name]
+    if (Array.isArray(v)) for (const x of v) out.push(name, String(x))
+    else out.push(name, String(v))
+  }
+  return out
 }
 
 /**

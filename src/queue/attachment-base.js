@@ -181,11 +181,11 @@ class AttachmentBase {
     this.deliver(this.handlers.onBody, id, chunk)
   }
 
-  bodyEnd (id) {
+  bodyEnd (id, trailers = null) {
     const st = this.live.get(id)
     if (st === undefined || st.bodyDone) return
     st.bodyDone = true
-    this.deliver(this.handlers.onBodyEnd, id)
+    this.deliver(this.handlers.onBodyEnd, id, trailers)
   }
 
   /** The router took `bytes` of a response in flight: the window may reopen. */

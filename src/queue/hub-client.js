@@ -206,7 +206,7 @@ class HubAttachment extends AttachmentBase {
         this.body(id, b.subarray(start, end))
         return
       case T.BODY_END:
-        this.bodyEnd(id)
+        this.bodyEnd(id, P.decodeTrailers(b, start, end))
         return
       case T.WINDOW:
         this.acknowledged(id, b.readUInt32LE(start))

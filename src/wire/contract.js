@@ -33,7 +33,10 @@
 // uncaught-exception behaviour (a crash, or the app's own handler) still happens.
 //   onRequest(req: QueueRequest)        a request was received from the queue
 //   onBody(id, chunk: Buffer)           a piece of the request body
-//   onBodyEnd(id)                       the request body is complete
+//   onBodyEnd(id, trailers)             the request body is complete; trailers: a chunked
+//                                       body's trailer fields [name, value, ...] as
+//                                       received, or null (none, or a router that does
+//                                       not surface them: HTTP.SYS keeps them)
 //   onAbort(id)                         the client went away, the router cancelled the
 //                                       request, or sending its response failed; no
 //                                       further call names this id

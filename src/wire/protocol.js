@@ -14,7 +14,7 @@ const { EXPECT_CONTINUE, EXPECT_OTHER } = require('./contract')
 // 2: REQUEST carries the client connection's TLS session (REQ_ENCRYPTED), HELLO the
 // TLS material of an https server; 3: INFO, an interim (1xx) response, and the client
 // connection's lifetime (CONN_CLOSED, CONN_END) (docs/wire-protocol.md).
-const VERSION = 3
+const VERSION = 4
 
 const HEADER_SIZE = 9 // u32 length | u8 type | u32 id
 const MAX_FRAME = 64 * 1024 * 1024
@@ -198,6 +198,27 @@ class FrameWriter {
     if (extra) this.slab[p] = flags
     if (n > 0) buf.copy(this.slab, p + extra, start, end)
     this.pos = p + extra + n
+  }
+
+  /**
+   * BODY_END (hub -> worker): the request body is complete. A chunked body's trailers
+   * follow as u32 pairs + 2n str (latin1, as the request's headers); none: no payload.
+   * @param {number} id
+   * @param {string[]|null} trailers [name, value, ...]
+   */
+  bodyEnd (id, trailers) {
+    if (trailers === null || trailers === undefined || trailers.length === 0) {
+      this.empty(T.BODY_END, id)
+      return
+    }
+    let size = 4
+    for (let i = 0; i < trailers.length; i++) size += 2 + trailers[i].length
+    let p = this.header(T.BODY_END, id, size)
+    const b = this.slab
+    b.writeUInt32LE(trailers.length >>> 1, p)
+    p += 4
+    for (let i = 0; i < trailers.length; i++) p = putStr(b, p, trailers[i])
+    this.pos = p
   }
 
   /**
@@ -475,6 +496,23 @@ function decodeRequest (id, b, p) {
 }
 
 /**
+ * BODY_END's trailers (worker side): [name, value, ...], or null for a frame without
+ * payload (a body that had none).
+ * @returns {string[]|null}
+ */
+function decodeTrailers (b, p, end) {
+  if (end - p < 4) return null
+  const n = b.readUInt32LE(p) * 2
+  p += 4
+  const out = new Array(n)
+  for (let i = 0; i < n; i++) {
+    const len = b.readUInt16LE(p)
+    out[i] = b.latin1Slice(p + 2, (p += 2 + len))
+  }
+  return out
+}
+
+/**
  * The TLS section of a REQUEST (after its headers, when REQ_ENCRYPTED is set): the
  * client connection's session as the contract's TlsInfo (src/wire/contract.js).
  *   u8 flags (1 authorized, 2 a peer certificate follows)
@@ -683,6 +721,7 @@ module.exports = {
   FrameWriter,
   FrameReader,
   decodeRequest,
+  decodeTrailers,
   decodeResponse,
   encodeTlsInfo,
   decodeTlsInfo,

@@ -226,10 +226,10 @@ describe('h2 bodies and streams', () => {
             p.hash.update(chunk)
             w.readBody(id)
           },
-          onBodyEnd (id) {
+          onBodyEnd (id, trailers) {
             const p = pending.get(id)
             pending.delete(id)
-            const out = `${p.n} ${p.hash.digest('hex')}`
+            const out = `${p.n} ${p.hash.digest('hex')}` + (trailers ? ` ${JSON.stringify(trailers)}` : '')
             w.respond(id, 200, '', ['Content-Length', String(out.length)], out, 0)
           },
           onAbort () {},
@@ -291,6 +291,26 @@ describe('h2 bodies and streams', () => {
         r.resume()
       })
       expect(tooBig).toEqual({ status: 413, rstCode: http2.constants.NGHTTP2_NO_ERROR })
+    } finally {
+      session.close()
+    }
+  })
+
+  test('a request\'s trailers (a trailing HEADERS block) reach the app with the end of its body', async () => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
+    try {
+      const body = await new Promise((resolve, reject) => {
+        const r = session.request({ ':path': '/up', ':method': 'POST' }, { waitForTrailers: true })
+        r.on('wantTrailers', () => r.sendTrailers({ 'x-checksum': 'c0ffee', 'x-rows': '3' }))
+        const chunks = []
+        r.on('data', (c) => chunks.push(c))
+        r.on('end', () => resolve(Buffer.concat(chunks).toString()))
+        r.on('error', reject)
+        r.end('abc')
+      })
+      const [n, , trailers] = body.split(' ')
+      expect(n).toBe('3')
+      expect(JSON.parse(trailers)).toEqual(['x-checksum', 'c0ffee', 'x-rows', '3'])
     } finally {
       session.close()
     }

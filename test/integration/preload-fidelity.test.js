@@ -488,6 +488,47 @@ describe('a client that goes away', () => {
   })
 })
 
+describe('trailers', () => {
+  test('a chunked request\'s trailers reach req.trailers/rawTrailers after \'end\'; res.addTrailers() reaches the client; a Trailer header without chunked framing throws ERR_HTTP_TRAILER_INVALID, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const s = http.createServer((req, res) => {
+        const before = req.rawTrailers.length
+        req.resume()
+        req.on('end', () => {
+          let invalid = null
+          res.setHeader('Trailer', 'X-Sum')
+          try { res.writeHead(200, { 'Content-Length': '2' }) } catch (e) { invalid = e.code }
+          res.removeHeader('Content-Length')
+          res.writeHead(200)
+          res.write('ok')
+          res.addTrailers({ 'X-Sum': '42' })
+          res.end(JSON.stringify({ before, trailers: req.trailers, raw: req.rawTrailers, invalid }))
+        })
+      })
+      s.listen(0, () => {
+        const r = http.request({ port: s.address().port, method: 'POST', agent: false, headers: { Trailer: 'X-Q' } }, (res) => {
+          let b = ''
+          res.on('data', (d) => { b += d })
+          res.on('end', () => { console.log(b.slice(2)); console.log(JSON.stringify(res.trailers)); s.close() })
+        })
+        r.write('abc')
+        r.addTrailers([['X-Q', 'q1'], ['x-q', 'q2']])
+        r.end()
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    const expected = [
+      { before: 0, trailers: { 'x-q': 'q1, q2' }, raw: ['X-Q', 'q1', 'x-q', 'q2'], invalid: 'ERR_HTTP_TRAILER_INVALID' },
+      { 'x-sum': '42' }
+    ]
+    expect(lines(node.out)).toEqual(expected)
+    expect(ours.err).toBe('')
+    expect(lines(ours.out)).toEqual(expected)
+  })
+})
+
 describe('diagnostics_channel', () => {
   test('http.server.request.start and http.server.response.finish are published as node publishes them (APM tools)', async () => {
     const code = `

@@ -127,6 +127,34 @@ describe('framing', () => {
     expect(r.raw.toString()).toBe('1\r\nx\r\n0\r\nContent-MD5: abc\r\n\r\n')
   })
 
+  test('several trailer values go on a line each; the server\'s uniqueHeaders join them (and header values) with "; ", as node\'s', async () => {
+    const handler = (req, res) => {
+      res.setHeader('X-Multi', ['a', 'b'])
+      res.writeHead(200, { Trailer: 'X-T' })
+      res.write('x')
+      res.addTrailers({ 'X-T': ['1', '2'] })
+      res.end()
+    }
+    const plain = await serve(handler)
+    expect(plain.r.raw.toString()).toBe('1\r\nx\r\n0\r\nX-T: 1\r\nX-T: 2\r\n\r\n')
+    expect(plain.r.rawHeaders.filter((x, i) => i % 2 === 0 && x === 'X-Multi')).toHaveLength(2)
+    const unique = await serve(handler, {}, { server: { uniqueHeaders: ['x-t', 'X-MULTI'] } })
+    expect(unique.r.raw.toString()).toBe('1\r\nx\r\n0\r\nX-T: 1; 2\r\n\r\n')
+    expect(unique.r.headers['x-multi']).toBe('a; b')
+    // a Trailer header on a response that cannot be chunked: node throws, the head is
+    // not made, and the app can go on without it
+    let code = null
+    const invalid = await serve((req, res) => {
+      res.setHeader('Trailer', 'X-T')
+      try { res.writeHead(200, { 'Content-Length': '2' }) } catch (err) { code = err.code }
+      res.removeHeader('Trailer')
+      res.end('ok')
+    })
+    expect(code).toBe('ERR_HTTP_TRAILER_INVALID')
+    expect(invalid.r.statusCode).toBe(200)
+    expect(invalid.h.text).toBe('ok')
+  })
+
   test('an app-set Content-Length streams the raw body (no chunked framing)', async () => {
     const { r } = await serve((req, res) => {
       res.setHeader('Content-Length', 10)
@@ -450,6 +478,25 @@ describe('events and callbacks', () => {
     await settle()
     expect(events).toEqual(['ended=true finished=true headersSent=true', 'write cb', 'finish', 'end cb', 'close'])
     expect(r.raw.toString()).toBe('1\r\na\r\n1\r\nb\r\n0\r\n\r\n')
+  })
+
+  test('writableLength counts what is not out yet as node does: the unsent head, each chunk with its framing; 0 once finished', async () => {
+    const seen = []
+    await serve((req, res) => {
+      seen.push(res.writableLength)
+      res.writeHead(200, { 'X-A': 'b' })
+      const head = res.writableLength
+      seen.push(head > 0)
+      res.write('asd')
+      seen.push(res.writableLength - head)
+      res.write(Buffer.alloc(300))
+      seen.push(res.writableLength - head)
+      res.end()
+      res.on('finish', () => seen.push(res.writableLength))
+    })
+    await settle()
+    // "3\r\nasd\r\n" is 8 bytes; "12c\r\n" + 300 + "\r\n" is 307 more
+    expect(seen).toEqual([0, true, 8, 8 + 307, 0])
   })
 
   test('writableEnded/writableFinished/headersSent before and after', async () => {

@@ -115,6 +115,20 @@ describe('wire protocol codec', () => {
     expect(P.checkInfo(withBody.b, withBody.start, withBody.end)).toBe('INFO carries a body')
   })
 
+  test('BODY_END: no payload without trailers; a chunked body\'s trailers round-trip in order, repeats kept', () => {
+    const w = new P.FrameWriter()
+    w.bodyEnd(3, null)
+    w.bodyEnd(4, [])
+    w.bodyEnd(5, ['X-Sum', 'abc', 'x-sum', 'def', 'Empty', ''])
+    const r = []
+    const reader = new P.FrameReader((type, id, b, s, e) => r.push({ type, id, trailers: P.decodeTrailers(b, s, e), bytes: e - s }))
+    reader.push(Buffer.concat(w.take()))
+    expect(r.map((x) => [x.type, x.id, x.bytes])).toEqual([[T.BODY_END, 3, 0], [T.BODY_END, 4, 0], [T.BODY_END, 5, 4 + 7 + 5 + 7 + 5 + 7 + 2]])
+    expect(r[0].trailers).toBeNull()
+    expect(r[1].trailers).toBeNull()
+    expect(r[2].trailers).toEqual(['X-Sum', 'abc', 'x-sum', 'def', 'Empty', ''])
+  })
+
   test('large bodies travel by reference, not copied into the slab', () => {
     const big = crypto.randomBytes(200 * 1024)
     const w = new P.FrameWriter()
@@ -142,6 +156,7 @@ describe('wire protocol codec', () => {
       w.body(1, small)
       w.body(1, big)
       w.empty(T.BODY_END, 1)
+      w.bodyEnd(1, ['Trailer-A', 'v'])
       w.empty(T.ABORT, 2)
       w.u32(T.ACK, 0, 0xfffffffe)
       w.u32(T.READ, 1, 65536)
@@ -157,18 +172,19 @@ describe('wire protocol codec', () => {
     }
     const whole = roundTrip(build)
     expect(whole.frames.map((f) => f.type)).toEqual([
-      T.HELLO, T.HELLO_OK, T.HELLO_ERR, T.CLOSE, T.REQUEST, T.BODY, T.BODY, T.BODY_END, T.ABORT, T.ACK, T.READ,
+      T.HELLO, T.HELLO_OK, T.HELLO_ERR, T.CLOSE, T.REQUEST, T.BODY, T.BODY, T.BODY_END, T.BODY_END, T.ABORT, T.ACK, T.READ,
       T.RESPONSE, T.RES_BODY, T.RES_BODY, T.RES_BODY, T.WINDOW, T.CONTINUE, T.CANCEL, T.DETACH, T.DETACH_OK
     ])
     const f = whole.frames
     expect(P.decodeJson(f[0].payload, 0, f[0].payload.length, true)).toEqual({ version: P.VERSION, value: { queue: 'q', urls: ['http://+:0/'], pid: 1 } })
     expect(P.decodeJson(f[3].payload, 0, f[3].payload.length, false)).toEqual({ reason: 'bye' })
     expect(f[6].payload.equals(big)).toBe(true)
-    expect(f[9].payload.readUInt32LE(0)).toBe(0xfffffffe)
-    expect(f[12].payload[0]).toBe(1)
-    expect(f[12].payload.subarray(1).equals(big)).toBe(true)
-    expect(f[13].payload.subarray(1).toString()).toBe('tail \u00e9')
-    expect(f[14].payload.length).toBe(1)
+    expect(P.decodeTrailers(f[8].payload, 0, f[8].payload.length)).toEqual(['Trailer-A', 'v'])
+    expect(f[10].payload.readUInt32LE(0)).toBe(0xfffffffe)
+    expect(f[13].payload[0]).toBe(1)
+    expect(f[13].payload.subarray(1).equals(big)).toBe(true)
+    expect(f[14].payload.subarray(1).toString()).toBe('tail \u00e9')
+    expect(f[15].payload.length).toBe(1)
     for (const seed of [1, 2, 3, 42, 1000]) {
       const split = roundTrip(build, (bytes) => randomSplits(bytes, seed))
       expect(split.frames.map((x) => [x.type, x.id, x.payload.toString('hex')]))
