@@ -123,6 +123,12 @@ function flush (res, final, headOnly) {
   const cbs = st.callbacks
   st.callbacks = null
   const req = res.req
+  // A request body that has not all arrived (the app answered first): every byte of
+  // the response goes out now, and the router hears that the response is complete only
+  // when 'finish' comes (server-handle.js finished), once the body is in if the app
+  // reads it by then, as node reads a body after its response. A router discards the
+  // unread rest of a body once a response is complete.
+  const hold = final && !req.complete && !req.destroyed
 
   let ok
   if (!st.sent) {
@@ -130,7 +136,8 @@ function flush (res, final, headOnly) {
     st.sent = true
     let flags = st.headFlags
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
-    if (!final) flags |= RESPONSE_MORE
+    if (hold) st.heldFlags = flags & RESPONSE_CLOSE
+    if (!final || hold) flags |= RESPONSE_MORE
     ok = handle.respond(req, st.status, st.reason, st.head, body, flags)
   } else {
     const body = st.hasBody ? frame(parts, res.chunkedEncoding, final ? st.trailer : null) : null
@@ -138,8 +145,13 @@ function flush (res, final, headOnly) {
     let flags = final ? 0 : RESPONSE_MORE
     // (HTTP/2: the connection carries other streams; the head said so already)
     if (final && req.httpVersionMajor < 2 && (!res.shouldKeepAlive || (st.headBits & H_CONN_CLOSE) !== 0)) flags |= RESPONSE_CLOSE
-    ok = handle.sendBody(req, body, flags)
+    if (hold) {
+      st.heldFlags = flags
+      flags |= RESPONSE_MORE
+    }
+    ok = hold && body === null ? true : handle.sendBody(req, body, flags)
   }
+  if (hold) st.holding = true
   if (cbs !== null) process.nextTick(runCallbacks, cbs)
   if (final) {
     st.finalSent = true

@@ -74,6 +74,8 @@ class OutState {
     this.corked = 0
     this.bytesWritten = 0
     this.trailer = ''
+    this.holding = false // the response is out; the router hears its end once the request body is in
+    this.heldFlags = 0 // respond() flags for that end (RESPONSE_CLOSE)
     this.unique = null // the server's uniqueHeaders: lower-cased names whose values join with '; '
     this.detached = false
     // made outside a server (no queue): writes go to the socket assignSocket() gives

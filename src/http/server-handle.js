@@ -131,6 +131,8 @@ class ServerHandle {
     if (trailers !== null && trailers !== undefined) req.rawTrailers = trailers
     req.complete = true
     req.push(null)
+    const st = req[kResponse][kState]
+    if (st.holding && st.finishState === 2) this.endHeld(req)
   }
 
   onAbort (id) {
@@ -244,6 +246,30 @@ class ServerHandle {
   /** The response went out completely (from ServerResponse, before its 'finish'). */
   finished (req) {
     if (responseFinish.hasSubscribers) responseFinish.publish({ request: req, response: req[kResponse], socket: req.socket, server: this.server })
+    const st = req[kResponse][kState]
+    if (st.holding) {
+      // a response sent before its request's body was in (response-flow.js flush): if
+      // the app reads the body, the request stays in flight until the body is in
+      // (onBodyEnd), then the router hears that the response is complete (node's
+      // resOnFinish decides the same way, at 'finish')
+      if (req.complete || !(req._consuming || req._readableState.resumeScheduled || req.readableFlowing === true)) this.endHeld(req)
+      return
+    }
+    this.letGo(req)
+  }
+
+  /** A response held for its request's body: the body is in, the response ends. */
+  endHeld (req) {
+    const st = req[kResponse][kState]
+    if (!st.holding) return
+    st.holding = false
+    if (this.inflight.get(req[kQueueRequest].id) !== req) return // aborted meanwhile
+    this.sendBody(req, null, st.heldFlags)
+    this.letGo(req)
+  }
+
+  /** The request is done with: it leaves the in-flight set and its socket. */
+  letGo (req) {
     const id = req[kQueueRequest].id
     if (this.inflight.get(id) === req) this.inflight.delete(id)
     const s = req[kSocket]

@@ -488,6 +488,44 @@ describe('a client that goes away', () => {
   })
 })
 
+describe('a request body read after the response', () => {
+  test('the app answers 202 at once and reads a 3 MB upload that is still arriving: the whole body, then \'end\', as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const crypto = require('crypto')
+      const s = http.createServer((req, res) => {
+        res.writeHead(202, { 'Content-Length': '8' })
+        res.end('accepted')
+        const h = crypto.createHash('sha256')
+        let n = 0
+        req.on('data', (d) => { n += d.length; h.update(d) })
+        req.on('end', () => console.log(JSON.stringify({ server: n, sha: h.digest('hex'), complete: req.complete })))
+        req.on('error', (e) => console.log(JSON.stringify({ error: e.code })))
+        req.on('close', () => s.close())
+      })
+      s.listen(0, () => {
+        const body = crypto.randomBytes(3 * 1024 * 1024)
+        const sha = crypto.createHash('sha256').update(body).digest('hex')
+        const r = http.request({ port: s.address().port, method: 'POST', headers: { 'Content-Length': body.length } }, (res) => {
+          let b = ''
+          res.on('data', (d) => { b += d })
+          res.on('end', () => console.log(JSON.stringify({ client: res.statusCode, body: b, sha })))
+        })
+        r.write(body.subarray(0, 1000))
+        setTimeout(() => r.end(body.subarray(1000)), 200)
+      })
+    `
+    for (const r of [await runPreloaded(code, { preload: false }), await runPreloaded(code)]) {
+      const out = lines(r.out)
+      const client = out.find((l) => l.client)
+      const server = out.find((l) => l.server !== undefined || l.error)
+      expect(client).toMatchObject({ client: 202, body: 'accepted' })
+      expect(server).toEqual({ server: 3 * 1024 * 1024, sha: client.sha, complete: true })
+      expect(r.code).toBe(0)
+    }
+  })
+})
+
 describe('trailers', () => {
   test('a chunked request\'s trailers reach req.trailers/rawTrailers after \'end\'; res.addTrailers() reaches the client; a Trailer header without chunked framing throws ERR_HTTP_TRAILER_INVALID, as node\'s', async () => {
     const code = `

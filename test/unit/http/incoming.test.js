@@ -3,6 +3,7 @@
 const { Readable, Writable, pipeline } = require('node:stream')
 const { IncomingMessage } = require('../../../src/http')
 const { start, stopAll, settle } = require('./start')
+const { RESPONSE_MORE } = require('../../../src/wire/contract')
 
 afterEach(stopAll)
 
@@ -202,6 +203,40 @@ describe('the body is a real Readable with backpressure', () => {
     await settle()
     expect(events).toEqual(['end', 'close'])
     expect(req.aborted).toBe(false)
+  })
+
+  test('an unread body: the response\'s end reaches the router at "finish" (sent with MORE, then ended), nothing waits for the body', async () => {
+    const { res, h, mq } = await receive({ method: 'POST', manualBody: true, body: [] })
+    res.end('early answer')
+    await settle()
+    const sends = mq.calls.filter((c) => (c.op === 'respond' || c.op === 'sendBody') && c.id === h.id)
+    expect(sends.map((c) => [c.op, c.flags & RESPONSE_MORE])).toEqual([['respond', RESPONSE_MORE], ['sendBody', 0]])
+  })
+
+  test('answered first, then read: the body still arrives whole, "end" comes, and the router hears the response ended only after the body', async () => {
+    const { req, res, h, mq } = await receive({ method: 'POST', manualBody: true, body: [] })
+    res.writeHead(202, { 'Content-Length': '2' })
+    res.end('ok')
+    const got = []
+    const events = []
+    req.on('data', (c) => got.push(String(c)))
+    req.on('end', () => events.push('end'))
+    req.on('close', () => events.push('close'))
+    res.on('finish', () => events.push('finish'))
+    await settle()
+    expect(events).toEqual(['finish'])
+    const ended = () => mq.calls.filter((c) => (c.op === 'respond' || c.op === 'sendBody') && c.id === h.id && (c.flags & RESPONSE_MORE) === 0)
+    expect(ended()).toHaveLength(0) // the response bytes are out; its end waits for the body
+    h.body('late ')
+    h.body('body')
+    await settle()
+    h.end()
+    await settle()
+    expect(got.join('')).toBe('late body')
+    expect(events).toEqual(['finish', 'end', 'close'])
+    expect(req.aborted).toBe(false)
+    expect(ended()).toHaveLength(1)
+    expect(h.text).toBe('ok')
   })
 
   test('req.setTimeout sets the socket timeout and listens for "timeout"', async () => {
