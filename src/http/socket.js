@@ -138,13 +138,16 @@ class RequestSocket extends EventEmitter {
     if (this.destroyed) return this
     markDestroyed(this)
     this[kDestroying] = true
+    // the socket's 'error' and 'close' are queued before anything its requests' ends
+    // queue: listeners of the socket hear first, as from node's (on-finished, and so
+    // koa, report a stream error once, from the socket)
+    process.nextTick(emitClose, this, err || null)
     const reqs = this[kRequests].slice()
     const handle = this[kHandle]
     if (handle !== null) {
       for (let i = 0; i < reqs.length; i++) handle.cancel(reqs[i], err || null)
       if (reqs.length === 0) endIdle(this)
     }
-    process.nextTick(emitClose, this, err || null)
     return this
   }
 

@@ -458,6 +458,30 @@ describe('a client that goes away', () => {
     expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
   })
 
+  test('a body stream that fails mid-response: its error reaches the socket\'s listeners before pipeline()\'s callback, as on node (koa reports it once)', async () => {
+    const code = `
+      const http = require('http')
+      const { pipeline, PassThrough } = require('stream')
+      const order = []
+      const s = http.createServer((req, res) => {
+        req.socket.on('error', (e) => order.push('socket error: ' + e.message))
+        const body = new PassThrough()
+        pipeline(body, res, (err) => order.push('pipeline: ' + (err && err.message)))
+        body.write('x')
+        setImmediate(() => body.destroy(new Error('boom')))
+      })
+      s.listen(0, () => {
+        http.get({ port: s.address().port, agent: false }, (res) => res.resume()).on('error', () => {})
+        setTimeout(() => { console.log(JSON.stringify(order)); s.close() }, 300)
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    const expected = ['socket error: boom', 'pipeline: boom']
+    expect(lines(node.out)).toEqual([expected])
+    expect(lines(ours.out)).toEqual([expected])
+  })
+
   test('a client that aborts while its request waits: the app hears \'aborted\' and \'close\', end() after it never finishes, close() completes', async () => {
     const code = `
       const http = require('http')
