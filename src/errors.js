@@ -106,6 +106,9 @@ define('ERR_HTTPSYS_URL_CONFLICT', (d) =>
 define('ERR_HTTPSYS_LISTEN_PATH', (d) =>
   `Cannot listen on the path ${str(d.path)}: HTTP.SYS routes requests to a request queue by URL prefix, and cannot listen on a pipe or socket path. ` +
   'Listen on a port (server.listen(8080)) or a URL prefix (server.listen(\'http://+:8080/\')), or start the app with `httpsys start` and give it `urls` in httpsys.config.js.')
+define('ERR_HTTPSYS_SOCKET_WRITE', (d) =>
+  `Cannot write to req.socket: ${d.reason}. ` +
+  'The router owns the connection: answer through res, or write one whole HTTP/1.1 response (status line, headers, a blank line, the body) to the socket of a request whose response has not begun.')
 
 // ---------------------------------------------------------------------------
 // The router: ports and the hub (src/hub, src/queue)

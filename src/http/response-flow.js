@@ -116,7 +116,7 @@ function flush (res, final, headOnly) {
   const st = res[kState]
   st.flushQueued = false
   const handle = res[kHandle]
-  if (res.destroyed || handle === null || st.finalSent || !st.windowOpen) return
+  if (res.destroyed || handle === null || st.finalSent || !st.windowOpen || st.hijacked) return
   const parts = st.pending
   st.pending = null
   st.pendingSize = 0

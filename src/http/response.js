@@ -74,6 +74,7 @@ class OutState {
     this.corked = 0
     this.bytesWritten = 0
     this.trailer = ''
+    this.hijacked = false // the app wrote its response to req.socket (raw-response.js): res sends nothing
     this.holding = false // the response is out; the router hears its end once the request body is in
     this.heldFlags = 0 // respond() flags for that end (RESPONSE_CLOSE)
     this.unique = null // the server's uniqueHeaders: lower-cased names whose values join with '; '
@@ -529,6 +530,12 @@ class ServerResponseMembers extends Stream {
   _onDrain () {
     const st = this[kState]
     st.windowOpen = true
+    if (st.hijacked) {
+      // written around res (raw-response.js): the socket's writer waits for 'drain'
+      const s = this.req !== null ? this.req[kSocket] : null
+      if (s) s.emit('drain')
+      return
+    }
     if (this.destroyed || st.finalSent) return
     if (st.pending !== null || this.finished) flush(this, this.finished, false)
     if (st.windowOpen && st.needDrain && st.pending === null) {

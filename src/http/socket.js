@@ -10,11 +10,13 @@
 // requests is in flight; destroy() cancels those requests, which resets the client
 // connection exactly as destroying node's socket would.
 //
-// Deliberately not a net.Socket: raw socket I/O (socket.write, reading the socket)
-// has no meaning on a queue; `socket instanceof net.Socket` is false.
+// Not a net.Socket (`socket instanceof net.Socket` is false): reading the socket has no
+// meaning on a queue. write() takes a whole raw HTTP/1.1 response for a request whose
+// response has not begun (raw-response.js), as apps that hijack a response write it.
 
 const EventEmitter = require('node:events')
 const { kResponse } = require('./symbols')
+const { rawWrite, rawEnd, kRaw } = require('./raw-response')
 
 const kRequests = Symbol('httpsys.socketRequests')
 const kHandle = Symbol('httpsys.socketHandle')
@@ -120,8 +122,22 @@ class RequestSocket extends EventEmitter {
   pause () { return this }
   resume () { return this }
 
+  /** A raw response, written around res (raw-response.js). */
+  write (chunk, encoding, callback) {
+    return rawWrite(this, this[kHandle], this[kRequests], chunk, encoding, callback)
+  }
+
   /** Ends the connection after the responses in flight (they go out with close). */
-  end (callback) {
+  end (data, encoding, callback) {
+    if (typeof data === 'function') {
+      callback = data
+      data = undefined
+    } else if (typeof encoding === 'function') {
+      callback = encoding
+      encoding = undefined
+    }
+    if (data !== undefined && data !== null) this.write(data, encoding)
+    if (this[kRaw]) rawEnd(this, this[kHandle])
     const reqs = this[kRequests]
     for (const req of reqs) {
       const res = req[kResponse]
@@ -217,7 +233,10 @@ function endIdle (socket) {
   const handle = socket[kHandle]
   socket[kEnded] = true
   socket.writable = false
-  if (handle !== null && handle.attachment !== null) handle.attachment.endConnection(socket[kConnectionId])
+  // (where the router can: the hub; elsewhere the connection ends with its requests)
+  if (handle !== null && handle.attachment !== null && typeof handle.attachment.endConnection === 'function') {
+    handle.attachment.endConnection(socket[kConnectionId])
+  }
 }
 
 function markDestroyed (socket) {

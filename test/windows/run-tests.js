@@ -243,6 +243,22 @@ test('preload: POST bodies under 100 KB arrive intact in a plain http app', asyn
   await cleanShutdown()
 })
 
+test('preload: a response written to req.socket (hijacked, with Content-Length) reaches the client through HTTP.SYS', async () => {
+  // one whole response in one write: one send. Wine's HTTP.SYS does not stream, so a
+  // close-delimited raw response (sent in pieces, ended by socket.end()) is checked on
+  // the hub only; real Windows would serve it as it serves any streamed response.
+  const port = await W.freePort()
+  await startPreloaded('echo-raw', `${FIX}/echo-app.js`, { HTTPSYS_WINE_LISTEN: String(port) })
+  await W.eventually(() => W.request(port, { path: '/ready' }))
+  const res = await W.request(port, { path: '/raw' })
+  assert.equal(res.status, 203)
+  assert.equal(res.headers['x-raw'], 'yes')
+  assert.equal(res.body.toString(), 'raw ok!')
+  const after = await W.request(port, { path: '/after' })
+  assert.equal(json(after).url, '/after')
+  await cleanShutdown()
+})
+
 test('preload: a streamed express download arrives whole (one send under Wine)', async () => {
   const port = await W.freePort()
   await startPreloaded('express-download', 'examples/express/app.js', { PORT: String(port) })
