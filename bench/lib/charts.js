@@ -1,0 +1,149 @@
+'use strict'
+
+// The matrix's charts as vega-lite specs, rendered to SVG by vega in node (its SVG
+// renderer needs no canvas; text widths are estimated, which is fine for labels).
+// vega and vega-lite are ES modules only, hence the dynamic import().
+
+const TARGET_COLORS = ['#4c78a8', '#72b7b2', '#54a24b', '#f58518', '#e45756']
+
+/** One row per scenario and target that ran, for the specs below. */
+function chartRows (result) {
+  const rows = []
+  for (const s of result.scenarios) {
+    if (s.skipped) continue
+    for (const t of result.targetList) {
+      const f = s.targets[t.name]
+      if (!f) continue
+      const vsNode = s.ratios[`${t.name}/node`]
+      rows.push({
+        scenario: s.title,
+        target: t.label,
+        rps: f.rps,
+        cpu: f.cpuUsPerRequest,
+        p50: f.p50,
+        p99: f.p99,
+        rss: f.rssMB,
+        rpsRel: t.name === 'node' ? 1 : vsNode && vsNode.rps,
+        cpuRel: t.name === 'node' ? 1 : vsNode && vsNode.cpu
+      })
+    }
+  }
+  return rows
+}
+
+function scales (result) {
+  return {
+    scenarios: result.scenarios.filter((s) => !s.skipped).map((s) => s.title),
+    targets: result.targetList.map((t) => t.label)
+  }
+}
+
+function subtitle (result) {
+  return `${result.date.slice(0, 10)}, ${result.machine.description}, ${result.tool}, ${result.options.connections} connections`
+}
+
+/** Grouped bars on one scale: each scenario's targets relative to bare node (= 1). */
+function relativeSpec (result, field, title) {
+  const { scenarios, targets } = scales(result)
+  return {
+    width: { step: 90 },
+    height: 220,
+    title: { text: title, subtitle: subtitle(result) },
+    data: { values: chartRows(result).filter((r) => typeof r[field] === 'number') },
+    layer: [
+      {
+        mark: 'bar',
+        encoding: {
+          x: { field: 'scenario', type: 'nominal', sort: scenarios, title: null, axis: { labelAngle: -30 } },
+          xOffset: { field: 'target', type: 'nominal', sort: targets },
+          y: { field, type: 'quantitative', title: 'x bare node' },
+          color: { field: 'target', type: 'nominal', sort: targets, scale: { domain: targets, range: TARGET_COLORS }, title: null, legend: { orient: 'top' } },
+          tooltip: [{ field: 'scenario' }, { field: 'target' }, { field, format: '.2f' }]
+        }
+      },
+      { mark: { type: 'rule', strokeDash: [4, 3], color: '#333' }, encoding: { y: { datum: 1 } } }
+    ]
+  }
+}
+
+/** Small multiples, one panel per scenario with its own y scale (1 MB and hello differ 100x). */
+function facetSpec (result, field, yTitle, title) {
+  const { scenarios, targets } = scales(result)
+  return {
+    title: { text: title, subtitle: subtitle(result) },
+    data: { values: chartRows(result).filter((r) => typeof r[field] === 'number') },
+    facet: { field: 'scenario', type: 'nominal', sort: scenarios, title: null },
+    columns: 5,
+    spec: {
+      width: 130,
+      height: 120,
+      mark: 'bar',
+      encoding: {
+        x: { field: 'target', type: 'nominal', sort: targets, axis: null },
+        y: { field, type: 'quantitative', title: yTitle },
+        color: { field: 'target', type: 'nominal', sort: targets, scale: { domain: targets, range: TARGET_COLORS }, title: null, legend: { orient: 'top' } }
+      }
+    },
+    resolve: { scale: { y: 'independent' } }
+  }
+}
+
+/** p50 and p99 side by side for each target, a panel per scenario. */
+function latencySpec (result) {
+  const { scenarios, targets } = scales(result)
+  const values = []
+  for (const r of chartRows(result)) {
+    for (const p of ['p50', 'p99']) {
+      if (typeof r[p] === 'number') values.push({ scenario: r.scenario, target: r.target, percentile: p, ms: r[p] })
+    }
+  }
+  return {
+    title: { text: 'Latency percentiles (ms, lower is better)', subtitle: subtitle(result) },
+    data: { values },
+    facet: { field: 'scenario', type: 'nominal', sort: scenarios, title: null },
+    columns: 5,
+    spec: {
+      width: 150,
+      height: 120,
+      mark: 'bar',
+      encoding: {
+        x: { field: 'target', type: 'nominal', sort: targets, title: null, axis: { labelAngle: -40, labelFontSize: 8 } },
+        xOffset: { field: 'percentile', type: 'nominal', sort: ['p50', 'p99'] },
+        y: { field: 'ms', type: 'quantitative', title: 'ms' },
+        color: { field: 'percentile', type: 'nominal', sort: ['p50', 'p99'], scale: { range: ['#9ecae9', '#4c78a8'] }, title: null, legend: { orient: 'top' } }
+      }
+    },
+    resolve: { scale: { y: 'independent' } }
+  }
+}
+
+/** Every chart the matrix writes: file name to vega-lite spec. */
+function chartSpecs (result) {
+  return {
+    'overview.svg': {
+      vconcat: [
+        relativeSpec(result, 'rpsRel', 'Requests/s relative to bare node (higher is better)'),
+        relativeSpec(result, 'cpuRel', 'CPU time per request relative to bare node (lower is better)')
+      ]
+    },
+    'rps.svg': facetSpec(result, 'rps', 'req/s', 'Requests per second (higher is better)'),
+    'cpu.svg': facetSpec(result, 'cpu', 'us CPU/req', 'CPU time per request, whole process tree (microseconds, lower is better)'),
+    'latency.svg': latencySpec(result),
+    'memory.svg': facetSpec(result, 'rss', 'MB', 'Peak resident memory of the whole process tree (MB)')
+  }
+}
+
+/** A vega-lite spec as an SVG string. */
+async function renderSvg (spec) {
+  const vega = await import('vega')
+  const vl = await import('vega-lite')
+  const compiled = vl.compile({ $schema: 'https://vega.github.io/schema/vega-lite/v6.json', background: 'white', ...spec }).spec
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none' })
+  try {
+    return await view.toSVG()
+  } finally {
+    view.finalize()
+  }
+}
+
+module.exports = { chartRows, chartSpecs, renderSvg }

@@ -1,0 +1,153 @@
+'use strict'
+
+// From the matrix's measurements to what people read: the ratios between targets, the
+// issue's performance targets marked met or missed, and the markdown report.
+
+const { pairedRatio, summarise } = require('./stats')
+
+// which pairs get a ratio: each target against bare node, and httpsys against the peer
+// it replaces
+const PAIRS = [
+  ['cluster', 'node'], ['nginx', 'node'], ['httpsys-1', 'node'], ['httpsys-N', 'node'],
+  ['httpsys-N', 'cluster'], ['httpsys-N', 'nginx'], ['httpsys-1', 'nginx']
+]
+
+/**
+ * A scenario's figures: per target the medians over its rounds, and per pair the median
+ * of the per-round ratios of req/s and of CPU per request.
+ */
+function scenarioSummary (rounds, targetNames) {
+  const targets = {}
+  for (const t of targetNames) {
+    const ms = rounds.map((r) => r[t]).filter(Boolean)
+    if (ms.length > 0) targets[t] = summarise(ms)
+  }
+  const ratios = {}
+  for (const [a, b] of PAIRS) {
+    if (!targets[a] || !targets[b]) continue
+    ratios[`${a}/${b}`] = { rps: pairedRatio(rounds, 'rps', a, b), cpu: pairedRatio(rounds, 'cpuUsPerRequest', a, b) }
+  }
+  return { targets, ratios }
+}
+
+const x = (v) => (typeof v === 'number' ? `${v.toFixed(2)}x` : 'n/a')
+
+/**
+ * The issue's targets, each { target, measured, status: 'met' | 'missed' | 'not measured' }.
+ * byName maps a scenario name to its scenarioSummary(); n is the instance count.
+ */
+function evaluateTargets (byName, n) {
+  const ratioOf = (scenario, pair) => byName[scenario] && byName[scenario].ratios[pair]
+  const out = []
+
+  const one = ratioOf('hello', 'httpsys-1/node')
+  out.push({
+    target: 'keep-alive, 1 instance: >= 1.0x bare node req/s at <= 1.0x CPU/request',
+    measured: one ? `${x(one.rps)} req/s, ${x(one.cpu)} CPU/request` : 'n/a',
+    status: status(one, (r) => r.rps >= 1 && r.cpu <= 1)
+  })
+
+  const many = ratioOf('hello', 'httpsys-N/cluster')
+  out.push({
+    target: `keep-alive, ${n} instances: >= 1.0x node cluster req/s at <= 1.0x CPU/request`,
+    measured: many ? `${x(many.rps)} req/s, ${x(many.cpu)} CPU/request` : 'n/a',
+    status: status(many, (r) => r.rps >= 1 && r.cpu <= 1)
+  })
+
+  const close = ratioOf('close', 'httpsys-N/nginx')
+  const closeOne = ratioOf('close', 'httpsys-1/nginx')
+  out.push({
+    target: `Connection: close: >= 1.0x nginx in front of node (both ${n} processes)`,
+    measured: close ? `${x(close.rps)} req/s (httpsys x1: ${x(closeOne && closeOne.rps)})` : 'n/a',
+    status: status(close, (r) => r.rps >= 1, (r) => typeof r.rps === 'number')
+  })
+  return out
+}
+
+function status (r, met, measured = (v) => typeof v.rps === 'number' && typeof v.cpu === 'number') {
+  if (!r || !measured(r)) return 'not measured'
+  return met(r) ? 'met' : 'missed'
+}
+
+/** A markdown table; cells are strings, `|` in them escaped. align: 'l' or 'r' per column. */
+function markdownTable (headers, rows, align = []) {
+  const esc = (c) => String(c).replace(/\|/g, '\\|').replace(/\n/g, ' ')
+  const line = (cells) => `| ${cells.map(esc).join(' | ')} |`
+  const rule = headers.map((_, i) => (align[i] === 'r' ? '---:' : '---'))
+  return [line(headers), `| ${rule.join(' | ')} |`, ...rows.map(line)].join('\n')
+}
+
+/** Fixed decimals, or 'n/a'; large numbers without decimals. */
+function num (v, digits = 1) {
+  if (typeof v !== 'number' || Number.isNaN(v)) return 'n/a'
+  return Math.abs(v) >= 1000 ? String(Math.round(v)) : v.toFixed(digits)
+}
+
+/** The whole report as markdown, from the result object the matrix writes as JSON. */
+function renderMarkdown (result) {
+  const o = result.options
+  const lines = [
+    '# httpsys benchmark matrix',
+    '',
+    `${result.date}, ${result.machine.description}. Load: ${result.tool}, ${o.connections} connections, ` +
+      `${o.warmup} s warm-up then ${o.duration} s measured, ${o.rounds} round${o.rounds === 1 ? '' : 's'} ` +
+      `(targets alternating within each round), N = ${o.instances}. Reproduce: \`${result.command}\`.`,
+    '',
+    'CPU/request is the user + system CPU time of the whole process tree of each server ' +
+      '(supervisor, hub and workers; cluster primary and workers; nginx and the node processes ' +
+      'behind it) over the measured run, divided by the requests served; RSS is the peak of the ' +
+      'tree\'s summed resident memory. Ratios are medians of per-round ratios.',
+    '',
+    '## Targets',
+    '',
+    markdownTable(['target', 'measured', 'status'], result.targets.map((t) => [t.target, t.measured, t.status])),
+    '',
+    '## Results',
+    ''
+  ]
+  const rows = []
+  for (const s of result.scenarios) {
+    if (s.skipped) {
+      rows.push([s.title, '-', '-', '-', '-', '-', '-', '-', '-', s.skipped])
+      continue
+    }
+    let first = true
+    for (const t of result.targetList) {
+      const label = t.label
+      const skippedTarget = s.skippedTargets && s.skippedTargets[t.name]
+      if (skippedTarget) {
+        rows.push([first ? s.title : '', label, '-', '-', '-', '-', '-', '-', '-', skippedTarget])
+        first = false
+        continue
+      }
+      const f = s.targets[t.name]
+      if (!f) continue
+      const vsNode = s.ratios[`${t.name}/node`]
+      rows.push([
+        first ? s.title : '',
+        label,
+        num(f.rps, 0),
+        t.name === 'node' ? '1.00x' : x(vsNode && vsNode.rps),
+        num(f.p50, 2),
+        num(f.p99, 2),
+        num(f.cpuUsPerRequest, 1),
+        t.name === 'node' ? '1.00x' : x(vsNode && vsNode.cpu),
+        num(f.rssMB, 0),
+        f.errors ? String(f.errors) : ''
+      ])
+      first = false
+    }
+  }
+  lines.push(markdownTable(
+    ['scenario', 'server', 'req/s', 'vs node', 'p50 ms', 'p99 ms', 'CPU us/req', 'vs node', 'RSS MB', 'errors / note'],
+    rows,
+    ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l']
+  ))
+  if (result.notes.length > 0) {
+    lines.push('', '## Notes', '', ...result.notes.map((n) => `- ${n}`))
+  }
+  lines.push('')
+  return lines.join('\n')
+}
+
+module.exports = { PAIRS, scenarioSummary, evaluateTargets, markdownTable, num, renderMarkdown }

@@ -1,0 +1,261 @@
+'use strict'
+
+// The servers the matrix compares, each serving the same app on its own port:
+//
+//   node        the app alone
+//   cluster     node's cluster module, N workers (what pm2's cluster mode runs)
+//   nginx       nginx (N worker processes) in front of N node processes, upstream keep-alive
+//   httpsys-1   httpsys start app.js            (supervisor + hub + 1 worker)
+//   httpsys-N   httpsys start app.js -i N
+//
+// start() resolves once the target answers (httpsys: once every instance is ready) with
+// { roots, url, stop }: roots are the pids whose process trees are the target's cost.
+// Everything is started detached, in its own process group, so stop() ends exactly
+// what this harness started and nothing else.
+
+const { spawn, execFileSync } = require('node:child_process')
+const fs = require('node:fs')
+const http = require('node:http')
+const https = require('node:https')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const readline = require('node:readline')
+const { parseStat, readProcs, treePids } = require('./procstat')
+
+const BENCH = path.join(__dirname, '..')
+const ROOT = path.join(BENCH, '..')
+const APPS = path.join(BENCH, 'apps')
+
+function findNginx () {
+  for (const p of [process.env.NGINX, '/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx', '/usr/bin/nginx']) {
+    if (p && fs.existsSync(p)) return p
+  }
+  try {
+    return execFileSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).trim() || null
+  } catch {
+    return null
+  }
+}
+
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address()
+      srv.close(() => resolve(port))
+    })
+    srv.on('error', reject)
+  })
+}
+
+function get (url) {
+  return new Promise((resolve) => {
+    const mod = url.startsWith('https:') ? https : http
+    const req = mod.get(url, { rejectUnauthorized: false, agent: false, timeout: 2000 }, (res) => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode))
+    })
+    req.on('timeout', () => req.destroy())
+    req.on('error', () => resolve(null))
+  })
+}
+
+async function waitForUrl (url, child, deadline = Date.now() + 20000) {
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`${url}: the server exited (${child.exitCode}) before it answered`)
+    if (await get(url) === 200) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`nothing answered 200 on ${url}`)
+}
+
+function appEnv (scenario, port, cert) {
+  return { ...process.env, ...scenario.env, PORT: String(port), KEY_FILE: cert.key, CERT_FILE: cert.cert, NODE_ENV: 'production' }
+}
+
+function spawnDetached (cmd, args, env, stdout = 'ignore') {
+  return spawn(cmd, args, { env, stdio: ['ignore', stdout, 'inherit'], detached: true })
+}
+
+/**
+ * Stop what this harness started: signal the leader (or its group), wait, then kill the
+ * group and any process of its tree still alive (checked by start time, so a reused pid
+ * is never hit).
+ */
+async function stopTree (child, { signal = 'SIGTERM', group = true, graceMs = 5000 } = {}) {
+  const procs = readProcs()
+  const tree = [...treePids(procs, [child.pid])].map((pid) => ({ pid, starttime: procs.get(pid).starttime }))
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    try { process.kill(group ? -child.pid : child.pid, signal) } catch {}
+    const timer = new Promise((resolve) => setTimeout(resolve, graceMs))
+    await Promise.race([exited, timer])
+  }
+  try { process.kill(-child.pid, 'SIGKILL') } catch {}
+  for (const { pid, starttime } of tree) {
+    try {
+      const st = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+      if (parseStat(st).starttime === starttime) process.kill(pid, 'SIGKILL')
+    } catch {}
+  }
+}
+
+async function startNode (scenario, ctx) {
+  const port = await freePort()
+  const child = spawnDetached(process.execPath, [path.join(APPS, scenario.app)], appEnv(scenario, port, ctx.cert))
+  const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+  await waitForUrl(url, child)
+  return { roots: [child.pid], url, stop: () => stopTree(child) }
+}
+
+async function startCluster (scenario, ctx) {
+  const port = await freePort()
+  const env = { ...appEnv(scenario, port, ctx.cert), APP: path.join(APPS, scenario.app), WORKERS: String(ctx.instances) }
+  const child = spawnDetached(process.execPath, [path.join(APPS, 'cluster.js')], env)
+  const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+  await waitForUrl(url, child)
+  // the first worker to listen answers; the others are forked at once and ready within
+  // a few ms, well before the warm-up ends
+  return { roots: [child.pid], url, stop: () => stopTree(child) }
+}
+
+async function startHttpsys (scenario, ctx, instances) {
+  const port = await freePort()
+  const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-rt-'))
+  // a private runtime directory: this supervisor never meets another engineer's
+  const env = { ...appEnv(scenario, port, ctx.cert), HTTPSYS_RUNTIME_DIR: runtimeDir }
+  const args = [path.join(ROOT, 'bin', 'httpsys'), 'start', path.join(APPS, scenario.app), '-i', String(instances), '--json', '--log-level', 'info']
+  const child = spawnDetached(process.execPath, args, env, 'pipe')
+  // ready when the supervisor says every instance is (not at the first answer, which
+  // would leave the others attaching during the run)
+  await new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: child.stdout })
+    const timer = setTimeout(() => reject(new Error('httpsys start: not ready in 20 s')), 20000)
+    rl.on('line', (line) => {
+      if (line.includes('"event":"all-ready"')) {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+    child.once('exit', (code) => {
+      clearTimeout(timer)
+      reject(new Error(`httpsys start exited ${code} before it was ready`))
+    })
+  })
+  child.stdout.resume()
+  const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+  await waitForUrl(url, child)
+  return {
+    roots: [child.pid],
+    url,
+    async stop () {
+      // SIGINT to the supervisor alone: it drains and stops its workers itself, as
+      // Ctrl+C does
+      await stopTree(child, { signal: 'SIGINT', group: false, graceMs: 10000 })
+      fs.rmSync(runtimeDir, { recursive: true, force: true })
+    }
+  }
+}
+
+/** nginx.conf for nginx in front of the given node ports; the choices are a tuned proxy's. */
+function nginxConf ({ dir, port, backends, workers, tls, cert, runAsRoot }) {
+  return `# written by bench/lib/targets.js for one matrix run
+${runAsRoot ? 'user root;  # the temp dirs are the harness\'s (mode 700); as root nginx would switch to nobody\n' : ''}worker_processes ${workers};
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  # node serves any number of requests on a connection; nginx's default is 1000
+  keepalive_requests 1000000;
+  # a 1 MB upload and a 1 MB response stay in memory, as they do in node, instead of
+  # going through a temp file
+  client_max_body_size 2m;
+  client_body_buffer_size 2m;
+  proxy_buffer_size 16k;
+  proxy_buffers 80 16k;
+  proxy_busy_buffers_size 64k;
+  upstream app {
+${backends.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
+    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:${port}${tls ? ' ssl' : ''};
+${tls ? `    ssl_certificate ${cert.cert};\n    ssl_certificate_key ${cert.key};\n    ssl_protocols TLSv1.2 TLSv1.3;\n` : ''}    location / {
+      proxy_pass http://app;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+    }
+  }
+}
+`
+}
+
+async function startNginx (scenario, ctx) {
+  const backends = []
+  const children = []
+  const stopAll = async () => {
+    await Promise.all(children.map((c) => stopTree(c)))
+  }
+  try {
+    const app = path.join(APPS, scenario.nginxApp || scenario.app)
+    for (let i = 0; i < ctx.instances; i++) {
+      const p = await freePort()
+      const child = spawnDetached(process.execPath, [app], appEnv(scenario, p, ctx.cert))
+      children.push(child)
+      backends.push(p)
+    }
+    for (let i = 0; i < backends.length; i++) await waitForUrl(`http://127.0.0.1:${backends[i]}/`, children[i])
+    const port = await freePort()
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-nginx-'))
+    const runAsRoot = typeof process.getuid === 'function' && process.getuid() === 0
+    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf({ dir, port, backends, workers: ctx.instances, tls: scenario.tls, cert: ctx.cert, runAsRoot }))
+    const nginx = spawnDetached(ctx.nginx, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], process.env)
+    children.unshift(nginx)
+    const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+    try {
+      await waitForUrl(url, nginx)
+    } catch (err) {
+      const log = fs.existsSync(path.join(dir, 'error.log')) ? fs.readFileSync(path.join(dir, 'error.log'), 'utf8') : ''
+      throw new Error(`${err.message}\n${log}`)
+    }
+    return {
+      roots: children.map((c) => c.pid),
+      url,
+      async stop () {
+        await stopAll()
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }
+  } catch (err) {
+    await stopAll()
+    throw err
+  }
+}
+
+/** The targets of a run: name, label, and start(scenario, ctx). */
+function targets (instances) {
+  return [
+    { name: 'node', label: 'bare node', start: startNode },
+    { name: 'cluster', label: `node cluster x${instances}`, start: startCluster },
+    { name: 'nginx', label: `nginx + node x${instances}`, start: startNginx, needs: 'nginx' },
+    { name: 'httpsys-1', label: 'httpsys x1', start: (s, ctx) => startHttpsys(s, ctx, 1) },
+    { name: 'httpsys-N', label: `httpsys x${instances}`, start: (s, ctx) => startHttpsys(s, ctx, instances) }
+  ]
+}
+
+function makeCert (dir) {
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '2',
+    '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { cwd: dir, stdio: 'ignore' })
+  return { key: path.join(dir, 'key.pem'), cert: path.join(dir, 'cert.pem') }
+}
+
+module.exports = { targets, findNginx, nginxConf, makeCert, freePort }

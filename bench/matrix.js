@@ -1,0 +1,244 @@
+'use strict'
+
+// The benchmark matrix (`npm run bench -- --matrix`): every scenario of
+// bench/lib/scenarios.js served by bare node, a node cluster, nginx in front of node
+// processes, and httpsys with 1 and N instances, in one run. Each round runs every
+// target of a scenario back to back, in an order that changes from round to round, so
+// what else the machine is doing falls on all of them alike.
+//
+//   npm run bench -- --matrix [--duration 3] [--rounds 2] [--warmup 1] [--connections 50]
+//       [--instances N] [--only hello,close,...] [--targets node,cluster,nginx,httpsys-1,httpsys-N]
+//       [--tool wrk|autocannon] [--out bench/results] [--note "text"]
+//
+// Writes matrix.json, a markdown report and SVG charts to --out.
+
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+const { parseArgs } = require('node:util')
+
+const load = require('./lib/load')
+const { readProcs, treeTotals, cpuMsBetween, systemUnits } = require('./lib/procstat')
+const { roundOrder } = require('./lib/stats')
+const { scenarioSummary, evaluateTargets, renderMarkdown } = require('./lib/report')
+const { chartSpecs, renderSvg } = require('./lib/charts')
+const { select } = require('./lib/scenarios')
+const { targets: allTargets, findNginx, makeCert } = require('./lib/targets')
+
+const ROOT = path.join(__dirname, '..')
+const SAMPLE_MS = 500
+
+const OPTIONS = {
+  matrix: { type: 'boolean', default: true },
+  duration: { type: 'string', default: '3' },
+  rounds: { type: 'string', default: '2' },
+  warmup: { type: 'string', default: '1' },
+  connections: { type: 'string', default: '50' },
+  instances: { type: 'string', default: String(os.cpus().length) },
+  only: { type: 'string' },
+  targets: { type: 'string' },
+  tool: { type: 'string' },
+  out: { type: 'string', default: path.join(__dirname, 'results') },
+  note: { type: 'string', multiple: true, default: [] },
+  json: { type: 'boolean', default: false }
+}
+
+function positiveNumber (name, text, { integer = false, zero = false } = {}) {
+  const v = Number(text)
+  if (!Number.isFinite(v) || v < 0 || (!zero && v === 0) || (integer && !Number.isInteger(v))) {
+    throw new Error(`--${name} must be a ${integer ? 'whole ' : ''}number${zero ? '' : ' above 0'}: ${text}`)
+  }
+  return v
+}
+
+function versionOf (cmd, args) {
+  try {
+    const r = spawnSync(cmd, args, { encoding: 'utf8' })
+    return `${r.stdout || ''}${r.stderr || ''}`.split('\n')[0].trim() || null
+  } catch {
+    return null
+  }
+}
+
+function machine () {
+  const cpus = os.cpus()
+  const model = cpus[0] ? cpus[0].model.replace(/\s+/g, ' ').trim() : 'unknown CPU'
+  return {
+    cpus: cpus.length,
+    model,
+    memGB: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()}`,
+    node: process.version,
+    description: `${cpus.length} cores (${model}), ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.type()} ${os.release()}, node ${process.version}`
+  }
+}
+
+async function measure (scenario, target, ctx) {
+  const handle = await target.start(scenario, ctx)
+  try {
+    const base = { url: handle.url, connections: ctx.connections, tmpDir: ctx.tmpDir, ...scenario.load }
+    // warm-up, so every target is measured with its code optimised and its connections made
+    if (ctx.warmup > 0) await load.run(load.command(ctx.tool, { ...base, seconds: ctx.warmup }))
+    const { clkTck, pageSize } = systemUnits()
+    const before = treeTotals(readProcs(), handle.roots)
+    let peakPages = before.rssPages
+    const sampler = setInterval(() => {
+      peakPages = Math.max(peakPages, treeTotals(readProcs(), handle.roots).rssPages)
+    }, SAMPLE_MS)
+    let r
+    try {
+      r = await load.run(load.command(ctx.tool, { ...base, seconds: ctx.duration }))
+    } finally {
+      clearInterval(sampler)
+    }
+    const after = treeTotals(readProcs(), handle.roots)
+    peakPages = Math.max(peakPages, after.rssPages)
+    const cpuMs = cpuMsBetween(before, after, clkTck)
+    return {
+      ...r,
+      cpuMs,
+      cpuUsPerRequest: cpuMs !== null && r.requests > 0 ? (cpuMs * 1000) / r.requests : null,
+      rssMB: (peakPages * pageSize) / 2 ** 20,
+      processes: after.processes
+    }
+  } finally {
+    await handle.stop()
+  }
+}
+
+function fmt (v, d = 0) {
+  return typeof v === 'number' ? v.toFixed(d) : 'n/a'
+}
+
+async function run (argv) {
+  const { values: opts } = parseArgs({ args: argv, options: OPTIONS })
+  const ctx = {
+    duration: positiveNumber('duration', opts.duration),
+    rounds: positiveNumber('rounds', opts.rounds, { integer: true }),
+    warmup: positiveNumber('warmup', opts.warmup, { zero: true }),
+    connections: positiveNumber('connections', opts.connections, { integer: true }),
+    instances: positiveNumber('instances', opts.instances, { integer: true }),
+    tool: opts.tool || (load.hasWrk() ? 'wrk' : 'autocannon'),
+    nginx: findNginx()
+  }
+  if (!['wrk', 'autocannon'].includes(ctx.tool)) throw new Error(`--tool must be wrk or autocannon: ${ctx.tool}`)
+  const scenarios = select(opts.only)
+  let targetList = allTargets(ctx.instances)
+  if (opts.targets) {
+    const names = opts.targets.split(',').map((s) => s.trim())
+    const unknown = names.filter((n) => !targetList.some((t) => t.name === n))
+    if (unknown.length > 0) throw new Error(`unknown target ${unknown.join(', ')}: one of ${targetList.map((t) => t.name).join(', ')}`)
+    targetList = targetList.filter((t) => names.includes(t.name))
+  }
+
+  const notes = [...opts.note]
+  if (ctx.tool === 'autocannon') notes.push('wrk is not installed (apt-get install wrk): autocannon made the load, which cannot open a connection per request and uses more CPU of its own')
+  const skippedTargets = {}
+  if (targetList.some((t) => t.needs === 'nginx') && !ctx.nginx) {
+    skippedTargets.nginx = 'skipped: nginx not installed (apt-get install nginx)'
+    notes.push('nginx is not installed (apt-get install nginx, or NGINX=/path/to/nginx): its column is skipped')
+  }
+  notes.push(`load average at start: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')} (1, 5, 15 min)`)
+  if (ctx.tool === 'wrk') notes.push(`${versionOf('wrk', ['--version']) || 'wrk'}; one wrk thread, on the same machine as the servers`)
+  if (ctx.nginx) notes.push(`${versionOf(ctx.nginx, ['-v']) || 'nginx'}: worker_processes ${ctx.instances}, upstream keep-alive, access log off, 1 MB bodies buffered in memory`)
+
+  const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-matrix-'))
+  ctx.tmpDir = tmpDir
+  ctx.cert = makeCert(tmpDir)
+
+  // per scenario: rounds[i][target] = measurement
+  const state = new Map()
+  for (const s of scenarios) {
+    const avail = s.available ? s.available() : { ok: true }
+    let skipped = avail.ok ? null : avail.note
+    if (!skipped && s.load && s.load.close) {
+      const probe = load.command(ctx.tool, { url: 'http://x/', connections: 1, seconds: 1, close: true, tmpDir })
+      if (probe.skip) skipped = `skipped: ${probe.skip}`
+    }
+    state.set(s.name, { scenario: s, skipped, rounds: [] })
+  }
+
+  const runnable = targetList.filter((t) => !skippedTargets[t.name])
+  const started = Date.now()
+  console.log(`# matrix: ${ctx.tool}, ${ctx.connections} connections, ${ctx.warmup}+${ctx.duration} s per run, ${ctx.rounds} rounds, N = ${ctx.instances}; ` +
+    `${scenarios.length} scenarios x ${runnable.length} targets`)
+  try {
+    for (let round = 0; round < ctx.rounds; round++) {
+      for (const st of state.values()) {
+        if (st.skipped) continue
+        const row = {}
+        for (const t of roundOrder(runnable, round)) {
+          try {
+            row[t.name] = await measure(st.scenario, t, ctx)
+            const m = row[t.name]
+            console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} ${fmt(m.rps).padStart(7)} req/s  ` +
+              `p50 ${fmt(m.p50, 2)} p99 ${fmt(m.p99, 2)} ms  ${fmt(m.cpuUsPerRequest, 1)} us CPU/req  ${fmt(m.rssMB)} MB` +
+              `${m.errors ? `  errors ${m.errors}` : ''}`)
+          } catch (err) {
+            row[t.name] = { error: err.message.split('\n')[0] }
+            console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} FAILED: ${err.message}`)
+          }
+        }
+        st.rounds.push(row)
+      }
+    }
+  } finally {
+    fs.rmSync(tmpDir, { recursive: true, force: true })
+  }
+  notes.push(`load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')}; the run took ${Math.round((Date.now() - started) / 1000)} s`)
+
+  const result = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    tool: ctx.tool,
+    command: ['npm run bench -- --matrix', ...argv.filter((a) => a !== '--matrix')].join(' '),
+    options: { duration: ctx.duration, rounds: ctx.rounds, warmup: ctx.warmup, connections: ctx.connections, instances: ctx.instances },
+    targetList: targetList.map((t) => ({ name: t.name, label: t.label })),
+    notes,
+    scenarios: [],
+    targets: []
+  }
+  const byName = {}
+  for (const st of state.values()) {
+    const s = st.scenario
+    if (st.skipped) {
+      result.scenarios.push({ name: s.name, title: s.title, skipped: st.skipped })
+      continue
+    }
+    const rounds = st.rounds.map((row) => Object.fromEntries(Object.entries(row).filter(([, m]) => !m.error)))
+    const failures = {}
+    for (const row of st.rounds) {
+      for (const [t, m] of Object.entries(row)) if (m.error) failures[t] = m.error
+    }
+    const summary = scenarioSummary(rounds, targetList.map((t) => t.name))
+    byName[s.name] = summary
+    const skippedHere = { ...skippedTargets }
+    for (const [t, e] of Object.entries(failures)) if (!summary.targets[t]) skippedHere[t] = `failed: ${e}`
+    for (const [t, e] of Object.entries(failures)) if (summary.targets[t]) notes.push(`${s.title}, ${t}: a round failed (${e})`)
+    result.scenarios.push({ name: s.name, title: s.title, ...summary, skippedTargets: skippedHere, rounds: st.rounds })
+  }
+  result.targets = evaluateTargets(byName, ctx.instances)
+
+  fs.mkdirSync(opts.out, { recursive: true })
+  fs.writeFileSync(path.join(opts.out, 'matrix.json'), JSON.stringify(result, null, 2) + '\n')
+  const markdown = renderMarkdown(result)
+  fs.writeFileSync(path.join(opts.out, 'matrix.md'), markdown) // an output file, not a reference
+  for (const [file, spec] of Object.entries(chartSpecs(result))) {
+    fs.writeFileSync(path.join(opts.out, file), await renderSvg(spec))
+  }
+  console.log('')
+  console.log(markdown)
+  console.log(`written to ${path.relative(ROOT, opts.out) || '.'}/: matrix.json, the report above as markdown, and charts (${Object.keys(chartSpecs(result)).join(', ')})`)
+  if (opts.json) console.log(JSON.stringify(result))
+  return result
+}
+
+module.exports = { run }
+
+if (require.main === module) {
+  run(process.argv.slice(2)).catch((err) => {
+    console.error(err.message)
+    process.exitCode = 1
+  })
+}
