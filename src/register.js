@@ -219,6 +219,7 @@ function onMessage (msg) {
   if (msg.type === MSG.STATS) return reportStats()
   if (msg.type !== MSG.SHUTDOWN || stopping) return
   stopping = true
+  closeUpgradesBefore(msg.deadline)
   const signal = process.listenerCount('SIGTERM') > 0
     ? 'SIGTERM'
     : process.listenerCount('SIGINT') > 0 ? 'SIGINT' : null
@@ -228,6 +229,18 @@ function onMessage (msg) {
     return
   }
   closeServersThenExit()
+}
+
+// Upgraded connections (WebSocket) outlive a drain: they may go on until the stop's
+// deadline (kill_timeout), and are closed just before it, so the app hears their
+// 'close' (ws: a close event it can log or count) before its process is killed, and a
+// server whose close() waits for them can still call back.
+const UPGRADE_CLOSE_MARGIN_MS = 500
+
+function closeUpgradesBefore (deadline) {
+  const left = Number(deadline) - Date.now()
+  const at = Number.isFinite(left) ? Math.max(0, left - Math.min(UPGRADE_CLOSE_MARGIN_MS, left / 4)) : 0
+  setTimeout(ours.closeUpgradedSockets, at).unref()
 }
 
 // server.close() detaches from the queue (requests not received yet stay queued for the

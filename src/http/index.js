@@ -9,6 +9,7 @@ const { Server, createServer, setDefaultBackend } = require('./server')
 const { IncomingMessage } = require('./incoming')
 const { ServerResponse } = require('./response')
 const { listeningServers } = require('./server-handle')
+const { closeUpgradedSockets } = require('./upgrade-socket')
 const https = require('./https-server')
 
 module.exports = {
@@ -20,6 +21,7 @@ module.exports = {
   METHODS,
   setDefaultBackend,
   listeningServers,
+  closeUpgradedSockets,
   // https.Server and https.createServer (the preload installs them on node's https)
   https: { Server: https.Server, createServer: https.createServer }
 }

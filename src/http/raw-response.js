@@ -152,15 +152,16 @@ function firstUnanswered (requests) {
 
 /**
  * "HTTP/1.1 200 OK\r\nName: value\r\n..." (without the blank line)
+ * @param {boolean} [upgrade] the socket of an 'upgrade' event: 101 is the answer it may give
  * @returns {object|string} { status, reason, rawHeaders, contentLength } or what is wrong
  */
-function parseHead (text) {
+function parseHead (text, upgrade = false) {
   const lines = text.split('\r\n')
   const m = STATUS_LINE.exec(lines[0])
   if (m === null) return `the status line ${JSON.stringify(lines[0].slice(0, 64))} is not "HTTP/1.1 <status> <reason>"`
   const status = Number(m[1])
   // an interim response is not the answer: res.writeContinue()/writeEarlyHints() send those
-  if (status < 200) return `status ${status} is an interim response (use res.writeContinue() or res.writeEarlyHints())`
+  if (status < 200 && !(upgrade && status === 101)) return `status ${status} is an interim response (use res.writeContinue() or res.writeEarlyHints())`
   const rawHeaders = []
   let contentLength = -1
   let chunked = false
@@ -193,4 +194,4 @@ function failWrite (socket, err, callback) {
   if (socket.listenerCount('error') > 0) socket.emit('error', err)
 }
 
-module.exports = { rawWrite, rawEnd, kRaw }
+module.exports = { rawWrite, rawEnd, kRaw, parseHead, HEAD_END, MAX_HEAD }

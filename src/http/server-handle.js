@@ -13,6 +13,7 @@ const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
 const { headBytes } = require('./out-head')
+const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = require('./upgrade-socket')
 const {
   kHandle, kClosing, kResponseOptions, kUniqueHeaders, kState, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
@@ -21,6 +22,8 @@ const {
 // node's diagnostics channels for http servers (APM tools subscribe to them)
 const requestStart = dc.channel('http.server.request.start')
 const responseFinish = dc.channel('http.server.response.finish')
+
+const NO_HEAD = Buffer.alloc(0)
 
 class ServerHandle {
   /**
@@ -35,6 +38,7 @@ class ServerHandle {
     this.released = false
     this.listeningEmitted = false
     this.inflight = new Map() // id -> IncomingMessage
+    this.tunnels = new Map() // id -> UpgradeSocket: upgrade requests an 'upgrade' listener took
     this.sockets = new Map() // connectionId -> RequestSocket
     this.requestCounts = new Map() // connectionId -> requests seen (only with maxRequestsPerSocket)
     this.connections = new Set() // open client connections seen (where the router reports closes)
@@ -80,6 +84,10 @@ class ServerHandle {
       : q.rawHeaders
     req.complete = !q.hasBody
     if (this.attachment !== null && this.attachment.tellsConnectionClose === true) this.connections.add(q.connectionId)
+    // node emits 'upgrade' for a request that asks to switch protocols when the server
+    // listens for it, and an ordinary 'request' otherwise (req.upgrade false then)
+    if (q.upgrade === true && server.listenerCount('upgrade') > 0) return this.upgrade(req, q)
+    req.upgrade = false
 
     if (server.highWaterMark !== undefined) req._readableState.highWaterMark = server.highWaterMark
     const res = new server[kResponseClass](req, server[kResponseOptions])
@@ -117,9 +125,34 @@ class ServerHandle {
     else server.emit('request', req, res)
   }
 
+  /** 'upgrade': the app gets the connection's bytes through an UpgradeSocket. */
+  upgrade (req, q) {
+    req.upgrade = true
+    const socket = new UpgradeSocket(this, req, q)
+    req[kSocket] = socket
+    this.tunnels.set(q.id, socket)
+    req.push(null)
+    this.server.emit('upgrade', req, socket, NO_HEAD)
+  }
+
+  /** The app reset an upgraded connection (or ended it before answering). */
+  cancelTunnel (id) {
+    if (this.tunnels.has(id) && this.attachment !== null) this.attachment.cancel(id)
+  }
+
+  /** An upgraded socket closed: the server's close() stops waiting for it. */
+  tunnelGone (id) {
+    if (this.tunnels.delete(id)) this.maybeClosed()
+  }
+
   onBody (id, chunk) {
     const req = this.inflight.get(id)
-    if (req === undefined || req.destroyed) return
+    if (req === undefined) {
+      const t = this.tunnels.get(id)
+      if (t !== undefined) tunnelData(t, chunk)
+      return
+    }
+    if (req.destroyed) return
     const s = req[kSocket]
     if (s !== null) touch(s, chunk.length, 0)
     req.push(chunk)
@@ -127,7 +160,12 @@ class ServerHandle {
 
   onBodyEnd (id, trailers) {
     const req = this.inflight.get(id)
-    if (req === undefined || req.destroyed) return
+    if (req === undefined) {
+      const t = this.tunnels.get(id)
+      if (t !== undefined) tunnelEnd(t)
+      return
+    }
+    if (req.destroyed) return
     if (trailers !== null && trailers !== undefined) req.rawTrailers = trailers
     req.complete = true
     req.push(null)
@@ -137,12 +175,16 @@ class ServerHandle {
 
   onAbort (id) {
     const req = this.inflight.get(id)
-    if (req !== undefined) this.abort(req)
+    if (req !== undefined) return this.abort(req)
+    const t = this.tunnels.get(id)
+    if (t !== undefined) tunnelAbort(t)
   }
 
   onDrain (id) {
     const req = this.inflight.get(id)
-    if (req !== undefined) req[kResponse]._onDrain()
+    if (req !== undefined) return req[kResponse]._onDrain()
+    const t = this.tunnels.get(id)
+    if (t !== undefined) tunnelDrain(t)
   }
 
   // The attachment ended: after our close() (the graceful end), or because the router
@@ -150,6 +192,8 @@ class ServerHandle {
   onClose (err) {
     // the backend aborts what is in flight first; anything left is gone all the same
     for (const req of [...this.inflight.values()]) this.abort(req)
+    for (const t of [...this.tunnels.values()]) tunnelAbort(t)
+    this.tunnels.clear()
     // no word of these connections comes any more: for this server they are closed
     for (const sock of [...this.sockets.values()]) closeFromRouter(sock)
     this.sockets.clear()
@@ -414,7 +458,8 @@ class ServerHandle {
   // it has ended (onClose), so a process that exits on 'close' does not cut responses
   // the router is still delivering.
   maybeClosed () {
-    if (!this.closing || !this.detached || this.closed || this.inflight.size > 0) return
+    // upgraded sockets too: node's close() waits for them as for every connection
+    if (!this.closing || !this.detached || this.closed || this.inflight.size > 0 || this.tunnels.size > 0) return
     this.closed = true
     this.stopChecker()
     const server = this.server

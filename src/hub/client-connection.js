@@ -14,8 +14,9 @@ const { RequestParser } = require('./http-parser')
 const { HubRequest, CONTINUE_WANTED, CONTINUE_SENT } = require('./hub-request')
 const responses = require('./responses')
 const { after } = require('./clock')
-const { RESPONSE_WINDOW } = require('../wire/protocol')
+const { RESPONSE_WINDOW, INITIAL_BODY_WINDOW } = require('../wire/protocol')
 const { canonicalizeTarget } = require('../urlprefix')
+const { Tunnel } = require('./tunnel')
 
 // Requests parsed ahead of their responses on one connection before reading stops.
 const MAX_PIPELINE = 32
@@ -35,6 +36,9 @@ const HELD_BUDGET = 4 * RESPONSE_WINDOW
 const PAUSE_BODY = 1
 const PAUSE_PIPELINE = 2
 const PAUSE_HELD = 4
+// an upgrade request was read: nothing after it is parsed until its answer says
+// whether the connection switches protocols (then the bytes are the tunnel's)
+const PAUSE_UPGRADE = 8
 
 // What the connection's one deadline means (HTTP_TIMEOUT_LIMIT_INFO has HTTP.SYS's
 // timers: https://learn.microsoft.com/windows/win32/api/http/ns-http-http_timeout_limit_info).
@@ -49,6 +53,8 @@ const ENDING = 3 // our FIN is sent; destroy if the peer lingers
 // Every response is out, the rest of a body nobody reads is being discarded:
 // drainTimeout in all (DrainEntityBody), however the bytes trickle in.
 const DRAIN = 4
+// Upgraded (tunnel.js): no deadline; the app's protocol has its own (WebSocket pings).
+const TUNNEL = 5
 
 const LINGER_MS = 5000
 
@@ -109,6 +115,7 @@ class ClientConnection {
     this.dead = false
     this.seen = null // the attachments its requests went to (attachment-connection.js noteAttachment)
     this.fixedQueue = null // a standalone listen(path): every request goes to this queue (hub.onPathSocket)
+    this.tunnel = null // after a 101: the relay that owns the socket's bytes (tunnel.js)
     this.phase = HEADERS
     this.deadline = after(this.settings.headersTimeout)
 
@@ -132,6 +139,7 @@ class ClientConnection {
   // reading
 
   onData (chunk) {
+    if (this.tunnel !== null) return this.tunnel.fromClient(chunk)
     if (this.stopped) return
     if (this.phase === IDLE) {
       this.phase = HEADERS
@@ -174,6 +182,9 @@ class ClientConnection {
 
   onHead (head) {
     if (this.stopped) return
+    // An upgrade takes over the bytes after the head (node's parser hands them to
+    // 'upgrade' as they are): a request that also has a body is served as a plain one.
+    if (head.upgrade && head.hasBody) head.upgrade = false
     const req = new HubRequest(this, head)
     if (this.last === null) {
       this.first = req
@@ -213,6 +224,7 @@ class ClientConnection {
     // After a request that does not keep the connection, nothing more is read.
     const last = this.last
     if ((last !== null && !last.keepAlive) || this.closing || (this.endWhenIdle && !this.keepReading)) this.stopReading()
+    else if (last !== null && last.head.upgrade && !last.resDone) this.pause(PAUSE_UPGRADE)
     else this.checkHeld()
   }
 
@@ -321,6 +333,7 @@ class ClientConnection {
   // a write to it fails (then onClose aborts what is left); a reset at once.
   onEnd () {
     this.readEnded = true
+    if (this.tunnel !== null) return this.tunnel.clientEnd()
     if (this.stopped) {
       if (this.first === null) this.endSocket()
       else this.armFinGrace()
@@ -461,6 +474,8 @@ class ClientConnection {
       else this.flushHeld(r)
     }
     if (this.pending < MAX_PIPELINE) this.unpause(PAUSE_PIPELINE)
+    // the upgrade request was answered without switching: HTTP goes on
+    if (this.first === null) this.unpause(PAUSE_UPGRADE)
     this.checkHeld()
     if (this.first === null) {
       if (this.readEnded || this.closing || (this.endWhenIdle && this.idle)) {
@@ -477,6 +492,35 @@ class ClientConnection {
         this.deadline = after(this.hub.drainTimeout)
       }
     }
+  }
+
+  /**
+   * The worker answered an upgrade request 101: from now on the connection carries its
+   * protocol (tunnel.js). Nothing after the upgrade request was parsed (PAUSE_UPGRADE):
+   * the bytes kept meanwhile are the tunnel's first.
+   * @param {Buffer} head the 101 head as it goes out, with any bytes the frame carried
+   * @param {number} ack those bytes, acknowledged to the worker once written
+   */
+  startTunnel (req, head, ack) {
+    const t = new Tunnel(this, req)
+    req.tunnel = t
+    req.noBody = false
+    req.credit = INITIAL_BODY_WINDOW
+    this.tunnel = t
+    this.phase = TUNNEL
+    this.deadline = 0
+    if (this.finTimer !== null) {
+      clearTimeout(this.finTimer)
+      this.finTimer = null
+    }
+    const rest = this.leftover
+    this.leftover = null
+    this.stopped = true
+    this.pauseMask = 0
+    this.write(req, head, ack)
+    if (rest !== null) t.fromClient(rest)
+    if (this.readEnded) t.clientEnd()
+    else if (!t.paused) this.socket.resume()
   }
 
   /** r is first now: what it holds goes to the socket, and off the budget. */

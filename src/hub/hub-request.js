@@ -53,6 +53,7 @@ class HubRequest {
     this.charge = 0 // what this request counts against its connection's HELD_BUDGET
     this.heldAck = 0
     this.unacked = 0
+    this.tunnel = null // after a 101: the upgraded connection's relay (tunnel.js)
   }
 
   // -------------------------------------------------------------------------
@@ -114,6 +115,7 @@ class HubRequest {
 
   /** The worker granted body credit (its readBody). */
   onRead (n) {
+    if (this.tunnel !== null) return this.tunnel.onRead(n)
     this.credit += n
     // HTTP.SYS sends 100 Continue on the first body read, so a worker that reads
     // without calling writeContinue never leaves the client waiting.
@@ -168,7 +170,15 @@ class HubRequest {
     const status = b.readUInt16LE(p)
     const flags = b[p + 2]
     if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
-      // Opaque mode (upgrades) is reserved in the protocol but not implemented yet.
+      // A 101 switches the connection to the worker's protocol (tunnel.js): only as the
+      // answer to a request that asked to upgrade, with the OPAQUE flag, on HTTP/1.1.
+      if (status === 101 && (flags & RESPONSE_OPAQUE) !== 0 && this.head.upgrade && typeof this.conn.startTunnel === 'function') {
+        this.headSent = true
+        const rlen = b.readUInt16LE(p + 8)
+        const bodyStart = p + 14 + rlen + b.readUInt32LE(p + 10 + rlen)
+        this.conn.startTunnel(this, responses.fromFrame(b, p, bodyStart, end, responses.ADD_NONE), end - bodyStart)
+        return
+      }
       this.attachment.sendAbort(this)
       this.releaseWorker()
       this.respondLocal(501, 'opaque', true)
@@ -216,6 +226,7 @@ class HubRequest {
     if (!this.headSent || this.resDone) return
     const flags = b[start]
     const more = (flags & RESPONSE_MORE) !== 0
+    if (this.tunnel !== null) return this.tunnel.fromWorker(b, start, end, more)
     if ((flags & RESPONSE_CLOSE) !== 0) this.close = true
     const n = end - start - 1
     if (n > 0) {

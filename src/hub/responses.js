@@ -116,7 +116,7 @@ const VARIANTS = {
   queueTimeout: { status: 503, title: 'Service Unavailable', text: 'No application instance took the request in time; try again shortly.' },
   noQueue: { status: 503, title: 'Service Unavailable', text: 'The service is shutting down or was removed.' },
   appDown: { status: 503, title: 'Service Unavailable', text: 'The application is not running: it failed to start, or ended, and nothing restarts it.' },
-  opaque: { status: 501, title: 'Not Implemented', text: 'Protocol upgrades (101 Switching Protocols) are not supported by the httpsys hub yet.' }
+  opaque: { status: 501, title: 'Not Implemented', text: 'A 101 (Switching Protocols) answers only an HTTP/1.1 request that asked to upgrade.' }
 }
 
 const pageCache = new Map()

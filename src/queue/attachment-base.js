@@ -51,6 +51,8 @@ class RequestState {
     this.status = 0
     this.startedAt = 0 // request-stats.js clock, set when received
     this.counted = false // request-stats.js has it (an upgrade, counted at its 101)
+    this.opaque = false // answered 101 with RESPONSE_OPAQUE: a byte stream both ways
+    this.writeEnded = false // opaque: the worker's side has ended (its last sendBody)
   }
 }
 
@@ -89,6 +91,12 @@ class AttachmentBase {
     if (st === undefined || st.responded) return true
     st.responded = true
     st.status = statusCode
+    if ((flags & RESPONSE_OPAQUE) !== 0) {
+      // the connection now carries opaque bytes: the client's arrive as onBody, its FIN
+      // as onBodyEnd (src/wire/contract.js "Upgrades")
+      st.opaque = true
+      st.bodyDone = false
+    }
     const reason = statusMessage === undefined || statusMessage === null || statusMessage === ''
       ? (STATUS_CODES[statusCode] || '')
       : String(statusMessage)
@@ -185,6 +193,8 @@ class AttachmentBase {
     const st = this.live.get(id)
     if (st === undefined || st.bodyDone) return
     st.bodyDone = true
+    // an upgraded stream is over once both sides have ended
+    if (st.opaque && st.writeEnded) this.live.delete(id)
     this.deliver(this.handlers.onBodyEnd, id, trailers)
   }
 
@@ -280,7 +290,11 @@ class AttachmentBase {
   }
 
   sent (id, st, n, flags) {
-    if ((flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) === 0) {
+    if (st.opaque && (flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) === 0) {
+      // the worker's side of an upgraded stream ended; the client's may still send
+      st.writeEnded = true
+      if (st.bodyDone) this.live.delete(id)
+    } else if ((flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) === 0) {
       this.live.delete(id)
       if (!st.counted) this.stats.done(st.startedAt, st.status)
       return true

@@ -59,7 +59,7 @@ describe('hub lifecycle', () => {
     await expect(request(port)).rejects.toThrow(/ECONNREFUSED/)
   })
 
-  test('a worker asking for opaque mode (upgrade) gets the client a clear 501', async () => {
+  test('a worker answering 101 to a request that did not ask to upgrade gets the client a clear 501', async () => {
     const hub = await startHub()
     const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
     const w = await startWorker(hub, {
@@ -69,10 +69,11 @@ describe('hub lifecycle', () => {
     try {
       const c = new RawClient(port)
       await c.connected
-      c.write('GET /ws HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n')
+      // (an upgrade request answered 101 switches protocols: hub-upgrade.test.js)
+      c.write('GET /ws HTTP/1.1\r\nHost: a\r\nX-Want: websocket\r\n\r\n')
       const [res] = await c.waitFor(1)
       expect(res.status).toBe(501)
-      expect(res.body.toString()).toMatch(/upgrades/i)
+      expect(res.body.toString()).toMatch(/asked to upgrade/i)
       expect(w.requests[0].rawHeaders).toContain('websocket')
       c.close()
     } finally {

@@ -160,7 +160,8 @@ class HttpSysAttachment extends AttachmentBase {
           break
         case E.BODY: {
           const st = this.live.get(id)
-          if (st !== undefined && st.received + arg.length > this.maxBodySize) {
+          // an upgraded stream has no size limit (it is not a request body)
+          if (st !== undefined && !st.opaque && st.received + arg.length > this.maxBodySize) {
             this.tooLarge(id, st)
             break
           }
@@ -217,6 +218,9 @@ class HttpSysAttachment extends AttachmentBase {
       this.refuse(id, 413, 'Request Entity Too Large')
       return false
     }
+    // what the hub's parser says of a request (REQ_UPGRADE): it asks to switch protocols
+    // and has no body, so the bytes after its head can be the new protocol's
+    req.upgrade = !req.hasBody && asksUpgrade(req)
     return true
   }
 
@@ -250,10 +254,31 @@ class HttpSysAttachment extends AttachmentBase {
       if (sizes.length === 0) this.sending.delete(id)
       this.sendsInFlight--
     }
-    if (code !== 0) this.aborted(id) // the addon cancelled the request: the client is not left waiting
-    else this.acknowledged(id, bytes)
+    if (code !== 0) {
+      this.aborted(id) // the addon cancelled the request: the client is not left waiting
+    } else {
+      this.acknowledged(id, bytes)
+      // HTTP.SYS has no half-close for an upgraded stream: once the worker's last send
+      // (sent with DISCONNECT) is out, the connection is gone, and so is the client's side
+      const st = this.live.get(id)
+      if (st !== undefined && st.opaque && st.writeEnded && !this.sending.has(id)) this.bodyEnd(id)
+    }
     if (this.sendsInFlight === 0 && this.userClosed && !this.nativeClosed) this.closeNative()
   }
+}
+
+/** HTTP/1.1 with an Upgrade header and the "upgrade" token in Connection (RFC 9110 7.8). */
+function asksUpgrade (req) {
+  if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return false
+  const raw = req.rawHeaders
+  let upgrade = false
+  let token = false
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i].toLowerCase()
+    if (name === 'upgrade') upgrade = raw[i + 1].trim() !== ''
+    else if (name === 'connection' && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(raw[i + 1])) token = true
+  }
+  return upgrade && token
 }
 
 /** The Content-Length a request declares, or -1 (chunked, or none). */
