@@ -155,6 +155,9 @@ define('ERR_HTTPSYS_METRICS_LISTEN', (d) =>
 define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
   `The HTTP.SYS addon cannot be loaded${d.reason ? ` (${d.reason})` : ''}. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
   'Build it with `npm run build:win` (Linux, mingw-w64) or `npx node-gyp rebuild` (Windows), set HTTPSYS_NATIVE_PATH to a built httpsys_native.node, or use `--backend hub`.')
+define('ERR_HTTPSYS_NODE_UNUSABLE', (d) =>
+  `Cannot run the apps with node ${d.node}: ${d.reason}. ` +
+  'Give `--node` (or the app\'s `node` key) the path of node 20 or later, or `self` for the node httpsys runs on (inside the single executable: its own).')
 define('ERR_HTTPSYS_NATIVE_CALL', (d) =>
   `HTTP.SYS call ${d.syscall} failed with ${d.win32Name || 'Win32 error'} (${d.win32})${d.prefix ? ` for ${d.prefix}` : ''}${d.queue ? ` on queue ${str(d.queue)}` : ''}. ` +
   'Run `httpsys doctor` to check the HTTP service, URL reservations and certificate bindings.')

@@ -44,6 +44,8 @@ function register (program, deps) {
     .option('-i, --instances <n>', 'processes serving the app: an integer, or "max" for one per CPU (default: 1)', instancesArg)
     .option('-n, --name <name>', 'app name in logs and the queue name (default: the script name)')
     .option('--node-args <args>', 'arguments for node itself, space-separated, e.g. "--max-old-space-size=512"')
+    .option('--node <path>', 'the node that runs the apps: a path, a name on the PATH, or "self" (the node httpsys runs on); ' +
+      'default: that one, or from the single executable a node >= 20 on the PATH, else its own')
     .option('--cwd <dir>', 'directory the app runs in (default: the current one)')
     .option('-w, --watch [paths]', 'reload on file changes: the app\'s cwd, or these comma-separated paths (with -c: every app)')
     .option('--ignore-watch <paths>', 'comma-separated paths or globs whose changes do not reload', list)
@@ -74,6 +76,9 @@ async function action (d, script, args, options, command) {
   const { resolveStartConfig } = require('../config')
   const { runForeground } = require('../supervisor')
   const config = await resolveStartConfig(request)
+  // a configured node that does not run (or is too old) fails here, before any app starts
+  const { resolveNode } = require('../sea/worker-node')
+  for (const app of config.apps) if (app.node) resolveNode(app.node)
   if (options.setup) setup(d, config)
   if (options.daemon) return daemon(d, config, command)
   const code = await runForeground(config, { json: request.json, logLevel: request.logLevel })
@@ -120,7 +125,10 @@ async function daemon (d, config, command) {
   const { prettyStream } = require('../supervisor/output')
   const argv = command.parent.rawArgs.slice(command.parent.rawArgs.indexOf('start') + 1)
     .filter((a) => a !== '-d' && a !== '--daemon' && a !== '--setup' && a !== '--json')
-  const result = await startDaemon(config, argv)
+  // the single executable is its own CLI: it is started again as `httpsys <itself> start ...`,
+  // as node is as `node bin/httpsys start ...` (src/sea/main.js drops that argument)
+  const { isSea } = require('../sea')
+  const result = await startDaemon(config, argv, isSea() ? { bin: process.execPath } : undefined)
   const show = (records) => {
     const sink = prettyStream({ write: (line) => d.out(line) })
     for (const r of records) sink.write(JSON.stringify(r))
@@ -189,6 +197,8 @@ function toRequest (script, args, options, command) {
     instances: options.instances,
     name: options.name,
     nodeArgs: options.nodeArgs,
+    // a path typed in a shell is relative to the shell, also with -c
+    node: options.node !== undefined && /[\\/]/.test(options.node) ? path.resolve(options.node) : options.node,
     cwd: options.cwd !== undefined ? path.resolve(options.cwd) : undefined,
     watch: typeof watch === 'string' ? list(watch) : watch,
     ignoreWatch: options.ignoreWatch,

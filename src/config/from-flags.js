@@ -13,6 +13,7 @@ const FLAGS = {
   instances: '--instances',
   name: '--name',
   node_args: '--node-args',
+  node: '--node',
   cwd: '--cwd',
   watch: '--watch',
   ignore_watch: '--ignore-watch',
@@ -32,6 +33,7 @@ const FLAGS = {
  * @param {number|string} [flags.instances]
  * @param {string} [flags.name]
  * @param {string} [flags.nodeArgs]
+ * @param {string} [flags.node] the node that runs the app (a path, a name on the PATH, or 'self')
  * @param {string} [flags.cwd]
  * @param {true|string[]} [flags.watch] true: the app's cwd; else paths
  * @param {string[]} [flags.ignoreWatch]
@@ -57,6 +59,7 @@ function fromFlags (flags, { baseDir = process.cwd(), envFile } = {}) {
   set('instances', flags.instances)
   set('args', flags.args && flags.args.length ? flags.args : undefined)
   set('node_args', flags.nodeArgs)
+  set('node', flags.node)
   // watch paths typed in a shell are relative to the shell, like the script
   set('watch', Array.isArray(flags.watch) ? flags.watch.map((p) => path.resolve(baseDir, p)) : flags.watch)
   set('ignore_watch', flags.ignoreWatch)

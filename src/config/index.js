@@ -55,9 +55,12 @@ async function resolveStartConfig (request, { cwd = process.cwd() } = {}) {
   const file = path.resolve(cwd, request.config || findConfigFile(cwd) || DEFAULT_FILE)
   const loaded = await load(file, { env: request.env })
   // --metrics wins over the file's metrics
-  const raw = request.metrics !== undefined && loaded !== null && typeof loaded === 'object' && !Array.isArray(loaded)
-    ? { ...loaded, metrics: { listen: request.metrics } }
-    : loaded
+  const isObject = loaded !== null && typeof loaded === 'object' && !Array.isArray(loaded)
+  let raw = request.metrics !== undefined && isObject ? { ...loaded, metrics: { listen: request.metrics } } : loaded
+  // --node runs every app of the file on that node
+  if (request.node !== undefined && isObject && Array.isArray(raw.apps)) {
+    raw = { ...raw, apps: raw.apps.map((app) => app !== null && typeof app === 'object' ? { ...app, node: request.node } : app) }
+  }
   return validate(raw, {
     baseDir: path.dirname(file),
     envName: request.env,

@@ -147,6 +147,23 @@ const appSchema = {
     default: () => [],
     check: (value, ctx) => stringList(value, ctx, '["--max-old-space-size=512"]')
   },
+  node: {
+    doc: 'the node that runs the app: a path, a name on the PATH, or "self" (the node httpsys runs on); ' +
+      'default: that one, or from the single executable a node >= 20 on the PATH, else its own',
+    default: () => undefined,
+    check (value, ctx) {
+      expectString(value, ctx, '"/usr/local/bin/node"')
+      if (value === 'self') return value
+      const file = /[\\/]/.test(value) ? path.resolve(ctx.baseDir, value) : onPath(value)
+      let stat
+      try { stat = file && fs.statSync(file) } catch {}
+      if (!stat || !stat.isFile()) {
+        ctx.fail(file ? `${file} is not a file` : `no ${JSON.stringify(value)} on the PATH`,
+          `Give the path of a node binary, for example ${ctx.ex('"/usr/local/bin/node"')}, or ${ctx.ex('"self"')}.`)
+      }
+      return file
+    }
+  },
   env: {
     doc: 'environment variables added to the app\'s (values: strings, numbers or booleans)',
     default: () => ({}),
@@ -578,6 +595,7 @@ const appAliases = {
   nodeArgs: 'node_args',
   interpreter_args: 'node_args',
   execArgv: 'node_args',
+  interpreter: 'node',
   exec_mode: 'instances',
   workers: 'instances',
   killTimeout: 'kill_timeout',
@@ -595,6 +613,15 @@ const appAliases = {
   logs: 'log_dir',
   max_size: 'log_max_size',
   retain: 'log_keep'
+}
+
+/** The first file called name (name.exe on Windows) in a folder of the PATH, or null. */
+function onPath (name, pathValue = process.env.PATH || process.env.Path || '') {
+  const file = process.platform === 'win32' && !/\.exe$/i.test(name) ? `${name}.exe` : name
+  for (const dir of pathValue.split(path.delimiter)) {
+    if (dir && fs.existsSync(path.join(dir, file))) return path.join(dir, file)
+  }
+  return null
 }
 
 function scriptExists (file) {

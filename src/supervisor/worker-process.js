@@ -18,6 +18,8 @@
 const { spawn } = require('node:child_process')
 const { EventEmitter } = require('node:events')
 const { MSG } = require('../worker-interface')
+const { workerCommand } = require('../sea/worker-node')
+const { isSea } = require('../sea')
 const { LineSplitter } = require('./line-splitter')
 const { createLineSink } = require('./worker-output')
 const tree = require('./process-tree')
@@ -31,6 +33,8 @@ const STDERR_TAIL = 40
 // a preload that knows httpsys:drain detaches at once; one that does not never will
 const DRAIN_ACK_MS = 500
 const DRAIN_POLL_MS = 20
+// app and node pairs already named in a record (reportNode)
+const reported = new Set()
 
 class WorkerProcess extends EventEmitter {
   /**
@@ -83,9 +87,13 @@ class WorkerProcess extends EventEmitter {
     this.spawnedAt = Date.now()
     let child
     try {
-      child = spawn(process.execPath, this.argv, {
+      // which node (the app's `node`, the PATH's from the single executable, or this one)
+      // and so where the preload comes from
+      const command = workerCommand(app, this.argv, this.env)
+      this.reportNode(command.node)
+      child = spawn(command.file, command.args, {
         cwd: app.cwd,
-        env: this.env,
+        env: command.env,
         stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
         // POSIX: lead a process group so stop reaches the app's own children, and the
         // terminal's Ctrl+C reaches only the supervisor. Windows: never detached: it
@@ -153,6 +161,18 @@ class WorkerProcess extends EventEmitter {
       }, app.ready_timeout)
     }
     return true
+  }
+
+  /** Says once per app and node which node runs it, and why that one. */
+  reportNode (node) {
+    const key = `${this.app.name}\0${node.path}`
+    if (reported.has(key)) return
+    reported.add(key)
+    const inside = node.self && isSea()
+    // the usual case from the source tree (this node) is said only at debug
+    const level = isSea() || this.app.node ? 'info' : 'debug'
+    this.logger[level]({ event: 'node', app: this.app.name, node: node.path, version: node.version, self: node.self, why: node.why },
+      `runs on node v${node.version}: ${inside ? 'the one inside httpsys' : node.path} (${node.why})`)
   }
 
   /**

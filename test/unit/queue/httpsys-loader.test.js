@@ -62,6 +62,51 @@ describe('httpsys addon loader', () => {
     }
   })
 
+  test('inside the single executable its own copy (in the per-build cache) is tried after the override, and no source tree', () => {
+    const list = loader.candidates({
+      platform: 'win32',
+      arch: 'x64',
+      env: { HTTPSYS_CACHE_DIR: path.join(os.tmpdir(), 'httpsys-cache') },
+      execPath: 'C:\\apps\\httpsys.exe',
+      inSea: true,
+      bundleDir: 'C:\\apps'
+    })
+    expect(path.dirname(path.dirname(list[0]))).toBe(path.join(os.tmpdir(), 'httpsys-cache'))
+    expect(path.basename(list[0])).toBe('httpsys_native.node')
+    expect(list[1]).toMatch(/httpsys_native-win32-x64\.node$/)
+    expect(list.some((p) => /prebuilds|Release|Debug/.test(p))).toBe(false)
+  })
+
+  test('the preload bundle under the user\'s node looks next to itself, where the executable wrote the addon', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-loader-'))
+    fs.writeFileSync(path.join(dir, 'httpsys_native.node'), '')
+    try {
+      const opened = []
+      loader.load({
+        platform: 'win32',
+        env: {},
+        execPath: path.join(os.tmpdir(), 'node.exe'),
+        inSea: false,
+        bundleDir: dir,
+        dlopen: (f) => { opened.push(f); return {} }
+      })
+      expect(opened).toEqual([path.join(dir, 'httpsys_native.node')])
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('an executable without the addon says so in the attempt', () => {
+    let err
+    try {
+      loader.load({ platform: 'win32', arch: 'arm64', env: { HTTPSYS_CACHE_DIR: os.tmpdir() }, execPath: path.join(os.tmpdir(), 'x', 'h.exe'), inSea: true, dlopen: () => ({}) })
+    } catch (e) {
+      err = e
+    }
+    expect(err.code).toBe('ERR_HTTPSYS_NATIVE_UNAVAILABLE')
+    expect(err.attempts[0].error).toMatch(/carries no httpsys_native-win32-arm64\.node/)
+  })
+
   test('isAvailable never throws', () => {
     expect(loader.isAvailable({ platform: 'linux' })).toBe(false)
   })
