@@ -1,0 +1,97 @@
+'use strict'
+
+const { scenarioSummary, evaluateTargets, markdownTable, num, renderMarkdown } = require('../../../bench/lib/report')
+const { chartRows } = require('../../../bench/lib/charts')
+
+const m = (rps, cpuUsPerRequest, extra = {}) => ({ rps, cpuUsPerRequest, p50: 1, p99: 2, rssMB: 50, errors: 0, ...extra })
+
+test('markdownTable: header, alignment rule, rows, and | in a cell escaped', () => {
+  expect(markdownTable(['a', 'b'], [['1', 'x|y'], ['2', '']], ['l', 'r'])).toBe(
+    '| a | b |\n| --- | ---: |\n| 1 | x\\|y |\n| 2 |  |'
+  )
+})
+
+test('num: fixed decimals, whole numbers from 1000, n/a for missing', () => {
+  expect(num(12.345, 2)).toBe('12.35')
+  expect(num(1016.6, 1)).toBe('1017')
+  expect(num(null)).toBe('n/a')
+  expect(num(NaN)).toBe('n/a')
+})
+
+test('scenarioSummary: medians per target, paired ratios per pair present', () => {
+  const rounds = [
+    { node: m(100, 20), cluster: m(150, 22), 'httpsys-1': m(120, 18), 'httpsys-N': m(140, 30) },
+    { node: m(50, 40), cluster: m(75, 44), 'httpsys-1': m(60, 36), 'httpsys-N': m(70, 60) }
+  ]
+  const s = scenarioSummary(rounds, ['node', 'cluster', 'nginx', 'httpsys-1', 'httpsys-N'])
+  expect(Object.keys(s.targets)).toEqual(['node', 'cluster', 'httpsys-1', 'httpsys-N'])
+  expect(s.targets.node.rps).toBe(75)
+  expect(s.ratios['httpsys-1/node'].rps).toBeCloseTo(1.2)
+  expect(s.ratios['httpsys-1/node'].cpu).toBeCloseTo(0.9)
+  expect(s.ratios['httpsys-N/cluster'].rps).toBeCloseTo(140 / 150)
+  expect(s.ratios['httpsys-N/nginx']).toBeUndefined()
+})
+
+function byName (hello, close) {
+  return {
+    hello: { ratios: hello },
+    close: { ratios: close }
+  }
+}
+
+test('evaluateTargets: met needs both throughput >= 1.0x and CPU <= 1.0x, 1.0 itself included', () => {
+  const t = evaluateTargets(byName(
+    { 'httpsys-1/node': { rps: 1.0, cpu: 1.0 }, 'httpsys-N/cluster': { rps: 1.3, cpu: 1.01 } },
+    { 'httpsys-N/nginx': { rps: 0.99, cpu: 0.5 }, 'httpsys-1/nginx': { rps: 0.8, cpu: 0.5 } }
+  ), 2)
+  expect(t.map((x) => x.status)).toEqual(['met', 'missed', 'missed'])
+  expect(t[0].measured).toBe('1.00x req/s, 1.00x CPU/request')
+  expect(t[1].target).toMatch(/2 instances/)
+  expect(t[2].measured).toBe('0.99x req/s (httpsys x1: 0.80x)')
+})
+
+test('evaluateTargets: a slower but cheaper run is still missed; a missing peer is not measured', () => {
+  const t = evaluateTargets(byName(
+    { 'httpsys-1/node': { rps: 0.95, cpu: 0.7 }, 'httpsys-N/cluster': { rps: 1.1, cpu: null } },
+    {}
+  ), 4)
+  expect(t.map((x) => x.status)).toEqual(['missed', 'not measured', 'not measured'])
+  expect(evaluateTargets({}, 2).every((x) => x.status === 'not measured')).toBe(true)
+})
+
+function result () {
+  const rounds = [{ node: m(1000, 20), 'httpsys-1': m(1100, 18, { errors: 3 }) }]
+  return {
+    date: '2026-01-02T03:04:05.000Z',
+    machine: { description: '2 cores (test CPU)' },
+    tool: 'wrk',
+    command: 'npm run bench -- --matrix',
+    options: { duration: 3, rounds: 1, warmup: 1, connections: 50, instances: 2 },
+    targetList: [{ name: 'node', label: 'bare node' }, { name: 'nginx', label: 'nginx + node x2' }, { name: 'httpsys-1', label: 'httpsys x1' }],
+    notes: ['a note'],
+    scenarios: [
+      { name: 'hello', title: 'keep-alive hello', ...scenarioSummary(rounds, ['node', 'nginx', 'httpsys-1']), skippedTargets: { nginx: 'skipped: nginx not installed' } },
+      { name: 'cached', title: 'cached response', skipped: 'skipped: no cache yet' }
+    ],
+    targets: [{ target: 'keep-alive, 1 instance', measured: '1.10x', status: 'met' }]
+  }
+}
+
+test('renderMarkdown: targets, one row per target with its ratio to node, skips and notes said', () => {
+  const md = renderMarkdown(result())
+  expect(md).toContain('| keep-alive, 1 instance | 1.10x | met |')
+  expect(md).toContain('| keep-alive hello | bare node | 1000 | 1.00x | 1.00 | 2.00 | 20.0 | 1.00x | 50 |  |')
+  expect(md).toContain('|  | nginx + node x2 | - | - | - | - | - | - | - | skipped: nginx not installed |')
+  expect(md).toContain('|  | httpsys x1 | 1100 | 1.10x | 1.00 | 2.00 | 18.0 | 0.90x | 50 | 3 |')
+  expect(md).toContain('| cached response | - | - | - | - | - | - | - | - | skipped: no cache yet |')
+  expect(md).toContain('- a note')
+  expect(md).toContain('`npm run bench -- --matrix`')
+})
+
+test('chartRows: one row per scenario and target that ran, bare node at 1', () => {
+  const rows = chartRows(result())
+  expect(rows).toHaveLength(2)
+  expect(rows[0]).toMatchObject({ scenario: 'keep-alive hello', target: 'bare node', rps: 1000, rpsRel: 1, cpuRel: 1 })
+  expect(rows[1].rpsRel).toBeCloseTo(1.1)
+  expect(rows[1].cpuRel).toBeCloseTo(0.9)
+})
