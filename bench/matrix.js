@@ -61,6 +61,11 @@ function versionOf (cmd, args) {
   }
 }
 
+function gitRevision () {
+  const r = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' })
+  return r.status === 0 ? r.stdout.trim() : null
+}
+
 function machine () {
   const cpus = os.cpus()
   const model = cpus[0] ? cpus[0].model.replace(/\s+/g, ' ').trim() : 'unknown CPU'
@@ -139,9 +144,11 @@ async function run (argv) {
     skippedTargets.nginx = 'skipped: nginx not installed (apt-get install nginx)'
     notes.push('nginx is not installed (apt-get install nginx, or NGINX=/path/to/nginx): its column is skipped')
   }
+  const rev = gitRevision()
+  if (rev) notes.push(`httpsys at ${rev}${rev.endsWith('-dirty') ? ' (the work tree had uncommitted changes)' : ''}`)
   notes.push(`load average at start: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')} (1, 5, 15 min)`)
   if (ctx.tool === 'wrk') notes.push(`${versionOf('wrk', ['--version']) || 'wrk'}; one wrk thread, on the same machine as the servers`)
-  if (ctx.nginx) notes.push(`${versionOf(ctx.nginx, ['-v']) || 'nginx'}: worker_processes ${ctx.instances}, upstream keep-alive, access log off, 1 MB bodies buffered in memory`)
+  if (ctx.nginx && targetList.some((t) => t.needs === 'nginx')) notes.push(`${versionOf(ctx.nginx, ['-v']) || 'nginx'}: worker_processes ${ctx.instances}, upstream keep-alive, access log off, 1 MB bodies buffered in memory`)
 
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-matrix-'))
   ctx.tmpDir = tmpDir

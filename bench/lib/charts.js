@@ -4,7 +4,8 @@
 // renderer needs no canvas; text widths are estimated, which is fine for labels).
 // vega and vega-lite are ES modules only, hence the dynamic import().
 
-const TARGET_COLORS = ['#4c78a8', '#72b7b2', '#54a24b', '#f58518', '#e45756']
+// by target name, so a run of some targets colours each as the full matrix does
+const TARGET_COLORS = { node: '#4c78a8', cluster: '#72b7b2', nginx: '#54a24b', 'httpsys-1': '#f58518', 'httpsys-N': '#e45756' }
 
 /** One row per scenario and target that ran, for the specs below. */
 function chartRows (result) {
@@ -34,7 +35,8 @@ function chartRows (result) {
 function scales (result) {
   return {
     scenarios: result.scenarios.filter((s) => !s.skipped).map((s) => s.title),
-    targets: result.targetList.map((t) => t.label)
+    targets: result.targetList.map((t) => t.label),
+    colors: result.targetList.map((t) => TARGET_COLORS[t.name] || '#888')
   }
 }
 
@@ -44,11 +46,11 @@ function subtitle (result) {
 
 /** Grouped bars on one scale: each scenario's targets relative to bare node (= 1). */
 function relativeSpec (result, field, title) {
-  const { scenarios, targets } = scales(result)
+  const { scenarios, targets, colors } = scales(result)
   return {
     width: { step: 90 },
     height: 220,
-    title: { text: title, subtitle: subtitle(result) },
+    title,
     data: { values: chartRows(result).filter((r) => typeof r[field] === 'number') },
     layer: [
       {
@@ -57,7 +59,7 @@ function relativeSpec (result, field, title) {
           x: { field: 'scenario', type: 'nominal', sort: scenarios, title: null, axis: { labelAngle: -30 } },
           xOffset: { field: 'target', type: 'nominal', sort: targets },
           y: { field, type: 'quantitative', title: 'x bare node' },
-          color: { field: 'target', type: 'nominal', sort: targets, scale: { domain: targets, range: TARGET_COLORS }, title: null, legend: { orient: 'top' } },
+          color: { field: 'target', type: 'nominal', sort: targets, scale: { domain: targets, range: colors }, title: null, legend: { orient: 'top' } },
           tooltip: [{ field: 'scenario' }, { field: 'target' }, { field, format: '.2f' }]
         }
       },
@@ -68,7 +70,7 @@ function relativeSpec (result, field, title) {
 
 /** Small multiples, one panel per scenario with its own y scale (1 MB and hello differ 100x). */
 function facetSpec (result, field, yTitle, title) {
-  const { scenarios, targets } = scales(result)
+  const { scenarios, targets, colors } = scales(result)
   return {
     title: { text: title, subtitle: subtitle(result) },
     data: { values: chartRows(result).filter((r) => typeof r[field] === 'number') },
@@ -81,7 +83,7 @@ function facetSpec (result, field, yTitle, title) {
       encoding: {
         x: { field: 'target', type: 'nominal', sort: targets, axis: null },
         y: { field, type: 'quantitative', title: yTitle },
-        color: { field: 'target', type: 'nominal', sort: targets, scale: { domain: targets, range: TARGET_COLORS }, title: null, legend: { orient: 'top' } }
+        color: { field: 'target', type: 'nominal', sort: targets, scale: { domain: targets, range: colors }, title: null, legend: { orient: 'top' } }
       }
     },
     resolve: { scale: { y: 'independent' } }
@@ -121,9 +123,10 @@ function latencySpec (result) {
 function chartSpecs (result) {
   return {
     'overview.svg': {
+      title: { text: 'httpsys and its peers, relative to bare node', subtitle: subtitle(result), fontSize: 15 },
       vconcat: [
-        relativeSpec(result, 'rpsRel', 'Requests/s relative to bare node (higher is better)'),
-        relativeSpec(result, 'cpuRel', 'CPU time per request relative to bare node (lower is better)')
+        relativeSpec(result, 'rpsRel', 'Requests/s (higher is better)'),
+        relativeSpec(result, 'cpuRel', 'CPU time per request, whole process tree (lower is better)')
       ]
     },
     'rps.svg': facetSpec(result, 'rps', 'req/s', 'Requests per second (higher is better)'),

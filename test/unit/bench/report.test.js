@@ -95,3 +95,12 @@ test('chartRows: one row per scenario and target that ran, bare node at 1', () =
   expect(rows[1].rpsRel).toBeCloseTo(1.1)
   expect(rows[1].cpuRel).toBeCloseTo(0.9)
 })
+
+test('chartSpecs: the five charts, each target in its own colour whichever targets ran', () => {
+  const { chartSpecs } = require('../../../bench/lib/charts')
+  const specs = chartSpecs(result())
+  expect(Object.keys(specs).sort()).toEqual(['cpu.svg', 'latency.svg', 'memory.svg', 'overview.svg', 'rps.svg'])
+  const color = specs['rps.svg'].spec.encoding.color.scale
+  expect(color.domain).toEqual(['bare node', 'nginx + node x2', 'httpsys x1'])
+  expect(color.range).toEqual(['#4c78a8', '#54a24b', '#f58518'])
+})
