@@ -61,6 +61,17 @@ function versionOf (cmd, args) {
   }
 }
 
+/** The command line to give a reader: the run's options, less --note (a remark, not a setting). */
+function reproduceCommand (argv) {
+  const kept = []
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--matrix' || argv[i].startsWith('--note=')) continue
+    if (argv[i] === '--note') { i++; continue }
+    kept.push(/^[\w.,/=-]+$/.test(argv[i]) ? argv[i] : JSON.stringify(argv[i]))
+  }
+  return ['npm run bench -- --matrix', ...kept].join(' ')
+}
+
 function gitRevision () {
   const r = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: ROOT, encoding: 'utf8' })
   return r.status === 0 ? r.stdout.trim() : null
@@ -199,7 +210,7 @@ async function run (argv) {
     date: new Date().toISOString(),
     machine: machine(),
     tool: ctx.tool,
-    command: ['npm run bench -- --matrix', ...argv.filter((a) => a !== '--matrix')].join(' '),
+    command: reproduceCommand(argv),
     options: { duration: ctx.duration, rounds: ctx.rounds, warmup: ctx.warmup, connections: ctx.connections, instances: ctx.instances },
     targetList: targetList.map((t) => ({ name: t.name, label: t.label })),
     notes,
