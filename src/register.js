@@ -264,13 +264,15 @@ function closeServersThenExit () {
 /** Closes every httpsys server of this process; `done` once all of them have closed. */
 function closeServers (done) {
   const servers = ours.listeningServers()
-  let pending = servers.length
+  // closed already (a drain) but still finishing: requests in flight, upgraded sockets
+  const closing = ours.closingServers()
+  let pending = servers.length + closing.length
   if (pending === 0) return done()
-  for (const server of servers) {
-    server.close(() => {
-      if (--pending === 0) done()
-    })
+  const one = () => {
+    if (--pending === 0) done()
   }
+  for (const server of servers) server.close(one)
+  for (const server of closing) server.once('close', one)
 }
 
 // Memory for max_memory_restart (Windows has no /proc), and what the process served

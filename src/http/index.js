@@ -8,7 +8,7 @@ const { STATUS_CODES, METHODS } = require('node:http')
 const { Server, createServer, setDefaultBackend } = require('./server')
 const { IncomingMessage } = require('./incoming')
 const { ServerResponse } = require('./response')
-const { listeningServers } = require('./server-handle')
+const { listeningServers, closingServers } = require('./server-handle')
 const { closeUpgradedSockets } = require('./upgrade-socket')
 const https = require('./https-server')
 
@@ -21,6 +21,7 @@ module.exports = {
   METHODS,
   setDefaultBackend,
   listeningServers,
+  closingServers,
   closeUpgradedSockets,
   // https.Server and https.createServer (the preload installs them on node's https)
   https: { Server: https.Server, createServer: https.createServer }

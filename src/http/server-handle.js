@@ -426,6 +426,7 @@ class ServerHandle {
     if (this.closing) return
     this.closing = true
     forgetServer(this.server)
+    closingServers.add(this.server)
     this.release()
     if (this.attachment === null) return // attach() still pending: onAttached closes
     // an unref()ed server still finishes its close (node's closing handle keeps the
@@ -476,6 +477,9 @@ class ServerHandle {
 
 // listening servers, for the preload's graceful stop
 const listening = new Set()
+// servers whose close() was called and that have not said 'close' yet (their requests
+// in flight, or upgraded connections, keep them open): the stop waits for them too
+const closingServers = new Set()
 
 function rememberServer (server) {
   listening.add(server)
@@ -483,10 +487,16 @@ function rememberServer (server) {
 
 function forgetServer (server) {
   listening.delete(server)
+  if (server[kClosing].size === 0) closingServers.delete(server)
 }
 
 function listeningServers () {
   return [...listening]
+}
+
+/** @returns {object[]} servers that are closing and have not emitted 'close' yet */
+function closingServerList () {
+  return [...closingServers]
 }
 
 function release (handle, socket, req) {
@@ -581,4 +591,4 @@ function checkRequests (handle) {
   }
 }
 
-module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers }
+module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers, closingServers: closingServerList }

@@ -370,12 +370,12 @@ const NODE_CODES = {
 
 function onAttachFailed (server, handle, err) {
   if (server[kHandle] === handle) server[kHandle] = null
+  server[kClosing].delete(handle)
   forgetServer(server)
   handle.release()
   handle.closed = true
   handle.ended = true
   if (handle.closing) {
-    server[kClosing].delete(handle)
     process.nextTick(emitClose, server)
     return
   }

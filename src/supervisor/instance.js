@@ -49,6 +49,7 @@ class Instance extends EventEmitter {
     this.othersServing = othersServing
     this.proc = null
     this.candidate = null // the replacement during a reload
+    this.leaving = null // the process a reload replaced, while it stops
     this.state = 'idle'
     this.restarts = 0
     this.attempt = 0 // backoff exponent: automatic restarts since the last stable run
@@ -83,7 +84,11 @@ class Instance extends EventEmitter {
   }
 
   findProcess (pid) {
-    return this.processes().find((p) => p.pid === pid)
+    const found = this.processes().find((p) => p.pid === pid)
+    if (found !== undefined) return found
+    // a reload's old process, draining: the router's word of its detach is for it
+    const leaving = this.leaving
+    return leaving !== null && leaving.pid === pid && !leaving.exitInfo ? leaving : undefined
   }
 
   start () {
@@ -177,7 +182,12 @@ class Instance extends EventEmitter {
     this.proc = next
     this.resetCounters()
     this.onProcessReady(next)
-    await old.stop()
+    this.leaving = old
+    try {
+      await old.stop()
+    } finally {
+      if (this.leaving === old) this.leaving = null
+    }
     return { ok: true, pid: next.pid }
   }
 

@@ -72,6 +72,9 @@
 //   connectionId        {number}   the client connection (several requests may share it)
 //   keepAlive           {boolean}  the router will keep the connection open after the
 //                                  response unless the response asks to close it
+//   upgrade             {boolean}  HTTP/1.1, Connection: upgrade and an Upgrade header,
+//                                  and no body: the request may be answered 101 with
+//                                  RESPONSE_OPAQUE (Upgrades, below)
 //
 // TlsInfo (the router terminates TLS; these answer tls.TLSSocket's questions):
 //   protocol            {string|null}  'TLSv1.2', 'TLSv1.3', ...
@@ -129,6 +132,15 @@
 //   tellsConnectionClose {boolean} the router reports onConnectionClose
 //   ref(), unref()                 like a socket's: whether the attachment keeps the
 //                                  process alive (server.unref()).
+//
+// Upgrades: respond(id, 101, reason, rawHeaders, body, RESPONSE_OPAQUE | RESPONSE_MORE)
+// to a request with `upgrade` switches the client connection to opaque bytes both ways
+// (HTTP.SYS: HTTP_SEND_RESPONSE_FLAG_OPAQUE; the hub: src/hub/tunnel.js). From then on
+// onBody carries the client's bytes (readBody asks for more, as for a body) and
+// onBodyEnd its FIN; sendBody(id, bytes, RESPONSE_MORE) writes to the client, and a
+// sendBody without RESPONSE_MORE is our FIN (HTTP.SYS, which has no half-close, closes
+// the connection then, and onBodyEnd follows). The request stays in flight until both
+// sides have ended, or until onAbort (a reset) or cancel(id). No body size limit applies.
 //
 // Statistics a backend may keep are its own business; src/http never depends on them.
 
