@@ -40,6 +40,7 @@ class TunnelState {
     this.started = false // the head went out
     this.opaque = false // it was a 101: the connection is the app's protocol now
     this.writeCb = null // a write waiting for the response window
+    this.complete = false // a refusal (not 101) went out whole in one send
     this.writeEnded = false // our FIN went to the router
     this.readEnded = false // the client's FIN arrived
     this.wantRead = false // _read() came before the 101
@@ -101,13 +102,21 @@ class UpgradeSocket extends net.Socket {
       }
       const parsed = parseHead(t.head.latin1Slice(0, end), true)
       if (typeof parsed === 'string') return cb(badHead(parsed))
-      const rest = t.head.subarray(end + 4)
+      let rest = t.head.subarray(end + 4)
       t.head = null
       t.started = true
       t.opaque = parsed.status === 101
-      const flags = t.opaque ? RESPONSE_OPAQUE | RESPONSE_MORE : RESPONSE_MORE | RESPONSE_CLOSE
+      let flags = t.opaque ? RESPONSE_OPAQUE | RESPONSE_MORE : RESPONSE_MORE | RESPONSE_CLOSE
+      if (!t.opaque && parsed.contentLength >= 0 && rest.length >= parsed.contentLength) {
+        // a refusal written whole (ws writes its 400 with a Content-Length): one send
+        rest = rest.subarray(0, parsed.contentLength)
+        flags = RESPONSE_CLOSE
+        t.complete = true
+      }
       ok = a.respond(t.id, parsed.status, parsed.reason, parsed.rawHeaders, rest.length > 0 ? rest : null, flags)
       if (t.opaque && t.wantRead) a.readBody(t.id)
+    } else if (t.complete) {
+      ok = true // a refusal already sent whole: nothing more goes with it
     } else {
       ok = a.sendBody(t.id, chunk, RESPONSE_MORE)
     }
@@ -125,7 +134,7 @@ class UpgradeSocket extends net.Socket {
       this.destroy()
       return cb()
     }
-    a.sendBody(t.id, null, RESPONSE_CLOSE)
+    if (!t.complete) a.sendBody(t.id, null, RESPONSE_CLOSE)
     cb()
   }
 
