@@ -1,0 +1,423 @@
+'use strict'
+
+// The single executables as a user runs them (docs/single-executable.md): the Linux one
+// here, the Windows one under Wine (when test/windows/run.sh has set Wine up). Run by
+// test/exe/run.sh after `npm run build:exe`; prints one line per test and a final
+// `N passed, N failed` (skips are neither). Extra arguments filter tests by name.
+//
+// HTTPSYS_EXE_REQUIRE_WINE=1 (CI) counts a test that cannot run as failed.
+//
+// Every test has its own runtime directory (HTTPSYS_RUNTIME_DIR), cache directory
+// (HTTPSYS_CACHE_DIR) and ports; processes a test started are stopped by pid.
+
+const assert = require('node:assert/strict')
+const { spawn, execFileSync } = require('node:child_process')
+const fs = require('node:fs')
+const http = require('node:http')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+
+const ROOT = path.join(__dirname, '..', '..')
+const DIST = path.join(ROOT, 'dist')
+const EXE = path.join(DIST, 'httpsys-linux-x64')
+const WIN_EXE = path.join(DIST, 'httpsys-win-x64.exe')
+const HELLO = path.join(ROOT, 'examples', 'hello', 'app.js')
+const FIX = path.join(__dirname, 'fixtures')
+const VERSION = require('../../package.json').version
+const SIZE_LIMIT = 100e6
+const START_LIMIT_MS = 300
+
+const tests = []
+const test = (name, fn) => tests.push({ name, fn })
+class Skip extends Error {}
+
+// ---- helpers ------------------------------------------------------------------------
+
+const started = []
+
+const dirs = []
+
+function tmpdir (name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `httpsys-exe-${name}-`))
+  dirs.push(dir)
+  return dir
+}
+
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address()
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+/** A test's own world: runtime and cache directories, and the environment with them. */
+function world (name, env = {}) {
+  const runtime = tmpdir(`${name}-run`)
+  const cache = tmpdir(`${name}-cache`)
+  fs.chmodSync(runtime, 0o700)
+  return { runtime, cache, env: { ...process.env, HTTPSYS_RUNTIME_DIR: runtime, HTTPSYS_CACHE_DIR: cache, ...env } }
+}
+
+/** Starts the executable in the background; its output is collected. */
+function startExe (args, { env, cwd = ROOT, exe = EXE } = {}) {
+  const child = spawn(exe, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  started.push(child)
+  let out = ''
+  child.stdout.on('data', (d) => { out += d })
+  child.stderr.on('data', (d) => { out += d })
+  const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve(signal || code)))
+  return { child, exited, output: () => out }
+}
+
+/** Runs the executable to completion (a second shell). */
+function runExe (args, { env, cwd = ROOT, exe = EXE, timeout = 30000 } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(exe, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => { stdout += d })
+    child.stderr.on('data', (d) => { stderr += d })
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeout)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+/** The supervisor's JSON records (started with --json). */
+function records (proc) {
+  const out = []
+  for (const line of proc.output().split('\n')) {
+    if (!line.startsWith('{')) continue
+    try { out.push(JSON.parse(line)) } catch {}
+  }
+  return out
+}
+
+async function waitRecord (proc, match, what, timeout = 20000) {
+  const end = Date.now() + timeout
+  let exited = false
+  proc.exited.then(() => { exited = true })
+  for (;;) {
+    const found = records(proc).find(match)
+    if (found) return found
+    if (Date.now() > end || exited) {
+      throw new Error(`no ${what} record within ${timeout} ms${exited ? ' (it exited)' : ''}:\n${proc.output().split('\n').slice(-25).join('\n')}`)
+    }
+    await sleep(50)
+  }
+}
+
+function get (port, target = '/') {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: target, agent: false }, (res) => {
+      let body = ''
+      res.on('data', (d) => { body += d })
+      res.on('end', () => resolve({ status: res.statusCode, body }))
+    })
+    req.setTimeout(8000, () => req.destroy(new Error(`GET ${target}: no answer within 8 s`)))
+    req.on('error', reject)
+  })
+}
+
+/** `httpsys ls --json` from a second call: the instances of the one supervisor. */
+async function ls (env, cwd) {
+  const r = await runExe(['ls', '--json'], { env, cwd })
+  assert.equal(r.code, 0, `ls failed: ${r.stderr}`)
+  const sups = JSON.parse(r.stdout)
+  assert.equal(sups.length, 1, `ls shows ${sups.length} supervisors: ${r.stdout}`)
+  return sups[0].apps.flatMap((a) => a.instances.map((i) => ({ ...i, app: a.name })))
+}
+
+/** `httpsys stop all` from a second call; the supervisor must then exit 0 by itself. */
+async function stopAll (proc, env, cwd) {
+  const r = await runExe(['stop', 'all'], { env, cwd })
+  assert.equal(r.code, 0, `stop all failed: ${r.stdout}${r.stderr}`)
+  const code = await within(proc.exited, 20000)
+  assert.equal(code, 0, `the supervisor did not exit 0 after stop all (${code}):\n${proc.output().slice(-2000)}`)
+}
+
+/** The program a process runs and its command line, from /proc. */
+function proc (pid) {
+  return {
+    exe: fs.readlinkSync(`/proc/${pid}/exe`),
+    argv: fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean),
+    env: Object.fromEntries(fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]))
+  }
+}
+
+function sleep (ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+function within (promise, ms) {
+  let timer
+  return Promise.race([promise, new Promise((resolve) => { timer = setTimeout(resolve, ms, 'timeout') })])
+    .finally(() => clearTimeout(timer))
+}
+
+function realNode () {
+  return fs.realpathSync(execFileSync('sh', ['-c', 'command -v node'], { encoding: 'utf8' }).trim())
+}
+
+// ---- Linux ----------------------------------------------------------------------------
+
+test('linux: the executable is under 100 MB and prints the version cold in under 300 ms', async () => {
+  const size = fs.statSync(EXE).size
+  const times = []
+  for (let i = 0; i < 5; i++) {
+    const t0 = process.hrtime.bigint()
+    const out = execFileSync(EXE, ['--version'], { encoding: 'utf8', env: { ...process.env, HTTPSYS_CACHE_DIR: tmpdir('version') } })
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6)
+    assert.equal(out.trim(), VERSION)
+  }
+  const best = Math.min(...times)
+  console.log(`# ${path.basename(EXE)}: ${(size / 1e6).toFixed(1)} MB; --version ${times.map((t) => t.toFixed(0)).join(', ')} ms (best ${best.toFixed(0)})`)
+  for (const f of ['httpsys-win-x64.exe', 'httpsys-linux-arm64', 'httpsys-win-arm64.exe']) {
+    if (fs.existsSync(path.join(DIST, f))) console.log(`# ${f}: ${(fs.statSync(path.join(DIST, f)).size / 1e6).toFixed(1)} MB`)
+  }
+  assert.ok(size < SIZE_LIMIT, `${size} bytes`)
+  assert.ok(best < START_LIMIT_MS, `--version took ${best.toFixed(0)} ms at best`)
+})
+
+test('linux: serves examples/hello/app.js on the PATH\'s node with the preload from the exe; ls and stop from a second call', async () => {
+  const w = world('hello')
+  const port = await freePort()
+  const sup = startExe(['start', HELLO, '-u', `http://127.0.0.1:${port}/`, '--json'], { env: w.env })
+  const ready = await waitRecord(sup, (r) => r.event === 'ready', 'ready')
+  const node = records(sup).find((r) => r.event === 'node')
+  assert.deepEqual([node.self, node.why], [false, 'found on the PATH'])
+  assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
+  const [inst] = await ls(w.env)
+  assert.deepEqual([inst.app, inst.pid, inst.state], ['app', ready.pid, 'ready'])
+  const worker = proc(ready.pid)
+  assert.equal(worker.exe, realNode(), 'the worker is the PATH\'s node')
+  const preload = worker.argv[worker.argv.indexOf('--require') + 1]
+  assert.equal(path.dirname(path.dirname(preload)), w.cache, `preload ${preload} is not the one written to the cache`)
+  assert.equal(worker.env.HTTPSYS_NODE_MODE, undefined)
+  await stopAll(sup, w.env)
+})
+
+test('linux: --node self runs the app on the exe itself (node mode); node_args reach it through NODE_OPTIONS', async () => {
+  const w = world('self')
+  const port = await freePort()
+  const sup = startExe(['start', HELLO, '-u', `http://127.0.0.1:${port}/`, '--node', 'self', '--node-args', '--max-old-space-size=96', '--json'], { env: w.env })
+  const ready = await waitRecord(sup, (r) => r.event === 'ready', 'ready')
+  assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
+  const worker = proc(ready.pid)
+  assert.equal(worker.exe, EXE)
+  assert.equal(worker.env.HTTPSYS_NODE_MODE, '1')
+  assert.match(worker.env.NODE_OPTIONS, /--max-old-space-size=96/)
+  assert.equal((await ls(w.env))[0].state, 'ready')
+  await stopAll(sup, w.env)
+})
+
+test('linux: with no usable node on the PATH (one too old is first) the app runs on the node inside, and the log says why', async () => {
+  const bin = tmpdir('oldnode')
+  fs.copyFileSync(path.join(FIX, 'old-node'), path.join(bin, 'node'))
+  fs.chmodSync(path.join(bin, 'node'), 0o755)
+  const w = world('oldpath', { PATH: `${bin}${path.delimiter}${process.env.PATH}` })
+  const port = await freePort()
+  const sup = startExe(['start', path.join(FIX, 'esm-app.mjs'), '-u', `http://127.0.0.1:${port}/`, '--json', '--', 'one', 'two'], { env: w.env })
+  const ready = await waitRecord(sup, (r) => r.event === 'ready', 'ready')
+  const node = records(sup).find((r) => r.event === 'node')
+  assert.equal(node.self, true)
+  assert.match(node.why, /v18\.19\.0, older than 20/)
+  const res = await get(port, '/x')
+  assert.equal(res.status, 200)
+  assert.deepEqual(JSON.parse(res.body), { pid: ready.pid, execPath: EXE, argv1: path.join(FIX, 'esm-app.mjs'), args: ['one', 'two'], esm: true })
+  await stopAll(sup, w.env)
+})
+
+test('linux: a cluster app on the node inside: its workers are the exe as node, with the preload, on the app\'s queue', async () => {
+  const w = world('cluster')
+  const port = await freePort()
+  const sup = startExe(['start', path.join(FIX, 'cluster-app.js'), '-u', `http://127.0.0.1:${port}/`, '--node', 'self', '--node-args', '--max-old-space-size=80', '--wait-ready', '--json'], { env: w.env })
+  const ready = await waitRecord(sup, (r) => r.event === 'ready', 'ready')
+  const seen = new Map()
+  for (let i = 0; i < 30 && seen.size < 2; i++) {
+    const body = JSON.parse((await get(port, `/${i}`)).body)
+    seen.set(body.pid, body)
+  }
+  assert.equal(seen.size, 2, 'both cluster workers serve from the queue')
+  for (const body of seen.values()) {
+    assert.notEqual(body.pid, ready.pid, 'the primary serves nothing')
+    assert.equal(body.execPath, EXE)
+    assert.ok(body.heapMb < 200, `NODE_OPTIONS reached the cluster worker (heap limit ${body.heapMb} MB)`)
+  }
+  await stopAll(sup, w.env)
+})
+
+test('linux: start -d from the exe returns once ready; ls and stop all reach the daemon', async () => {
+  const w = world('daemon')
+  const port = await freePort()
+  const r = await runExe(['start', HELLO, '-u', `http://127.0.0.1:${port}/`, '-d'], { env: w.env })
+  assert.equal(r.code, 0, r.stdout + r.stderr)
+  assert.match(r.stdout, /runs in the background \(pid (\d+)\)/)
+  const daemonPid = Number(/pid (\d+)\)/.exec(r.stdout)[1])
+  try {
+    assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
+    assert.equal((await ls(w.env))[0].state, 'ready')
+    assert.equal(proc(daemonPid).exe, EXE)
+    const stop = await runExe(['stop', 'all'], { env: w.env })
+    assert.equal(stop.code, 0, stop.stdout + stop.stderr)
+    for (let i = 0; i < 100 && fs.existsSync(`/proc/${daemonPid}`); i++) await sleep(100)
+    assert.equal(fs.existsSync(`/proc/${daemonPid}`), false, 'the daemon exited')
+  } finally {
+    try { process.kill(daemonPid, 'SIGKILL') } catch {}
+  }
+})
+
+test('linux: a config file from the exe, --node with a path for its apps; a bad --node fails the start with its code', async () => {
+  const w = world('config')
+  const dir = tmpdir('config-app')
+  const port = await freePort()
+  fs.copyFileSync(HELLO, path.join(dir, 'app.js'))
+  fs.writeFileSync(path.join(dir, 'httpsys.config.js'),
+    `module.exports = { apps: [{ name: 'hello', script: 'app.js', urls: ['http://127.0.0.1:${port}/'] }] }\n`)
+  const sup = startExe(['start', '--node', realNode(), '--json'], { env: w.env, cwd: dir })
+  const ready = await waitRecord(sup, (r) => r.event === 'ready', 'ready')
+  assert.equal(records(sup).find((r) => r.event === 'node').why, 'node: configured')
+  assert.equal(proc(ready.pid).exe, realNode())
+  assert.equal((await get(port)).body, 'hello world\n')
+  await stopAll(sup, w.env, dir)
+
+  const old = path.join(FIX, 'old-node')
+  const bad = await runExe(['start', HELLO, '--node', old], { env: w.env })
+  assert.equal(bad.code, 1)
+  assert.match(bad.stderr, /v18\.19\.0.*ERR_HTTPSYS_NODE_UNUSABLE/s)
+  const missing = await runExe(['start', HELLO, '--node', '/nonexistent/node'], { env: w.env })
+  assert.equal(missing.code, 1)
+  assert.match(missing.stderr, /\/nonexistent\/node is not a file.*ERR_HTTPSYS_CONFIG_INVALID/s)
+})
+
+// ---- Windows, under Wine ----------------------------------------------------------------
+
+function wineReady () {
+  if (!fs.existsSync(WIN_EXE)) return `${path.relative(ROOT, WIN_EXE)} was not built`
+  try { execFileSync('sh', ['-c', 'command -v wine'], { stdio: 'ignore' }) } catch { return 'wine is not installed (npm run test:windows installs it)' }
+  if (!process.env.WINEPREFIX || !fs.existsSync(path.join(process.env.WINEPREFIX, '.httpsys-ready'))) {
+    return 'no Wine prefix set up by test/windows/run.sh (run npm run test:windows first)'
+  }
+  return null
+}
+
+let W = null
+function wine () {
+  const why = wineReady()
+  if (why) throw new Skip(why)
+  if (W === null) W = require('../windows/lib/wine')
+  return W
+}
+
+function winPath (p) {
+  return execFileSync('winepath', ['-w', p], { encoding: 'utf8', env: { ...process.env, WINEDEBUG: '-all' } }).trim()
+}
+
+/** The Windows exe under Wine: its own runtime and cache folders (Windows paths). */
+function wineWorld (name) {
+  const runtime = tmpdir(`win-${name}-run`)
+  const cache = tmpdir(`win-${name}-cache`)
+  return { cache, env: { HTTPSYS_RUNTIME_DIR: winPath(runtime), HTTPSYS_CACHE_DIR: winPath(cache) } }
+}
+
+async function wineHello (name, backend, { node } = {}) {
+  const Wn = wine()
+  const w = wineWorld(name)
+  const port = await Wn.freePort()
+  const sup = Wn.startNode(`exe-${name}`, ['start', 'examples/hello/app.js', '-u', `http://+:${port}/`, '--backend', backend, '--json',
+    ...(node ? ['--node', winPath(node)] : [])], { exe: WIN_EXE, env: w.env })
+  const stop = async () => {
+    await Wn.runNode(`exe-${name}-stop`, ['stop', 'all'], { exe: WIN_EXE, env: w.env })
+    if ((await Wn.within(sup.exited, 30000)) === 'timeout') {
+      sup.child.kill('SIGKILL')
+      return false
+    }
+    return true
+  }
+  try {
+    const m = await Wn.waitFor(sup, /^\{.*"event":"backend".*$/m, 60000)
+    const backendRecord = JSON.parse(m[0])
+    assert.equal(backendRecord.backend, backend, backendRecord.msg)
+    await Wn.waitFor(sup, /"event":"ready"/, 60000)
+    const record = JSON.parse(/^\{.*"event":"node".*$/m.exec(sup.output())[0])
+    if (node) assert.deepEqual([record.self, record.why], [false, 'node: configured'])
+    else assert.deepEqual([record.self, record.why], [true, 'no node on the PATH'], 'no node.exe on Wine\'s PATH: the exe runs the app itself')
+    const res = await Wn.eventually(() => Wn.request(port, { path: '/' }), 20000)
+    assert.deepEqual([res.status, res.body.toString()], [200, 'hello world\n'])
+    const list = await Wn.runNode(`exe-${name}-ls`, ['ls', '--json'], { exe: WIN_EXE, env: w.env })
+    const sups = JSON.parse(list.output.slice(list.output.indexOf('[')))
+    assert.equal(sups[0].apps[0].instances[0].state, 'ready', list.output)
+    return { sup, cache: w.cache, output: sup.output }
+  } finally {
+    assert.ok(await stop(), `the supervisor did not exit after stop all:\n${sup.output().slice(-2000)}`)
+  }
+}
+
+test('windows (Wine): httpsys-win-x64.exe --version', async () => {
+  const Wn = wine()
+  const r = await Wn.runNode('exe-version', ['--version'], { exe: WIN_EXE })
+  assert.equal(r.code, 0, r.output)
+  assert.equal(r.output.trim(), VERSION)
+})
+
+test('windows (Wine): the exe serves hello through HTTP.SYS with the addon it carries; ls and stop from a second call', async () => {
+  const { cache } = await wineHello('httpsys', 'httpsys')
+  const written = fs.readdirSync(cache).flatMap((d) => fs.readdirSync(path.join(cache, d)))
+  assert.ok(written.includes('httpsys_native.node'), `the addon was written from the exe (${written.join(', ')})`)
+})
+
+test('windows (Wine): the exe serves hello through the hub', async () => {
+  await wineHello('hub', 'hub')
+})
+
+test('windows (Wine): --node node.exe: the user\'s node runs the preload the exe wrote out, with the addon next to it (HTTP.SYS)', async () => {
+  const nodeExe = path.join(process.env.HTTPSYS_WINE_CACHE || path.join(os.homedir(), '.cache', 'httpsys-windows'), 'node-20.20.2.exe')
+  if (!fs.existsSync(nodeExe)) throw new Skip(`no ${nodeExe} (test/windows/run.sh downloads it)`)
+  const { cache } = await wineHello('user-node', 'httpsys', { node: nodeExe })
+  const written = fs.readdirSync(cache).flatMap((d) => fs.readdirSync(path.join(cache, d)))
+  assert.deepEqual(written.sort(), ['httpsys_native.node', 'register.js'])
+})
+
+// ---- runner -----------------------------------------------------------------------------
+
+async function main () {
+  const filter = process.argv.slice(2).join(' ')
+  let passed = 0
+  let failed = 0
+  let skipped = 0
+  for (const t of tests) {
+    if (filter && !t.name.includes(filter)) continue
+    const t0 = Date.now()
+    try {
+      await t.fn()
+      passed++
+      console.log(`ok - ${t.name} (${Date.now() - t0} ms)`)
+    } catch (err) {
+      if (err instanceof Skip && process.env.HTTPSYS_EXE_REQUIRE_WINE !== '1') {
+        skipped++
+        console.log(`skip - ${t.name}: ${err.message}`)
+      } else {
+        failed++
+        console.log(`not ok - ${t.name}\n${String(err.stack || err).split('\n').map((l) => `  ${l}`).join('\n')}`)
+      }
+    } finally {
+      for (const child of started.splice(0)) {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+      }
+    }
+  }
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+  if (skipped > 0) console.log(`# ${skipped} skipped`)
+  console.log(`${passed} passed, ${failed} failed`)
+  process.exitCode = failed > 0 ? 1 : 0
+}
+
+main()
