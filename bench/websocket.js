@@ -1,0 +1,155 @@
+'use strict'
+
+// WebSocket echo messages per second through httpsys (`httpsys start`, the hub relaying
+// each upgraded connection to one worker) against the same ws app on bare node, in one
+// run, alternating rounds so machine noise hits both alike.
+//
+//   node bench/websocket.js [--rounds 3] [--duration 5] [--connections 50] [--size 64]
+//
+// The load runs in a process of its own (ws clients, each sending its next message
+// when the echo of the last arrives). Prints messages/s per round and the median
+// ratio httpsys / bare node (issue target: >= 0.8).
+
+const { spawn } = require('node:child_process')
+const net = require('node:net')
+const path = require('node:path')
+const { parseArgs } = require('node:util')
+
+const root = path.join(__dirname, '..')
+const { values: opts } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '50' },
+    size: { type: 'string', default: '64' },
+    client: { type: 'string' }
+  }
+})
+
+if (opts.client) {
+  runClients(Number(opts.client)).catch((err) => {
+    console.error(err)
+    process.exit(1)
+  })
+} else {
+  main().catch((err) => {
+    console.error(err)
+    process.exit(1)
+  })
+}
+
+// ---- the load process ---------------------------------------------------------------
+
+async function runClients (port) {
+  const WebSocket = require('ws')
+  const n = Number(opts.connections)
+  const payload = Buffer.alloc(Number(opts.size), 120)
+  const sockets = await Promise.all(Array.from({ length: n }, () => new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: false })
+    ws.on('open', () => resolve(ws))
+    ws.on('error', reject)
+  })))
+  let count = 0
+  let running = true
+  for (const ws of sockets) {
+    ws.on('message', () => {
+      count++
+      if (running) ws.send(payload)
+    })
+  }
+  // a second of warm-up, then the measured window
+  for (const ws of sockets) ws.send(payload)
+  await sleep(1000)
+  const start = count
+  const t0 = process.hrtime.bigint()
+  await sleep(Number(opts.duration) * 1000)
+  const messages = count - start
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9
+  running = false
+  for (const ws of sockets) ws.terminate()
+  process.stdout.write(JSON.stringify({ messagesPerSec: messages / seconds }) + '\n')
+}
+
+// ---- the harness ----------------------------------------------------------------------
+
+function freePort () {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer()
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address()
+      srv.close(() => resolve(port))
+    })
+    srv.on('error', reject)
+  })
+}
+
+async function waitForPort (port, deadline = Date.now() + 15000) {
+  while (Date.now() < deadline) {
+    const res = await fetch(`http://127.0.0.1:${port}/`).catch(() => null)
+    if (res && res.ok) return
+    await sleep(100)
+  }
+  throw new Error(`nothing answered on port ${port}`)
+}
+
+function startTarget (kind, port) {
+  const app = path.join(__dirname, 'apps', 'ws-echo.js')
+  const env = { ...process.env, PORT: String(port), HTTPSYS_LOG_LEVEL: 'warn' }
+  const args = kind === 'node'
+    ? [app]
+    : [path.join(root, 'bin', 'httpsys'), 'start', app, '-u', `http://+:${port}/`, '--json', '--log-level', 'warn']
+  return spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit'], detached: true })
+}
+
+function stopTarget (child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.once('exit', resolve)
+    child.kill('SIGINT')
+    setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL') } catch {} }, 5000).unref()
+  })
+}
+
+function load (port) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [__filename, '--client', String(port), '--connections', opts.connections, '--duration', opts.duration, '--size', opts.size], { stdio: ['ignore', 'pipe', 'inherit'] })
+    let out = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.on('exit', (code) => code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load process exited ${code}`)))
+  })
+}
+
+async function measure (kind) {
+  const port = await freePort()
+  const child = startTarget(kind, port)
+  try {
+    await waitForPort(port)
+    return await load(port)
+  } finally {
+    await stopTarget(child)
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+
+async function main () {
+  const rounds = Number(opts.rounds)
+  console.log(`# ws echo, ${opts.connections} connections, ${opts.size}-byte messages, ${opts.duration}s per run, ${rounds} rounds`)
+  const ratios = []
+  for (let i = 0; i < rounds; i++) {
+    const node = await measure('node')
+    const hub = await measure('httpsys')
+    const ratio = hub.messagesPerSec / node.messagesPerSec
+    ratios.push(ratio)
+    console.log(`round ${i + 1}: node ${Math.round(node.messagesPerSec)} msg/s, httpsys ${Math.round(hub.messagesPerSec)} msg/s, ratio ${ratio.toFixed(3)}`)
+  }
+  console.log(`median ratio httpsys / node: ${median(ratios).toFixed(3)} (target >= 0.8)`)
+}
+
+function sleep (ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
