@@ -25,7 +25,8 @@ let hub
 let n = 0
 const servers = []
 
-beforeAll(async () => { hub = await startHub() })
+// short deadlines, so a test can show that a tunnel or a stream that flows is not cut by them
+beforeAll(async () => { hub = await startHub({ keepAliveTimeout: 1000, bodyTimeout: 1000 }) })
 afterAll(async () => {
   for (const s of servers) {
     // the hub's close ends every queue: that is this test's doing, not an app error
@@ -117,6 +118,11 @@ test('the upgrade event gets the request, a net.Socket with the client address, 
   expect(Buffer.isBuffer(head) && head.length).toBe(0)
   c.socket.write('ping')
   await until(() => c.text().endsWith('ping'), 5000, 'echo')
+  // silent for longer than the hub's idle deadline: a tunnel has none (the app's protocol does)
+  await sleep(2500)
+  c.socket.write('pong')
+  await until(() => c.text().endsWith('pingpong'), 5000, 'echo after a silence')
+  expect(c.closed).toBe(false)
   c.socket.destroy()
 })
 
@@ -278,4 +284,30 @@ test('when the worker goes away its upgraded connections are closed', async () =
   server._handle.attachment.socket.destroy()
   await until(() => c.closed, 5000, 'the client connection closes')
   await until(() => seen[0].events.includes('close'), 5000, 'the app socket closes')
+})
+
+test('server-sent events stream through the hub as written, and a long stream is not timed out', async () => {
+  const { port } = await serve(null, (req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+    let n = 0
+    const timer = setInterval(() => {
+      res.write(`data: ${++n}\n\n`)
+      if (n === 12) {
+        clearInterval(timer)
+        res.end()
+      }
+    }, 250)
+    req.on('close', () => clearInterval(timer))
+  })
+  const c = rawClient(port, 'GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n')
+  const t0 = Date.now()
+  // each event arrives on its own, when written (nothing is held back to be batched)
+  await until(() => c.text().includes('data: 1\n\n'), 2000, 'the first event')
+  const first = Date.now() - t0
+  expect(first).toBeLessThan(1000)
+  expect(c.text()).not.toContain('data: 3\n\n')
+  // 3 s of events: longer than the hub's 1 s deadlines would allow a silent connection
+  await until(() => c.text().includes('data: 12\n\n'), 10000, 'the last event')
+  expect(c.text()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*content-type: text\/event-stream/i)
+  c.socket.destroy()
 })
