@@ -116,7 +116,11 @@ function blobMaker () {
 
 function makeBlob (name, main, version) {
   const t = TARGETS[name]
-  const assets = { 'register.js': path.join(WORK, 'register.js') }
+  const assets = {
+    'register.js': path.join(WORK, 'register.js'),
+    // `httpsys init` writes it (src/config/init-config.js)
+    'templates/httpsys.config.js': path.join(ROOT, 'templates', 'httpsys.config.js')
+  }
   if (t.addon) {
     const addon = path.join(ROOT, t.addon)
     if (!fs.existsSync(addon)) throw new Error(`${t.addon} is missing: run npm run build:win first (mingw-w64), or leave out ${name}`)

@@ -38,7 +38,9 @@ function isEsmPackage (dir) {
  */
 function writeInitialConfig (file, { force = false } = {}) {
   const abs = path.resolve(file)
-  let text = fs.readFileSync(TEMPLATE, 'utf8')
+  // the single executable has no templates/ folder: it carries the file as an asset
+  const carried = require('../sea').asset('templates/httpsys.config.js')
+  let text = carried !== null ? carried.toString('utf8') : fs.readFileSync(TEMPLATE, 'utf8')
   // an ES module by its name, or a .js file in an ESM package: the same template, ESM syntax
   const ext = path.extname(abs).toLowerCase()
   if (ext === '.mjs' || (ext === '.js' && isEsmPackage(path.dirname(abs)))) {

@@ -298,6 +298,18 @@ test('linux: a config file from the exe, --node with a path for its apps; a bad 
   assert.match(missing.stderr, /\/nonexistent\/node is not a file.*ERR_HTTPSYS_CONFIG_INVALID/s)
 })
 
+test('linux: httpsys init from the exe writes the commented config, which config check accepts', async () => {
+  const w = world('init')
+  const dir = tmpdir('init')
+  fs.copyFileSync(HELLO, path.join(dir, 'app.js'))
+  const r = await runExe(['init'], { env: w.env, cwd: dir })
+  assert.equal(r.code, 0, r.stdout + r.stderr)
+  const text = fs.readFileSync(path.join(dir, 'httpsys.config.js'), 'utf8')
+  assert.equal(text, fs.readFileSync(path.join(ROOT, 'templates', 'httpsys.config.js'), 'utf8'))
+  const check = await runExe(['config', 'check'], { env: w.env, cwd: dir })
+  assert.equal(check.code, 0, check.stdout + check.stderr)
+})
+
 // ---- Windows, under Wine ----------------------------------------------------------------
 
 function wineReady () {
