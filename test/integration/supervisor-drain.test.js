@@ -36,7 +36,10 @@ test('reload of an app that exits on SIGTERM at once: drained first, 0 failed re
   expect(failed).toEqual([])
   expect(sent).toBeGreaterThan(40)
   const drained = records.filter((r) => r.event === 'stop:drained')
-  expect(drained.map((r) => r.how)).toEqual(['drained', 'drained'])
+  // the preload said so ('drained'), or the hub saw it detached with nothing in flight
+  // ('idle'), whichever came first: never a drain that gave up ('timeout', 'unsupported')
+  expect(drained).toHaveLength(2)
+  for (const r of drained) expect(['drained', 'idle']).toContain(r.how)
   // detached and idle well before kill_timeout; the stop of each old process is quick
   const done = records.filter((r) => r.event === 'stop:done')
   expect(done.every((r) => r.ms < 1000)).toBe(true)
