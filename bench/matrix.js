@@ -24,7 +24,7 @@ const { roundOrder } = require('./lib/stats')
 const { scenarioSummary, evaluateTargets, renderMarkdown } = require('./lib/report')
 const { chartSpecs, renderSvg } = require('./lib/charts')
 const { select } = require('./lib/scenarios')
-const { targets: allTargets, findNginx, makeCert } = require('./lib/targets')
+const { targets: allTargets, findNginx, makeCert, stopAll } = require('./lib/targets')
 
 const ROOT = path.join(__dirname, '..')
 const SAMPLE_MS = 500
@@ -162,6 +162,15 @@ async function run (argv) {
   if (ctx.nginx && targetList.some((t) => t.needs === 'nginx')) notes.push(`${versionOf(ctx.nginx, ['-v']) || 'nginx'}: worker_processes ${ctx.instances}, upstream keep-alive, access log off, 1 MB bodies buffered in memory`)
 
   const tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-matrix-'))
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      console.error(`\n${sig}: stopping the servers this run started`)
+      stopAll().finally(() => {
+        fs.rmSync(tmpDir, { recursive: true, force: true })
+        process.exit(130)
+      })
+    })
+  }
   ctx.tmpDir = tmpDir
   ctx.cert = makeCert(tmpDir)
 
@@ -179,6 +188,9 @@ async function run (argv) {
 
   const runnable = targetList.filter((t) => !skippedTargets[t.name])
   const started = Date.now()
+  // said before the run too, so whoever waits for it can install what is missing
+  if (ctx.tool === 'autocannon' && !opts.tool) console.log('# wrk not found: using autocannon (apt-get install wrk for the Connection: close scenarios and a lighter load generator)')
+  if (skippedTargets.nginx) console.log('# nginx not found: its column is skipped (apt-get install nginx)')
   console.log(`# matrix: ${ctx.tool}, ${ctx.connections} connections, ${ctx.warmup}+${ctx.duration} s per run, ${ctx.rounds} rounds, N = ${ctx.instances}; ` +
     `${scenarios.length} scenarios x ${runnable.length} targets`)
   try {

@@ -27,11 +27,14 @@ function pairedRatio (rounds, field, target, base) {
 }
 
 /**
- * The order of the targets in round r: rotated by r, and reversed on odd rounds, so over
- * the rounds no target always runs first (a cold machine) or right after a heavy one.
+ * The order of the targets in round r: rounds go in pairs, the second of a pair the
+ * first reversed, so over each pair every target has the same mean position (none is
+ * always measured first on a cold machine, or right after a heavy one); each pair is
+ * rotated by one more, so the first target changes too.
  */
 function roundOrder (targets, r) {
-  const k = targets.length === 0 ? 0 : r % targets.length
+  const n = targets.length
+  const k = n === 0 ? 0 : Math.floor(r / 2) % n
   const rotated = [...targets.slice(k), ...targets.slice(0, k)]
   return r % 2 ? rotated.reverse() : rotated
 }

@@ -27,9 +27,11 @@ const BENCH = path.join(__dirname, '..')
 const ROOT = path.join(BENCH, '..')
 const APPS = path.join(BENCH, 'apps')
 
+/** nginx's path: $NGINX when set (NGINX=none runs without it), else where packages put it. */
 function findNginx () {
-  for (const p of [process.env.NGINX, '/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx', '/usr/bin/nginx']) {
-    if (p && fs.existsSync(p)) return p
+  if (process.env.NGINX !== undefined) return fs.existsSync(process.env.NGINX) ? process.env.NGINX : null
+  for (const p of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/local/nginx/sbin/nginx', '/usr/bin/nginx']) {
+    if (fs.existsSync(p)) return p
   }
   try {
     return execFileSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).trim() || null
@@ -74,8 +76,20 @@ function appEnv (scenario, port, cert) {
   return { ...process.env, ...scenario.env, PORT: String(port), KEY_FILE: cert.key, CERT_FILE: cert.cert, NODE_ENV: 'production' }
 }
 
+// every server process started and not yet exited: a Ctrl+C reaches only the harness's
+// own process group, so the harness stops these itself (stopAll)
+const live = new Set()
+
 function spawnDetached (cmd, args, env, stdout = 'ignore') {
-  return spawn(cmd, args, { env, stdio: ['ignore', stdout, 'inherit'], detached: true })
+  const child = spawn(cmd, args, { env, stdio: ['ignore', stdout, 'inherit'], detached: true })
+  live.add(child)
+  child.once('exit', () => live.delete(child))
+  return child
+}
+
+/** Stop every server this harness started that is still running (an interrupted run). */
+function stopAll () {
+  return Promise.all([...live].map((c) => stopTree(c, { signal: 'SIGTERM', graceMs: 3000 })))
 }
 
 /**
@@ -258,4 +272,4 @@ function makeCert (dir) {
   return { key: path.join(dir, 'key.pem'), cert: path.join(dir, 'cert.pem') }
 }
 
-module.exports = { targets, findNginx, nginxConf, makeCert, freePort }
+module.exports = { targets, findNginx, nginxConf, makeCert, freePort, stopAll }

@@ -33,13 +33,18 @@ test('pairedRatio is the median of per-round ratios, not the ratio of medians', 
   expect(pairedRatio([{ b: { rps: 1 } }], 'rps', 'a', 'b')).toBeNull()
 })
 
-test('roundOrder puts a different target first each round and reverses odd rounds', () => {
-  const t = ['a', 'b', 'c']
-  expect(roundOrder(t, 0)).toEqual(['a', 'b', 'c'])
-  expect(roundOrder(t, 1)).toEqual(['a', 'c', 'b'])
-  expect(roundOrder(t, 2)).toEqual(['c', 'a', 'b'])
-  expect(new Set([0, 1, 2].map((r) => roundOrder(t, r)[0])).size).toBeGreaterThan(1)
-  for (let r = 0; r < 5; r++) expect([...roundOrder(t, r)].sort()).toEqual(t)
+test('roundOrder: each pair of rounds gives every target the same mean position, and the first target changes', () => {
+  const t = ['a', 'b', 'c', 'd', 'e']
+  expect(roundOrder(t, 0)).toEqual(['a', 'b', 'c', 'd', 'e'])
+  expect(roundOrder(t, 1)).toEqual(['e', 'd', 'c', 'b', 'a'])
+  expect(roundOrder(t, 2)).toEqual(['b', 'c', 'd', 'e', 'a'])
+  for (let pair = 0; pair < 4; pair++) {
+    const a = roundOrder(t, 2 * pair)
+    const b = roundOrder(t, 2 * pair + 1)
+    for (const x of t) expect(a.indexOf(x) + b.indexOf(x)).toBe(t.length - 1)
+  }
+  expect(new Set([0, 1, 2, 3].map((r) => roundOrder(t, r)[0])).size).toBe(3)
+  for (let r = 0; r < 7; r++) expect([...roundOrder(t, r)].sort()).toEqual(t)
   expect(roundOrder([], 3)).toEqual([])
 })
 
