@@ -9,6 +9,7 @@
 //   npm run bench -- --matrix [--duration 3] [--rounds 2] [--warmup 1] [--connections 50]
 //       [--instances N] [--only hello,close,...] [--targets node,cluster,nginx,httpsys-1,httpsys-N]
 //       [--tool wrk|autocannon] [--out bench/results] [--note "text"]
+//   npm run bench -- --matrix --render bench/results/matrix.json    (report and charts again)
 //
 // Writes matrix.json, a markdown report and SVG charts to --out.
 
@@ -41,6 +42,7 @@ const OPTIONS = {
   tool: { type: 'string' },
   out: { type: 'string', default: path.join(__dirname, 'results') },
   note: { type: 'string', multiple: true, default: [] },
+  render: { type: 'string' },
   json: { type: 'boolean', default: false }
 }
 
@@ -129,6 +131,12 @@ function fmt (v, d = 0) {
 
 async function run (argv) {
   const { values: opts } = parseArgs({ args: argv, options: OPTIONS })
+  if (opts.render) {
+    // the report and charts again from a run's JSON, without measuring anything
+    const result = JSON.parse(fs.readFileSync(opts.render, 'utf8'))
+    await writeReport(result, argv.includes('--out') || argv.some((a) => a.startsWith('--out=')) ? opts.out : path.dirname(opts.render), { withJson: false })
+    return result
+  }
   const ctx = {
     duration: positiveNumber('duration', opts.duration),
     rounds: positiveNumber('rounds', opts.rounds, { integer: true }),
@@ -250,18 +258,24 @@ async function run (argv) {
   }
   result.targets = evaluateTargets(byName, ctx.instances)
 
-  fs.mkdirSync(opts.out, { recursive: true })
-  fs.writeFileSync(path.join(opts.out, 'matrix.json'), JSON.stringify(result, null, 2) + '\n')
+  await writeReport(result, opts.out, { withJson: true })
+  if (opts.json) console.log(JSON.stringify(result))
+  return result
+}
+
+/** The markdown report and the charts (and the JSON they come from) into dir. */
+async function writeReport (result, dir, { withJson }) {
+  fs.mkdirSync(dir, { recursive: true })
+  if (withJson) fs.writeFileSync(path.join(dir, 'matrix.json'), JSON.stringify(result, null, 2) + '\n')
   const markdown = renderMarkdown(result)
-  fs.writeFileSync(path.join(opts.out, 'matrix.md'), markdown) // an output file, not a reference
-  for (const [file, spec] of Object.entries(chartSpecs(result))) {
-    fs.writeFileSync(path.join(opts.out, file), await renderSvg(spec))
+  fs.writeFileSync(path.join(dir, 'matrix.md'), markdown) // an output file, not a reference
+  const specs = chartSpecs(result)
+  for (const [file, spec] of Object.entries(specs)) {
+    fs.writeFileSync(path.join(dir, file), await renderSvg(spec))
   }
   console.log('')
   console.log(markdown)
-  console.log(`written to ${path.relative(ROOT, opts.out) || '.'}/: matrix.json, the report above as markdown, and charts (${Object.keys(chartSpecs(result)).join(', ')})`)
-  if (opts.json) console.log(JSON.stringify(result))
-  return result
+  console.log(`written to ${path.relative(ROOT, dir) || '.'}/: ${withJson ? 'matrix.json, ' : ''}the report above as markdown, and charts (${Object.keys(specs).join(', ')})`)
 }
 
 module.exports = { run }
