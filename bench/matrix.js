@@ -157,7 +157,10 @@ async function run (argv) {
   }
 
   const notes = [...opts.note]
-  if (ctx.tool === 'autocannon') notes.push('wrk is not installed (apt-get install wrk): autocannon made the load, which cannot open a connection per request and uses more CPU of its own')
+  if (ctx.tool === 'autocannon') {
+    notes.push(`${opts.tool ? 'autocannon made the load (--tool autocannon)' : 'wrk is not installed (apt-get install wrk): autocannon made the load'}; ` +
+      'it cannot open a connection per request, reports latency in whole ms, and uses more CPU of its own than wrk')
+  }
   const skippedTargets = {}
   if (targetList.some((t) => t.needs === 'nginx') && !ctx.nginx) {
     skippedTargets.nginx = 'skipped: nginx not installed (apt-get install nginx)'
