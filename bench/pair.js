@@ -7,11 +7,14 @@
 //   node bench/run.js [--rounds 3] [--duration 5] [--connections 50] [--app bench/apps/hello.js]
 //
 // Prints req/s and p99 latency per round and the median ratio httpsys / bare node.
+// Ports, readiness, stopping, the load runs and the medians are the matrix's (bench/lib).
 
-const { spawn, execFileSync } = require('node:child_process')
-const net = require('node:net')
+const { spawn } = require('node:child_process')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
+const { freePort, waitForUrl, stopTree } = require('./lib/targets')
+const { hasWrk, command, run } = require('./lib/load')
+const { median } = require('./lib/stats')
 
 const root = path.join(__dirname, '..')
 const { values: opts } = parseArgs({
@@ -30,103 +33,26 @@ const duration = Number(opts.duration)
 const connections = Number(opts.connections)
 const tool = opts.tool || (hasWrk() ? 'wrk' : 'autocannon')
 
-function hasWrk () {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch (err) {
-    // wrk --version exits 1 after printing its version
-    return err.status === 1
-  }
-}
-
-function freePort () {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-    srv.on('error', reject)
-  })
-}
-
-async function waitForPort (port, deadline = Date.now() + 15000) {
-  while (Date.now() < deadline) {
-    const ok = await new Promise((resolve) => {
-      const s = net.connect(port, '127.0.0.1', () => { s.destroy(); resolve(true) })
-      s.on('error', () => resolve(false))
-    })
-    if (ok) {
-      const res = await fetch(`http://127.0.0.1:${port}/`).catch(() => null)
-      if (res && res.ok) return
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-  throw new Error(`nothing answered on port ${port}`)
-}
-
 function startTarget (kind, port) {
   const env = { ...process.env, PORT: String(port), HTTPSYS_LOG_LEVEL: 'warn' }
   const args = kind === 'node'
     ? [opts.app]
     : [path.join(root, 'bin', 'httpsys'), 'start', opts.app, '--json', '--log-level', 'warn']
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit'], detached: true })
-  return child
-}
-
-function stopTarget (child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once('exit', resolve)
-    child.kill('SIGINT')
-    setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL') } catch {} }, 5000).unref()
-  })
-}
-
-function load (port) {
-  const url = `http://127.0.0.1:${port}/`
-  if (tool === 'wrk') {
-    const out = execFileSync('wrk', ['-t1', `-c${connections}`, `-d${duration}s`, '--latency', url], { encoding: 'utf8' })
-    const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)[1])
-    const p99 = parseLatency(/\s99%\s+([\d.]+\w+)/.exec(out)[1])
-    const errors = /Non-2xx or 3xx responses: (\d+)/.exec(out)
-    const sockErr = /Socket errors: (.*)/.exec(out)
-    return { rps, p99, errors: errors ? Number(errors[1]) : 0, socketErrors: sockErr ? sockErr[1] : null }
-  }
-  const bin = path.join(root, 'node_modules', '.bin', 'autocannon')
-  const out = execFileSync(bin, ['-j', '-c', String(connections), '-d', String(duration), url], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] })
-  const r = JSON.parse(out)
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.non2xx + r.errors, socketErrors: null }
-}
-
-function parseLatency (text) {
-  const m = /([\d.]+)(us|ms|s)/.exec(text)
-  const n = Number(m[1])
-  return m[2] === 'us' ? n / 1000 : m[2] === 's' ? n * 1000 : n
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+  return spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit'], detached: true })
 }
 
 async function measure (kind) {
   const port = await freePort()
+  const url = `http://127.0.0.1:${port}/`
   const child = startTarget(kind, port)
   try {
-    await waitForPort(port)
+    await waitForUrl(url, child)
     // warm-up so both sides are measured with optimised code
-    loadWarm(port)
-    return load(port)
+    if (tool === 'wrk') await run(command(tool, { url, connections, seconds: 1 }))
+    return await run(command(tool, { url, connections, seconds: duration }))
   } finally {
-    await stopTarget(child)
+    await stopTree(child, { signal: 'SIGINT' })
   }
-}
-
-function loadWarm (port) {
-  if (tool === 'wrk') execFileSync('wrk', ['-t1', `-c${connections}`, '-d1s', `http://127.0.0.1:${port}/`], { stdio: 'ignore' })
 }
 
 async function main () {

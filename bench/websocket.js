@@ -11,9 +11,10 @@
 // ratio httpsys / bare node (issue target: >= 0.8).
 
 const { spawn } = require('node:child_process')
-const net = require('node:net')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
+const { freePort, waitForUrl, stopTree } = require('./lib/targets')
+const { median } = require('./lib/stats')
 
 const root = path.join(__dirname, '..')
 const { values: opts } = parseArgs({
@@ -72,26 +73,6 @@ async function runClients (port) {
 
 // ---- the harness ----------------------------------------------------------------------
 
-function freePort () {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer()
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address()
-      srv.close(() => resolve(port))
-    })
-    srv.on('error', reject)
-  })
-}
-
-async function waitForPort (port, deadline = Date.now() + 15000) {
-  while (Date.now() < deadline) {
-    const res = await fetch(`http://127.0.0.1:${port}/`).catch(() => null)
-    if (res && res.ok) return
-    await sleep(100)
-  }
-  throw new Error(`nothing answered on port ${port}`)
-}
-
 function startTarget (kind, port) {
   const app = path.join(__dirname, 'apps', 'ws-echo.js')
   const env = { ...process.env, PORT: String(port), HTTPSYS_LOG_LEVEL: 'warn' }
@@ -99,15 +80,6 @@ function startTarget (kind, port) {
     ? [app]
     : [path.join(root, 'bin', 'httpsys'), 'start', app, '-u', `http://+:${port}/`, '--json', '--log-level', 'warn']
   return spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit'], detached: true })
-}
-
-function stopTarget (child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve()
-    child.once('exit', resolve)
-    child.kill('SIGINT')
-    setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL') } catch {} }, 5000).unref()
-  })
 }
 
 function load (port) {
@@ -123,17 +95,11 @@ async function measure (kind) {
   const port = await freePort()
   const child = startTarget(kind, port)
   try {
-    await waitForPort(port)
+    await waitForUrl(`http://127.0.0.1:${port}/`, child)
     return await load(port)
   } finally {
-    await stopTarget(child)
+    await stopTree(child, { signal: 'SIGINT' })
   }
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2
 }
 
 async function main () {

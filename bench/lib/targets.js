@@ -272,4 +272,4 @@ function makeCert (dir) {
   return { key: path.join(dir, 'key.pem'), cert: path.join(dir, 'cert.pem') }
 }
 
-module.exports = { targets, findNginx, nginxConf, makeCert, freePort, stopAll }
+module.exports = { targets, findNginx, nginxConf, makeCert, freePort, waitForUrl, stopTree, stopAll }

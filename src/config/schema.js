@@ -17,6 +17,7 @@ const { parseDuration, MAX_DURATION_MS, MAX_DURATION_TEXT } = require('./duratio
 const { parseSize } = require('./size')
 const { backoffDelay } = require('./backoff')
 const { resolveScript } = require('./resolve-script')
+const { onPath } = require('../sea/worker-node')
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const RESERVED_NAME = 'all'
@@ -613,15 +614,6 @@ const appAliases = {
   logs: 'log_dir',
   max_size: 'log_max_size',
   retain: 'log_keep'
-}
-
-/** The first file called name (name.exe on Windows) in a folder of the PATH, or null. */
-function onPath (name, pathValue = process.env.PATH || process.env.Path || '') {
-  const file = process.platform === 'win32' && !/\.exe$/i.test(name) ? `${name}.exe` : name
-  for (const dir of pathValue.split(path.delimiter)) {
-    if (dir && fs.existsSync(path.join(dir, file))) return path.join(dir, file)
-  }
-  return null
 }
 
 function scriptExists (file) {

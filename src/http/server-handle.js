@@ -128,7 +128,7 @@ class ServerHandle {
   /** 'upgrade': the app gets the connection's bytes through an UpgradeSocket. */
   upgrade (req, q) {
     req.upgrade = true
-    const socket = new UpgradeSocket(this, req, q)
+    const socket = new UpgradeSocket(this, q)
     req[kSocket] = socket
     this.tunnels.set(q.id, socket)
     req.push(null)
@@ -426,7 +426,7 @@ class ServerHandle {
     if (this.closing) return
     this.closing = true
     forgetServer(this.server)
-    closingServers.add(this.server)
+    stillClosing.add(this.server)
     this.release()
     if (this.attachment === null) return // attach() still pending: onAttached closes
     // an unref()ed server still finishes its close (node's closing handle keeps the
@@ -479,7 +479,7 @@ class ServerHandle {
 const listening = new Set()
 // servers whose close() was called and that have not said 'close' yet (their requests
 // in flight, or upgraded connections, keep them open): the stop waits for them too
-const closingServers = new Set()
+const stillClosing = new Set()
 
 function rememberServer (server) {
   listening.add(server)
@@ -487,7 +487,7 @@ function rememberServer (server) {
 
 function forgetServer (server) {
   listening.delete(server)
-  if (server[kClosing].size === 0) closingServers.delete(server)
+  if (server[kClosing].size === 0) stillClosing.delete(server)
 }
 
 function listeningServers () {
@@ -495,8 +495,8 @@ function listeningServers () {
 }
 
 /** @returns {object[]} servers that are closing and have not emitted 'close' yet */
-function closingServerList () {
-  return [...closingServers]
+function closingServers () {
+  return [...stillClosing]
 }
 
 function release (handle, socket, req) {
@@ -591,4 +591,4 @@ function checkRequests (handle) {
   }
 }
 
-module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers, closingServers: closingServerList }
+module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers, closingServers }

@@ -32,9 +32,8 @@ const kTunnel = Symbol('httpsys.tunnel')
 const open = new Set()
 
 class TunnelState {
-  constructor (handle, req, q) {
+  constructor (handle, q) {
     this.handle = handle
-    this.req = req
     this.id = q.id
     this.head = null // the head's bytes until its blank line is written
     this.started = false // the head went out
@@ -53,12 +52,11 @@ class TunnelState {
 class UpgradeSocket extends net.Socket {
   /**
    * @param {import('./server-handle').ServerHandle} handle
-   * @param {object} req the IncomingMessage of the upgrade request
-   * @param {object} q its QueueRequest (src/wire/contract.js)
+   * @param {object} q the upgrade request's QueueRequest (src/wire/contract.js)
    */
-  constructor (handle, req, q) {
+  constructor (handle, q) {
     super({ allowHalfOpen: false })
-    this[kTunnel] = new TunnelState(handle, req, q)
+    this[kTunnel] = new TunnelState(handle, q)
     // net.Socket answers remoteAddress and friends from _peername when it has no handle
     this._peername = { address: q.remoteAddress, family: q.remoteFamily, port: q.remotePort }
     if (q.encrypted === true) {
@@ -181,9 +179,7 @@ function tunnelEnd (socket) {
 
 /** The router reset the connection, or the worker is leaving. */
 function tunnelAbort (socket) {
-  const t = socket[kTunnel]
-  t.readEnded = true
-  t.writeEnded = true // nothing more can be sent: no cancel of our own
+  // (its _destroy's cancel is a no-op: the request is no longer in flight)
   if (socket.destroyed) return
   // an app that listens for errors hears ECONNRESET as from node's socket; one that does
   // not is not crashed by a client leaving (node's upgraded socket would crash it)

@@ -11,7 +11,7 @@
 // nothing is buffered without bound.
 
 const { RequestParser } = require('./http-parser')
-const { HubRequest, CONTINUE_WANTED, CONTINUE_SENT } = require('./hub-request')
+const { HubRequest, BODY_HOLD, CONTINUE_WANTED, CONTINUE_SENT } = require('./hub-request')
 const responses = require('./responses')
 const { after } = require('./clock')
 const { RESPONSE_WINDOW, INITIAL_BODY_WINDOW } = require('../wire/protocol')
@@ -139,7 +139,7 @@ class ClientConnection {
   // reading
 
   onData (chunk) {
-    if (this.tunnel !== null) return this.tunnel.fromClient(chunk)
+    if (this.tunnel !== null) return this.tunnel.req.onBodyChunk(chunk)
     if (this.stopped) return
     if (this.phase === IDLE) {
       this.phase = HEADERS
@@ -314,11 +314,17 @@ class ClientConnection {
   }
 
   pauseForBody () {
-    this.pause(PAUSE_BODY)
+    // a tunnel's bytes are not parsed: holding them back is pausing the socket
+    if (this.tunnel !== null) this.socket.pause()
+    else this.pause(PAUSE_BODY)
   }
 
   resumeForBody (req) {
-    if (req === this.current || this.current === null) this.unpause(PAUSE_BODY)
+    if (this.tunnel !== null) {
+      if (this.socket.isPaused()) this.socket.resume()
+    } else if (req === this.current || this.current === null) {
+      this.unpause(PAUSE_BODY)
+    }
   }
 
   // The client's FIN: it sends nothing more but may still read (a half-close: RFC 9293
@@ -505,6 +511,8 @@ class ClientConnection {
     const t = new Tunnel(this, req)
     req.tunnel = t
     req.noBody = false
+    // the client's bytes are the request's body from now on (tunnel.js)
+    req.bodyDone = false
     req.credit = INITIAL_BODY_WINDOW
     this.tunnel = t
     this.phase = TUNNEL
@@ -518,9 +526,9 @@ class ClientConnection {
     this.stopped = true
     this.pauseMask = 0
     this.write(req, head, ack)
-    if (rest !== null) t.fromClient(rest)
+    if (rest !== null) req.onBodyChunk(rest)
     if (this.readEnded) t.clientEnd()
-    else if (!t.paused) this.socket.resume()
+    else if (req.bodyBufBytes < BODY_HOLD) this.socket.resume()
   }
 
   /** r is first now: what it holds goes to the socket, and off the budget. */

@@ -63,7 +63,8 @@ class HubRequest {
     this.bodyBytes += chunk.length
     if (this.discard) return
     const q = this.queue
-    if (q !== null && this.bodyBytes > q.maxBodySize) {
+    // (an upgraded connection's bytes are not a body: no limit)
+    if (q !== null && this.bodyBytes > q.maxBodySize && this.tunnel === null) {
       this.conn.bodyTooLarge(this)
       return
     }
@@ -110,12 +111,12 @@ class HubRequest {
     if (this.bodyDone && this.bodyBuf === null && !this.bodyEndSent) {
       this.bodyEndSent = true
       w.sendBodyEnd(this)
+      if (this.tunnel !== null) this.tunnel.maybeDone()
     }
   }
 
   /** The worker granted body credit (its readBody). */
   onRead (n) {
-    if (this.tunnel !== null) return this.tunnel.onRead(n)
     this.credit += n
     // HTTP.SYS sends 100 Continue on the first body read, so a worker that reads
     // without calling writeContinue never leaves the client waiting.
@@ -169,13 +170,14 @@ class HubRequest {
     if (this.headSent) return
     const status = b.readUInt16LE(p)
     const flags = b[p + 2]
+    const rlen = b.readUInt16LE(p + 8)
+    const bodyStart = p + 14 + rlen + b.readUInt32LE(p + 10 + rlen)
     if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
       // A 101 switches the connection to the worker's protocol (tunnel.js): only as the
-      // answer to a request that asked to upgrade, with the OPAQUE flag, on HTTP/1.1.
-      if (status === 101 && (flags & RESPONSE_OPAQUE) !== 0 && this.head.upgrade && typeof this.conn.startTunnel === 'function') {
+      // answer to a request that asked to upgrade (an HTTP/1.1 one: h2-request.js has
+      // its own onResponse), with the OPAQUE flag.
+      if (status === 101 && (flags & RESPONSE_OPAQUE) !== 0 && this.head.upgrade) {
         this.headSent = true
-        const rlen = b.readUInt16LE(p + 8)
-        const bodyStart = p + 14 + rlen + b.readUInt32LE(p + 10 + rlen)
         this.conn.startTunnel(this, responses.fromFrame(b, p, bodyStart, end, responses.ADD_NONE), end - bodyStart)
         return
       }
@@ -199,8 +201,6 @@ class HubRequest {
       // (a worker that asked to close said so in its own header, which stays where it is)
       add = responses.ADD_REPLACE_CLOSE
     }
-    const rlen = b.readUInt16LE(p + 8)
-    const bodyStart = p + 14 + rlen + b.readUInt32LE(p + 10 + rlen)
     const bodyLen = end - bodyStart
     // A small body goes out in the head's buffer (one write, one small copy); a large
     // one is written from the frame as it is, after the head.

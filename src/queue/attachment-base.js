@@ -290,14 +290,15 @@ class AttachmentBase {
   }
 
   sent (id, st, n, flags) {
-    if (st.opaque && (flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) === 0) {
+    if ((flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) === 0) {
+      if (!st.opaque) {
+        this.live.delete(id)
+        if (!st.counted) this.stats.done(st.startedAt, st.status)
+        return true
+      }
       // the worker's side of an upgraded stream ended; the client's may still send
       st.writeEnded = true
       if (st.bodyDone) this.live.delete(id)
-    } else if ((flags & (RESPONSE_MORE | RESPONSE_OPAQUE)) === 0) {
-      this.live.delete(id)
-      if (!st.counted) this.stats.done(st.startedAt, st.status)
-      return true
     }
     // an upgrade (101) counts once answered: what follows is the connection's life
     if ((flags & RESPONSE_OPAQUE) !== 0 && !st.counted) {

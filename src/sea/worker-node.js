@@ -47,21 +47,19 @@ function tooOld (version) {
 }
 
 /**
- * The first `node` (node.exe on Windows) on a PATH that is a file we may execute.
+ * The first file called `name` (`name.exe` on Windows) on a PATH that we may execute.
  * @returns {string|null}
  */
-function onPath (pathValue = process.env.PATH || process.env.Path || '', platform = process.platform) {
-  const names = platform === 'win32' ? ['node.exe'] : ['node']
+function onPath (name = 'node', pathValue = process.env.PATH || process.env.Path || '', platform = process.platform) {
+  const exe = platform === 'win32' && !/\.exe$/i.test(name) ? `${name}.exe` : name
   for (const dir of pathValue.split(path.delimiter)) {
     if (!dir) continue
-    for (const name of names) {
-      const file = path.join(dir, name)
-      try {
-        if (!fs.statSync(file).isFile()) continue
-        if (platform !== 'win32') fs.accessSync(file, fs.constants.X_OK)
-        return file
-      } catch {}
-    }
+    const file = path.join(dir, exe)
+    try {
+      if (!fs.statSync(file).isFile()) continue
+      if (platform !== 'win32') fs.accessSync(file, fs.constants.X_OK)
+      return file
+    } catch {}
   }
   return null
 }
@@ -84,7 +82,7 @@ function resolveNode (node, env = process.env) {
   if (!sea.isSea()) return self('the node running httpsys')
   const pathValue = env.PATH || env.Path || ''
   if (!found.has(pathValue)) {
-    const file = onPath(pathValue)
+    const file = onPath('node', pathValue)
     let choice
     if (file === null) choice = self('no node on the PATH')
     else {

@@ -17,6 +17,7 @@ const http = require('node:http')
 const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
+const { parseRecords } = require('../helpers/records')
 
 const ROOT = path.join(__dirname, '..', '..')
 const DIST = path.join(ROOT, 'dist')
@@ -92,12 +93,7 @@ function runExe (args, { env, cwd = ROOT, exe = EXE, timeout = 30000 } = {}) {
 
 /** The supervisor's JSON records (started with --json). */
 function records (proc) {
-  const out = []
-  for (const line of proc.output().split('\n')) {
-    if (!line.startsWith('{')) continue
-    try { out.push(JSON.parse(line)) } catch {}
-  }
-  return out
+  return parseRecords(proc.output())
 }
 
 async function waitRecord (proc, match, what, timeout = 20000) {

@@ -23,4 +23,19 @@ async function waitForRecord (records, predicate, options) {
   return (await waitForRecords(records, predicate, options))[0]
 }
 
-module.exports = { waitForRecords, waitForRecord }
+/**
+ * The JSON records in a supervisor's output (`httpsys start --json`, or pino's JSON when
+ * its stdout is a file); other lines are skipped.
+ * @param {string} text
+ * @returns {object[]}
+ */
+function parseRecords (text) {
+  const out = []
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue
+    try { out.push(JSON.parse(line)) } catch {}
+  }
+  return out
+}
+
+module.exports = { waitForRecords, waitForRecord, parseRecords }

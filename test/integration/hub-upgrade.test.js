@@ -11,7 +11,7 @@ const crypto = require('node:crypto')
 const WebSocket = require('ws')
 const { Server } = require('../../src/http/server')
 const hubClient = require('../../src/queue/hub-client')
-const { TUNNEL_HOLD } = require('../../src/hub/tunnel')
+const { BODY_HOLD } = require('../../src/hub/hub-request')
 const { RESPONSE_WINDOW } = require('../../src/wire/protocol')
 const { startHub, until } = require('../helpers/hub-harness')
 
@@ -264,7 +264,7 @@ test('an app that does not read holds the client back; the bytes arrive intact o
   const conn = [...hub.conns].find((x) => x.tunnel !== null && x.remotePort === c.socket.localPort)
   // the hub stopped reading the client instead of buffering its bytes
   expect(conn.socket.isPaused()).toBe(true)
-  expect(conn.tunnel.heldBytes).toBeLessThanOrEqual(TUNNEL_HOLD + 256 * 1024)
+  expect(conn.tunnel.req.bodyBufBytes).toBeLessThanOrEqual(BODY_HOLD + 256 * 1024)
   expect(c.socket.writableLength).toBeGreaterThan(0)
   const parts = []
   appSocket.on('data', (d) => parts.push(d))

@@ -12,6 +12,7 @@ const { execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { parseRecords } = require('../helpers/records')
 const W = require('./lib/wine')
 
 const STOP_MS = 20000
@@ -20,12 +21,7 @@ function register (test) {
   const state = {}
 
   function records (proc) {
-    const out = []
-    for (const line of proc.output().split('\n')) {
-      if (!line.startsWith('{')) continue
-      try { out.push(JSON.parse(line)) } catch {}
-    }
-    return out
+    return parseRecords(proc.output())
   }
 
   async function waitRecord (proc, match, what) {

@@ -14,6 +14,7 @@
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
 const path = require('node:path')
+const { parseRecords } = require('../helpers/records')
 const W = require('./lib/wine')
 
 const FIX = 'test/windows/fixtures'
@@ -54,12 +55,7 @@ function register (test, { start, untrack, json }) {
 
   /** The supervisor's NDJSON records (its stdout is a file, so pino writes JSON). */
   function records (proc) {
-    const out = []
-    for (const line of proc.output().split('\n')) {
-      if (!line.startsWith('{')) continue
-      try { out.push(JSON.parse(line)) } catch {}
-    }
-    return out
+    return parseRecords(proc.output())
   }
 
   async function waitRecord (proc, match, what, timeout = STOP_MS) {

@@ -273,10 +273,15 @@ function asksUpgrade (req) {
   const raw = req.rawHeaders
   let upgrade = false
   let token = false
+  // every request without a body passes here: names are compared by length first, so
+  // ordinary headers cost no lower-cased copy (as declaredLength does)
   for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i].toLowerCase()
-    if (name === 'upgrade') upgrade = raw[i + 1].trim() !== ''
-    else if (name === 'connection' && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(raw[i + 1])) token = true
+    const name = raw[i]
+    if (name.length === 7 && name.toLowerCase() === 'upgrade') {
+      upgrade = raw[i + 1].trim() !== ''
+    } else if (name.length === 10 && name.toLowerCase() === 'connection' && /(?:^|,)\s*upgrade\s*(?:,|$)/i.test(raw[i + 1])) {
+      token = true
+    }
   }
   return upgrade && token
 }
