@@ -40,7 +40,13 @@ const ENV = Object.freeze({
    * '1' for an app of type 'worker' (no HTTP): the preload leaves node's http alone and
    * only answers the supervisor's IPC (drain, shutdown, stats)
    */
-  NO_HTTP: 'HTTPSYS_NO_HTTP'
+  NO_HTTP: 'HTTPSYS_NO_HTTP',
+  /**
+   * the app's output cache (docs/output-cache.md): 'off', or its config rules as JSON
+   * ([{ path, ttl (seconds), query }]); unset: no rules, responses with
+   * Cache-Control: public, max-age or s-maxage are still cached
+   */
+  CACHE: 'HTTPSYS_CACHE'
 })
 
 /** IPC message types ({ type, ... }) between the supervisor and its worker. */
@@ -72,7 +78,7 @@ const MSG = Object.freeze({
  * @param {object} [env=process.env]
  * @returns {{hub: string|null, queue: string|null, queueToken: string|null, queueUrls: string[], backend: string,
  *   supervisorPid: number|null, app: string|null, instance: number|null, maxBodySize: number,
- *   noHttp: boolean}}
+ *   noHttp: boolean, cache: object[]|null}} cache: the config's cache rules, null when the cache is off
  */
 function readWorkerEnv (env = process.env) {
   const pid = Number(env[ENV.SUPERVISOR_PID])
@@ -88,12 +94,37 @@ function readWorkerEnv (env = process.env) {
     app: env[ENV.APP] || null,
     instance: env[ENV.INSTANCE] !== undefined && env[ENV.INSTANCE] !== '' && Number.isInteger(inst) ? inst : null,
     maxBodySize: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : Infinity,
-    noHttp: env[ENV.NO_HTTP] === '1'
+    noHttp: env[ENV.NO_HTTP] === '1',
+    cache: cacheRules(env[ENV.CACHE])
   }
+}
+
+/** HTTPSYS_CACHE: null (off), or the rules; a value that is not a rule list means no rules. */
+function cacheRules (value) {
+  if (value === undefined || value === '') return []
+  if (value === 'off' || value === '0' || value === 'false') return null
+  let list
+  try {
+    list = JSON.parse(value)
+  } catch {
+    return []
+  }
+  if (!Array.isArray(list)) return []
+  return list.filter((r) => r && typeof r.path === 'string' && r.path.startsWith('/') && Number.isInteger(r.ttl) && r.ttl > 0)
+    .map((r) => ({ path: r.path, ttl: r.ttl, query: r.query === true }))
 }
 
 function listOf (value) {
   return value ? value.split(/[\s,]+/).filter(Boolean) : []
 }
 
-module.exports = { ENV, MSG, readWorkerEnv }
+/**
+ * HTTPSYS_CACHE for an app's workers, from its config `cache` (false, or rules with
+ * ttl in seconds); undefined: no rules (Cache-Control alone decides).
+ */
+function cacheEnv (cache) {
+  if (cache === false) return 'off'
+  return Array.isArray(cache) && cache.length > 0 ? JSON.stringify(cache) : undefined
+}
+
+module.exports = { ENV, MSG, readWorkerEnv, cacheEnv }

@@ -322,8 +322,44 @@ const appSchema = {
       }
       return port
     }
+  },
+  cache: {
+    doc: 'the router\'s output cache for this app (docs/output-cache.md): [{ path: "/static/", ttl: "10s", query?: false }] stores GET responses under path for ttl; responses with Cache-Control: public, max-age or s-maxage are stored anyway; never a response with Set-Cookie, Vary, private or no-store, or to a request with Authorization; false turns the cache off for the app',
+    default: () => [],
+    check (value, ctx) {
+      if (value === false) return false
+      if (value === null || value === true) return []
+      if (!Array.isArray(value)) ctx.fail(`must be an array of { path, ttl } or false, got ${describe(value)}`, 'For example cache: [{ path: "/static/", ttl: "10s" }], or cache: false.')
+      return value.map((entry, i) => subObject(entry, ctx.at(i), cacheRuleSchema, { query: false }, '{ path: "/static/", ttl: "10s" }'))
+    }
   }
 }
+
+// One output cache rule. HTTP.SYS keeps a response's time to live in whole seconds
+// (HTTP_CACHE_POLICY.SecondsToLive): ttl is stored as seconds, 1 or more.
+const cacheRuleSchema = {
+  path: {
+    check (value, ctx) {
+      const p = expectString(value, ctx, '"/static/"')
+      if (!p.startsWith('/') || /[?#\s]/.test(p)) ctx.fail(`must be a URL path starting with "/" (no query, no spaces), got ${describe(value)}`, 'For example path: "/static/".')
+      return p
+    }
+  },
+  ttl: {
+    check (value, ctx) {
+      const ms = duration(value, ctx, '"10s"', 1)
+      if (ms < 1000) ctx.fail(`must be at least 1s (the router keeps whole seconds), got ${describe(value)}`, `For example ${ctx.ex('"10s"')}.`)
+      return Math.floor(ms / 1000)
+    }
+  },
+  query: { check: (value, ctx) => bool(value, ctx) }
+}
+Object.defineProperty(cacheRuleSchema, 'after', {
+  value (out, ctx) {
+    if (out.path === undefined) ctx.at('path').fail('is required', 'For example { path: "/static/", ttl: "10s" }.')
+    if (out.ttl === undefined) ctx.at('ttl').fail('is required', 'For example { path: "/static/", ttl: "10s" }.')
+  }
+})
 
 const RESTART_MODES = ['always', 'on-failure', 'never']
 const APP_TYPES = ['web', 'worker']
@@ -338,7 +374,7 @@ const topSchema = {
     check: (value, ctx) => oneOf(value, ctx, BACKENDS)
   },
   limits: {
-    doc: 'the router\'s limits, the same on the hub and on HTTP.SYS: queue_length, max_body_size, header_timeout, idle_timeout, body_timeout, queue_timeout, max_connections',
+    doc: 'the router\'s limits, the same on the hub and on HTTP.SYS: queue_length, max_body_size, header_timeout, idle_timeout, body_timeout, queue_timeout, max_connections, cache_size, cache_max_response',
     default: () => ({ ...LIMIT_DEFAULTS }),
     check: (value, ctx) => subObject(value, ctx, limitsSchema, LIMIT_DEFAULTS, '{ queue_length: 1000, max_body_size: "100M" }')
   },
@@ -385,6 +421,8 @@ Object.defineProperty(metricsSchema, 'after', {
 // https://learn.microsoft.com/windows/win32/api/http/ns-http-http_timeout_limit_info
 const MAX_TIMER_S = 65535
 const LIMIT_DEFAULTS = Object.freeze({
+  cache_size: 64 * 1024 * 1024,
+  cache_max_response: 256 * 1024,
   queue_length: 1000,
   max_body_size: 100 * 1024 * 1024,
   header_timeout: 60000,
@@ -395,6 +433,10 @@ const LIMIT_DEFAULTS = Object.freeze({
 })
 
 const limitsSchema = {
+  // the output cache's memory for every app together (0: no cache), and the largest
+  // response it stores (HTTP.SYS: UriMaxUriBytes, 256 KB, a machine-wide setting there)
+  cache_size: { check: (value, ctx) => size(value, ctx, '"64M"') },
+  cache_max_response: { check: (value, ctx) => size(value, ctx, '"256K"') },
   queue_length: {
     // HttpServerQueueLengthProperty: a ULONG HTTP.SYS caps at 65535
     check (value, ctx) {
@@ -563,6 +605,12 @@ function duration (value, ctx, example, min = 0, zero) {
       `Use a shorter one, for example ${ctx.ex(example)}${zero ? `; 0 means ${zero}` : ''}.`)
   }
   return ms
+}
+
+function size (value, ctx, example) {
+  const bytes = parseSize(value)
+  if (bytes === undefined) ctx.fail(`must be a size, got ${describe(value)}`, `For example ${ctx.ex(example)}.`)
+  return bytes
 }
 
 function integer (value, ctx, min, example) {

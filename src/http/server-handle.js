@@ -13,6 +13,8 @@ const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
 const { headBytes } = require('./out-head')
+const { storable, responseTtl } = require('../cache/rules')
+const { readWorkerEnv } = require('../worker-interface')
 const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = require('./upgrade-socket')
 const {
   kHandle, kClosing, kResponseOptions, kUniqueHeaders, kState, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
@@ -50,6 +52,9 @@ class ServerHandle {
     this.ended = false // 'close' is emitted (or the attach failed)
     this.tick = 0
     this.checker = null
+    // the output cache's rules (HTTPSYS_CACHE; null: off): each GET response's time to
+    // live goes to the router with respond() (src/cache/rules.js)
+    this.cacheRules = readWorkerEnv().cache
     this.handlers = {
       onRequest: (q) => this.onRequest(q),
       onBody: (id, chunk) => this.onBody(id, chunk),
@@ -237,7 +242,9 @@ class ServerHandle {
     if (a === null) return true
     const s = req[kSocket]
     if (s !== null) touch(s, 0, headBytes(status, message, rawHeaders) + (body !== null ? body.length : 0))
-    return a.respond(req[kQueueRequest].id, status, message, rawHeaders, body, flags)
+    const q = req[kQueueRequest]
+    const ttl = status === 200 && req.method === 'GET' && this.cacheRules !== null ? cacheTtl(req, q, rawHeaders, this.cacheRules) : 0
+    return a.respond(q.id, status, message, rawHeaders, body, flags, ttl)
   }
 
   sendBody (req, body, flags) {
@@ -589,6 +596,12 @@ function checkRequests (handle) {
       handle.cancel(req)
     }
   }
+}
+
+/** Seconds the router may answer this request's URL from its output cache with this response. */
+function cacheTtl (req, q, rawHeaders, rules) {
+  const ok = storable(req.method, req.url, req.rawHeaders, q.hasBody, rules)
+  return ok === null ? 0 : responseTtl(200, rawHeaders, ok.rule)
 }
 
 module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers, closingServers }

@@ -63,6 +63,8 @@ class H2Request extends HubRequest {
     const bodyStart = bs + b.readUInt32LE(p + 10 + rlen)
     const headers = headersOf(b, bs, bodyStart, status)
     const body = bodyStart < end ? b.subarray(bodyStart, end) : null
+    const ttl = b.readUInt32LE(p + 4)
+    if (ttl !== 0 && this.queue !== null && this.queue.outputCache !== null) this.cap = this.queue.outputCache.begin(this, b, p, bodyStart, end, ttl)
     const stream = this.stream
     if (stream.destroyed || stream.closed) {
       if (!more) this.finish()
@@ -97,6 +99,7 @@ class H2Request extends HubRequest {
     const more = (b[start] & RESPONSE_MORE) !== 0
     const n = end - start - 1
     if (n > 0) {
+      if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, b, start + 1, end)) this.cap = null
       if (this.noBody) {
         if (more && this.attachment !== null) this.attachment.sendWindow(this, n)
       } else {
@@ -163,6 +166,28 @@ class H2Request extends HubRequest {
       return
     }
     this.closeIfBodyLeft()
+  }
+
+  /** Answered from the output cache (output-cache.js): HEADERS (+ DATA), as HubRequest's. */
+  respondFromCache (status, reason, lines, body, entry = null, age = 0) {
+    if (this.headSent) return
+    this.headSent = true
+    this.resDone = true
+    const stream = this.stream
+    if (stream.destroyed || stream.closed) return
+    if (entry !== null) {
+      lines = entry.lines + 'Content-Length: ' + entry.body.length + '\r\nAge: ' + age + '\r\n'
+      body = entry.body
+    }
+    const block = Buffer.from(lines, 'latin1')
+    const headers = headersOf(block, 0, block.length, status)
+    const end = body === null || this.isHead || status === 304
+    try {
+      stream.respond(headers, { endStream: end })
+      if (!end) stream.end(body)
+    } catch {
+      stream.close(NGHTTP2_INTERNAL_ERROR)
+    }
   }
 
   // The response is complete and the client is still sending a body nobody will read:

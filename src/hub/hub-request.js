@@ -54,6 +54,8 @@ class HubRequest {
     this.heldAck = 0
     this.unacked = 0
     this.tunnel = null // after a 101: the upgraded connection's relay (tunnel.js)
+    this.cacheEpoch = 0 // its queue's instance generation when it was routed (output-cache.js)
+    this.cap = null // its response, being copied into the output cache
   }
 
   // -------------------------------------------------------------------------
@@ -202,6 +204,8 @@ class HubRequest {
       add = responses.ADD_REPLACE_CLOSE
     }
     const bodyLen = end - bodyStart
+    const ttl = b.readUInt32LE(p + 4)
+    if (ttl !== 0 && this.queue !== null && this.queue.outputCache !== null) this.cap = this.queue.outputCache.begin(this, b, p, bodyStart, end, ttl)
     // A small body goes out in the head's buffer (one write, one small copy); a large
     // one is written from the frame as it is, after the head.
     const inline = this.noBody || bodyLen < INLINE_BODY
@@ -230,6 +234,7 @@ class HubRequest {
     if ((flags & RESPONSE_CLOSE) !== 0) this.close = true
     const n = end - start - 1
     if (n > 0) {
+      if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, b, start + 1, end)) this.cap = null
       if (this.noBody) {
         if (more) this.attachment.sendWindow(this, n)
       } else {
@@ -256,6 +261,11 @@ class HubRequest {
   /** The response is complete: the worker is done with this request. */
   finish () {
     this.resDone = true
+    if (this.cap !== null) {
+      const cap = this.cap
+      this.cap = null
+      cap.queue.outputCache.commit(cap)
+    }
     this.releaseWorker()
     if (!this.bodyDone) this.startDiscard()
   }
@@ -292,6 +302,32 @@ class HubRequest {
       : this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
     if (!this.bodyDone) this.startDiscard()
     this.conn.write(this, responses.local(status, variant, this.isHead, add, extra), 0)
+    this.conn.done(this)
+  }
+
+  /**
+   * Answered from the output cache (output-cache.js): the entry's full 200 (entry set),
+   * or a 206, 304 or 416 from it (lines: its header lines, body: the bytes to send).
+   */
+  respondFromCache (status, reason, lines, body, entry = null, age = 0) {
+    if (this.headSent) return
+    this.headSent = true
+    this.resDone = true
+    this.close = this.mustClose(false)
+    const add = this.close
+      ? responses.ADD_CLOSE
+      : this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
+    if (entry !== null) {
+      const bytes = entry.bytes(age, add, this.isHead)
+      if (this.isHead || bytes.length > entry.body.length) this.conn.write(this, bytes, 0)
+      else this.conn.write2(this, bytes, entry.body, 0)
+    } else {
+      const head = 'HTTP/1.1 ' + status + ' ' + reason + '\r\n' + lines +
+        (add === responses.ADD_CLOSE ? 'Connection: close\r\n' : add === responses.ADD_KEEP_ALIVE ? 'Connection: keep-alive\r\n' : '') + '\r\n'
+      const h = Buffer.from(head, 'latin1')
+      if (body === null || this.isHead) this.conn.write(this, h, 0)
+      else this.conn.write2(this, h, body, 0)
+    }
     this.conn.done(this)
   }
 

@@ -23,6 +23,7 @@ const { createTlsServer, refresh, tlsInfoOf } = require('./tls-server')
 const { Redirect } = require('./redirect')
 const { T, encodeTlsInfo, decodeTlsOptions } = require('../wire/protocol')
 const { isInvalidUrl } = require('./request-target')
+const { OutputCache } = require('./output-cache')
 const clock = require('./clock')
 
 // Every request string travels with a u16 length (src/wire/protocol.js).
@@ -64,6 +65,9 @@ class Hub extends EventEmitter {
    * @param {boolean} [opts.h2=true] offer HTTP/2 by ALPN on TLS ports
    * @param {number} [opts.finGrace=100] ms an app has to answer a client that half-closed
    *   (FIN) before its unanswered requests are aborted (client-connection.js)
+   * @param {number} [opts.cacheSize=67108864] bytes the output cache may hold for all
+   *   queues together (output-cache.js); 0 turns the cache off
+   * @param {number} [opts.cacheMaxResponse=262144] the largest response body it stores
    */
   constructor ({
     socketPath,
@@ -82,7 +86,9 @@ class Hub extends EventEmitter {
     embedded = false,
     workersMayCreate = true,
     tls = [],
-    h2 = true
+    h2 = true,
+    cacheSize = 64 * 1024 * 1024,
+    cacheMaxResponse = 256 * 1024
   } = {}) {
     super()
     if (typeof socketPath !== 'string' || socketPath === '') {
@@ -143,6 +149,8 @@ class Hub extends EventEmitter {
     this.onConnsGone = null
     this.stopClock = null
     this.routeArgs = { scheme: 'http', port: 0, host: undefined, localAddress: '', path: '/' }
+    this.cache = cacheSize > 0 ? new OutputCache({ maxSize: cacheSize, maxResponseSize: cacheMaxResponse }) : null
+    this.sweeps = 0
   }
 
   /** Listens for workers on socketPath (a stale socket file is removed first). */
@@ -196,15 +204,17 @@ class Hub extends EventEmitter {
    * @param {number} [opts.queueTimeout] ms a request may wait for a worker; default: the hub's
    * @param {number} [opts.maxBodySize] default: the hub's
    * @param {string|null} [opts.token] a worker must present it in HELLO to attach
+   * @param {boolean} [opts.cache=true] the output cache serves this queue (its workers
+   *   say which responses may be stored: output-cache.js)
    * @returns {Promise<{name: string, urls: string[], ports: number[]}>}
    * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT,
    *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_ACCESS_DENIED
    */
-  async createQueue (name, { urls = [], queueLength, queueTimeout, maxBodySize, token = null } = {}) {
-    return this.makeQueue(name, { urls, queueLength, queueTimeout, maxBodySize, owner: null, token })
+  async createQueue (name, { urls = [], queueLength, queueTimeout, maxBodySize, token = null, cache = true } = {}) {
+    return this.makeQueue(name, { urls, queueLength, queueTimeout, maxBodySize, owner: null, token, cache })
   }
 
-  async makeQueue (name, { urls, queueLength, queueTimeout, maxBodySize, owner, token = null }) {
+  async makeQueue (name, { urls, queueLength, queueTimeout, maxBodySize, owner, token = null, cache = true }) {
     if (typeof name !== 'string' || name === '') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'name', expected: 'a non-empty string', actual: name })
     }
@@ -216,6 +226,7 @@ class Hub extends EventEmitter {
       owner
     })
     q.token = token
+    q.outputCache = cache ? this.cache : null
     this.queuesByName.set(name, q)
     try {
       await this.registerUrls(q, urls)
@@ -260,6 +271,21 @@ class Hub extends EventEmitter {
   /** @returns {object|null} the bound address of the listener on port */
   address (port) {
     return this.listeners.address(port)
+  }
+
+  /**
+   * Empties a queue's output cache entries (`httpsys reload`; an instance that attaches
+   * or leaves does it too). Responses on their way to the cache are not stored.
+   */
+  clearCache (name) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+    this.invalidateCache(q)
+  }
+
+  invalidateCache (q) {
+    q.cacheEpoch++
+    if (q.outputCache !== null) q.outputCache.clearQueue(q)
   }
 
   /**
@@ -441,6 +467,7 @@ class Hub extends EventEmitter {
       owner: null
     })
     q.token = token
+    q.outputCache = this.cache
     q.reserved = true
     q.settings = settings
     this.queuesByName.set(name, q)
@@ -575,6 +602,7 @@ class Hub extends EventEmitter {
       this.unroute(q)
     }
     this.tlsStore.removeApp(q.name)
+    this.invalidateCache(q)
     for (const req of q.takeWaiting()) req.respondLocal(503, 'noQueue', false)
     for (const w of q.attachments.slice()) w.closeByHub('queue deleted')
     this.log.debug({ queue: q.name }, 'queue deleted')
@@ -613,6 +641,11 @@ class Hub extends EventEmitter {
     if (head.contentLength > q.maxBodySize) {
       conn.bodyTooLarge(req)
       return
+    }
+    if (q.outputCache !== null && (head.method === 'GET' || head.method === 'HEAD')) {
+      // answered from memory, even while the app is restarting (as HTTP.SYS does)
+      if (q.outputCache.answer(q, req)) return
+      req.cacheEpoch = q.cacheEpoch
     }
     // an app that cannot come back without a command (errored): no waiting for it
     if (q.unavailable && q.attachments.length === 0) {
@@ -734,6 +767,7 @@ class Hub extends EventEmitter {
   }
 
   sweep (now) {
+    if (this.cache !== null && ++this.sweeps % 10 === 0) this.cache.purge()
     for (const c of this.conns) {
       if (c.deadline !== 0 && c.deadline <= now) c.timeout()
     }
@@ -830,6 +864,7 @@ class Hub extends EventEmitter {
     }
     w.attach(q, msg.window)
     q.addWorker(w)
+    this.invalidateCache(q) // a new instance may be a new build
     w.sendJson(T.HELLO_OK, { queue: q.name, urls: q.urls.slice(), ports: q.ports(), workerId: w.id }, true)
     this.log.debug({ queue: q.name, pid: w.pid, workerId: w.id }, 'worker attached')
     this.emit('attach', { queue: q.name, pid: w.pid, workerId: w.id })
@@ -863,7 +898,10 @@ class Hub extends EventEmitter {
   attachmentClosed (w) {
     this.attachments.delete(w)
     const q = w.queue
-    if (q !== null) q.removeWorker(w)
+    if (q !== null) {
+      q.removeWorker(w)
+      this.invalidateCache(q)
+    }
     const reqs = w.inFlightRequests()
     let requeued = 0
     const gone = q === null || q.deleted || this.closing

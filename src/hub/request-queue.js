@@ -88,6 +88,11 @@ class RequestQueue {
     this.waitingCount = 0 // live entries in `waiting` (aborted ones are skipped lazily)
     this.served = 0
     this.deleted = false
+    // the output cache (output-cache.js), null when off for this app; its counters; and
+    // the generation of the app's instances a stored response must come from
+    this.outputCache = null
+    this.cacheStats = { hits: 0, misses: 0, stores: 0, evictions: 0, entries: 0, bytes: 0 }
+    this.cacheEpoch = 0
   }
 
   /**
@@ -240,7 +245,8 @@ class RequestQueue {
       waiting: this.waitingCount,
       inFlight: this.inFlight,
       served: this.served,
-      workers: this.attachments.map((w) => ({ id: w.id, pid: w.pid, inFlight: w.inFlight, served: w.served }))
+      workers: this.attachments.map((w) => ({ id: w.id, pid: w.pid, inFlight: w.inFlight, served: w.served })),
+      cache: this.outputCache === null ? null : { ...this.cacheStats }
     }
   }
 }

@@ -58,6 +58,10 @@ function appStats (g, queue, instances, urls = g.app.urls) {
     watching: g.watching,
     // requests waiting in the router's queue for a worker (null: the router does not say)
     waiting: queue ? queue.waiting : null,
+    // the router's output cache for the app: { hits, misses, stores, evictions, entries,
+    // bytes } (null: off for the app, or the router does not say: HTTP.SYS keeps its
+    // cache's numbers machine-wide, `netsh http show cachestate`)
+    cache: queue && queue.cache ? { ...queue.cache } : null,
     reqPerSec: live.length ? round(rates.reduce((a, b) => a + b, 0)) : null,
     p99Ms: live.length ? quantile(live.map((i) => i.raw.minute.buckets), 0.99) : null,
     // requests per second over the last minute, oldest first (the sum of the instances)

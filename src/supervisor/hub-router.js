@@ -21,7 +21,7 @@ const net = require('node:net')
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
 const localSocket = require('../local-socket')
-const { ENV } = require('../worker-interface')
+const { ENV, cacheEnv } = require('../worker-interface')
 
 class HubRouter extends EventEmitter {
   /**
@@ -98,10 +98,11 @@ class HubRouter extends EventEmitter {
 
   // Each app's queue admits only workers with its token (src/worker-interface.js).
   // redirectHttp: the app's redirect_http port (http -> https, hub/redirect.js).
-  async createQueue (app, { urls = [], redirectHttp = null } = {}) {
+  // cache: false when the app's config turns the output cache off.
+  async createQueue (app, { urls = [], redirectHttp = null, cache = true } = {}) {
     const token = crypto.randomBytes(24).toString('base64url')
     this.tokens.set(app, token)
-    const info = await this.hub.createQueue(app, { urls, token })
+    const info = await this.hub.createQueue(app, { urls, token, cache })
     this.queueUrls.set(app, info.urls)
     if (redirectHttp !== null && redirectHttp !== undefined) {
       const added = await this.hub.addRedirect(app, redirectHttp, info.urls)
@@ -145,7 +146,8 @@ class HubRouter extends EventEmitter {
       // its address before it has attached (src/queue/reserve.js); none for an app
       // without urls, whose first listen() decides
       [ENV.QUEUE_URLS]: (this.queueUrls.get(app.name) || []).join(',') || undefined,
-      [ENV.MAX_BODY_SIZE]: undefined
+      [ENV.MAX_BODY_SIZE]: undefined,
+      [ENV.CACHE]: cacheEnv(app.cache)
     }
   }
 
@@ -169,7 +171,9 @@ function hubLimits (limits) {
     bodyTimeout: limits.body_timeout,
     drainTimeout: limits.body_timeout,
     queueTimeout: limits.queue_timeout,
-    maxConnections: limits.max_connections
+    maxConnections: limits.max_connections,
+    cacheSize: limits.cache_size,
+    cacheMaxResponse: limits.cache_max_response
   }
 }
 

@@ -105,6 +105,9 @@
 //                                  no further onBody names this id (as HTTP.SYS drains it).
 //                                  RESPONSE_CLOSE may be given on respond() or on the
 //                                  final sendBody(); either closes after the response.
+//                                  cacheTtl (seconds, 0: none) lets the router answer
+//                                  this URL from its output cache for that long (the
+//                                  rules: src/cache/rules.js, docs/output-cache.md).
 //   sendBody(id, chunk, flags)     more of the body (already framed: src/http writes the
 //                                  chunked framing for HTTP/1.1 and none for HTTP/2;
 //                                  routers never frame). RESPONSE_MORE means more follows;

@@ -44,6 +44,7 @@ function graph () {
 }
 
 const FORBIDDEN = {
+  cache: ['wire', 'queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   wire: ['queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   queue: ['hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   hub: ['queue', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],

@@ -76,6 +76,9 @@ class HttpSysAttachment extends AttachmentBase {
     // After a 101 the connection carries opaque bytes: they are read as a body.
     if (flags & RESPONSE_OPAQUE) st.bodyDone = false
     flags = closeOnLastPiece(st, flags)
+    // A cacheable response sent whole: HTTP.SYS writes its Content-Length itself. One
+    // from the app too would go out twice in the 206s HTTP.SYS serves from its cache.
+    if (cacheTtl > 0 && (flags & RESPONSE_MORE) === 0) headers = withoutContentLength(headers)
     return this.issued(id, this.native.respond(id, statusCode, reason, headers, body, flags, cacheTtl), byteLength(body))
   }
 
@@ -304,6 +307,18 @@ function closeOnLastPiece (st, flags) {
     return flags & ~RESPONSE_CLOSE
   }
   return flags
+}
+
+/** rawHeaders without Content-Length (a new array; the app's stays as it was). */
+function withoutContentLength (raw) {
+  let found = false
+  for (let i = 0; i < raw.length && !found; i += 2) found = String(raw[i]).toLowerCase() === 'content-length'
+  if (!found) return raw
+  const out = []
+  for (let i = 0; i < raw.length; i += 2) {
+    if (String(raw[i]).toLowerCase() !== 'content-length') out.push(raw[i], raw[i + 1])
+  }
+  return out
 }
 
 module.exports = { HttpSysAttachment, HttpSysRequestState, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }

@@ -241,10 +241,22 @@ describe('httpsys backend: responses', () => {
     const { queue, attachment } = await attached()
     queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
     const headers = ['Set-Cookie', 'a=1', 'Set-Cookie', 'b=2', 'Content-Length', '5']
-    expect(attachment.respond(1, 200, undefined, headers, 'hello', 0, 60)).toBe(true)
-    expect(queue.callsOf('respond')).toEqual([[1, 200, 'OK', headers, 'hello', 0, 60]])
+    expect(attachment.respond(1, 200, undefined, headers, 'hello', 0)).toBe(true)
+    expect(queue.callsOf('respond')).toEqual([[1, 200, 'OK', headers, 'hello', 0, 0]])
     expect(attachment.respond(1, 500, 'x', [], null)).toBe(true)
     expect(queue.callsOf('respond')).toHaveLength(1)
+  })
+
+  test('a cacheable response sent whole goes with its time to live and without Content-Length (HTTP.SYS writes one)', async () => {
+    const { queue, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1), EVENT.REQUEST, 2, fakeRequest(2)])
+    const headers = ['Content-Type', 'text/plain', 'content-length', '5']
+    expect(attachment.respond(1, 200, 'OK', headers, 'hello', 0, 60)).toBe(true)
+    expect(queue.callsOf('respond')[0]).toEqual([1, 200, 'OK', ['Content-Type', 'text/plain'], 'hello', 0, 60])
+    expect(headers).toHaveLength(4) // the app's array is not changed
+    // streamed: the app's framing stays (HTTP.SYS caches only what one send holds)
+    expect(attachment.respond(2, 200, 'OK', headers, 'he', RESPONSE_MORE, 60)).toBe(true)
+    expect(queue.callsOf('respond')[1]).toEqual([2, 200, 'OK', headers, 'he', RESPONSE_MORE, 60])
   })
 
   test('streaming: respond(MORE) then sendBody pieces; the window closes and onDrain reopens it', async () => {

@@ -1,0 +1,334 @@
+'use strict'
+
+// The hub's output cache: what HTTP.SYS's kernel response cache does on Windows, with
+// the same rules (src/cache/rules.js, docs/output-cache.md). A worker marks a response
+// cacheable by giving it a time to live (the RESPONSE frame's cacheTtl, computed from
+// the app's config rules and its Cache-Control); the hub copies such a response as it
+// passes (a capture) and stores it once complete. Later GET and HEAD requests for the
+// same URL are answered from memory without waking the app, with Age, Range (one
+// range) and conditional requests (If-None-Match, If-Modified-Since) answered here.
+//
+// Keys: scheme + host (lower case, without its port) + the listener's port + the
+// canonical request target (the path, and its query when the app's rule allowed one:
+// a query never reaches the store otherwise). One LRU (lru-cache) holds every app's
+// entries within a byte budget; a response above the per-response limit is not stored.
+// An app's entries go when one of its instances attaches or leaves (a start, restart,
+// reload or crash: a new build is never answered by the old one's responses), when its
+// queue goes, and by `httpsys reload` through clearQueue().
+
+const { LRUCache } = require('lru-cache')
+const rules = require('../cache/rules')
+
+// Response header fields the cache does not store: the connection's own, the framing
+// (the cache writes one Content-Length of its own), and Age (it writes the real one).
+const NOT_STORED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'age', 'proxy-connection', 'upgrade'])
+// Fields a 304 from the cache carries (RFC 9110 15.4.5), with Age.
+const IN_304 = new Set(['etag', 'cache-control', 'expires', 'date', 'content-location', 'last-modified'])
+// What an entry costs besides its bytes (key, object, strings).
+const ENTRY_OVERHEAD = 256
+// Bodies below this are kept with their head in one buffer per variant (one write).
+const JOINED_BODY = 16384
+
+const HTTP11 = 'HTTP/1.1 '
+
+class Entry {
+  constructor (queue, reason, lines, body, stored, ttlMs, etag, lastModified) {
+    this.queue = queue
+    this.reason = reason
+    this.lines = lines // "Name: value\r\n" lines as stored (latin1)
+    this.body = body
+    this.stored = stored
+    this.ttlMs = ttlMs
+    this.etag = etag
+    this.lastModified = lastModified
+    this.age = -1 // the Age the built buffers say
+    // HTTP/1.1 bytes built for one Age: [add * 2 + (head only ? 1 : 0)]
+    this.built = [null, null, null, null, null, null, null, null]
+    this.size = ENTRY_OVERHEAD + lines.length + body.length * (body.length < JOINED_BODY ? 2 : 1)
+  }
+
+  /** Seconds since it was stored (RFC 9111 4.2.3: the router's copy is the origin's). */
+  ageAt (now) {
+    return Math.max(0, Math.floor((now - this.stored) / 1000))
+  }
+
+  /**
+   * The full 200 for an HTTP/1.1 client: one buffer (head + a small body), or the head
+   * to write before `body` when the body is large.
+   */
+  bytes (age, add, headOnly) {
+    if (age !== this.age) {
+      this.age = age
+      this.built.fill(null)
+    }
+    const i = add * 2 + (headOnly ? 1 : 0)
+    let b = this.built[i]
+    if (b === null) {
+      const head = Buffer.from(HTTP11 + '200 ' + this.reason + '\r\n' + this.lines + 'Content-Length: ' + this.body.length + '\r\nAge: ' + age + '\r\n' + CONNECTION[add] + '\r\n', 'latin1')
+      b = headOnly || this.body.length >= JOINED_BODY ? head : Buffer.concat([head, this.body])
+      this.built[i] = b
+    }
+    return b
+  }
+}
+
+// the Connection line per responses.ADD_* (ADD_REPLACE_CLOSE never applies: the lines
+// hold no Connection header)
+const CONNECTION = ['', 'Connection: close\r\n', 'Connection: keep-alive\r\n', 'Connection: close\r\n']
+
+/** A response being copied as it passes, until it is complete. */
+class Capture {
+  constructor (key, queue, epoch, reason, lines, ttlMs, declared, etag, lastModified) {
+    this.key = key
+    this.queue = queue
+    this.epoch = epoch
+    this.reason = reason
+    this.lines = lines
+    this.ttlMs = ttlMs
+    this.declared = declared // its Content-Length, -1 without
+    this.etag = etag
+    this.lastModified = lastModified
+    this.chunks = []
+    this.bytes = 0
+  }
+}
+
+class OutputCache {
+  /**
+   * @param {object} [opts]
+   * @param {number} [opts.maxSize=67108864] bytes all entries may take together (0: no cache)
+   * @param {number} [opts.maxResponseSize=262144] the largest response body stored
+   *   (HTTP.SYS's default UriMaxUriBytes, 256 KB)
+   */
+  constructor ({ maxSize = 64 * 1024 * 1024, maxResponseSize = 256 * 1024 } = {}) {
+    this.maxResponseSize = maxResponseSize
+    this.lru = new LRUCache({
+      maxSize,
+      maxEntrySize: maxSize,
+      sizeCalculation: (e) => e.size,
+      dispose: (e, key, reason) => {
+        const s = e.queue.cacheStats
+        s.entries--
+        s.bytes -= e.body.length
+        if (reason === 'evict') s.evictions++
+      }
+    })
+  }
+
+  /** The key of a request (its scheme, host and port from its connection). */
+  static keyOf (req) {
+    const conn = req.conn
+    const head = req.head
+    let host = head.host || ''
+    const colon = host.lastIndexOf(':')
+    if (colon !== -1 && colon > host.lastIndexOf(']')) host = host.slice(0, colon)
+    return (conn.secure ? 'https://' : 'http://') + host.toLowerCase() + ':' + conn.localPort + head.url
+  }
+
+  /**
+   * A GET or HEAD routed to q: answered here when a fresh entry is stored for its URL.
+   * @returns {boolean} true: answered (the request goes no further)
+   */
+  answer (q, req) {
+    const s = q.cacheStats
+    if (s.entries === 0 || req.head.hasBody) {
+      s.misses++
+      return false
+    }
+    const e = this.lru.get(OutputCache.keyOf(req))
+    if (e === undefined || e.queue !== q || !rules.requestAllows(req.head.rawHeaders)) {
+      s.misses++
+      return false
+    }
+    s.hits++
+    serve(req, e, Date.now())
+    return true
+  }
+
+  /**
+   * A RESPONSE frame with a time to live, for a request routed to a queue whose cache
+   * is on: starts copying it when every rule allows (the worker computed the time to
+   * live from the same rules; the hub does not take its word for the refusals).
+   * @returns {Capture|null}
+   */
+  begin (req, b, p, bodyStart, end, ttl) {
+    const q = req.queue
+    const head = req.head
+    if (head.method !== 'GET' || head.hasBody || !rules.requestAllows(head.rawHeaders)) return null
+    const status = b.readUInt16LE(p)
+    if (status !== 200) return null
+    const rlen = b.readUInt16LE(p + 8)
+    const bs = p + 14 + rlen
+    const pairs = pairsOf(b.latin1Slice(bs, bodyStart))
+    if (pairs === null || rules.responseRefused(pairs)) return null
+    let lines = ''
+    let declared = -1
+    let etag = null
+    let lastModified = null
+    for (let i = 0; i < pairs.length; i += 2) {
+      const name = pairs[i].toLowerCase()
+      const value = pairs[i + 1]
+      if (name === 'transfer-encoding') return null // framed by the worker: not stored
+      if (name === 'content-length') {
+        const n = /^\d{1,15}$/.test(value) ? Number(value) : -2
+        if (n === -2 || (declared !== -1 && n !== declared)) return null
+        declared = n // repeats of one value: stored once
+        continue
+      }
+      if (NOT_STORED.has(name)) continue
+      if (name === 'etag') etag = value
+      else if (name === 'last-modified') lastModified = value
+      lines += pairs[i] + ': ' + value + '\r\n'
+    }
+    if (declared > this.maxResponseSize) return null
+    const reason = rlen > 0 ? b.latin1Slice(p + 10, p + 10 + rlen) : 'OK'
+    const cap = new Capture(OutputCache.keyOf(req), q, req.cacheEpoch, reason, lines, ttl * 1000, declared, etag, lastModified)
+    if (end > bodyStart && !this.append(cap, b, bodyStart, end)) return null
+    return cap
+  }
+
+  /** Body bytes of a captured response. @returns {boolean} false: too large, dropped */
+  append (cap, b, start, end) {
+    const n = end - start
+    cap.bytes += n
+    if (cap.bytes > this.maxResponseSize) return false
+    cap.chunks.push(Buffer.from(b.subarray(start, end))) // the frame's buffer is not ours to keep
+    return true
+  }
+
+  /** The captured response is complete: stored, unless its app changed meanwhile. */
+  commit (cap) {
+    const q = cap.queue
+    if (q.deleted || q.cacheEpoch !== cap.epoch) return
+    if (cap.declared !== -1 && cap.declared !== cap.bytes) return
+    const body = cap.chunks.length === 1 ? cap.chunks[0] : Buffer.concat(cap.chunks, cap.bytes)
+    const now = Date.now()
+    const e = new Entry(q, cap.reason, cap.lines, body, now, cap.ttlMs, cap.etag, cap.lastModified)
+    if (e.size > this.lru.maxSize) return
+    this.lru.set(cap.key, e, { ttl: cap.ttlMs })
+    if (this.lru.peek(cap.key) !== e) return
+    q.cacheStats.entries++
+    q.cacheStats.bytes += body.length
+    q.cacheStats.stores++
+  }
+
+  /** Empties q's entries. */
+  clearQueue (q) {
+    if (q.cacheStats.entries === 0) return
+    for (const [key, e] of this.lru.entries()) {
+      if (e.queue === q) this.lru.delete(key)
+    }
+  }
+
+  /** Drops expired entries (their bytes are freed before the LRU would reach them). */
+  purge () {
+    this.lru.purgeStale()
+  }
+}
+
+/** "Name: value\r\n" lines as [name, value, ...]; null when a line is not one. */
+function pairsOf (text) {
+  const out = []
+  let ls = 0
+  while (ls < text.length) {
+    let le = text.indexOf('\r\n', ls)
+    if (le === -1) le = text.length
+    const colon = text.indexOf(':', ls)
+    if (colon <= ls || colon > le) return null
+    out.push(text.slice(ls, colon), text.slice(colon + 1, le).trim())
+    ls = le + 2
+  }
+  return out
+}
+
+// -------------------------------------------------------------------------
+// answering from an entry
+
+/** What the request asks of the entry: a range, or a condition. */
+function serve (req, e, now) {
+  const raw = req.head.rawHeaders
+  let range = null
+  let inm = null
+  let ims = null
+  let ifRange = null
+  for (let i = 0; i < raw.length; i += 2) {
+    const n = raw[i]
+    if (n.length === 5) {
+      if (n.toLowerCase() === 'range') range = raw[i + 1]
+    } else if (n.length === 8) {
+      if (n.toLowerCase() === 'if-range') ifRange = raw[i + 1]
+    } else if (n.length === 13) {
+      if (n.toLowerCase() === 'if-none-match') inm = inm === null ? raw[i + 1] : inm + ',' + raw[i + 1]
+    } else if (n.length === 17) {
+      if (n.toLowerCase() === 'if-modified-since') ims = raw[i + 1]
+    }
+  }
+  const age = e.ageAt(now)
+  if ((inm !== null || ims !== null) && notModified(e, inm, ims)) {
+    let lines = ''
+    for (const line of e.lines.split('\r\n')) {
+      const colon = line.indexOf(':')
+      if (colon > 0 && IN_304.has(line.slice(0, colon).toLowerCase())) lines += line + '\r\n'
+    }
+    req.respondFromCache(304, 'Not Modified', lines + 'Age: ' + age + '\r\n', null)
+    return
+  }
+  if (range !== null && !req.isHead && (ifRange === null || ifRange === e.etag || ifRange === e.lastModified)) {
+    const r = parseRange(range, e.body.length)
+    if (r === false) {
+      req.respondFromCache(416, 'Range Not Satisfiable', e.lines + 'Content-Range: bytes */' + e.body.length + '\r\nContent-Length: 0\r\nAge: ' + age + '\r\n', null)
+      return
+    }
+    if (r !== null) {
+      const [a, z] = r
+      req.respondFromCache(206, 'Partial Content', e.lines + 'Content-Range: bytes ' + a + '-' + z + '/' + e.body.length +
+        '\r\nContent-Length: ' + (z - a + 1) + '\r\nAge: ' + age + '\r\n', e.body.subarray(a, z + 1))
+      return
+    }
+  }
+  req.respondFromCache(200, e.reason, null, null, e, age)
+}
+
+/**
+ * RFC 9110 13.1.2 and 13.1.3: If-None-Match (weak comparison, or "*") decides when
+ * present; else If-Modified-Since against the entry's Last-Modified.
+ */
+function notModified (e, inm, ims) {
+  if (inm !== null) {
+    if (inm.trim() === '*') return true
+    if (e.etag === null) return false
+    const mine = weak(e.etag)
+    return inm.split(',').some((t) => weak(t.trim()) === mine)
+  }
+  if (e.lastModified === null) return false
+  const since = Date.parse(ims)
+  const modified = Date.parse(e.lastModified)
+  return Number.isFinite(since) && Number.isFinite(modified) && modified <= since
+}
+
+function weak (tag) {
+  return tag.startsWith('W/') ? tag.slice(2) : tag
+}
+
+/**
+ * One byte range (RFC 9110 14.1.2) of a body of `size` bytes.
+ * @returns {[number, number]|null|false} [first, last]; null: not one satisfiable-or-not
+ *   range we answer (the whole body goes out, as RFC 9110 14.2 allows); false: 416
+ */
+function parseRange (value, size) {
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(value)
+  if (m === null || (m[1] === '' && m[2] === '')) return null
+  if (size === 0) return false // no byte of an empty body can be asked for
+  if (m[1] === '') {
+    const n = Number(m[2])
+    if (n === 0) return false
+    return [Math.max(0, size - n), size - 1]
+  }
+  const a = Number(m[1])
+  const z = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+  if (m[2] !== '' && Number(m[2]) < a) return null
+  if (a >= size) return false
+  return [a, z]
+}
+
+module.exports = { OutputCache, Entry, parseRange, pairsOf }
