@@ -31,6 +31,7 @@ Napi::Value Platform(const Napi::CallbackInfo& info) {
   features.Set("findUrlGroupId", Napi::Boolean::New(env, api.findUrlGroupId != nullptr));
   features.Set("delegateRequestEx", Napi::Boolean::New(env, api.delegateRequestEx));
   features.Set("queryRequestProperty", Napi::Boolean::New(env, api.queryRequestProperty != nullptr));
+  features.Set("flushCache", Napi::Boolean::New(env, api.flushResponseCache != nullptr));
   features.Set("isFeatureSupported", Napi::Boolean::New(env, api.isFeatureSupported != nullptr));
   out.Set("features", features);
   return out;

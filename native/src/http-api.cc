@@ -41,6 +41,7 @@ Api LoadApi() {
   api.cancelHttpRequest = Lookup<CancelHttpRequestFn>(httpapi, "HttpCancelHttpRequest");
   api.waitForDisconnect = Lookup<WaitForDisconnectFn>(httpapi, "HttpWaitForDisconnect");
   api.waitForDisconnectEx = Lookup<WaitForDisconnectExFn>(httpapi, "HttpWaitForDisconnectEx");
+  api.flushResponseCache = Lookup<FlushResponseCacheFn>(httpapi, "HttpFlushResponseCache");
   return api;
 }
 

@@ -99,6 +99,7 @@ using UpdateServiceConfigurationFn =
     ULONG(WINAPI*)(HANDLE, HTTP_SERVICE_CONFIG_ID, PVOID, ULONG, LPOVERLAPPED);
 using FindUrlGroupIdFn = ULONG(WINAPI*)(PCWSTR, HANDLE, PHTTP_URL_GROUP_ID);
 using IsFeatureSupportedFn = BOOL(WINAPI*)(int);
+using FlushResponseCacheFn = ULONG(WINAPI*)(HANDLE, PCWSTR, ULONG, LPOVERLAPPED);
 using QueryRequestPropertyFn = ULONG(WINAPI*)(HANDLE, HTTP_OPAQUE_ID, int, PVOID, ULONG, PVOID, ULONG, PULONG,
                                               LPOVERLAPPED);
 
@@ -116,6 +117,8 @@ struct Api {
   IsFeatureSupportedFn isFeatureSupported = nullptr;
   bool delegateRequestEx = false;
   QueryRequestPropertyFn queryRequestProperty = nullptr;
+  // Wine 8 keeps no response cache (its cache policy is ignored): nothing to flush.
+  FlushResponseCacheFn flushResponseCache = nullptr;
   // HttpSendResponseEntityBody is a stub in Wine 8: streaming goes through the
   // JS side's one-send fallback there.
   bool sendEntityBody = true;

@@ -75,6 +75,7 @@ Napi::Function Queue::Init(Napi::Env env) {
       InstanceMethod<&Queue::AddUrl>("addUrl"),
       InstanceMethod<&Queue::RemoveUrl>("removeUrl"),
       InstanceMethod<&Queue::SetActive>("setActive"),
+      InstanceMethod<&Queue::FlushCache>("flushCache"),
       InstanceMethod<&Queue::Respond>("respond"),
       InstanceMethod<&Queue::SendBody>("sendBody"),
       InstanceMethod<&Queue::ReadBody>("readBody"),
@@ -457,6 +458,22 @@ Napi::Value Queue::SetActive(const Napi::CallbackInfo& info) {
   state.Flags.Present = 1;
   state.State = info[0].ToBoolean().Value() ? HttpEnabledStateActive : HttpEnabledStateInactive;
   return Code(env, HttpSetRequestQueueProperty(queue_, HttpServerStateProperty, &state, sizeof(state), 0, nullptr));
+}
+
+// flushCache() -> Win32 code: drops what HTTP.SYS's response cache holds under every
+// prefix this queue registered (a new build of the app must not be answered by the
+// old one's responses).
+Napi::Value Queue::FlushCache(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (closing_ || !queue_) return Code(env, ERROR_INVALID_HANDLE);
+  auto flush = GetApi().flushResponseCache;
+  if (flush == nullptr) return Code(env, ERROR_CALL_NOT_IMPLEMENTED);
+  ULONG rc = NO_ERROR;
+  for (const auto& url : urls_) {
+    ULONG r = flush(queue_, url.second.c_str(), HTTP_FLUSH_RESPONSE_FLAG_RECURSIVE, nullptr);
+    if (r != NO_ERROR && rc == NO_ERROR) rc = r;
+  }
+  return Code(env, rc);
 }
 
 Queue::RequestState* Queue::Find(double id) {

@@ -79,6 +79,7 @@ class Queue : public Napi::ObjectWrap<Queue> {
   Napi::Value AddUrl(const Napi::CallbackInfo& info);
   Napi::Value RemoveUrl(const Napi::CallbackInfo& info);
   Napi::Value SetActive(const Napi::CallbackInfo& info);
+  Napi::Value FlushCache(const Napi::CallbackInfo& info);
   Napi::Value Respond(const Napi::CallbackInfo& info);
   Napi::Value SendBody(const Napi::CallbackInfo& info);
   Napi::Value ReadBody(const Napi::CallbackInfo& info);

@@ -15,7 +15,7 @@
 
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
-const { ENV } = require('../worker-interface')
+const { ENV, cacheEnv } = require('../worker-interface')
 
 class HttpsysRouter extends EventEmitter {
   /**
@@ -102,6 +102,18 @@ class HttpsysRouter extends EventEmitter {
     return null
   }
 
+  /**
+   * An instance of the app started or ended (a start, restart, reload or crash): what
+   * HTTP.SYS cached of its responses goes, so a new build never answers with the old
+   * one's (the hub does the same when a worker attaches or leaves).
+   */
+  instancesChanged (app) {
+    const queue = this.queues.get(app)
+    if (queue === undefined || typeof queue.flushCache !== 'function') return
+    const code = queue.flushCache()
+    if (code !== 0 && code !== 120) this.logger.debug({ app, queue: queue.name, code }, `could not empty the response cache of ${queue.name} (Win32 ${code})`)
+  }
+
   workerEnv (app) {
     const queue = this.queues.get(app.name)
     return {
@@ -111,7 +123,9 @@ class HttpsysRouter extends EventEmitter {
       [ENV.QUEUE_URLS]: (queue ? queue.urls : app.urls).join(','),
       [ENV.MAX_BODY_SIZE]: this.limits !== null && this.limits.max_body_size > 0 ? String(this.limits.max_body_size) : undefined,
       [ENV.HUB]: undefined,
-      [ENV.QUEUE_TOKEN]: undefined
+      [ENV.QUEUE_TOKEN]: undefined,
+      // the worker gives each response its time to live, HTTP.SYS caches it (HTTP_CACHE_POLICY)
+      [ENV.CACHE]: cacheEnv(app.cache)
     }
   }
 

@@ -147,7 +147,7 @@ class Supervisor extends EventEmitter {
     try {
       await router.start()
       for (const app of this.config.apps) {
-        if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls, redirectHttp: app.redirect_http })
+        if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls, redirectHttp: app.redirect_http, cache: app.cache !== false })
       }
     } catch (err) {
       this.router = null
@@ -215,6 +215,13 @@ class Supervisor extends EventEmitter {
         this.checkSettled()
       })
       instance.on('ready', () => this.announceReady(group))
+      // the router's output cache holds no response of an instance that is gone
+      for (const event of ['ready', 'exit']) {
+        instance.on(event, () => {
+          const router = this.router
+          if (router !== null && router !== undefined && typeof router.instancesChanged === 'function') router.instancesChanged(app.name)
+        })
+      }
     }
     return group
   }

@@ -192,6 +192,12 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       return 0
     }
 
+    // HttpFlushResponseCache over the queue's prefixes: Wine has nothing to flush (120)
+    flushCache () {
+      this.record('flushCache', [])
+      return wine !== null ? 120 : 0
+    }
+
     respond (...args) { return this.record('respond', args) }
     sendBody (...args) { return this.record('sendBody', args) }
     readBody (...args) { return this.record('readBody', args) }

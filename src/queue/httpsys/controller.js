@@ -17,7 +17,7 @@
  * @param {number} [options.maxConnections]
  * @param {string} [options.sddl] who may open the queue
  * @param {string} [options.app] for error messages
- * @returns {{name: string, urls: string[], addUrl: Function, removeUrl: Function, setActive: Function, close: Function}}
+ * @returns {{name: string, urls: string[], addUrl: Function, removeUrl: Function, setActive: Function, flushCache: Function, close: Function}}
  */
 function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, timeouts, maxConnections, sddl, app } = {}) {
   let native
@@ -42,6 +42,11 @@ function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, 
      * requests 503 at once. Returns the Win32 code (0; 120 where HTTP.SYS cannot, Wine).
      */
     setActive (active) { return native.setActive(Boolean(active)) },
+    /**
+     * Empties HTTP.SYS's response cache under the queue's prefixes (an addon without
+     * the call: 120, as under Wine, whose cache keeps nothing). Returns the Win32 code.
+     */
+    flushCache () { return typeof native.flushCache === 'function' ? native.flushCache() : 120 },
     close () { native.close() }
   }
 }

@@ -190,6 +190,18 @@ test('an app stopped by command has its queue turned off (HTTP.SYS answers 503 a
   expect(api.callsOf('setActive').slice(-2)).toEqual([[false], [true]])
 })
 
+test('HTTP.SYS\'s response cache of an app is emptied when an instance starts or ends (a new build never gets the old one\'s responses)', async () => {
+  const { supervisor, records, binding } = makeSupervisor([{ name: 'api', urls: ['http://+:8080/api/'] }])
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
+  const [api] = binding.queues
+  const before = api.callsOf('flushCache').length
+  expect(before).toBeGreaterThanOrEqual(1)
+  await supervisor.restart('api')
+  await waitForRecords(records, (r) => r.event === 'ready' && r.app === 'api', { count: 2 })
+  expect(api.callsOf('flushCache').length).toBeGreaterThanOrEqual(before + 2) // the old one's exit, the new one's ready
+})
+
 describe('HTTP.SYS failures fail the start with nothing spawned and the queues made so far closed', () => {
   test.each([
     [183, 'ERR_HTTPSYS_URL_CONFLICT', /The URL prefix http:\/\/\+:8080\/ is already registered/],
