@@ -61,6 +61,15 @@ function evaluateTargets (byName, n) {
     measured: close ? `${x(close.rps)} req/s (httpsys x1: ${x(closeOne && closeOne.rps)})` : 'n/a',
     status: status(close, (r) => r.rps >= 1, (r) => typeof r.rps === 'number')
   })
+
+  // issue 11: the hub's output cache against bare node making every response
+  const cached = ratioOf('cached', 'httpsys-1/node')
+  const cached10k = ratioOf('cached-10k', 'httpsys-1/node')
+  out.push({
+    target: 'cached response (1 s), 1 instance: >= 3.0x bare node req/s',
+    measured: cached ? `${x(cached.rps)} req/s (10 KB: ${x(cached10k && cached10k.rps)})` : 'n/a',
+    status: status(cached, (r) => r.rps >= 3, (r) => typeof r.rps === 'number')
+  })
   return out
 }
 

@@ -16,17 +16,11 @@ const SCENARIOS = [
   { name: 'express', title: 'express hello', app: 'express-hello.js' },
   { name: 'koa', title: 'koa hello', app: 'koa-hello.js' },
   { name: 'fastify', title: 'fastify hello', app: 'fastify-hello.js' },
-  // OUTPUT-CACHE HOOK: the router has no output cache yet (another engineer is building
-  // it). When it lands, give this scenario an app whose response the router may cache
-  // (and, for httpsys, the config that turns the cache on), let `available` detect the
-  // cache, and the matrix runs it like the others; nginx would then run with
-  // proxy_cache for a fair comparison. Until then it is skipped with this note.
-  {
-    name: 'cached',
-    title: 'cached response',
-    app: 'hello.js',
-    available: () => ({ ok: false, note: 'skipped: the router has no output cache yet (issue 13 asks for this scenario once it has)' })
-  }
+  // A response the app marks cacheable for 1 s (Cache-Control: public, max-age=1): the
+  // router's output cache answers it (docs/output-cache.md), nginx runs with proxy_cache
+  // (`cache`), bare node and the cluster make every response.
+  { name: 'cached', title: 'cached hello (1 s)', app: 'hello.js', env: { CACHE_CONTROL: 'public, max-age=1' }, cache: true },
+  { name: 'cached-10k', title: 'cached 10 KB (1 s)', app: 'sized.js', env: { BODY_BYTES: '10240', CACHE_CONTROL: 'public, max-age=1' }, cache: true }
 ]
 
 /** The scenarios named in a comma-separated list (all when empty); unknown names throw. */

@@ -173,7 +173,7 @@ async function startHttpsys (scenario, ctx, instances) {
 }
 
 /** nginx.conf for nginx in front of the given node ports; the choices are a tuned proxy's. */
-function nginxConf ({ dir, port, backends, workers, tls, cert, runAsRoot }) {
+function nginxConf ({ dir, port, backends, workers, tls, cert, runAsRoot, cache = false }) {
   return `# written by bench/lib/targets.js for one matrix run
 ${runAsRoot ? 'user root;  # the temp dirs are the harness\'s (mode 700); as root nginx would switch to nobody\n' : ''}worker_processes ${workers};
 daemon off;
@@ -196,7 +196,7 @@ http {
   proxy_buffer_size 16k;
   proxy_buffers 80 16k;
   proxy_busy_buffers_size 64k;
-  upstream app {
+${cache ? `  proxy_cache_path ${dir}/cache keys_zone=responses:10m;\n` : ''}  upstream app {
 ${backends.map((p) => `    server 127.0.0.1:${p};`).join('\n')}
     keepalive 64;
   }
@@ -207,7 +207,7 @@ ${tls ? `    ssl_certificate ${cert.cert};\n    ssl_certificate_key ${cert.key};
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Host $host;
-    }
+${cache ? '      proxy_cache responses;\n' : ''}    }
   }
 }
 `
@@ -231,7 +231,7 @@ async function startNginx (scenario, ctx) {
     const port = await freePort()
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-nginx-'))
     const runAsRoot = typeof process.getuid === 'function' && process.getuid() === 0
-    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf({ dir, port, backends, workers: ctx.instances, tls: scenario.tls, cert: ctx.cert, runAsRoot }))
+    fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf({ dir, port, backends, workers: ctx.instances, tls: scenario.tls, cert: ctx.cert, runAsRoot, cache: scenario.cache === true }))
     const nginx = spawnDetached(ctx.nginx, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], process.env)
     children.unshift(nginx)
     const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`

@@ -18,6 +18,7 @@
 
 const { LRUCache } = require('lru-cache')
 const rules = require('../cache/rules')
+const { unchunk } = require('../wire/chunked')
 
 // Response header fields the cache does not store: the connection's own, the framing
 // (the cache writes one Content-Length of its own), and Age (it writes the real one).
@@ -88,6 +89,7 @@ class Capture {
     this.declared = declared // its Content-Length, -1 without
     this.etag = etag
     this.lastModified = lastModified
+    this.chunked = false // the worker framed it (src/http: writeHead() then end()): stored bare
     this.chunks = []
     this.bytes = 0
   }
@@ -162,13 +164,19 @@ class OutputCache {
     const pairs = pairsOf(b.latin1Slice(bs, bodyStart))
     if (pairs === null || rules.responseRefused(pairs)) return null
     let lines = ''
+    let chunked = false
     let declared = -1
     let etag = null
     let lastModified = null
     for (let i = 0; i < pairs.length; i += 2) {
       const name = pairs[i].toLowerCase()
       const value = pairs[i + 1]
-      if (name === 'transfer-encoding') return null // framed by the worker: not stored
+      if (name === 'transfer-encoding') {
+        // the worker's chunked framing comes off when it is stored; any other coding stays out
+        if (value.toLowerCase() !== 'chunked' || chunked) return null
+        chunked = true
+        continue
+      }
       if (name === 'content-length') {
         const n = /^\d{1,15}$/.test(value) ? Number(value) : -2
         if (n === -2 || (declared !== -1 && n !== declared)) return null
@@ -180,9 +188,10 @@ class OutputCache {
       else if (name === 'last-modified') lastModified = value
       lines += pairs[i] + ': ' + value + '\r\n'
     }
-    if (declared > this.maxResponseSize) return null
+    if (declared > this.maxResponseSize || (chunked && declared !== -1)) return null
     const reason = rlen > 0 ? b.latin1Slice(p + 10, p + 10 + rlen) : 'OK'
     const cap = new Capture(OutputCache.keyOf(req), q, req.cacheEpoch, reason, lines, ttl * 1000, declared, etag, lastModified)
+    cap.chunked = chunked
     if (end > bodyStart && !this.append(cap, b, bodyStart, end)) return null
     return cap
   }
@@ -201,7 +210,13 @@ class OutputCache {
     const q = cap.queue
     if (q.deleted || q.cacheEpoch !== cap.epoch) return
     if (cap.declared !== -1 && cap.declared !== cap.bytes) return
-    const body = cap.chunks.length === 1 ? cap.chunks[0] : Buffer.concat(cap.chunks, cap.bytes)
+    let body = cap.chunks.length === 1 ? cap.chunks[0] : Buffer.concat(cap.chunks, cap.bytes)
+    if (cap.chunked) {
+      // trailers are not stored (a cached answer has a Content-Length, no trailer section)
+      const seen = { trailers: false }
+      body = unchunk(body, seen)
+      if (body === null || seen.trailers) return
+    }
     const now = Date.now()
     const e = new Entry(q, cap.reason, cap.lines, body, now, cap.ttlMs, cap.etag, cap.lastModified)
     if (e.size > this.lru.maxSize) return

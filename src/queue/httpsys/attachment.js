@@ -13,6 +13,7 @@
 
 const { METHODS, STATUS_CODES } = require('node:http')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
+const { unchunk } = require('../../wire/chunked')
 const { canonicalizeTarget, prefixPathMatcher } = require('../../urlprefix')
 const {
   AttachmentBase, RequestState, byteLength, kReadBody, kRespond, kSendBody, kContinue, kCancel,
@@ -76,9 +77,18 @@ class HttpSysAttachment extends AttachmentBase {
     // After a 101 the connection carries opaque bytes: they are read as a body.
     if (flags & RESPONSE_OPAQUE) st.bodyDone = false
     flags = closeOnLastPiece(st, flags)
-    // A cacheable response sent whole: HTTP.SYS writes its Content-Length itself. One
-    // from the app too would go out twice in the 206s HTTP.SYS serves from its cache.
-    if (cacheTtl > 0 && (flags & RESPONSE_MORE) === 0) headers = withoutContentLength(headers)
+    // A cacheable response sent whole goes bare, and HTTP.SYS writes its Content-Length
+    // itself: one from the app too would go out twice in the 206s HTTP.SYS serves from
+    // its cache, and src/http's chunked framing (writeHead() then end()) would be
+    // cached as body bytes.
+    if (cacheTtl > 0 && (flags & RESPONSE_MORE) === 0) {
+      const bare = chunkedWhole(headers, body)
+      if (bare !== null) {
+        headers = without(headers, 'transfer-encoding')
+        body = bare
+      }
+      headers = without(headers, 'content-length')
+    }
     return this.issued(id, this.native.respond(id, statusCode, reason, headers, body, flags, cacheTtl), byteLength(body))
   }
 
@@ -309,16 +319,26 @@ function closeOnLastPiece (st, flags) {
   return flags
 }
 
-/** rawHeaders without Content-Length (a new array; the app's stays as it was). */
-function withoutContentLength (raw) {
+/** rawHeaders without the header `name` (lower case): a new array, the app's stays as it was. */
+function without (raw, name) {
   let found = false
-  for (let i = 0; i < raw.length && !found; i += 2) found = String(raw[i]).toLowerCase() === 'content-length'
+  for (let i = 0; i < raw.length && !found; i += 2) found = String(raw[i]).toLowerCase() === name
   if (!found) return raw
   const out = []
   for (let i = 0; i < raw.length; i += 2) {
-    if (String(raw[i]).toLowerCase() !== 'content-length') out.push(raw[i], raw[i + 1])
+    if (String(raw[i]).toLowerCase() !== name) out.push(raw[i], raw[i + 1])
   }
   return out
+}
+
+/** The bare body of a whole response src/http framed chunked; null when it is not one. */
+function chunkedWhole (raw, body) {
+  let chunked = false
+  for (let i = 0; i < raw.length && !chunked; i += 2) {
+    chunked = String(raw[i]).toLowerCase() === 'transfer-encoding' && String(raw[i + 1]).toLowerCase() === 'chunked'
+  }
+  if (!chunked || body === null) return null
+  return unchunk(typeof body === 'string' ? Buffer.from(body, 'utf8') : body)
 }
 
 module.exports = { HttpSysAttachment, HttpSysRequestState, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }

@@ -12,6 +12,7 @@
 
 const { STATUS_CODES } = require('node:http')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
+const { unchunk } = require('../../wire/chunked')
 const { kRespond, kSendBody, kCancel } = require('../attachment-base')
 const { HttpSysAttachment } = require('./attachment')
 
@@ -46,8 +47,11 @@ class WineAttachment extends HttpSysAttachment {
     let headers = held.headers
     let body = held.chunks.map(toBuffer)
     if (hasChunkedEncoding(headers)) {
-      headers = withoutHeader(headers, 'transfer-encoding')
-      body = [unchunk(Buffer.concat(body))]
+      const bare = unchunk(Buffer.concat(body))
+      if (bare !== null) {
+        headers = withoutHeader(headers, 'transfer-encoding')
+        body = [bare]
+      }
     }
     const bytes = body.reduce((n, b) => n + b.length, 0)
     this.issued(id, this.native.respond(id, held.statusCode, held.reason, headers, body, (flags | held.close) & RESPONSE_CLOSE, held.cacheTtl), bytes)
@@ -69,23 +73,8 @@ function withoutHeader (raw, name) {
   return out
 }
 
-/** Removes HTTP/1.1 chunked framing (RFC 9112 section 7.1); trailers are dropped. */
-function unchunk (buf) {
-  const parts = []
-  let p = 0
-  while (p < buf.length) {
-    const eol = buf.indexOf('\r\n', p, 'latin1')
-    if (eol === -1) break
-    const size = parseInt(buf.latin1Slice(p, eol).split(';')[0].trim(), 16)
-    if (!(size > 0)) break
-    parts.push(buf.subarray(eol + 2, eol + 2 + size))
-    p = eol + 2 + size + 2
-  }
-  return Buffer.concat(parts)
-}
-
 function toBuffer (chunk) {
   return typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
 }
 
-module.exports = { WineAttachment, unchunk }
+module.exports = { WineAttachment }

@@ -44,10 +44,17 @@ test('evaluateTargets: met needs both throughput >= 1.0x and CPU <= 1.0x, 1.0 it
     { 'httpsys-1/node': { rps: 1.0, cpu: 1.0 }, 'httpsys-N/cluster': { rps: 1.3, cpu: 1.01 } },
     { 'httpsys-N/nginx': { rps: 0.99, cpu: 0.5 }, 'httpsys-1/nginx': { rps: 0.8, cpu: 0.5 } }
   ), 2)
-  expect(t.map((x) => x.status)).toEqual(['met', 'missed', 'missed'])
+  expect(t.map((x) => x.status)).toEqual(['met', 'missed', 'missed', 'not measured'])
   expect(t[0].measured).toBe('1.00x req/s, 1.00x CPU/request')
   expect(t[1].target).toMatch(/2 instances/)
   expect(t[2].measured).toBe('0.99x req/s (httpsys x1: 0.80x)')
+})
+
+test('evaluateTargets: the cached response needs 3x bare node', () => {
+  const of = (rps) => evaluateTargets({ cached: { ratios: { 'httpsys-1/node': { rps, cpu: 0.2 } } }, 'cached-10k': { ratios: { 'httpsys-1/node': { rps: 2.5 } } } }, 2)[3]
+  expect(of(3).status).toBe('met')
+  expect(of(2.99).status).toBe('missed')
+  expect(of(3.2).measured).toBe('3.20x req/s (10 KB: 2.50x)')
 })
 
 test('evaluateTargets: a slower but cheaper run is still missed; a missing peer is not measured', () => {
@@ -55,7 +62,7 @@ test('evaluateTargets: a slower but cheaper run is still missed; a missing peer 
     { 'httpsys-1/node': { rps: 0.95, cpu: 0.7 }, 'httpsys-N/cluster': { rps: 1.1, cpu: null } },
     {}
   ), 4)
-  expect(t.map((x) => x.status)).toEqual(['missed', 'not measured', 'not measured'])
+  expect(t.map((x) => x.status)).toEqual(['missed', 'not measured', 'not measured', 'not measured'])
   expect(evaluateTargets({}, 2).every((x) => x.status === 'not measured')).toBe(true)
 })
 

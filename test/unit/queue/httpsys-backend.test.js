@@ -259,6 +259,17 @@ describe('httpsys backend: responses', () => {
     expect(queue.callsOf('respond')[1]).toEqual([2, 200, 'OK', headers, 'he', RESPONSE_MORE, 60])
   })
 
+  test('a cacheable response src/http framed chunked (writeHead() then end()) goes bare', async () => {
+    const { queue, attachment } = await attached()
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+    const framed = Buffer.from('5\r\nhello\r\n0\r\n\r\n')
+    expect(attachment.respond(1, 200, 'OK', ['Transfer-Encoding', 'chunked', 'X-A', '1'], framed, 0, 5)).toBe(true)
+    const [[, , , headers, body, , ttl]] = queue.callsOf('respond')
+    expect(headers).toEqual(['X-A', '1'])
+    expect(body.toString()).toBe('hello')
+    expect(ttl).toBe(5)
+  })
+
   test('streaming: respond(MORE) then sendBody pieces; the window closes and onDrain reopens it', async () => {
     const { queue, attachment, seen } = await attached()
     queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])

@@ -4,7 +4,6 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const loader = require('../../../src/queue/httpsys/loader')
-const { unchunk } = require('../../../src/queue/httpsys/wine-attachment')
 
 describe('httpsys addon loader', () => {
   test('nothing is loaded off Windows: one coded error says why', () => {
@@ -109,12 +108,5 @@ describe('httpsys addon loader', () => {
 
   test('isAvailable never throws', () => {
     expect(loader.isAvailable({ platform: 'linux' })).toBe(false)
-  })
-})
-
-describe('unchunk (the one-send fallback)', () => {
-  test('removes chunked framing, extensions and trailers', () => {
-    const framed = Buffer.from('3;x=1\r\nabc\r\n2\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n')
-    expect(unchunk(framed).toString()).toBe('abcde')
   })
 })
