@@ -171,6 +171,18 @@ class MetricsServer {
       metric('httpsys_requests_in_flight', 'gauge', 'Requests the worker has received and not answered yet', perInstance((i) => i.raw ? i.raw.inFlight : null)),
       metric('httpsys_queue_waiting', 'gauge', 'Requests waiting in the app\'s queue for a worker (hub only: HTTP.SYS does not say)', () =>
         apps().filter((a) => a.waiting !== null && a.waiting !== undefined).map((a) => ({ labels: { app: a.name }, value: a.waiting }))),
+      // the router's output cache (hub only: HTTP.SYS keeps its cache's numbers machine-wide)
+      metric('httpsys_cache_requests_total', 'counter', 'GET and HEAD requests the app\'s output cache answered (hit) or passed on to the app (miss)', () =>
+        apps().filter((a) => a.cache).flatMap((a) => [
+          { labels: { app: a.name, result: 'hit' }, value: a.cache.hits },
+          { labels: { app: a.name, result: 'miss' }, value: a.cache.misses }
+        ])),
+      metric('httpsys_cache_evictions_total', 'counter', 'Entries of the app the output cache dropped for memory', () =>
+        apps().filter((a) => a.cache).map((a) => ({ labels: { app: a.name }, value: a.cache.evictions }))),
+      metric('httpsys_cache_entries', 'gauge', 'Responses of the app the output cache holds', () =>
+        apps().filter((a) => a.cache).map((a) => ({ labels: { app: a.name }, value: a.cache.entries }))),
+      metric('httpsys_cache_bytes', 'gauge', 'Body bytes of the app\'s responses the output cache holds', () =>
+        apps().filter((a) => a.cache).map((a) => ({ labels: { app: a.name }, value: a.cache.bytes }))),
       metric('httpsys_app_ready', 'gauge', '1 when the app has an instance ready to serve', () =>
         apps().map((a) => ({ labels: { app: a.name }, value: a.instances.some((i) => i.state === 'ready') ? 1 : 0 }))),
       metric('httpsys_instance_ready', 'gauge', '1 when the instance is ready', perInstance((i) => i.state === 'ready' ? 1 : 0)),
