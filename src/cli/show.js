@@ -36,7 +36,14 @@ async function action (app, options) {
       rows.push([i.inst, i.pid || '-', i.state, formatUptime(i.uptimeMs), i.restarts, i.cpu === null || i.cpu === undefined ? '-' : `${i.cpu}%`,
         i.memory ? formatSize(i.memory) : '-', formatRate(i.reqPerSec), formatLatency(i.p99Ms), i.served, last])
     }
-    out.push(table(rows), '', 'config:')
+    out.push(table(rows))
+    if (r.cache) {
+      const c = r.cache
+      const asked = c.hits + c.misses
+      out.push(`output cache: ${c.hits} hits, ${c.misses} misses${asked > 0 ? ` (${(100 * c.hits / asked).toFixed(1)}% answered from memory)` : ''}, ` +
+        `${c.entries} entr${c.entries === 1 ? 'y' : 'ies'} (${formatSize(c.bytes)}), ${c.evictions} evicted`)
+    }
+    out.push('', 'config:')
     for (const [key, value] of Object.entries(config)) out.push(`  ${key}: ${JSON.stringify(value)}`)
     out.push('', 'recent records:')
     for (const line of r.records) {

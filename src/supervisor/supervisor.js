@@ -348,6 +348,7 @@ class Supervisor extends EventEmitter {
       config: group.app,
       instances: status.instances,
       waiting: status.waiting,
+      cache: status.cache,
       records: this.logs.recent({ app: group.name, lines: 15 })
     }
   }

@@ -32,6 +32,8 @@ test('show (describe): config with secrets masked, URLs, instances with their la
   expect(text.stdout).toMatch(/^inst +pid +state +uptime +restarts +cpu +memory +req\/s +p99 +served +last exit$/m)
   expect(text.stdout).toMatch(/^ {2}env: \{"API_TOKEN":"\*\*\* \(--show-secrets prints it\)","MODE":"x"\}$/m)
   expect(text.stdout).not.toMatch(/tok-1/)
+  // pid-server's responses are not cacheable: the one GET above passed the cache by
+  expect(text.stdout).toMatch(/^output cache: 0 hits, 1 misses \(0\.0% answered from memory\), 0 entries \(0B\), 0 evicted$/m)
   expect(text.stdout).toMatch(/^recent records:\n(.*\n)*.*#0 ready in \d+ ms$/m)
   const json = JSON.parse((await cli(['describe', 'api', '--json'], { env: env(), cwd: dir })).stdout)
   expect(json).toMatchObject({ name: 'api', state: 'ready', urls: [`http://127.0.0.1:${port}/`], backend: 'hub' })
