@@ -458,7 +458,7 @@ class Hub extends EventEmitter {
    * @returns {{bound: boolean, urls: string[], ports: number[], ready: Promise<void>}}
    * @throws ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_URL_CONFLICT
    */
-  reserveQueue (name, { urls = [], path, token, settings = null }) {
+  reserveQueue (name, { urls = [], path, token, settings = null, tls = null }) {
     if (this.queuesByName.has(name)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name })
     const q = new RequestQueue(name, {
       queueLength: this.queueLength,
@@ -483,6 +483,13 @@ class Hub extends EventEmitter {
       staged.commit()
       // its ports are its own: their connections follow the server's settings
       if (settings !== null) for (const port of q.urlPorts) this.portSettings.set(port, settings)
+      // an https server's certificate serves from the moment its port is bound, as on
+      // node (its worker's HELLO brings the same material again; a bad one fails there)
+      if (tls !== null) {
+        try {
+          this.applyAppTls(q, tls)
+        } catch {}
+      }
     }
     if (staged.bound) commit()
     const ready = staged.ready.then(() => {

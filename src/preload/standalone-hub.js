@@ -16,6 +16,7 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const hubClient = require('../queue/hub-client')
 const { socketPath } = require('../local-socket')
+const { encodeTlsOptions } = require('../wire/protocol')
 
 let localHub = null // { hub, started: Promise<string> }
 let seq = 0
@@ -62,7 +63,8 @@ const backend = {
     const { hub } = ensureHub()
     const name = `~${process.pid}.listen${++seq}`
     const token = crypto.randomBytes(18).toString('base64url')
-    const r = hub.reserveQueue(name, { urls: options.urls, path: options.path, token, settings: options.settings || null })
+    const tls = options.tls ? encodeTlsOptions(options.tls) : null
+    const r = hub.reserveQueue(name, { urls: options.urls, path: options.path, token, settings: options.settings || null, tls })
     options.queue = name
     options.token = token
     return {
