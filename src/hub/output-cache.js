@@ -288,7 +288,7 @@ function serve (req, e, now) {
     req.respondFromCache(304, 'Not Modified', lines + 'Age: ' + age + '\r\n', null)
     return
   }
-  if (range !== null && !req.isHead && (ifRange === null || ifRange === e.etag || ifRange === e.lastModified)) {
+  if (range !== null && !req.isHead && (ifRange === null || rangeStillValid(e, ifRange.trim()))) {
     const r = parseRange(range, e.body.length)
     if (r === false) {
       req.respondFromCache(416, 'Range Not Satisfiable', e.lines + 'Content-Range: bytes */' + e.body.length + '\r\nContent-Length: 0\r\nAge: ' + age + '\r\n', null)
@@ -319,6 +319,17 @@ function notModified (e, inm, ims) {
   const since = Date.parse(ims)
   const modified = Date.parse(e.lastModified)
   return Number.isFinite(since) && Number.isFinite(modified) && modified <= since
+}
+
+/**
+ * RFC 9110 13.1.5: If-Range holds when it names the entry's ETag by strong comparison
+ * (neither weak) or is exactly its Last-Modified date; otherwise the whole body goes out.
+ */
+function rangeStillValid (e, ifRange) {
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) {
+    return e.etag !== null && !ifRange.startsWith('W/') && !e.etag.startsWith('W/') && ifRange === e.etag
+  }
+  return e.lastModified !== null && ifRange === e.lastModified
 }
 
 function weak (tag) {

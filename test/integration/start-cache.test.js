@@ -146,6 +146,13 @@ test('HEAD, Range and conditional requests are answered from the cached GET', as
   const stale = await get(port, '/public', { headers: { range: 'bytes=0-1', 'if-range': '"v0"' } })
   expect(stale.status).toBe(200)
   expect(stale.body).toBe(full.body)
+  // If-Range compares strongly (RFC 9110 13.1.5): the entry's own ETag gives the range,
+  // a weak one the whole body
+  const valid = await get(port, '/public', { headers: { range: 'bytes=0-1', 'if-range': '"v1"' } })
+  expect(valid.status).toBe(206)
+  const weakTag = await get(port, '/public', { headers: { range: 'bytes=0-1', 'if-range': 'W/"v1"' } })
+  expect(weakTag.status).toBe(200)
+  expect(weakTag.body).toBe(full.body)
 })
 
 test('an entry lives for its time to live (s-maxage=1)', async () => {

@@ -1,0 +1,464 @@
+'use strict'
+
+// The hub's output cache (docs/output-cache.md) where start-cache.test.js does not go:
+// HTTP/2 over TLS (GET, HEAD, Range, conditional, and one entry shared by HTTP/1.1 and
+// h2 clients), a standalone app (`node -r src/register.js app.js`, the in-process hub)
+// with and without HTTPSYS_CACHE=off, the parts of the key a client chooses (Host case
+// and port, dot segments, percent-encoding, absolute-form), and pipelined requests.
+//
+// Every test talks to a real child process: an unmodified app (written to a temporary
+// folder below) with an http and an https server under the preload. Each body says how
+// many requests the app had seen (n=...) and what it saw of the request, so the same
+// body twice means the second answer came from the cache, not from the app.
+
+const { spawn } = require('node:child_process')
+const fs = require('node:fs')
+const https = require('node:https')
+const http2 = require('node:http2')
+const os = require('node:os')
+const path = require('node:path')
+const tls = require('node:tls')
+const { request, RawClient } = require('../helpers/hub-harness')
+const { makeCerts } = require('../helpers/tls-certs')
+
+const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+
+// /slow and /plain carry no Cache-Control (never cached); every other path is
+// `public, max-age=60` with an ETag naming the request that made it.
+const APP = `'use strict'
+const fs = require('node:fs')
+const http = require('node:http')
+const https = require('node:https')
+
+let seen = 0
+function handle (req, res) {
+  seen++
+  const stamp = 'n=' + seen + ' url=' + req.url + ' v=' + req.httpVersion + ' host=' + req.headers.host
+  if (req.url.startsWith('/slow')) {
+    setTimeout(() => res.end(stamp), 300)
+    return
+  }
+  if (!req.url.startsWith('/plain')) {
+    res.setHeader('Cache-Control', 'public, max-age=60')
+    res.setHeader('ETag', '"e' + seen + '"')
+  }
+  res.setHeader('Content-Type', 'text/plain')
+  res.end(stamp)
+}
+
+const plain = http.createServer(handle)
+const secure = https.createServer({ key: fs.readFileSync(process.env.KEY_FILE), cert: fs.readFileSync(process.env.CERT_FILE) }, handle)
+let left = 2
+function listening () {
+  if (--left === 0) process.stdout.write(JSON.stringify({ http: plain.address().port, https: secure.address().port }) + '\\n')
+}
+plain.listen(0, listening)
+secure.listen(0, listening)
+`
+
+let certs
+let dir
+let appFile
+const children = new Set()
+
+beforeAll(() => {
+  certs = makeCerts()
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-hub-cache-'))
+  appFile = path.join(dir, 'app.js')
+  fs.writeFileSync(appFile, APP)
+})
+
+afterAll(async () => {
+  for (const child of children) await stopChild(child)
+  if (certs) certs.cleanup()
+  if (dir) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+/**
+ * The app as a standalone process (no router given: the preload starts a hub inside
+ * it). Resolves { child, http, https } (its two ports) once both servers listen and
+ * the https port completes a TLS handshake.
+ */
+async function startApp (extraEnv = {}) {
+  const app = await spawnApp(extraEnv)
+  await tlsReady(app)
+  return app
+}
+
+// A standalone https server's port is bound at listen() but has no certificate until
+// its worker side attached (the app's key and cert come with the attach), so a
+// handshake right after 'listening' fails (alert 40): wait for one that succeeds.
+async function tlsReady (app) {
+  const deadline = Date.now() + 15000
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const s = tls.connect({ port: app.https, host: '127.0.0.1', rejectUnauthorized: false })
+      s.once('secureConnect', () => { s.destroy(); resolve(true) })
+      s.once('error', () => { s.destroy(); resolve(false) })
+    })
+    if (ok) return
+    if (Date.now() > deadline || app.child.exitCode !== null) throw new Error('the app\'s https port never completed a TLS handshake')
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+function spawnApp (extraEnv) {
+  const env = { ...process.env }
+  for (const name of Object.keys(env)) if (name.startsWith('HTTPSYS_')) delete env[name]
+  // TMPDIR: the in-process hub's worker socket is made there, and a killed app leaves it
+  Object.assign(env, { KEY_FILE: certs.localhost.key, CERT_FILE: certs.localhost.cert, TMPDIR: dir }, extraEnv)
+  const child = spawn(process.execPath, ['-r', REGISTER, appFile], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
+  children.add(child)
+  child.exited = new Promise((resolve) => child.once('exit', resolve))
+  let out = ''
+  let err = ''
+  child.stderr.setEncoding('utf8').on('data', (d) => { err += d })
+  return new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      out += d
+      const nl = out.indexOf('\n')
+      if (nl !== -1) resolve({ child, ...JSON.parse(out.slice(0, nl)) })
+    })
+    child.once('exit', (code, signal) => reject(new Error(`the app exited (${code ?? signal}) before listening:\n${out}${err}`)))
+  })
+}
+
+async function stopChild (child) {
+  if (child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL')
+  await child.exited
+  children.delete(child)
+}
+
+async function stopApp (app) {
+  if (app) await stopChild(app.child)
+}
+
+/** One HTTPS request with node's client (no ALPN: HTTP/1.1). */
+function httpsGet (port, urlPath, headers = {}) {
+  return new Promise((resolve, reject) => {
+    const req = https.request({ host: '127.0.0.1', port, path: urlPath, headers, rejectUnauthorized: false, agent: false }, (res) => {
+      const chunks = []
+      res.on('data', (c) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), alpn: res.socket.alpnProtocol }))
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+/** An h2 session to 127.0.0.1:port (certificate not checked: it is self-signed). */
+function h2connect (port) {
+  const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
+  session.on('error', () => {}) // a request's own promise reports what matters
+  return session
+}
+
+function closeSession (session) {
+  return new Promise((resolve) => {
+    if (session.destroyed) return resolve()
+    session.once('close', resolve)
+    session.close()
+  })
+}
+
+/** One h2 request on a session: { status, headers, body }. */
+function h2 (session, headers) {
+  return new Promise((resolve, reject) => {
+    const r = session.request(headers)
+    const chunks = []
+    let head = null
+    r.on('response', (h) => { head = h })
+    r.on('data', (c) => chunks.push(c))
+    r.on('end', () => resolve({ status: head && head[':status'], headers: head, body: Buffer.concat(chunks) }))
+    r.on('error', reject)
+  })
+}
+
+/** The n=... the app wrote into a body. */
+function seenBy (body) {
+  const m = /^n=(\d+) /.exec(body.toString())
+  if (m === null) throw new Error(`not a body the app made: ${JSON.stringify(body.toString())}`)
+  return Number(m[1])
+}
+
+describe('HTTP/2 over TLS through the hub', () => {
+  let app
+  let session
+
+  beforeAll(async () => {
+    app = await startApp()
+  })
+
+  beforeEach(() => {
+    session = h2connect(app.https)
+  })
+
+  afterEach(async () => {
+    if (session) await closeSession(session)
+    session = null
+  })
+
+  afterAll(async () => {
+    await stopApp(app)
+  })
+
+  test('an h2 response is answered from the cache to later h2 requests: same body, Age, Content-Length', async () => {
+    const first = await h2(session, { ':path': '/h2/same' })
+    expect(first.status).toBe(200)
+    expect(first.headers.age).toBeUndefined() // made by the app
+    expect(first.body.toString()).toMatch(/^n=\d+ url=\/h2\/same v=2\.0 /)
+
+    const again = await h2(session, { ':path': '/h2/same' })
+    expect(again.status).toBe(200)
+    expect(again.body.toString()).toBe(first.body.toString())
+    expect(again.headers.age).toMatch(/^\d+$/)
+    expect(again.headers['content-length']).toBe(String(first.body.length))
+    expect(again.headers['content-type']).toBe('text/plain')
+    expect(again.headers['cache-control']).toBe('public, max-age=60')
+    expect(again.headers.etag).toBe(first.headers.etag)
+
+    // many streams at once on one connection, and a new connection: all from the entry
+    const many = await Promise.all(Array.from({ length: 20 }, () => h2(session, { ':path': '/h2/same' })))
+    for (const res of many) {
+      expect(res.status).toBe(200)
+      expect(res.body.toString()).toBe(first.body.toString())
+    }
+    const other = h2connect(app.https)
+    try {
+      expect((await h2(other, { ':path': '/h2/same' })).body.toString()).toBe(first.body.toString())
+    } finally {
+      await closeSession(other)
+    }
+    // the app saw the first request only
+    const plain = await h2(session, { ':path': '/plain/h2' })
+    expect(seenBy(plain.body)).toBe(seenBy(first.body) + 1)
+  })
+
+  test('HEAD over h2 is the head of the cached GET, with its Content-Length and no body', async () => {
+    const full = await h2(session, { ':path': '/h2/head' })
+    expect(full.status).toBe(200)
+    const head = await h2(session, { ':path': '/h2/head', ':method': 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.body.length).toBe(0)
+    expect(head.headers['content-length']).toBe(String(full.body.length))
+    expect(head.headers.age).toMatch(/^\d+$/)
+    // the app would have made a new ETag had the HEAD reached it
+    expect(head.headers.etag).toBe(full.headers.etag)
+    expect((await h2(session, { ':path': '/h2/head' })).body.toString()).toBe(full.body.toString())
+  })
+
+  test('Range and conditional requests over h2 are answered from the entry', async () => {
+    const full = await h2(session, { ':path': '/h2/range' })
+    const len = full.body.length
+    expect(len).toBeGreaterThan(12)
+
+    const part = await h2(session, { ':path': '/h2/range', range: 'bytes=4-9' })
+    expect(part.status).toBe(206)
+    expect(part.headers['content-range']).toBe(`bytes 4-9/${len}`)
+    expect(part.headers['content-length']).toBe('6')
+    expect(part.headers.age).toMatch(/^\d+$/)
+    expect(part.body.toString()).toBe(full.body.subarray(4, 10).toString())
+
+    const suffix = await h2(session, { ':path': '/h2/range', range: 'bytes=-5' })
+    expect(suffix.status).toBe(206)
+    expect(suffix.body.toString()).toBe(full.body.subarray(len - 5).toString())
+
+    const beyond = await h2(session, { ':path': '/h2/range', range: `bytes=${len + 10}-` })
+    expect(beyond.status).toBe(416)
+    expect(beyond.headers['content-range']).toBe(`bytes */${len}`)
+    expect(beyond.body.length).toBe(0)
+
+    const notModified = await h2(session, { ':path': '/h2/range', 'if-none-match': full.headers.etag })
+    expect(notModified.status).toBe(304)
+    expect(notModified.headers.etag).toBe(full.headers.etag)
+    expect(notModified.body.length).toBe(0)
+  })
+
+  test('one entry for HTTP/1.1 over TLS and h2 (same scheme, host, port and path); plain http is another', async () => {
+    // stored from HTTP/1.1, served to h2
+    const viaH1 = await httpsGet(app.https, '/cross/one')
+    expect(viaH1.status).toBe(200)
+    expect(viaH1.alpn).toBe(false)
+    expect(viaH1.body.toString()).toMatch(/^n=\d+ url=\/cross\/one v=1\.1 /)
+    const toH2 = await h2(session, { ':path': '/cross/one' })
+    expect(toH2.status).toBe(200)
+    expect(toH2.body.toString()).toBe(viaH1.body.toString())
+    expect(toH2.headers.age).toMatch(/^\d+$/)
+    expect(toH2.headers['content-length']).toBe(String(viaH1.body.length))
+
+    // stored from h2, served to HTTP/1.1
+    const viaH2 = await h2(session, { ':path': '/cross/two' })
+    expect(viaH2.body.toString()).toMatch(/^n=\d+ url=\/cross\/two v=2\.0 /)
+    const toH1 = await httpsGet(app.https, '/cross/two')
+    expect(toH1.status).toBe(200)
+    expect(toH1.body.toString()).toBe(viaH2.body.toString())
+    expect(toH1.headers.age).toMatch(/^\d+$/)
+    expect(toH1.headers['content-length']).toBe(String(viaH2.body.length))
+    expect(toH1.headers['transfer-encoding']).toBeUndefined()
+
+    // http://127.0.0.1:<other port>/cross/two is not https://127.0.0.1:<port>/cross/two
+    const plain = await request(app.http, { path: '/cross/two' })
+    expect(plain.status).toBe(200)
+    expect(plain.headers.age).toBeUndefined()
+    expect(seenBy(plain.body)).toBeGreaterThan(seenBy(viaH2.body))
+  })
+})
+
+describe('a standalone app (node -r src/register.js app.js)', () => {
+  let app
+
+  afterEach(async () => {
+    await stopApp(app)
+    app = null
+  })
+
+  test('Cache-Control: public, max-age=60 is answered from the cache by the in-process hub', async () => {
+    app = await startApp()
+    const first = await request(app.http, { path: '/public' })
+    expect(first.status).toBe(200)
+    expect(first.body.toString()).toMatch(/^n=1 url=\/public /)
+    expect(first.headers.age).toBeUndefined()
+    for (let i = 0; i < 3; i++) {
+      const res = await request(app.http, { path: '/public' })
+      expect(res.status).toBe(200)
+      expect(res.body.toString()).toBe(first.body.toString()) // n=1: the app never saw it
+      expect(res.headers.age).toMatch(/^\d+$/)
+    }
+    expect(seenBy((await request(app.http, { path: '/plain' })).body)).toBe(2)
+  })
+
+  test('HTTPSYS_CACHE=off: the same app sees every request', async () => {
+    app = await startApp({ HTTPSYS_CACHE: 'off' })
+    for (let n = 1; n <= 4; n++) {
+      const res = await request(app.http, { path: '/public' })
+      expect(res.status).toBe(200)
+      expect(res.headers['cache-control']).toBe('public, max-age=60')
+      expect(res.headers.age).toBeUndefined()
+      expect(seenBy(res.body)).toBe(n)
+    }
+    // over h2 too
+    const session = h2connect(app.https)
+    try {
+      const a = await h2(session, { ':path': '/public' })
+      const b = await h2(session, { ':path': '/public' })
+      expect(seenBy(a.body)).toBe(5)
+      expect(seenBy(b.body)).toBe(6)
+    } finally {
+      await closeSession(session)
+    }
+  })
+})
+
+describe('the key: what a client chooses of its request target and Host', () => {
+  let app
+  let port
+
+  beforeAll(async () => {
+    app = await startApp()
+    port = app.http
+  })
+
+  afterAll(async () => {
+    await stopApp(app)
+  })
+
+  test('Host is lower case and without its port (the listener\'s port counts): one entry; another host, another entry', async () => {
+    const first = await request(port, { path: '/key/host', headers: { host: `Example.COM:${port}` } })
+    expect(first.status).toBe(200)
+    expect(first.body.toString()).toContain(`host=Example.COM:${port}`)
+    expect(first.headers.age).toBeUndefined()
+
+    for (const host of ['example.com', `example.com:${port}`, 'EXAMPLE.com']) {
+      const res = await request(port, { path: '/key/host', headers: { host } })
+      expect(res.body.toString()).toBe(first.body.toString())
+      expect(res.headers.age).toMatch(/^\d+$/)
+    }
+    // absolute-form: the target's host is the request's host
+    const absolute = await request(port, { path: `http://EXAMPLE.COM:${port}/key/host`, headers: { host: 'ignored.example' } })
+    expect(absolute.body.toString()).toBe(first.body.toString())
+
+    const other = await request(port, { path: '/key/host', headers: { host: `other.example:${port}` } })
+    expect(other.status).toBe(200)
+    expect(other.headers.age).toBeUndefined()
+    expect(other.body.toString()).toContain(`host=other.example:${port}`)
+    expect(seenBy(other.body)).toBeGreaterThan(seenBy(first.body))
+    const otherAgain = await request(port, { path: '/key/host', headers: { host: 'OTHER.example' } })
+    expect(otherAgain.body.toString()).toBe(other.body.toString())
+    // and the first entry is still the first host's
+    expect((await request(port, { path: '/key/host', headers: { host: 'example.com' } })).body.toString()).toBe(first.body.toString())
+  })
+
+  test('a target with dot segments or escaped unreserved characters hits the entry of its canonical path', async () => {
+    const direct = await request(port, { path: '/static/x' })
+    expect(direct.body.toString()).toMatch(/^n=\d+ url=\/static\/x /)
+    for (const target of ['/a/../static/x', '/static/./x', '/static/y/../x', '/%73tatic/%78']) {
+      const res = await request(port, { path: target })
+      expect(res.status).toBe(200)
+      expect(res.body.toString()).toBe(direct.body.toString())
+      expect(res.headers.age).toMatch(/^\d+$/)
+    }
+    // stored from a dotted target (the app sees the canonical one), hit by the plain one
+    const dotted = await request(port, { path: '/b/./../static/z' })
+    expect(dotted.body.toString()).toMatch(/^n=\d+ url=\/static\/z /)
+    const plain = await request(port, { path: '/static/z' })
+    expect(plain.body.toString()).toBe(dotted.body.toString())
+    expect(plain.headers.age).toMatch(/^\d+$/)
+    // a path differing only in case is another path
+    const upper = await request(port, { path: '/STATIC/x' })
+    expect(upper.body.toString()).not.toBe(direct.body.toString())
+  })
+})
+
+describe('pipelining', () => {
+  let app
+  let port
+  let client
+
+  beforeAll(async () => {
+    app = await startApp()
+    port = app.http
+  })
+
+  afterEach(() => {
+    if (client) client.close()
+    client = null
+  })
+
+  afterAll(async () => {
+    await stopApp(app)
+  })
+
+  const get = (p, extra = '') => `GET ${p} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${extra}\r\n`
+
+  test('GETs for cached URLs written in one TCP write get their answers in order', async () => {
+    const a = await request(port, { path: '/pipe/a' })
+    const b = await request(port, { path: '/pipe/b' })
+    client = new RawClient(port)
+    await client.connected
+    client.write(get('/pipe/a') + get('/pipe/b') + get('/pipe/a', 'Connection: close\r\n'))
+    const got = await client.waitFor(3)
+    expect(got.map((r) => r.status)).toEqual([200, 200, 200])
+    expect(got.map((r) => r.body.toString())).toEqual([a.body.toString(), b.body.toString(), a.body.toString()])
+    for (const r of got) expect(r.headers.age).toMatch(/^\d+$/)
+    expect(got[0].headers.connection).toBeUndefined()
+    expect(got[2].headers.connection).toBe('close')
+    await client.waitClosed()
+    expect(client.responses.length).toBe(3)
+    expect(client.buf.length).toBe(0)
+  })
+
+  test('a cached answer waits behind an earlier request the app is still answering', async () => {
+    const a = await request(port, { path: '/pipe/c' })
+    client = new RawClient(port)
+    await client.connected
+    // /slow takes the app 300 ms; the cache could answer the third at once
+    client.write(get('/pipe/c') + get('/slow/1') + get('/pipe/c'))
+    const got = await client.waitFor(3, 15000)
+    expect(got.map((r) => r.status)).toEqual([200, 200, 200])
+    expect(got[0].body.toString()).toBe(a.body.toString())
+    expect(got[1].body.toString()).toMatch(/^n=\d+ url=\/slow\/1 /)
+    expect(got[2].body.toString()).toBe(a.body.toString())
+    expect(got[2].headers.age).toMatch(/^\d+$/)
+  })
+})
