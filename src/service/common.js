@@ -65,10 +65,18 @@ function httpsysBin (root = ROOT, realpath = fs.realpathSync) {
   }
 }
 
+/**
+ * The program and arguments a service runs for `httpsys <args>`: node and the CLI's
+ * script, or a single executable alone (bin null).
+ */
+function command ({ execPath, bin }, ...args) {
+  return bin ? [execPath, bin, ...args] : [execPath, ...args]
+}
+
 /** Notes for every platform about what the service will start. */
 function installNotes ({ bin, execPath }) {
   const notes = []
-  if (/[\\/]_npx[\\/]/.test(bin)) {
+  if (bin && /[\\/]_npx[\\/]/.test(bin)) {
     notes.push(`the service starts httpsys from npx's cache (${bin}), which npm may clean: install it first (\`npm install -g httpsys-cli\` or as a dependency of the project) and install the service again`)
   }
   if (/[\\/](\.nvm|\.volta|\.fnm|nvm|fnm)[\\/]/i.test(execPath)) {
@@ -77,4 +85,4 @@ function installNotes ({ bin, execPath }) {
   return notes
 }
 
-module.exports = { nameProblem, defaultName, stopTimeout, httpsysBin, installNotes, ROUTER_CLOSE_MS, STOP_MARGIN_MS, NAME }
+module.exports = { nameProblem, defaultName, stopTimeout, httpsysBin, command, installNotes, ROUTER_CLOSE_MS, STOP_MARGIN_MS, NAME }

@@ -39,7 +39,8 @@ function serviceDeps (deps = {}) {
     home: deps.home || info.homedir || os.homedir(),
     cwd: deps.cwd || process.cwd(),
     execPath: deps.execPath || process.execPath,
-    bin: deps.bin || httpsysBin(),
+    // a single executable is the whole product: it is the service's program, no script
+    bin: deps.bin !== undefined ? deps.bin : require('../sea').isSea() ? null : httpsysBin(),
     fsys: deps.fsys || fs,
     lookupUser: deps.lookupUser || lookupUser,
     runtimeDir: deps.runtimeDir || (() => require('../supervisor/control-path').runtimeDir(env)),

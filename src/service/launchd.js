@@ -9,7 +9,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { codes } = require('../errors')
 const { render } = require('./render')
-const { stopTimeout } = require('./common')
+const { stopTimeout, command } = require('./common')
 
 const MARK = 'written by `httpsys service install`'
 
@@ -44,7 +44,7 @@ function plan (t) {
     .filter((p, i, all) => p && all.indexOf(p) === i).join(':')
   const text = render('httpsys.plist', {
     name: xml(t.name),
-    programArguments: [t.execPath, t.bin, 'start', '-c', t.configFile].map((a) => `    <string>${xml(a)}</string>`).join('\n'),
+    programArguments: command(t, 'start', '-c', t.configFile).map((a) => `    <string>${xml(a)}</string>`).join('\n'),
     workingDirectory: xml(path.dirname(t.configFile)),
     user: t.system && t.user ? xml(t.user) : null,
     runtimeDir: xml(runtime.dir),

@@ -12,7 +12,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const { codes } = require('../errors')
 const { render } = require('./render')
-const { stopTimeout } = require('./common')
+const { stopTimeout, command } = require('./common')
 
 const MARK = 'written by `httpsys service install`'
 const SYSTEM_DIR = '/etc/systemd/system'
@@ -78,8 +78,8 @@ function plan (t) {
   const where = placement(t)
   const runtime = runtimeDirOf(t)
   const { ms, killTimeout } = stopTimeout(t.config)
-  const start = [t.execPath, t.bin, 'start', '-c', t.configFile].map(execArg).join(' ')
-  const reload = [t.execPath, t.bin, 'reload', 'all', '-c', t.configFile].map(execArg).join(' ')
+  const start = command(t, 'start', '-c', t.configFile).map(execArg).join(' ')
+  const reload = command(t, 'reload', 'all', '-c', t.configFile).map(execArg).join(' ')
   const pathEnv = [path.dirname(t.execPath), ...String(t.env.PATH || '/usr/local/bin:/usr/bin:/bin').split(':')]
     .filter((p, i, all) => p && all.indexOf(p) === i).join(':')
   const text = render('httpsys.service', {
@@ -146,7 +146,7 @@ function install (t, { fsys = fs } = {}) {
     notes.push(`a user unit starts with ${t.username}'s user manager: at boot, and after logging out, only with \`loginctl enable-linger ${t.username}\``)
   }
   if (t.system && !t.user) notes.push('the apps run as root: give --user <account> to run them as another user')
-  if (t.system && t.user) notes.push(`${t.user} must be able to read ${t.execPath}, ${t.bin} and ${path.dirname(t.configFile)}`)
+  if (t.system && t.user) notes.push(`${t.user} must be able to read ${t.bin ? `${t.execPath}, ${t.bin}` : t.execPath} and ${path.dirname(t.configFile)}`)
   if (!p.runtime.shellFinds) {
     notes.push(`\`httpsys ls\`, \`logs\` and \`stop\` reach it from a shell of ${t.system ? (t.user || 'root') : t.username} with HTTPSYS_RUNTIME_DIR=${p.runtime.dir}`)
   }

@@ -39,7 +39,7 @@ const BUILTIN = new Map([
 
 /** The command line the SCM runs. Windows paths cannot hold `"`, and files never end in `\`. */
 function binPath ({ execPath, bin, name, configFile }) {
-  return `"${execPath}" "${bin}" service run --name ${name} -c "${configFile}"`
+  return `"${execPath}"${bin ? ` "${bin}"` : ''} service run --name ${name} -c "${configFile}"`
 }
 
 /** Whether a service's command line is one `httpsys service install` wrote for `name`. */
@@ -127,7 +127,7 @@ function logFile (name, env = process.env) {
 function privateFolders (t, account) {
   if (account.admin) return []
   const profile = t.env.USERPROFILE ? t.env.USERPROFILE.toLowerCase() + '\\' : null
-  const folders = [win.dirname(t.execPath), win.dirname(win.dirname(t.bin)), win.dirname(t.configFile),
+  const folders = [win.dirname(t.execPath), ...(t.bin ? [win.dirname(win.dirname(t.bin))] : []), win.dirname(t.configFile),
     ...t.config.apps.map((a) => a.cwd).filter(Boolean)]
   const out = []
   for (const folder of folders) {

@@ -36,6 +36,14 @@ describe('common rules', () => {
 })
 
 describe('launchd', () => {
+  test('from the single executable: the executable alone is the program', async () => {
+    p = project()
+    const r = await service.install({ config: p.config, name: 'shop' }, mac({ execPath: '/usr/local/bin/httpsys', bin: null }))
+    const text = fs.readFileSync(r.file, 'utf8')
+    expect(text).toContain(['    <string>/usr/local/bin/httpsys</string>', '    <string>start</string>', '    <string>-c</string>'].join('\n'))
+    expect(text).not.toContain('bin/httpsys</string>\n    <string>/usr/local/bin/httpsys')
+  })
+
   test('a LaunchAgent: arguments, KeepAlive on failure only, ExitTimeOut from kill_timeout, the shell\'s runtime dir', async () => {
     p = project({ api: { kill_timeout: '20s' } }, { folder: 'a&b <shop>' })
     const r = await service.install({ config: p.config, name: 'shop' }, mac())

@@ -66,6 +66,14 @@ describe('the unit', () => {
     expect(r.notes.join('\n')).toContain('loginctl enable-linger alice')
   })
 
+  test('from the single executable: ExecStart runs the executable alone', async () => {
+    p = project()
+    const r = await service.install({ config: p.config }, { ...linux(), execPath: '/opt/httpsys/httpsys', bin: null })
+    const text = fs.readFileSync(r.file, 'utf8')
+    expect(lines(text, 'ExecStart')).toEqual([`/opt/httpsys/httpsys start -c ${p.config}`])
+    expect(lines(text, 'ExecReload')).toEqual([`/opt/httpsys/httpsys reload all -c ${p.config}`])
+  })
+
   test('as root: a system unit with its own runtime directory, --user and network-online', async () => {
     p = project()
     const r = await service.install({ config: p.config, user: 'www-data', name: 'shop' }, linux({ uid: 0 }))

@@ -39,6 +39,13 @@ describe('pure parts', () => {
       .toBe(`"${NODE}" "${BIN}" service run --name shop -c "D:\\sites\\shop\\httpsys.config.js"`)
   })
 
+  test('from the single executable: the exe alone is the program (no node, no script)', () => {
+    const exe = 'C:\\Tools\\httpsys.exe'
+    const line = windows.binPath({ execPath: exe, bin: null, name: 'shop', configFile: 'D:\\sites\\shop\\httpsys.config.js' })
+    expect(line).toBe(`"${exe}" service run --name shop -c "D:\\sites\\shop\\httpsys.config.js"`)
+    expect(windows.isOurs({ binPath: line }, 'shop')).toBe(true)
+  })
+
   test('a service SID is sc.exe showsid\'s', () => {
     expect(windows.serviceSid('TrustedInstaller')).toBe('S-1-5-80-956008885-3418522649-1831038044-1853292631-2271478464')
     expect(windows.serviceSid('trustedinstaller')).toBe(windows.serviceSid('TRUSTEDINSTALLER'))
