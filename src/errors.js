@@ -224,6 +224,9 @@ define('ERR_HTTPSYS_APP_NOT_FOUND', (d) =>
 define('ERR_HTTPSYS_RELOAD_FAILED', (d) =>
   `Reloading ${str(d.app)} failed: ${d.reason}. The instances that were serving still serve; ` +
   `see \`httpsys logs ${d.app}\` for why the new process did not become ready.`)
+define('ERR_HTTPSYS_TLS_RELOAD_FAILED', (d) =>
+  `The certificate file ${d.file} did not load again: ${d.reason}. The certificate loaded before keeps serving; ` +
+  'fix the file (`openssl x509 -in <cert> -noout -subject -dates` shows what a certificate says) and run `httpsys reload` again.')
 define('ERR_HTTPSYS_CONTROL_DENIED', (d) =>
   `Cannot use the httpsys control channel at ${d.path}: ${d.reason}. ` +
   (d.fix ? `${d.fix}.` : 'Run the command as the user who started the supervisor, or set HTTPSYS_RUNTIME_DIR to a directory of your own.'))

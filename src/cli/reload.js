@@ -19,13 +19,21 @@ async function action (app, options) {
   const { command } = require('../supervisor/control-client')
   const answers = await command('reload', app, scopeOf(options))
   let failed = null
+  let cert = null
   for (const { label, result } of answers) {
     for (const r of result) {
-      if (r.ok) console.log(`${r.app} [${label}]: reloaded in ${r.ms} ms (pid ${r.pids.join(', ')})`)
-      else failed = failed || r
+      if (r.tls !== undefined) {
+        // a certificate file that did not load again: the one loaded before keeps serving
+        cert = cert || r
+      } else if (r.ok) {
+        console.log(`${r.app} [${label}]: reloaded in ${r.ms} ms (pid ${r.pids.join(', ')})`)
+      } else {
+        failed = failed || r
+      }
     }
   }
   if (failed) throw new codes.ERR_HTTPSYS_RELOAD_FAILED({ app: failed.app, reason: `a new process ${failed.reason}` })
+  if (cert) throw new codes.ERR_HTTPSYS_TLS_RELOAD_FAILED({ file: cert.tls, reason: cert.message })
 }
 
 module.exports = { register }

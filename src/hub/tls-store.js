@@ -163,7 +163,7 @@ class TlsStore extends EventEmitter {
       try {
         material = loadMaterial(c.entry, { port: c.port, host: c.host || undefined })
       } catch (err) {
-        this.log.error({ err, port: c.port, host: c.host }, `TLS certificate not reloaded (the one loaded before keeps serving): ${err.message}`)
+        this.log.error({ event: 'tls-reload-failed', err, port: c.port, host: c.host, file: c.slot.material.label }, `TLS certificate not reloaded (the one loaded before keeps serving): ${err.message}`)
         out.push({ label: c.slot.material.label, changed: false, error: err })
         continue
       }

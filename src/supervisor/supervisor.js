@@ -353,12 +353,19 @@ class Supervisor extends EventEmitter {
     }
   }
 
-  /** Rolling reload of one app or all; resolves with each app's outcome. */
+  /**
+   * Rolling reload of one app or all; resolves with each app's outcome, then one entry
+   * per config certificate file that failed to load again ({ tls, ok: false, code,
+   * message }: the certificate loaded before keeps serving).
+   */
   async reload (name) {
     // the config's certificate files are read again too (a failing one keeps the old)
-    if (this.router && typeof this.router.reloadTls === 'function') this.router.reloadTls()
+    const certs = this.router && typeof this.router.reloadTls === 'function' ? this.router.reloadTls() || [] : []
     const results = await Promise.all(this.select(name).map(async (g) => ({ app: g.name, ...(await g.reload('command')) })))
-    return results.map(({ app, ok, ms, reason, instances }) => ({ app, ok, ms, reason, pids: instances.map((i) => i.pid) }))
+    return [
+      ...results.map(({ app, ok, ms, reason, instances }) => ({ app, ok, ms, reason, pids: instances.map((i) => i.pid) })),
+      ...certs.filter((c) => c.error).map((c) => ({ tls: c.label, ok: false, code: c.error.code || null, message: c.error.message }))
+    ]
   }
 
   async restart (name) {

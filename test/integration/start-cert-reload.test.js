@@ -226,10 +226,15 @@ test('a certificate file replaced by garbage: the old certificate keeps serving,
     expect(record.msg).toMatch(/no PEM certificate/)
     expect((await get(port)).fingerprint).toBe(one.fingerprint)
 
-    // `httpsys reload` reads the broken file again: the same, and the apps still reload
+    // `httpsys reload` reads the broken file again: the apps still reload, and the
+    // command says which certificate did not load, with its code, and exits 1
     const reload = await cli(['reload', 'all', '-c', config], { env })
-    expect(reload.code).toBe(0)
+    expect(reload.stdout).toMatch(/reloaded in \d+ ms/)
+    expect(reload.stderr).toContain(`The certificate file ${live().cert} did not load again`)
+    expect(reload.stderr).toContain('ERR_HTTPSYS_TLS_RELOAD_FAILED')
+    expect(reload.code).toBe(1)
     expect(run.records.filter(failedReload).length).toBeGreaterThanOrEqual(2)
+    expect(run.records.some((r) => r.event === 'tls-reload-failed' && r.file === live().cert)).toBe(true)
     expect((await get(port)).fingerprint).toBe(one.fingerprint)
 
     // a good certificate written next is taken
