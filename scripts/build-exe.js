@@ -119,8 +119,11 @@ function makeBlob (name, main, version) {
   const t = TARGETS[name]
   const assets = {
     'register.js': path.join(WORK, 'register.js'),
-    // `httpsys init` writes it (src/config/init-config.js)
-    'templates/httpsys.config.js': path.join(ROOT, 'templates', 'httpsys.config.js')
+    // `httpsys init` writes it (src/config/init-config.js), `httpsys service install`
+    // fills the unit and the plist (src/service/render.js)
+    'templates/httpsys.config.js': path.join(ROOT, 'templates', 'httpsys.config.js'),
+    'templates/httpsys.service': path.join(ROOT, 'templates', 'httpsys.service'),
+    'templates/httpsys.plist': path.join(ROOT, 'templates', 'httpsys.plist')
   }
   if (t.addon) {
     const addon = path.join(ROOT, t.addon)

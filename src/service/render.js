@@ -15,7 +15,7 @@ const TEMPLATES = path.join(__dirname, '..', '..', 'templates')
  * @returns {string}
  */
 function render (template, values) {
-  const text = template.includes('\n') ? template : fs.readFileSync(path.join(TEMPLATES, template), 'utf8')
+  const text = template.includes('\n') ? template : read(template)
   const out = []
   for (const line of text.split('\n')) {
     const keys = [...line.matchAll(/\{\{(\w+)\}\}/g)].map((m) => m[1])
@@ -26,6 +26,12 @@ function render (template, values) {
     out.push(line.replace(/\{\{(\w+)\}\}/g, (_, key) => String(values[key])))
   }
   return out.join('\n')
+}
+
+/** A file of templates/: from the single executable's assets when it runs as one (it has no templates/ folder). */
+function read (name) {
+  const carried = require('../sea').asset(`templates/${name}`)
+  return carried !== null ? carried.toString('utf8') : fs.readFileSync(path.join(TEMPLATES, name), 'utf8')
 }
 
 module.exports = { render }
