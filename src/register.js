@@ -29,8 +29,11 @@
 // - Readiness: the first time a server of this process attaches to its queue, the
 //   preload tells the supervisor (MSG.READY). HTTP.SYS never says when a process opens
 //   a queue, so this is how the supervisor learns it there (the hub sees the attach
-//   itself too). Only the supervisor's own child says it: the app's cluster workers
-//   would be talking to the app's primary.
+//   itself too). Only the supervisor's own child says it. An app that forks its own
+//   cluster workers (node's cluster module) listens in them, not in the primary: the
+//   first of them to attach tells the primary with an internal cluster message
+//   (CLUSTER_READY: a `NODE_` cmd, which node keeps from the app's 'message'
+//   listeners), and the primary's preload tells the supervisor.
 // The IPC messages and environment variables are src/worker-interface.js's.
 
 const http = require('node:http')
@@ -40,6 +43,10 @@ const ours = require('./http')
 const { MSG, readWorkerEnv } = require('./worker-interface')
 
 const kInstalled = Symbol.for('httpsys.register.installed')
+// a cluster worker of the app -> its primary: a server of it attached (node routes a
+// message whose cmd starts with NODE_ to 'internalMessage', never to the app)
+const CLUSTER_READY = 'NODE_HTTPSYS_READY'
+let readySent = false
 
 function install () {
   if (globalThis[kInstalled]) return
@@ -61,10 +68,34 @@ function install () {
   // Only the supervisor's own child speaks the protocol. The app's fork() children inherit
   // the IPC-looking environment but their channel is the app's: listening there (and
   // unref()ing it, exiting on its 'disconnect') would break the app's own messaging.
-  const supervised = typeof process.send === 'function' && isSupervisorChild(worker) &&
-    (worker.hub !== null || worker.queue !== null)
-  if (supervised) listenForShutdown()
-  ours.setDefaultBackend(defaultBackend(supervised && worker.queue !== null, supervised))
+  const routed = worker.hub !== null || worker.queue !== null
+  const supervised = typeof process.send === 'function' && isSupervisorChild(worker) && routed
+  let sayReady = null
+  if (supervised) {
+    listenForShutdown()
+    if (worker.queue !== null) {
+      sayReady = () => reply({ type: MSG.READY })
+      // the app's own cluster workers serve the queue: the first attach among them is
+      // this process's readiness too
+      require('node:cluster').on('fork', (w) => {
+        w.process.on('internalMessage', (msg) => {
+          if (msg !== null && typeof msg === 'object' && msg.cmd === CLUSTER_READY) ready(sayReady)
+        })
+      })
+    }
+  } else if (routed && typeof process.send === 'function' && require('node:cluster').isWorker) {
+    sayReady = () => {
+      if (process.connected) process.send({ cmd: CLUSTER_READY }, () => {})
+    }
+  }
+  ours.setDefaultBackend(defaultBackend(sayReady, supervised))
+}
+
+/** Says once that this process (or one of its cluster workers) serves. */
+function ready (say) {
+  if (readySent || say === null) return
+  readySent = true
+  say()
 }
 
 function isSupervisorChild (worker) {
@@ -73,12 +104,11 @@ function isSupervisorChild (worker) {
 
 // Every server of the app attaches through this: the router the environment names
 // (src/queue), else a hub of this process's own. Chosen on the first listen(), so
-// loading the preload loads no backend. With `reportReady`, the first attach that
-// succeeds sends MSG.READY. Servers given their own `queueBackend` are not the app's
-// and do not count.
-function defaultBackend (reportReady, supervised) {
+// loading the preload loads no backend. With `sayReady`, the first attach that
+// succeeds says so (MSG.READY to the supervisor, or CLUSTER_READY to the app's
+// primary). Servers given their own `queueBackend` are not the app's and do not count.
+function defaultBackend (sayReady, supervised) {
   let chosen = null
-  let sent = !reportReady
   const choose = () => {
     if (chosen === null) chosen = require('./queue').getBackend() || require('./preload/standalone-hub').backend
     return chosen
@@ -95,12 +125,9 @@ function defaultBackend (reportReady, supervised) {
       choose()
       if (supervised) options = { ...options, handlers: watchRouter(options.handlers) }
       const attaching = chosen.attach(options)
-      if (sent) return attaching
+      if (readySent || sayReady === null) return attaching
       return Promise.resolve(attaching).then((attachment) => {
-        if (!sent) {
-          sent = true
-          reply({ type: MSG.READY })
-        }
+        ready(sayReady)
         return attachment
       })
     }
