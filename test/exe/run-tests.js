@@ -294,6 +294,42 @@ test('linux: a config file from the exe, --node with a path for its apps; a bad 
   assert.match(missing.stderr, /\/nonexistent\/node is not a file.*ERR_HTTPSYS_CONFIG_INVALID/s)
 })
 
+// The linux-arm64 executable under qemu's user-mode emulator (no arm64 machine here):
+// the supervisor and the hub run as arm64 code; the app runs on the PATH's node, which
+// is this machine's (the exe cannot start arm64 children without binfmt_misc).
+const ARM_EXE = path.join(DIST, 'httpsys-linux-arm64')
+const QEMU = ['qemu-aarch64-static', '-L', '/usr/aarch64-linux-gnu']
+function armUsable () {
+  if (!fs.existsSync(ARM_EXE)) return 'no linux-arm64 executable was built'
+  if (!fs.existsSync('/usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1')) return 'no arm64 glibc (apt-get install libc6-arm64-cross libstdc++6-arm64-cross)'
+  try {
+    execFileSync(QEMU[0], ['--version'], { stdio: 'ignore' })
+  } catch {
+    return 'no qemu-aarch64-static (apt-get install qemu-user-static)'
+  }
+  return null
+}
+
+test('linux-arm64 (qemu): --version, and the arm64 supervisor and hub serve hello; ls and stop from a second arm64 call', async () => {
+  const why = armUsable()
+  if (why) throw new Skip(why)
+  const exe = QEMU[0]
+  const arm = (args) => [...QEMU.slice(1), ARM_EXE, ...args]
+  const w = world('arm64')
+  const version = await runExe(arm(['--version']), { env: w.env, exe })
+  assert.equal(version.stdout.trim(), VERSION, version.stderr)
+  const port = await freePort()
+  const sup = startExe(arm(['start', HELLO, '-u', `http://127.0.0.1:${port}/`, '--json']), { env: w.env, exe })
+  const ready = await waitRecord(sup, (r) => r.event === 'ready', 'ready', 60000)
+  assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
+  const listed = await runExe(arm(['ls', '--json']), { env: w.env, exe, timeout: 60000 })
+  assert.equal(listed.code, 0, listed.stderr)
+  assert.equal(JSON.parse(listed.stdout)[0].apps[0].instances[0].pid, ready.pid)
+  const stop = await runExe(arm(['stop', 'all']), { env: w.env, exe, timeout: 60000 })
+  assert.equal(stop.code, 0, stop.stdout + stop.stderr)
+  assert.equal(await within(sup.exited, 30000), 0, sup.output().slice(-2000))
+})
+
 test('linux: httpsys init from the exe writes the commented config, which config check accepts', async () => {
   const w = world('init')
   const dir = tmpdir('init')

@@ -27,11 +27,16 @@ as_root () {
 need=()
 command -v strip > /dev/null || need+=(binutils)
 command -v aarch64-linux-gnu-strip > /dev/null || command -v llvm-strip > /dev/null || need+=(binutils-aarch64-linux-gnu)
+# the linux-arm64 executable runs under qemu's user-mode emulator, with arm64 glibc and
+# libstdc++ from Debian's cross packages
+command -v qemu-aarch64-static > /dev/null || need+=(qemu-user-static)
+[ -e /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 ] || need+=(libc6-arm64-cross)
+[ -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] || need+=(libstdc++6-arm64-cross libgcc-s1-arm64-cross)
 if [ ${#need[@]} -gt 0 ]; then
   echo "== test/exe: apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
   { as_root apt-get update -q && as_root apt-get install -y -q --no-install-recommends "${need[@]}"; } > /tmp/httpsys-exe-apt.log 2>&1 ||
-    echo "apt-get install failed (log: /tmp/httpsys-exe-apt.log): the executables stay unstripped"
+    echo "apt-get install failed (log: /tmp/httpsys-exe-apt.log): the executables stay unstripped, and the arm64 one is not run"
 fi
 
 if [ ! -d node_modules/esbuild ] || [ ! -d node_modules/postject ] || [ ! -d node_modules/resedit ]; then
