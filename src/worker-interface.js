@@ -46,7 +46,15 @@ const ENV = Object.freeze({
    * ([{ path, ttl (seconds), query }]); unset: no rules, responses with
    * Cache-Control: public, max-age or s-maxage are still cached
    */
-  CACHE: 'HTTPSYS_CACHE'
+  CACHE: 'HTTPSYS_CACHE',
+  /**
+   * '1' under `httpsys start --setup` (src/cli/start.js puts it in the supervisor's own
+   * environment, so the daemon of `start -d --setup` has it too; the HTTP.SYS router
+   * hands it on): a worker whose https server attaches to a port no certificate binding
+   * covers imports the key and certificate the app passed to https.createServer() into
+   * LocalMachine\My and binds them (src/queue/httpsys/app-cert.js). Unset, it only warns.
+   */
+  SETUP: 'HTTPSYS_SETUP'
 })
 
 /** IPC message types ({ type, ... }) between the supervisor and its worker. */
@@ -78,7 +86,8 @@ const MSG = Object.freeze({
  * @param {object} [env=process.env]
  * @returns {{hub: string|null, queue: string|null, queueToken: string|null, queueUrls: string[], backend: string,
  *   supervisorPid: number|null, app: string|null, instance: number|null, maxBodySize: number,
- *   noHttp: boolean, cache: object[]|null}} cache: the config's cache rules, null when the cache is off
+ *   noHttp: boolean, cache: object[]|null, setup: boolean}} cache: the config's cache rules, null when the
+ *   cache is off; setup: under `httpsys start --setup`
  */
 function readWorkerEnv (env = process.env) {
   const pid = Number(env[ENV.SUPERVISOR_PID])
@@ -95,7 +104,8 @@ function readWorkerEnv (env = process.env) {
     instance: env[ENV.INSTANCE] !== undefined && env[ENV.INSTANCE] !== '' && Number.isInteger(inst) ? inst : null,
     maxBodySize: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : Infinity,
     noHttp: env[ENV.NO_HTTP] === '1',
-    cache: cacheRules(env[ENV.CACHE])
+    cache: cacheRules(env[ENV.CACHE]),
+    setup: env[ENV.SETUP] === '1'
   }
 }
 

@@ -64,7 +64,8 @@ function register (program, deps) {
     .addOption(new Option('--log-level <level>', 'least level logged, for httpsys and the apps').choices(LOG_LEVELS).default('info'))
     .option('--json', 'write JSON log lines even in a terminal')
     .option('--setup', 'Windows: first make the URL reservations and certificate bindings (tls) the config needs ' +
-      '(elevated), or print the commands that would and start nothing')
+      '(elevated), or print the commands that would and start nothing; on HTTP.SYS, an https app\'s own key and ' +
+      'certificate are then bound to a port that has no binding')
     .option('-d, --daemon', 'run in the background: wait until every app is ready, print where, and return the shell ' +
       '(httpsys ls, logs and stop reach it; its records go to a log file in the runtime directory)')
     .addHelpText('after', EXAMPLES)
@@ -80,6 +81,7 @@ async function action (d, script, args, options, command) {
   const { resolveNode } = require('../sea/worker-node')
   for (const app of config.apps) if (app.node) resolveNode(app.node)
   if (options.setup) setup(d, config)
+  setupEnv(options.setup)
   if (options.daemon) return daemon(d, config, command)
   const code = await runForeground(config, { json: request.json, logLevel: request.logLevel })
   // the supervisor owns this process: once everything is stopped, nothing else may keep it
@@ -114,6 +116,21 @@ function setup (d, config) {
     step.run()
     d.out(`--setup: ${step.what}: done\n`)
   }
+}
+
+/**
+ * --setup also reaches the workers (ENV.SETUP, src/worker-interface.js): on HTTP.SYS, an
+ * https app whose port has no certificate binding gets the key and certificate it passes
+ * to https.createServer() bound when it attaches. Only the flag turns it on: a value
+ * inherited from the shell is dropped, except in the daemon that `start -d --setup`
+ * starts (its arguments have no --setup: the setup above ran in the first process).
+ * @param {boolean} [asked] --setup was given
+ * @param {NodeJS.ProcessEnv} [env] the supervisor's environment (the workers inherit it)
+ */
+function setupEnv (asked, env = process.env) {
+  const { ENV } = require('../worker-interface')
+  if (asked) env[ENV.SETUP] = '1'
+  else if (env.HTTPSYS_DAEMON !== '1') delete env[ENV.SETUP]
 }
 
 /**
@@ -231,4 +248,4 @@ function instancesArg (value) {
   return n
 }
 
-module.exports = { register, toRequest, setup }
+module.exports = { register, toRequest, setup, setupEnv }

@@ -14,7 +14,7 @@
 const fs = require('node:fs')
 const net = require('node:net')
 const { codes } = require('../errors')
-const { thumbprint, where, HTTPSYS_APP_ID } = require('../queue/httpsys/service-config')
+const { thumbprint, where, certProblem, HTTPSYS_APP_ID } = require('../queue/httpsys/service-config')
 
 const WILDCARD_V4 = '0.0.0.0'
 const WILDCARD_V6 = '::'
@@ -67,12 +67,7 @@ function createCert (config, { now = () => new Date() } = {}) {
 
   /** Why HTTP.SYS could not serve this certificate, or null. */
   function problem (found, store) {
-    if (found === null) return `it is not in LocalMachine\\${store}`
-    if (!found.hasPrivateKey) return `it has no private key in LocalMachine\\${store}`
-    if (found.privateKeyProblem) return `its private key cannot be used (${found.privateKeyProblem})`
-    if (found.notAfter.getTime() < now().getTime()) return `it expired on ${found.notAfter.toISOString().slice(0, 10)}`
-    if (found.notBefore.getTime() > now().getTime()) return `it is not valid before ${found.notBefore.toISOString().slice(0, 10)}`
-    return null
+    return certProblem(found, store, now())
   }
 
   function all () {

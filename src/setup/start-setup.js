@@ -3,7 +3,9 @@
 // `httpsys start --setup` on Windows: before anything starts, the URL reservations the
 // config's prefixes need (for the account httpsys runs as) and the certificate bindings
 // its `tls` entries give. Elevated, it makes them; not elevated, it lists the exact
-// commands to run once from an elevated prompt and nothing starts.
+// commands to run once from an elevated prompt and nothing starts. The certificate an
+// https app passes to https.createServer() is bound later, by its worker when it
+// attaches (src/queue/httpsys/app-cert.js, under ENV.SETUP).
 
 const { currentUser } = require('../queue/httpsys/service-config')
 const { createUrlAcl, covers, needsReservation } = require('./urlacl')
@@ -68,7 +70,8 @@ function planSetup (config, sc, { user = currentUser() } = {}) {
       const port = Number(/:(\d+)\//.exec(prefix)[1])
       const given = config.tls.some((t) => t.port === port)
       if (!given && !bindings.some((b) => b.port === port)) {
-        notes.push(`${prefix} (${app.name}) has no certificate binding and the config's tls gives none: add one to tls, or run \`httpsys cert add --port ${port} --pfx site.pfx\``)
+        notes.push(`${prefix} (${app.name}) has no certificate binding and the config's tls gives none: add one to tls, or run \`httpsys cert add --port ${port} --pfx site.pfx\`; ` +
+          'an app that passes its own key and certificate to https.createServer() has them bound when it starts')
       }
     }
   }

@@ -25,13 +25,17 @@ class HttpsysRouter extends EventEmitter {
    *   tests pass createBackend() over a fake addon)
    * @param {number|string} [options.runId=process.pid] part of every queue name
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
+   * @param {boolean} [options.setup] under `httpsys start --setup` (default: ENV.SETUP in
+   *   this process's environment, which src/cli/start.js sets): workers bind their app's
+   *   own certificate where a port has none
    */
-  constructor ({ logger, native, runId = process.pid, limits } = {}) {
+  constructor ({ logger, native, runId = process.pid, limits, setup = process.env[ENV.SETUP] === '1' } = {}) {
     super()
     this.logger = logger
     this.native = native || null
     this.runId = runId
     this.limits = limits || null
+    this.setup = setup
     this.queues = new Map() // app name -> the controller's queue
     this.wine = null
   }
@@ -125,7 +129,9 @@ class HttpsysRouter extends EventEmitter {
       [ENV.HUB]: undefined,
       [ENV.QUEUE_TOKEN]: undefined,
       // the worker gives each response its time to live, HTTP.SYS caches it (HTTP_CACHE_POLICY)
-      [ENV.CACHE]: cacheEnv(app.cache)
+      [ENV.CACHE]: cacheEnv(app.cache),
+      // --setup: an https worker binds the certificate its app passes where its port has none
+      [ENV.SETUP]: this.setup ? '1' : undefined
     }
   }
 

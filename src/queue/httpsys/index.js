@@ -8,6 +8,7 @@
 //   controller.js        the supervisor's queues (create + register URLs)
 //   errors.js            Win32 codes -> the coded errors of src/errors.js
 //   service-config.js    URL reservations and certificate bindings (setup commands)
+//   app-cert.js          an https app's own certificate bound under `httpsys start --setup`
 //   loader.js            finds and loads the .node file
 
 const net = require('node:net')
@@ -20,12 +21,18 @@ const { WineAttachment } = require('./wine-attachment')
 const { createQueue } = require('./controller')
 const { createErrorMapper, portOf } = require('./errors')
 const { createServiceConfig } = require('./service-config')
+const { unboundTargets, setupAppCertificate } = require('./app-cert')
 
 /**
  * The backend over an addon (the real one, or a fake one in tests).
  * @param {() => object} getAddon loads the addon; throws ERR_HTTPSYS_NATIVE_UNAVAILABLE
+ * @param {object} [options]
+ * @param {(level: string, fields: object, message: string) => void} [options.log] the
+ *   worker's httpsys records (default: the process logger)
+ * @param {(fields: object, message: string) => void} [options.warn] its warnings (default: log)
+ * @param {() => Date} [options.now] the clock certificates are checked against
  */
-function createBackend (getAddon, { warn = defaultWarn } = {}) {
+function createBackend (getAddon, { log = defaultLog, warn = (fields, message) => log('warn', fields, message), now = () => new Date() } = {}) {
   let platform = null
   let errors = null
   const addon = () => {
@@ -47,8 +54,8 @@ function createBackend (getAddon, { warn = defaultWarn } = {}) {
    */
   // `tls` (an https server's key material) is the hub's: HTTP.SYS serves the certificate
   // bound to the port (`httpsys cert add`), never one an app hands over. When no binding
-  // covers an https port, the app's key and cert would be the obvious ones to bind: the
-  // warning says how (an unbound port fails every handshake, silently for the app).
+  // covers an https port, the app's key and cert are the obvious ones to bind (an unbound
+  // port fails every handshake, silently for the app): see certificates() below.
   async function attach ({ queue, urls, handlers, tls, ...tuning } = {}) {
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
@@ -100,26 +107,45 @@ function createBackend (getAddon, { warn = defaultWarn } = {}) {
       native.close()
       throw errors.toError(err, { queue })
     }
-    if (tls) warnUnbound(bound)
+    if (tls) certificates(bound, tls, worker)
     return attachment
   }
 
-  function warnUnbound (urls) {
-    const https = urls.filter((u) => /^https:/i.test(u))
-    if (https.length === 0) return
-    let bindings
+  /**
+   * An https server whose prefixes some port or host has no certificate binding for:
+   * under `httpsys start --setup` the app's own key and certificate are bound there
+   * (app-cert.js: one record, `tls-bound` or `tls-bind-failed`; the app runs on either
+   * way); otherwise a `tls-unbound` warning says how. Under Wine, which stores no binding
+   * (every query finds none), only the warning.
+   */
+  function certificates (urls, tls, worker) {
+    if (!urls.some((u) => /^https:/i.test(u))) return
+    let sc
+    let targets
     try {
-      const sc = createServiceConfig(getAddon)
-      bindings = [...sc.sslCertList(), ...sc.sslCertList({ sni: true })]
+      sc = createServiceConfig(getAddon)
+      targets = unboundTargets(sc, urls)
     } catch {
-      return // not answered (Wine stubs the service configuration): nothing to say
+      return // the configuration was not answered: nothing to say
     }
-    for (const port of portsOf(https)) {
-      if (bindings.some((b) => Number(b.port) === port)) continue
-      const prefixes = https.filter((u) => portOf(u) === port)
+    if (targets.length === 0) return
+    if (worker.setup && !platform.wine) {
+      setupAppCertificate(sc, tls, targets, { log, now: now() })
+      return
+    }
+    warnUnbound(targets, worker.setup)
+  }
+
+  function warnUnbound (targets, setup) {
+    for (const port of portsOf(targets.flatMap((t) => t.prefixes))) {
+      const here = targets.filter((t) => t.port === port)
+      const prefixes = here.flatMap((t) => t.prefixes)
+      const what = here.map((t) => t.host !== undefined ? t.binding : `port ${port}`).join(' or ')
       warn({ event: 'tls-unbound', port, prefixes },
-        `${prefixes.join(' ')}: no certificate is bound to port ${port}, so HTTP.SYS refuses every TLS handshake there. ` +
-        'The app passed a key and certificate to https.createServer(): bind them once, from an elevated prompt, with ' +
+        `${prefixes.join(' ')}: no certificate is bound to ${what}, so HTTP.SYS refuses every TLS handshake there. ` +
+        (setup ? 'Under Wine, which stores no certificate binding, `httpsys start --setup` cannot bind one. ' : '') +
+        'The app passed a key and certificate to https.createServer(): `httpsys start --setup`, run once from an ' +
+        'elevated prompt, imports and binds them for you when the app starts; or bind certificate files with ' +
         `\`httpsys cert add --port ${port} --cert <its certificate file> --key <its key file>\` ` +
         `(or add tls: [{ port: ${port}, cert, key }] to httpsys.config.js and run \`httpsys start --setup\`).`)
     }
@@ -180,8 +206,8 @@ function freePort () {
   })
 }
 
-function defaultWarn (fields, message) {
-  require('../../logger').child({ component: 'httpsys' }).warn(fields, message)
+function defaultLog (level, fields, message) {
+  require('../../logger').child({ component: 'httpsys' })[level](fields, message)
 }
 
 function portsOf (urls) {

@@ -1,8 +1,10 @@
 'use strict'
 
 // Machine-wide HTTP.SYS configuration through the addon, for the setup commands
-// (src/setup: `httpsys urlacl`, `httpsys cert`, `httpsys doctor`): URL reservations,
-// TLS certificate bindings, the certificate store, and what doctor asks the system.
+// (src/setup: `httpsys urlacl`, `httpsys cert`, `httpsys doctor`) and for a worker that
+// binds its app's certificate under `httpsys start --setup` (app-cert.js): URL
+// reservations, TLS certificate bindings, the certificate store, and what doctor asks
+// the system.
 // Changes need an elevated process. Under Wine the configuration calls succeed and
 // store nothing (every query finds nothing), so only a real Windows run tests them
 // (test/windows/README.md lists the manual checks).
@@ -235,6 +237,25 @@ function thumbprint (hash) {
   return Buffer.from(hex, 'hex')
 }
 
+/**
+ * Why HTTP.SYS could not serve a certificate of the store (certFind()'s answer), or
+ * null: HTTP.SYS accepts a binding to such a certificate and fails every handshake later
+ * (docs/http-sys.md 4). `httpsys cert add` and a worker under `httpsys start --setup`
+ * (app-cert.js) check it before they bind.
+ * @param {object|null} found certFind()'s answer
+ * @param {string} store
+ * @param {Date} now
+ * @returns {string|null}
+ */
+function certProblem (found, store, now) {
+  if (found === null) return `it is not in LocalMachine\\${store}`
+  if (!found.hasPrivateKey) return `it has no private key in LocalMachine\\${store}`
+  if (found.privateKeyProblem) return `its private key cannot be used (${found.privateKeyProblem})`
+  if (found.notAfter.getTime() < now.getTime()) return `it expired on ${found.notAfter.toISOString().slice(0, 10)}`
+  if (found.notBefore.getTime() > now.getTime()) return `it is not valid before ${found.notBefore.toISOString().slice(0, 10)}`
+  return null
+}
+
 function where ({ ip, port, host }) {
   return host ? `${host}:${port}` : `${ip && ip.includes(':') ? `[${ip}]` : ip}:${port}`
 }
@@ -245,4 +266,4 @@ function currentUser (env = process.env) {
   return USERNAME ? (USERDOMAIN ? `${USERDOMAIN}\\${USERNAME}` : USERNAME) : undefined
 }
 
-module.exports = { createServiceConfig, currentUser, thumbprint, where, HTTPSYS_APP_ID }
+module.exports = { createServiceConfig, currentUser, thumbprint, where, certProblem, HTTPSYS_APP_ID }

@@ -1,0 +1,259 @@
+'use strict'
+
+// The certificate an https app passes to https.createServer(), on HTTP.SYS. HTTP.SYS
+// serves only the machine's certificate bindings (docs/http-sys.md 4), never an app's key:
+// an https prefix on a port no binding covers fails every handshake, and the app never
+// hears of it. Under `httpsys start --setup` (ENV.SETUP) the worker binds the app's own
+// certificate there: it checks it with node's crypto (the key belongs to the certificate,
+// valid today), imports it with its key into LocalMachine\My (the addon's certImport, as
+// `httpsys cert add` does) and binds it with httpsys's AppId to 0.0.0.0:port, or to
+// host:port (SNI) for a prefix that names its host. Without --setup, index.js warns.
+//
+// What it never does:
+// - replace a binding: a port (or a host) some binding covers is left alone, and so is a
+//   binding that appears between the look and the set (183 is an answer, not an error);
+// - log or write the private key: it goes from the app's options to the addon in memory
+//   (as PKCS#8 text, or the pfx with its passphrase); records carry the thumbprint, the
+//   subject and the dates;
+// - stop the app: a certificate that cannot be bound is one error record with the fix.
+// Two instances of the app attaching at once: the certificate already in the store with
+// its key is not imported again, the import itself is idempotent by thumbprint (the addon
+// names the key after it and replaces the same certificate), and the second set finds the
+// first one's binding (183).
+
+const crypto = require('node:crypto')
+const tls = require('node:tls')
+const { codes } = require('../../errors')
+const urlprefix = require('../../urlprefix')
+const { certProblem, where, HTTPSYS_APP_ID } = require('./service-config')
+
+const APP_LABEL = 'the key and certificate the app passed to https.createServer()'
+const WILDCARD_V4 = '0.0.0.0'
+
+/**
+ * The bindings the https prefixes need and the machine does not have: one per port for
+ * the wildcard and IP hosts (0.0.0.0:port), one per named host (host:port, SNI). A prefix
+ * counts as covered by any binding on its port when its host is a wildcard, and by its
+ * host's SNI binding or any IP:port binding of its port when it names one.
+ * @param {object} sc the service configuration (service-config.js)
+ * @param {string[]} urls the prefixes the server is attached to
+ * @returns {{port: number, host?: string, ip?: string, binding: string, prefixes: string[]}[]}
+ * @throws when the configuration cannot be read
+ */
+function unboundTargets (sc, urls) {
+  const targets = new Map()
+  for (const url of urls) {
+    let p
+    try {
+      p = urlprefix.parse(url)
+    } catch {
+      continue
+    }
+    if (p.scheme !== 'https') continue
+    const key = p.hostKind === 'explicit' ? { port: p.port, host: p.host } : { port: p.port, ip: WILDCARD_V4 }
+    const binding = where(key)
+    if (!targets.has(binding)) targets.set(binding, { ...key, binding, prefixes: [] })
+    targets.get(binding).prefixes.push(url)
+  }
+  if (targets.size === 0) return []
+  const bindings = [...sc.sslCertList(), ...sc.sslCertList({ sni: true })]
+  return [...targets.values()].filter((t) => !bindings.some((b) => covers(b, t)))
+}
+
+function covers (b, target) {
+  if (Number(b.port) !== target.port) return false
+  if (target.host === undefined || !b.host) return true
+  return String(b.host).toLowerCase() === target.host
+}
+
+/**
+ * The certificate the app passed, checked as HTTP.SYS will need it, and what the addon
+ * imports. The leaf certificate only (as `httpsys cert add --cert` imports it).
+ * @param {object} options the app's TLS options: key + cert (PEM text or Buffers, arrays
+ *   as node takes them, passphrase), or pfx + passphrase
+ * @param {object} [where] { port, host, now } for the message and the dates
+ * @returns {{source: object, thumbprint: string, subject: string, notBefore: Date, notAfter: Date}}
+ * @throws ERR_HTTPSYS_TLS_CERT naming what is wrong
+ */
+function appCertificate (options, { port, host, now = new Date() } = {}) {
+  const fail = (reason) => {
+    throw new codes.ERR_HTTPSYS_TLS_CERT({ file: APP_LABEL, reason, port, host, fromApp: true })
+  }
+  let x509 = null
+  let source
+  if (options.pfx !== undefined && options.pfx !== null) {
+    const item = [].concat(options.pfx)[0]
+    const object = item !== null && typeof item === 'object' && !Buffer.isBuffer(item)
+    const raw = object ? item.buf : item
+    const pfx = typeof raw === 'string' ? Buffer.from(raw) : raw
+    const passphrase = object && typeof item.passphrase === 'string' ? item.passphrase : options.passphrase
+    if (!Buffer.isBuffer(pfx)) fail('the pfx is not a Buffer')
+    let context
+    try {
+      context = tls.createSecureContext({ pfx, passphrase })
+    } catch (err) {
+      fail(explain(err))
+    }
+    try {
+      const der = context.context.getCertificate()
+      if (der) x509 = new crypto.X509Certificate(der)
+    } catch {}
+    if (x509 === null) fail('the pfx holds no certificate with its private key')
+    source = { pfx, passphrase: typeof passphrase === 'string' ? passphrase : '' }
+  } else {
+    if (options.cert === undefined || options.cert === null) fail('no certificate was given (cert, or pfx)')
+    if (options.key === undefined || options.key === null) fail('the certificate has no private key (key)')
+    const certs = [].concat(options.cert).map((c) => {
+      try {
+        return new crypto.X509Certificate(c)
+      } catch (err) {
+        return fail(`it holds no PEM certificate (${err.message})`)
+      }
+    })
+    const keys = [].concat(options.key).map((k) => privateKey(k, options.passphrase, fail))
+    // node takes several key/cert pairs (an RSA and an ECDSA one): a binding holds one
+    for (const c of certs) {
+      const k = keys.find((key) => c.checkPrivateKey(key))
+      if (k !== undefined) {
+        x509 = c
+        source = { certPem: c.toString(), keyPem: k.export({ type: 'pkcs8', format: 'pem' }) }
+        break
+      }
+    }
+    if (x509 === null) fail('the private key does not belong to the certificate')
+  }
+  const subject = subjectOf(x509)
+  const notBefore = new Date(x509.validFrom)
+  const notAfter = new Date(x509.validTo)
+  if (notAfter < now) fail(`the certificate (${subject}) expired on ${notAfter.toISOString()}`)
+  if (notBefore > now) fail(`the certificate (${subject}) is not valid before ${notBefore.toISOString()}`)
+  return { source, thumbprint: x509.fingerprint.replace(/:/g, '').toLowerCase(), subject, notBefore, notAfter }
+}
+
+function privateKey (item, passphrase, fail) {
+  const object = item !== null && typeof item === 'object' && !Buffer.isBuffer(item)
+  const pem = object ? item.pem : item
+  const secret = object && item.passphrase !== undefined ? item.passphrase : passphrase
+  try {
+    return crypto.createPrivateKey({ key: pem, passphrase: secret })
+  } catch (err) {
+    return fail(/bad decrypt|passphrase|interrupted or cancelled/i.test(String(err.message))
+      ? 'the private key is encrypted and the passphrase is wrong or missing'
+      : `it holds no PEM private key (${err.message})`)
+  }
+}
+
+/**
+ * Imports and binds the app's certificate to one target unboundTargets() found.
+ * @param {object} sc the service configuration
+ * @param {object} options the app's TLS options
+ * @param {object} target
+ * @param {object} opts { now: Date, store }
+ * @returns {{result: 'set'|'exists', thumbprint: string, subject: string, notAfter: Date, imported: boolean}}
+ * @throws ERR_HTTPSYS_TLS_CERT, ERR_HTTPSYS_NOT_ELEVATED, ERR_HTTPSYS_CERT_UNUSABLE, ERR_HTTPSYS_NATIVE_CALL
+ */
+function bindTarget (sc, options, target, { now, store }) {
+  const cert = appCertificate(options, { port: target.port, host: target.host, now })
+  const context = {
+    what: `Binding the certificate the app passed to https.createServer() (${cert.subject}, thumbprint ${cert.thumbprint}) to ${target.binding}`,
+    command: 'httpsys start --setup'
+  }
+  let hash = cert.thumbprint
+  let imported = false
+  if (certProblem(sc.certFind(hash, { store }), store, now) !== null) {
+    try {
+      hash = sc.certImport(cert.source, { store, file: APP_LABEL }, {
+        what: `Importing the certificate the app passed to https.createServer() (${cert.subject}) into LocalMachine\\${store}`,
+        command: context.command
+      })
+    } catch (err) {
+      if (err.code !== 'ERR_HTTPSYS_CERT_FILE') throw err
+      // what Windows refused in the material itself (NTE_BAD_PUBLIC_KEY: not this certificate's key)
+      throw new codes.ERR_HTTPSYS_TLS_CERT({ file: APP_LABEL, reason: err.reason, port: target.port, host: target.host, fromApp: true, win32: err.win32 })
+    }
+    imported = true
+    const why = certProblem(sc.certFind(hash, { store }), store, now)
+    if (why !== null) {
+      throw new codes.ERR_HTTPSYS_CERT_UNUSABLE({ thumbprint: hash, binding: target.binding, store, port: target.port, reason: why })
+    }
+  }
+  const key = target.host !== undefined ? { port: target.port, host: target.host } : { port: target.port, ip: target.ip }
+  const result = sc.sslCertSet({ ...key, hash, store: store.toUpperCase(), appId: HTTPSYS_APP_ID }, { update: false }, context)
+  return { result, thumbprint: hash, subject: cert.subject, notAfter: cert.notAfter, imported }
+}
+
+/**
+ * `httpsys start --setup`, worker side: binds the app's certificate to each target, and
+ * logs one record each: `tls-bound` (info) with what was bound, or `tls-bind-failed`
+ * (error) with the coded error and its fix. Never throws.
+ * @param {object} sc the service configuration
+ * @param {object} options the app's TLS options (secret: never logged)
+ * @param {object[]} targets unboundTargets()'s
+ * @param {object} opts
+ * @param {(level: string, fields: object, message: string) => void} opts.log
+ * @param {Date} [opts.now]
+ * @param {string} [opts.store='My']
+ */
+function setupAppCertificate (sc, options, targets, { log, now = new Date(), store = 'My' }) {
+  for (const target of targets) {
+    const { port, host, binding, prefixes } = target
+    let done
+    try {
+      done = bindTarget(sc, options, target, { now, store })
+    } catch (err) {
+      log('error', { event: 'tls-bind-failed', code: err.code, binding, port, host, prefixes, err: describe(err) },
+        `${prefixes.join(' ')}: no certificate is bound to ${binding}, so HTTP.SYS refuses every TLS handshake there, ` +
+        `and httpsys start --setup could not bind the app's: ${err.message}` +
+        (err.code === 'ERR_HTTPSYS_NOT_ELEVATED' ? ' Once made, the binding stays: later starts need no elevation.' : ''))
+      continue
+    }
+    if (done.result === 'exists') {
+      // bound in the meantime: by another instance of this app, or by someone else; left as it is
+      log('debug', { event: 'tls-bound-meanwhile', binding, port, host, thumbprint: done.thumbprint },
+        `${binding} was bound meanwhile (another instance of the app, or someone else): left as it is`)
+      continue
+    }
+    const notAfter = done.notAfter.toISOString()
+    const remove = `httpsys cert delete --port ${port}${host !== undefined ? ` --host ${host}` : ''}`
+    log('info', {
+      event: 'tls-bound',
+      binding,
+      port,
+      host,
+      prefixes,
+      thumbprint: done.thumbprint,
+      subject: done.subject,
+      notAfter,
+      store,
+      imported: done.imported,
+      appId: HTTPSYS_APP_ID
+    }, `bound the certificate the app passed to https.createServer() to ${binding} for ${prefixes.join(' ')}: ` +
+      `${done.subject}, thumbprint ${done.thumbprint}, valid until ${notAfter.slice(0, 10)}` +
+      `${done.imported ? `, imported into LocalMachine\\${store}` : `, already in LocalMachine\\${store}`}. ` +
+      `The binding stays after the app stops: \`httpsys cert list\` shows it, \`${remove}\` removes it.`)
+  }
+}
+
+/** The coded error as a record holds it: its code, words and details; never a cause. */
+function describe (err) {
+  const out = { type: err.name, code: err.code, message: err.message }
+  for (const key of ['file', 'reason', 'thumbprint', 'binding', 'store', 'syscall', 'win32', 'win32Name']) {
+    if (err[key] !== undefined) out[key] = err[key]
+  }
+  return out
+}
+
+// OpenSSL's reason for a pfx, in words users can act on
+function explain (err) {
+  const msg = String(err && err.message)
+  if (/key values mismatch/i.test(msg)) return 'the private key does not belong to the certificate'
+  if (/mac verify failure|bad decrypt|bad password|passphrase/i.test(msg)) return 'the passphrase is wrong (or missing)'
+  return `it is not a pfx (PKCS#12) node can read (${msg})`
+}
+
+function subjectOf (x509) {
+  const cn = /(?:^|\n)CN=([^\n]*)/.exec(x509.subject || '')
+  return cn ? `CN=${cn[1]}` : (x509.subject || '').replace(/\n/g, ', ')
+}
+
+module.exports = { unboundTargets, appCertificate, setupAppCertificate, APP_LABEL }
