@@ -127,8 +127,10 @@ function flush (res, final, headOnly) {
   // the response goes out now, and the router hears that the response is complete only
   // when 'finish' comes (server-handle.js finished), once the body is in if the app
   // reads it by then, as node reads a body after its response. A router discards the
-  // unread rest of a body once a response is complete.
-  const hold = final && !req.complete && !req.destroyed
+  // unread rest of a body once a response is complete. A response made outside a server
+  // (written to the socket assignSocket() gave it) has no router to hold back: it ends
+  // now, its last empty write included, as node's does.
+  const hold = final && !st.direct && !req.complete && !req.destroyed
 
   let ok
   if (!st.sent) {

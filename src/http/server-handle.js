@@ -107,6 +107,19 @@ class ServerHandle {
     // node's 'connection': the connection's socket object, before its first request
     if (server.listenerCount('connection') > 0 && !this.sockets.has(q.connectionId)) req[kSocket] = this.socketFor(req)
 
+    if (requestStart.hasSubscribers) requestStart.publish({ request: req, response: res, socket: req.socket, server })
+
+    // node's requireHostHeader (RFC 9112 3.2): an HTTP/1.1 request without Host gets 400
+    // and a closed connection. The router that serves this server alone (the standalone
+    // hub, which tells it of its connections: `own`) leaves the check to it, and it is
+    // made here, after 'upgrade' took its requests, as node makes it: an upgrade request
+    // without Host reaches the 'upgrade' listener. A shared router applies its own rule.
+    if (this.own !== null && q.httpVersionMajor === 1 && q.httpVersionMinor === 1 && server.requireHostHeader !== false && !hasHost(req.rawHeaders)) {
+      res.writeHead(400, ['Connection', 'close'])
+      res.end()
+      return
+    }
+
     // maxRequestsPerSocket, counted per client connection as node counts per socket:
     // the last one says Connection: close, any after it get 503 and 'dropRequest'
     const maxRequests = server.maxRequestsPerSocket
@@ -121,8 +134,6 @@ class ServerHandle {
         return
       }
     }
-
-    if (requestStart.hasSubscribers) requestStart.publish({ request: req, response: res, socket: req.socket, server })
 
     // The router says what the Expect header asked for (only on HTTP/1.1, as node).
     if (q.expect === EXPECT_CONTINUE) dispatchContinue(server, req, res)
@@ -516,6 +527,14 @@ function release (handle, socket, req) {
     const connectionId = req[kQueueRequest].connectionId
     if (handle.sockets.get(connectionId) === socket) handle.sockets.delete(connectionId)
   }
+}
+
+function hasHost (rawHeaders) {
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]
+    if (name.length === 4 && name.toLowerCase() === 'host') return true
+  }
+  return false
 }
 
 // node's Expect handling (https://nodejs.org/api/http.html#event-checkcontinue)

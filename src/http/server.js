@@ -278,9 +278,11 @@ defineLegacyClass(Server, EventEmitter, ServerMembers)
 
 // What a router that serves this server alone (the standalone hub) takes from it, read
 // live as node reads them per connection: the head timeout (headersTimeout, bounded by
-// requestTimeout), keepAliveTimeout, maxHeaderSize, requireHostHeader, node's 408 for
-// a head that did not come in time, and each accepted connection ('connection'). A
-// shared router (the supervisor's hub, HTTP.SYS) keeps its own limits.
+// requestTimeout), keepAliveTimeout, maxHeaderSize, node's 408 for a head that did not
+// come in time, and each accepted connection ('connection'). A shared router (the
+// supervisor's hub, HTTP.SYS) keeps its own limits. A missing Host is not the router's
+// to reject here: the server checks requireHostHeader itself, after 'upgrade' took its
+// requests, as node does (server-handle.js onRequest).
 function routerSettings (server, handle) {
   return {
     answersTimeouts: true,
@@ -296,7 +298,7 @@ function routerSettings (server, handle) {
       const n = Number(server.maxHeaderSize)
       return n > 0 ? Math.min(n, 65535) : 16384
     },
-    get requireHostHeader () { return server.requireHostHeader !== false }
+    requireHostHeader: false
   }
 }
 

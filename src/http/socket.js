@@ -3,18 +3,20 @@
 // What req.socket / req.connection / res.socket are for a request that came from a
 // queue: the client connection as far as the router told us about it.
 //
-// There is no TCP socket in this process, so this is an EventEmitter carrying the
+// There is no TCP socket in this process, so this object carries the
 // properties apps and frameworks read (remoteAddress for req.ip, encrypted for
 // req.protocol, writable/destroyed for on-finished, setTimeout for timeouts) and the
 // methods they call. One object stands for one client connection while any of its
 // requests is in flight; destroy() cancels those requests, which resets the client
 // connection exactly as destroying node's socket would.
 //
-// Not a net.Socket (`socket instanceof net.Socket` is false): reading the socket has no
-// meaning on a queue. write() takes a whole raw HTTP/1.1 response for a request whose
-// response has not begun (raw-response.js), as apps that hijack a response write it.
+// A net.Socket with no handle (`socket instanceof net.Socket` holds, as apps and
+// libraries check it; upgrade-socket.js does the same), whose socket methods are the
+// ones below: nothing of it reaches a handle. Reading the socket has no meaning on a
+// queue. write() takes a whole raw HTTP/1.1 response for a request whose response has
+// not begun (raw-response.js), as apps that hijack a response write it.
 
-const EventEmitter = require('node:events')
+const net = require('node:net')
 const { kResponse } = require('./symbols')
 const { rawWrite, rawEnd, kRaw } = require('./raw-response')
 
@@ -26,7 +28,7 @@ const kDestroying = Symbol('httpsys.socketDestroying') // destroy() emits 'error
 const kEnded = Symbol('httpsys.socketEnded') // a response closed the connection: our side is ended
 const kConnectionId = Symbol('httpsys.socketConnection')
 
-class RequestSocket extends EventEmitter {
+class RequestSocket extends net.Socket {
   /**
    * @param {object} q the QueueRequest (contract.js) of the first request seen on it
    * @param {object|null} handle the server's ServerHandle (server-handle.js; null when detached)
@@ -121,6 +123,7 @@ class RequestSocket extends EventEmitter {
   uncork () {}
   pause () { return this }
   resume () { return this }
+  _read () {}
 
   /** A raw response, written around res (raw-response.js). */
   write (chunk, encoding, callback) {
@@ -181,6 +184,17 @@ class RequestSocket extends EventEmitter {
   getCipher () { return (this._tls && this._tls.cipher) || null }
   getSession () { return undefined }
   isSessionReused () { return false }
+}
+
+// net.Socket answers these from its handle, through getters on its prototype: here
+// they are values of the object's own, set as it learns them (and bytesRead counted)
+for (const name of ['remoteAddress', 'remotePort', 'remoteFamily', 'localAddress', 'localPort', 'bytesRead', 'pending']) {
+  const key = Symbol(name)
+  Object.defineProperty(RequestSocket.prototype, name, {
+    get () { return this[key] },
+    set (value) { this[key] = value },
+    configurable: true
+  })
 }
 
 /**

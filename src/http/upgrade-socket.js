@@ -175,6 +175,9 @@ function tunnelEnd (socket) {
   if (t.readEnded) return
   t.readEnded = true
   socket.push(null)
+  // as net.Socket at EOF: 'end' comes even when nobody reads (nothing is buffered), so
+  // a socket the app ended closes (allowHalfOpen false) and the server's close() can end
+  socket.read(0)
 }
 
 /** The router reset the connection, or the worker is leaving. */

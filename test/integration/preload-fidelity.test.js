@@ -413,6 +413,35 @@ describe('req.socket is the connection', () => {
   })
 })
 
+describe('req.socket is a net.Socket', () => {
+  test('instanceof net.Socket (the request\'s, and the one \'dropRequest\' gives); setTimeout() returns it and its \'timeout\' comes, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const out = []
+      const s = http.createServer((req, res) => {
+        const sock = req.socket.setTimeout(100)
+        out.push(['request', sock === req.socket, sock instanceof net.Socket, typeof sock.remoteAddress, sock.readyState])
+        sock.once('timeout', () => { out.push(['timeout']); res.end('ok') })
+      })
+      s.maxRequestsPerSocket = 1
+      s.on('dropRequest', (req, sock) => out.push(['dropRequest', sock instanceof net.Socket]))
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        const get = 'GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'
+        c.on('data', () => {})
+        // (pipelined: node reads the second at once, the router once the first is answered)
+        c.on('close', () => { console.log(JSON.stringify(out.sort())); s.close() })
+        c.write(get + get)
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code, { timeoutMs: 5000 })
+    expect(lines(node.out)[0]).toEqual([['dropRequest', true], ['request', true, true, 'string', 'open'], ['timeout']])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+})
+
 describe('a response written to req.socket (hijacked)', () => {
   test('a whole HTTP/1.1 response written raw reaches the client; with Content-Length the connection serves the next request; res says no \'finish\', as node\'s', async () => {
     const code = `
@@ -631,6 +660,34 @@ describe('trailers', () => {
   })
 })
 
+describe('an upgraded socket', () => {
+  test('the app answers 101 and ends it without reading: the client\'s FIN still ends it, it closes, and server.close() calls back, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const ev = []
+      const s = http.createServer()
+      s.on('upgrade', (req, socket) => {
+        socket.on('end', () => ev.push('end'))
+        socket.on('close', () => { ev.push('close'); s.close(() => { ev.push('server closed'); console.log(JSON.stringify(ev)) }) })
+        socket.end('HTTP/1.1 101 Switching Protocols\\r\\nConnection: Upgrade\\r\\nUpgrade: x\\r\\n\\r\\nbye')
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        let got = ''
+        c.on('data', (d) => { got += d })
+        c.on('end', () => ev.push('client got ' + got.split('\\r\\n\\r\\n')[1]))
+        c.write('GET / HTTP/1.1\\r\\nHost: x\\r\\nConnection: Upgrade\\r\\nUpgrade: x\\r\\n\\r\\n')
+      })
+    `
+    const node = await runPreloaded(code, { preload: false, timeoutMs: 5000 })
+    const ours = await runPreloaded(code, { timeoutMs: 5000 })
+    expect(lines(node.out)[0]).toEqual(['client got bye', 'end', 'close', 'server closed'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
+  })
+})
+
 describe('diagnostics_channel', () => {
   test('http.server.request.start and http.server.response.finish are published as node publishes them (APM tools)', async () => {
     const code = `
@@ -670,6 +727,38 @@ describe('the server\'s own options, standalone (the process\'s hub serves it al
     const node = await runPreloaded(code, { preload: false })
     const ours = await runPreloaded(code)
     expect(lines(node.out)[0]).toEqual(['connection', 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('an HTTP/1.1 request without Host: 400 and a closed connection, unless it asks to upgrade and the server listens for \'upgrade\' (node checks Host after)', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const raw = (port, text) => new Promise((resolve) => {
+        const c = net.connect(port)
+        let got = ''
+        c.on('data', (d) => { got += d })
+        c.on('close', () => resolve(got.split('\\r\\n')[0]))
+        c.write(text)
+      })
+      const ev = []
+      const s = http.createServer((req, res) => { ev.push('request'); res.end('ok') })
+      s.on('upgrade', (req, socket) => {
+        ev.push('upgrade ' + req.url + ' ' + (req.headers.host === undefined))
+        socket.end('HTTP/1.1 101 Switching Protocols\\r\\nConnection: Upgrade\\r\\nUpgrade: x\\r\\n\\r\\n')
+      })
+      s.listen(0, async () => {
+        const port = s.address().port
+        ev.push(await raw(port, 'GET /plain HTTP/1.1\\r\\n\\r\\n'))
+        ev.push(await raw(port, 'GET /up HTTP/1.1\\r\\nConnection: Upgrade\\r\\nUpgrade: x\\r\\n\\r\\n'))
+        ev.push(await raw(port, 'GET /old HTTP/1.0\\r\\n\\r\\n'))
+        console.log(JSON.stringify(ev))
+        s.close()
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['HTTP/1.1 400 Bad Request', 'upgrade /up true', 'HTTP/1.1 101 Switching Protocols', 'request', 'HTTP/1.1 200 OK'])
     expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
   })
 

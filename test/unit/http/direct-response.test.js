@@ -7,7 +7,7 @@
 // compares what came out (the Date value aside).
 
 const http = require('node:http')
-const { PassThrough } = require('node:stream')
+const { PassThrough, Writable } = require('node:stream')
 const NodeServerResponse = require('node:_http_server').ServerResponse
 const NodeIncomingMessage = require('node:_http_incoming').IncomingMessage
 const ours = require('../../../src/http')
@@ -105,6 +105,31 @@ describe('ServerResponse outside a server writes what node\'s writes', () => {
     res.detachSocket(socket)
     expect(res.socket).toBe(null)
     expect(socket._httpMessage).toBe(null)
+  })
+
+  // a request whose body is not in (here node's own test's stand-in object, which has no
+  // `complete`): the response still ends on its socket, as node's does; there is no
+  // router to hold its end back for the body
+  test('end() on a request not complete: the socket gets every write node\'s gets, the last empty one included', async () => {
+    const writes = (Response) => new Promise((resolve) => {
+      const res = new Response({ method: 'GET', httpVersionMajor: 1, httpVersionMinor: 1 })
+      const seen = []
+      const socket = new Writable({
+        write (chunk, encoding, callback) {
+          seen.push(chunk.toString('latin1').replace(/Date: [^\r]*/, 'Date: X'))
+          setImmediate(callback)
+        }
+      })
+      res.assignSocket(socket)
+      res.on('finish', () => setImmediate(() => resolve(seen)))
+      res.end('hello world')
+    })
+    const a = await writes(NodeServerResponse)
+    const b = await writes(ours.ServerResponse)
+    expect(a).toHaveLength(2)
+    expect(a[0].endsWith('hello world')).toBe(true)
+    expect(a[1]).toBe('')
+    expect(b).toEqual(a)
   })
 
   test('the socket closing under it closes the response, as node\'s', async () => {
