@@ -13,7 +13,7 @@ const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
 const { headBytes } = require('./out-head')
-const { storable, responseTtl } = require('../cache/rules')
+const { storable, responseTtl, ruleFor } = require('../cache/rules')
 const { readWorkerEnv } = require('../worker-interface')
 const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = require('./upgrade-socket')
 const {
@@ -619,8 +619,12 @@ function checkRequests (handle) {
 
 /** Seconds the router may answer this request's URL from its output cache with this response. */
 function cacheTtl (req, q, rawHeaders, rules) {
-  const ok = storable(req.method, req.url, req.rawHeaders, q.hasBody, rules)
-  return ok === null ? 0 : responseTtl(200, rawHeaders, ok.rule)
+  // the response first: most say nothing that makes them cacheable (no rule, no
+  // Cache-Control), and the request's headers are then never read
+  const rule = rules.length === 0 ? null : ruleFor(rules, req.url)
+  const ttl = responseTtl(200, rawHeaders, rule)
+  if (ttl === 0) return 0
+  return storable(req.method, req.url, req.rawHeaders, q.hasBody, rules) === null ? 0 : ttl
 }
 
 module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers, closingServers }
