@@ -133,7 +133,15 @@ class Supervisor extends EventEmitter {
    * @returns {Promise<object>} the router
    */
   async startRouter () {
-    const router = this.createRouter(this.backend.backend)
+    let router
+    try {
+      router = this.createRouter(this.backend.backend)
+    } catch (err) {
+      if (this.control) await this.control.close()
+      if (this.metrics) await this.metrics.close()
+      this.logs.close()
+      throw err
+    }
     this.router = router
     router.on('attach', ({ pid }) => this.findInstance(pid)?.markReady(pid))
     router.on('detach', ({ queue, pid, reason }) => {
@@ -163,7 +171,12 @@ class Supervisor extends EventEmitter {
   createRouter (backend) {
     const { Hub, native } = this.routerOptions
     const limits = this.config.limits
-    if (backend === 'httpsys') return new HttpsysRouter({ logger: this.logger, native, limits })
+    if (backend === 'httpsys') {
+      // fail closed: a port that asks for client certificates must never let one without through
+      const i = (this.config.tls || []).findIndex((t) => t.requestCert === true)
+      if (i !== -1) throw new codes.ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED({ where: `tls[${i}] (port ${this.config.tls[i].port})` })
+      return new HttpsysRouter({ logger: this.logger, native, limits })
+    }
     // what earlier supervisors that crashed left next to ours
     if (path.dirname(this.socketPath) === path.resolve(this.controlDir || runtimeDir())) {
       try {

@@ -60,6 +60,10 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
     }
+    // fail closed: a server that asks for client certificates must never let one without through
+    if (tls && tls.requestCert === true) {
+      throw new codes.ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED({ where: 'https.createServer({ requestCert: true })' })
+    }
     const b = addon()
     const prefixes = await withFreePorts(urls || [])
     if (tuning.receives === undefined) tuning.receives = defaultReceives(platform)

@@ -27,6 +27,15 @@ async function attached (bindingOptions, attachOptions = {}) {
 }
 
 describe('httpsys backend: attaching', () => {
+  test('an https server that asks clients for certificates is refused, and nothing is registered (fail closed)', async () => {
+    const t = setup()
+    await expect(t.backend.attach({ urls: ['https://+:8443/'], handlers: t.handlers, tls: { key: 'k', cert: 'c', requestCert: true } }))
+      .rejects.toMatchObject({ code: 'ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED', message: expect.stringContaining('backend: \'hub\'') })
+    expect(t.binding.queues).toEqual([])
+    // without requestCert the same server attaches
+    await expect(t.backend.attach({ urls: ['https://+:8443/'], handlers: t.handlers, tls: { key: 'k', cert: 'c', requestCert: false } })).resolves.toBeTruthy()
+  })
+
   test('standalone: creates a queue for the prefixes and reports what is bound', async () => {
     const { attachment, queue } = await attached()
     expect(queue.options.mode).toBe('create')

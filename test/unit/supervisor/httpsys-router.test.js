@@ -202,6 +202,24 @@ test('HTTP.SYS\'s response cache of an app is emptied when an instance starts or
   expect(api.callsOf('flushCache').length).toBeGreaterThanOrEqual(before + 2) // the old one's exit, the new one's ready
 })
 
+test('a config certificate that asks clients for theirs fails the start on HTTP.SYS (it would let clients without one through), before anything runs', async () => {
+  const config = validate({
+    backend: 'httpsys',
+    tls: [{ port: 8443, thumbprint: 'a'.repeat(40) }, { port: 9443, thumbprint: 'b'.repeat(40), requestCert: true }],
+    apps: [{ name: 'api', script: path.join(FIXTURES, 'attach-app.js'), urls: ['https://+:9443/'] }]
+  }, { baseDir: APPS })
+  const binding = createFakeAddon()
+  const supervisor = new Supervisor(config, {
+    logger: pino({ level: 'silent' }),
+    preload: PRELOAD,
+    native: createBackend(() => binding),
+    backendChoice: { platform: 'win32', loadNative: () => binding }
+  })
+  running.push(supervisor)
+  await expect(supervisor.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED', message: expect.stringContaining('tls[1] (port 9443)') })
+  expect(binding.queues).toEqual([])
+})
+
 describe('HTTP.SYS failures fail the start with nothing spawned and the queues made so far closed', () => {
   test.each([
     [183, 'ERR_HTTPSYS_URL_CONFLICT', /The URL prefix http:\/\/\+:8080\/ is already registered/],
