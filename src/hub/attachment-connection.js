@@ -9,6 +9,10 @@
 // lookup is an array index rather than a Map.
 
 const P = require('../wire/protocol')
+
+// WINDOW credit goes back in steps of at least this (sendWindow); it must stay well
+// below the worker's response window (RESPONSE_WINDOW, 256 KiB)
+const ACK_STEP = P.RESPONSE_WINDOW / 8
 const { T } = P
 
 const SLOT_BITS = 20
@@ -125,8 +129,20 @@ class AttachmentConnection {
     this.schedule()
   }
 
+  /**
+   * Response bytes of req the client took: the worker's window opens again. Returned in
+   * steps of ACK_STEP, not per write: a WebSocket or SSE stream of small messages would
+   * otherwise cost a WINDOW frame each. The worker still has its window less one step
+   * to write into meanwhile, so it is never kept waiting for what is held back here.
+   */
   sendWindow (req, n) {
-    this.writer.u32(T.WINDOW, req.wireId, n)
+    const pending = req.ackPending + n
+    if (pending < ACK_STEP) {
+      req.ackPending = pending
+      return
+    }
+    req.ackPending = 0
+    this.writer.u32(T.WINDOW, req.wireId, pending)
     this.schedule()
   }
 

@@ -53,6 +53,7 @@ class HubRequest {
     this.charge = 0 // what this request counts against its connection's HELD_BUDGET
     this.heldAck = 0
     this.unacked = 0
+    this.ackPending = 0 // WINDOW credit not yet returned (attachment-connection.js sendWindow)
     this.tunnel = null // after a 101: the upgraded connection's relay (tunnel.js)
     this.cacheEpoch = 0 // its queue's instance generation when it was routed (output-cache.js)
     this.cap = null // its response, being copied into the output cache
