@@ -320,7 +320,7 @@ class HubRequest {
       : this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
     if (entry !== null) {
       const bytes = entry.bytes(age, add, this.isHead)
-      if (this.isHead || bytes.length > entry.body.length) this.conn.write(this, bytes, 0)
+      if (this.isHead || entry.joins(add)) this.conn.write(this, bytes, 0)
       else this.conn.write2(this, bytes, entry.body, 0)
     } else {
       const head = 'HTTP/1.1 ' + status + ' ' + reason + '\r\n' + lines +

@@ -27,7 +27,9 @@ const NOT_STORED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'co
 const IN_304 = new Set(['etag', 'cache-control', 'expires', 'date', 'content-location', 'last-modified'])
 // What an entry costs besides its bytes (key, object, strings).
 const ENTRY_OVERHEAD = 256
-// Bodies below this are kept with their head in one buffer per variant (one write).
+// Bodies below this are kept with their head in one buffer (one write), for the common
+// answer only (a keep-alive HTTP/1.1 client, ADD_NONE): an entry holds its body at most
+// twice, as its size says. Other answers write the head, then the body.
 const JOINED_BODY = 16384
 
 const HTTP11 = 'HTTP/1.1 '
@@ -53,9 +55,14 @@ class Entry {
     return Math.max(0, Math.floor((now - this.stored) / 1000))
   }
 
+  /** Whether bytes(age, add, false) holds the body too (else write it after them). */
+  joins (add) {
+    return add === 0 && this.body.length < JOINED_BODY
+  }
+
   /**
-   * The full 200 for an HTTP/1.1 client: one buffer (head + a small body), or the head
-   * to write before `body` when the body is large.
+   * The full 200 for an HTTP/1.1 client: one buffer (head + a small body: joins()), or
+   * the head to write before `body`.
    */
   bytes (age, add, headOnly) {
     if (age !== this.age) {
@@ -66,7 +73,7 @@ class Entry {
     let b = this.built[i]
     if (b === null) {
       const head = Buffer.from(HTTP11 + '200 ' + this.reason + '\r\n' + this.lines + 'Content-Length: ' + this.body.length + '\r\nAge: ' + age + '\r\n' + CONNECTION[add] + '\r\n', 'latin1')
-      b = headOnly || this.body.length >= JOINED_BODY ? head : Buffer.concat([head, this.body])
+      b = headOnly || !this.joins(add) ? head : Buffer.concat([head, this.body])
       this.built[i] = b
     }
     return b

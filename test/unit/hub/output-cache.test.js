@@ -133,9 +133,11 @@ describe('Entry', () => {
     [1, 'Connection: close\r\n'],
     [2, 'Connection: keep-alive\r\n'],
     [3, 'Connection: close\r\n']
-  ])('add %i: head with %j, then the body', (add, conn) => {
+  ])('add %i: head with %j, then the body (in the same buffer for a keep-alive client only)', (add, conn) => {
     const e = make()
-    expect(e.bytes(7, add, false).toString('latin1')).toBe(head(7, conn) + 'hello world')
+    const b = e.bytes(7, add, false)
+    expect(e.joins(add)).toBe(add === 0)
+    expect(b.toString('latin1')).toBe(head(7, conn) + (add === 0 ? 'hello world' : ''))
   })
 
   test.each([
@@ -165,11 +167,13 @@ describe('Entry', () => {
     const full = e.bytes(3, 2, false)
     const headOnly = e.bytes(3, 2, true)
     const close = e.bytes(3, 1, false)
+    const plain = e.bytes(3, 0, false)
     expect(e.bytes(3, 2, false)).toBe(full)
     expect(e.bytes(3, 2, true)).toBe(headOnly)
     expect(e.bytes(3, 1, false)).toBe(close)
-    expect(headOnly).not.toBe(full)
+    expect(e.bytes(3, 0, false)).toBe(plain)
     expect(close).not.toBe(full)
+    expect(plain).not.toBe(full)
   })
 
   test('a new age rebuilds every variant', () => {
