@@ -28,13 +28,16 @@ test('a cluster app is ready without wait_ready, both of its workers serve, and 
   const ready = await run.waitFor((r) => r.event === 'ready', { timeout: 10000 })
   const primary = ready.pid
 
+  // ready is the first worker's attach; the second attaches when it has started
   const workers = new Set()
-  for (let i = 0; i < 40 && workers.size < 2; i++) {
+  const until = Date.now() + 15000
+  while (workers.size < 2 && Date.now() < until) {
     const res = await get(port, '/')
     expect(res.status).toBe(200)
     const body = JSON.parse(res.body)
     expect(body.primary).toBe(primary)
     workers.add(body.pid)
+    if (workers.size < 2) await new Promise((resolve) => setTimeout(resolve, 20))
   }
   expect(workers.size).toBe(2)
 
