@@ -650,7 +650,7 @@ class Hub extends EventEmitter {
       return
     }
     if (q.outputCache !== null && (head.method === 'GET' || head.method === 'HEAD')) {
-      // answered from memory, even while the app is restarting (as HTTP.SYS does)
+      // answered from memory before the queue: a hit never waits for a worker
       if (q.outputCache.answer(q, req)) return
       req.cacheEpoch = q.cacheEpoch
     }
