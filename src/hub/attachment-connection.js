@@ -86,6 +86,9 @@ class AttachmentConnection {
     this.slots[slot] = req
     req.attachment = this
     req.wireId = id
+    // the app's instances as they are now: an attach or a leave before its response is
+    // complete keeps that response out of the output cache (output-cache.js)
+    req.cacheEpoch = this.queue.cacheEpoch
     req.seq = ++this.sent
     this.inFlight++
     const head = req.head

@@ -55,7 +55,7 @@ class HubRequest {
     this.unacked = 0
     this.ackPending = 0 // WINDOW credit not yet returned (attachment-connection.js sendWindow)
     this.tunnel = null // after a 101: the upgraded connection's relay (tunnel.js)
-    this.cacheEpoch = 0 // its queue's instance generation when it was routed (output-cache.js)
+    this.cacheEpoch = 0 // its queue's instance generation when it went to a worker (output-cache.js)
     this.cap = null // its response, being copied into the output cache
   }
 

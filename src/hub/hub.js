@@ -652,7 +652,6 @@ class Hub extends EventEmitter {
     if (q.outputCache !== null && (head.method === 'GET' || head.method === 'HEAD')) {
       // answered from memory before the queue: a hit never waits for a worker
       if (q.outputCache.answer(q, req)) return
-      req.cacheEpoch = q.cacheEpoch
     }
     // an app that cannot come back without a command (errored): no waiting for it
     if (q.unavailable && q.attachments.length === 0) {
