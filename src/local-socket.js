@@ -5,6 +5,7 @@
 // supervisor's, and a standalone app's in-process hub) and for the supervisor's control
 // endpoint.
 
+const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 
@@ -37,4 +38,38 @@ function fitsSocketPath (file) {
   return IS_WINDOWS || Buffer.byteLength(file) <= MAX_SOCKET_PATH
 }
 
-module.exports = { socketPath, fitsSocketPath, userTag, MAX_SOCKET_PATH }
+/**
+ * Removes the socket files in dir that processes of this user left when they were
+ * killed (SIGKILL, a crash of node itself): files named by `pattern`, whose first group
+ * is the pid that made them, when that process is gone. A live process's socket, a file
+ * that is not a socket, or another user's is never touched. POSIX only.
+ * @param {string} dir
+ * @param {RegExp} pattern matches a file name; its first group is a pid
+ * @returns {string[]} the files removed
+ */
+function removeDeadSockets (dir, pattern, { alive = pidAlive, uid = process.getuid() } = {}) {
+  const removed = []
+  for (const name of fs.readdirSync(dir)) {
+    const m = pattern.exec(name)
+    if (m === null || alive(Number(m[1]))) continue
+    const file = path.join(dir, name)
+    try {
+      const st = fs.lstatSync(file)
+      if (!st.isSocket() || st.uid !== uid) continue
+      fs.unlinkSync(file)
+      removed.push(file)
+    } catch {}
+  }
+  return removed
+}
+
+function pidAlive (pid) {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return err.code === 'EPERM' // someone else's live process
+  }
+}
+
+module.exports = { socketPath, fitsSocketPath, userTag, removeDeadSockets, MAX_SOCKET_PATH }

@@ -16,7 +16,7 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 const hubClient = require('../queue/hub-client')
-const { socketPath } = require('../local-socket')
+const { socketPath, removeDeadSockets } = require('../local-socket')
 const { encodeTlsOptions } = require('../wire/protocol')
 
 let localHub = null // { hub, started: Promise<string> }
@@ -37,8 +37,12 @@ function ensureHub () {
             fs.unlinkSync(file)
           } catch {}
         })
-        // a preloaded process that was killed could not remove its socket file
-        removeStaleSockets(path.dirname(file)).catch(() => {})
+        // what preloaded processes of this user that were killed could not remove
+        setImmediate(() => {
+          try {
+            removeDeadSockets(path.dirname(file), OWN_SOCKET)
+          } catch {}
+        }).unref()
       }
       return file
     })
@@ -50,36 +54,6 @@ function ensureHub () {
 
 // httpsys-<pid>-<8 hex>.sock: the worker socket of a standalone process's hub
 const OWN_SOCKET = /^httpsys-(\d+)-[0-9a-f]{8}\.sock$/
-
-/**
- * Removes the hub sockets that standalone processes of this user left in dir when they
- * were killed (SIGKILL, a crash of node itself): files named like ours whose process is
- * gone. A socket of a live process, or another user's, is never touched.
- */
-async function removeStaleSockets (dir, { alive = isAlive, uid = process.getuid() } = {}) {
-  const removed = []
-  for (const name of await fs.promises.readdir(dir)) {
-    const m = OWN_SOCKET.exec(name)
-    if (m === null || alive(Number(m[1]))) continue
-    const file = path.join(dir, name)
-    try {
-      const st = await fs.promises.lstat(file)
-      if (!st.isSocket() || st.uid !== uid) continue
-      await fs.promises.unlink(file)
-      removed.push(file)
-    } catch {}
-  }
-  return removed
-}
-
-function isAlive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM' // someone else's live process
-  }
-}
 
 /** Starts this process's own hub once; resolves to its worker socket's path. */
 function startLocalHub () {
@@ -122,4 +96,4 @@ const backend = {
   }
 }
 
-module.exports = { backend, startLocalHub, removeStaleSockets }
+module.exports = { backend, startLocalHub, OWN_SOCKET }

@@ -14,7 +14,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { codes } = require('../errors')
-const { socketPath, userTag } = require('../local-socket')
+const { socketPath, userTag, removeDeadSockets } = require('../local-socket')
 
 const IS_WINDOWS = process.platform === 'win32'
 
@@ -172,31 +172,9 @@ function removeStale (state, dir = runtimeDir()) {
  * directory: only sockets of this user whose pid no longer runs.
  * @returns {string[]} the files removed
  */
-function removeStaleHubSockets (dir = runtimeDir(), alive = pidAlive) {
+function removeStaleHubSockets (dir = runtimeDir(), alive) {
   if (IS_WINDOWS || existingRuntimeDir(dir) === null) return []
-  const removed = []
-  for (const name of fs.readdirSync(dir)) {
-    const m = /^hub-(\d+)\.sock$/.exec(name)
-    if (!m || alive(Number(m[1]))) continue
-    const file = path.join(dir, name)
-    try {
-      const st = fs.lstatSync(file)
-      if (st.isSocket() && st.uid === process.getuid()) {
-        fs.unlinkSync(file)
-        removed.push(file)
-      }
-    } catch {}
-  }
-  return removed
-}
-
-function pidAlive (pid) {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
+  return removeDeadSockets(dir, /^hub-(\d+)\.sock$/, alive ? { alive } : {})
 }
 
 module.exports = { lastRunPath, readLastRuns, removeStaleHubSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }

@@ -10,7 +10,8 @@ const fs = require('node:fs')
 const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
-const { removeStaleSockets } = require('../../src/preload/standalone-hub')
+const { removeDeadSockets } = require('../../src/local-socket')
+const { OWN_SOCKET } = require('../../src/preload/standalone-hub')
 
 const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
 
@@ -73,12 +74,12 @@ test('only sockets named like ours, of this user, whose process is gone are remo
     await listen('httpsys-999999998-89abcdef.sock') // a process that is gone
     await listen('something-else.sock') // not ours
     fs.writeFileSync(path.join(dir, 'httpsys-999999999-0123abcd.sock'), 'not a socket')
-    const removed = await removeStaleSockets(dir, { alive: (pid) => pid === process.pid })
+    const removed = removeDeadSockets(dir, OWN_SOCKET, { alive: (pid) => pid === process.pid })
     expect(removed).toEqual([path.join(dir, 'httpsys-999999998-89abcdef.sock')])
     expect(fs.readdirSync(dir).sort()).toEqual([`httpsys-${process.pid}-0123abcd.sock`, 'httpsys-999999999-0123abcd.sock', 'something-else.sock'])
     // another user's socket of a gone process is not ours to remove
     await listen('httpsys-999999997-aaaabbbb.sock')
-    expect(await removeStaleSockets(dir, { alive: () => false, uid: process.getuid() + 1 })).toEqual([])
+    expect(removeDeadSockets(dir, OWN_SOCKET, { alive: () => false, uid: process.getuid() + 1 })).toEqual([])
   } finally {
     for (const server of listening) server.close()
   }
