@@ -425,8 +425,9 @@ function wine () {
   return W
 }
 
+/** Z:\... for a Linux path: Wine maps / to Z: (no winepath process, which could fail on a busy wineserver) */
 function winPath (p) {
-  return execFileSync('winepath', ['-w', p], { encoding: 'utf8', env: { ...process.env, WINEDEBUG: '-all' } }).trim()
+  return 'Z:' + path.resolve(p).replace(/\//g, '\\')
 }
 
 /** The Windows exe under Wine: its own runtime and cache folders (Windows paths). */
