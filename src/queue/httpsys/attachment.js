@@ -82,11 +82,8 @@ class HttpSysAttachment extends AttachmentBase {
     // its cache, and src/http's chunked framing (writeHead() then end()) would be
     // cached as body bytes.
     if (cacheTtl > 0 && (flags & RESPONSE_MORE) === 0) {
-      const bare = chunkedWhole(headers, body)
-      if (bare !== null) {
-        headers = without(headers, 'transfer-encoding')
-        body = bare
-      }
+      const bare = unframed(headers, body)
+      if (bare !== null) ({ headers, body } = bare)
       headers = without(headers, 'content-length')
     }
     return this.issued(id, this.native.respond(id, statusCode, reason, headers, body, flags, cacheTtl), byteLength(body))
@@ -331,14 +328,21 @@ function without (raw, name) {
   return out
 }
 
-/** The bare body of a whole response src/http framed chunked; null when it is not one. */
-function chunkedWhole (raw, body) {
+/**
+ * A whole response body src/http framed chunked, to go out in one send: its headers
+ * without Transfer-Encoding and the body bare (HTTP.SYS frames nothing and writes a
+ * Content-Length). null when the response is not chunked, or not a whole chunked body.
+ * @returns {{headers: Array, body: Buffer}|null}
+ */
+function unframed (headers, body) {
+  if (body === null) return null
   let chunked = false
-  for (let i = 0; i < raw.length && !chunked; i += 2) {
-    chunked = String(raw[i]).toLowerCase() === 'transfer-encoding' && String(raw[i + 1]).toLowerCase() === 'chunked'
+  for (let i = 0; i < headers.length && !chunked; i += 2) {
+    chunked = String(headers[i]).toLowerCase() === 'transfer-encoding' && String(headers[i + 1]).trim().toLowerCase() === 'chunked'
   }
-  if (!chunked || body === null) return null
-  return unchunk(typeof body === 'string' ? Buffer.from(body, 'utf8') : body)
+  if (!chunked) return null
+  const bare = unchunk(typeof body === 'string' ? Buffer.from(body, 'utf8') : body)
+  return bare === null ? null : { headers: without(headers, 'transfer-encoding'), body: bare }
 }
 
-module.exports = { HttpSysAttachment, HttpSysRequestState, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }
+module.exports = { HttpSysAttachment, HttpSysRequestState, unframed, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }

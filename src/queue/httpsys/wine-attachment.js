@@ -12,9 +12,8 @@
 
 const { STATUS_CODES } = require('node:http')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
-const { unchunk } = require('../../wire/chunked')
 const { kRespond, kSendBody, kCancel } = require('../attachment-base')
-const { HttpSysAttachment } = require('./attachment')
+const { HttpSysAttachment, unframed } = require('./attachment')
 
 class WineAttachment extends HttpSysAttachment {
   [kRespond] (id, st, statusCode, reason, headers, body, flags, cacheTtl) {
@@ -46,31 +45,14 @@ class WineAttachment extends HttpSysAttachment {
     st.held = null
     let headers = held.headers
     let body = held.chunks.map(toBuffer)
-    if (hasChunkedEncoding(headers)) {
-      const bare = unchunk(Buffer.concat(body))
-      if (bare !== null) {
-        headers = withoutHeader(headers, 'transfer-encoding')
-        body = [bare]
-      }
+    const bare = unframed(headers, Buffer.concat(body))
+    if (bare !== null) {
+      headers = bare.headers
+      body = [bare.body]
     }
     const bytes = body.reduce((n, b) => n + b.length, 0)
     this.issued(id, this.native.respond(id, held.statusCode, held.reason, headers, body, (flags | held.close) & RESPONSE_CLOSE, held.cacheTtl), bytes)
   }
-}
-
-function hasChunkedEncoding (raw) {
-  for (let i = 0; i < raw.length; i += 2) {
-    if (String(raw[i]).toLowerCase() === 'transfer-encoding' && /\bchunked\b/i.test(raw[i + 1])) return true
-  }
-  return false
-}
-
-function withoutHeader (raw, name) {
-  const out = []
-  for (let i = 0; i < raw.length; i += 2) {
-    if (String(raw[i]).toLowerCase() !== name) out.push(raw[i], raw[i + 1])
-  }
-  return out
 }
 
 function toBuffer (chunk) {
