@@ -18,7 +18,7 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const tls = require('node:tls')
 const { EventEmitter } = require('node:events')
-const { loadMaterial, materialDigest } = require('./tls-material')
+const { loadMaterial, materialDigest } = require('../tls-material')
 
 // node's default session lifetime (seconds), kept explicit: tickets outlive a swap.
 const SESSION_TIMEOUT_S = 300

@@ -44,6 +44,7 @@ function graph () {
 }
 
 const FORBIDDEN = {
+  'tls-material': ['wire', 'queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service', 'cache'],
   cache: ['wire', 'queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   wire: ['queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   queue: ['hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],

@@ -22,10 +22,10 @@
 // first one's binding (183).
 
 const crypto = require('node:crypto')
-const tls = require('node:tls')
 const { codes } = require('../../errors')
 const urlprefix = require('../../urlprefix')
 const { certProblem, where, HTTPSYS_APP_ID } = require('./service-config')
+const { loadMaterial, subjectOf } = require('../../tls-material')
 
 const APP_LABEL = 'the key and certificate the app passed to https.createServer()'
 const WILDCARD_V4 = '0.0.0.0'
@@ -67,80 +67,35 @@ function covers (b, target) {
 }
 
 /**
- * The certificate the app passed, checked as HTTP.SYS will need it, and what the addon
- * imports. The leaf certificate only (as `httpsys cert add --cert` imports it).
+ * The certificate the app passed, checked as the hub checks it (src/tls-material.js:
+ * the key belongs to the certificate, the passphrase opens it, valid today), and what the
+ * addon imports: the leaf certificate the context serves with its own key (as `httpsys
+ * cert add --cert` imports it), or the pfx with its passphrase.
  * @param {object} options the app's TLS options: key + cert (PEM text or Buffers, arrays
  *   as node takes them, passphrase), or pfx + passphrase
  * @param {object} [where] { port, host, now } for the message and the dates
- * @returns {{source: object, thumbprint: string, subject: string, notBefore: Date, notAfter: Date}}
+ * @returns {{source: object, thumbprint: string, subject: string, notAfter: Date}}
  * @throws ERR_HTTPSYS_TLS_CERT naming what is wrong
  */
 function appCertificate (options, { port, host, now = new Date() } = {}) {
-  const fail = (reason) => {
-    throw new codes.ERR_HTTPSYS_TLS_CERT({ file: APP_LABEL, reason, port, host, fromApp: true })
-  }
-  let x509 = null
+  const m = loadMaterial(options, { fromApp: true, port, host, now })
+  const x509 = m.x509
   let source
-  if (options.pfx !== undefined && options.pfx !== null) {
-    const item = [].concat(options.pfx)[0]
+  if (m.options.pfx !== undefined) {
+    const item = [].concat(m.options.pfx)[0]
     const object = item !== null && typeof item === 'object' && !Buffer.isBuffer(item)
     const raw = object ? item.buf : item
-    const pfx = typeof raw === 'string' ? Buffer.from(raw) : raw
-    const passphrase = object && typeof item.passphrase === 'string' ? item.passphrase : options.passphrase
-    if (!Buffer.isBuffer(pfx)) fail('the pfx is not a Buffer')
-    let context
-    try {
-      context = tls.createSecureContext({ pfx, passphrase })
-    } catch (err) {
-      fail(explain(err))
-    }
-    try {
-      const der = context.context.getCertificate()
-      if (der) x509 = new crypto.X509Certificate(der)
-    } catch {}
-    if (x509 === null) fail('the pfx holds no certificate with its private key')
-    source = { pfx, passphrase: typeof passphrase === 'string' ? passphrase : '' }
+    const passphrase = object && typeof item.passphrase === 'string' ? item.passphrase : m.options.passphrase
+    source = { pfx: typeof raw === 'string' ? Buffer.from(raw) : raw, passphrase: typeof passphrase === 'string' ? passphrase : '' }
   } else {
-    if (options.cert === undefined || options.cert === null) fail('no certificate was given (cert, or pfx)')
-    if (options.key === undefined || options.key === null) fail('the certificate has no private key (key)')
-    const certs = [].concat(options.cert).map((c) => {
-      try {
-        return new crypto.X509Certificate(c)
-      } catch (err) {
-        return fail(`it holds no PEM certificate (${err.message})`)
-      }
-    })
-    const keys = [].concat(options.key).map((k) => privateKey(k, options.passphrase, fail))
-    // node takes several key/cert pairs (an RSA and an ECDSA one): a binding holds one
-    for (const c of certs) {
-      const k = keys.find((key) => c.checkPrivateKey(key))
-      if (k !== undefined) {
-        x509 = c
-        source = { certPem: c.toString(), keyPem: k.export({ type: 'pkcs8', format: 'pem' }) }
-        break
-      }
-    }
-    if (x509 === null) fail('the private key does not belong to the certificate')
+    // node takes several key/cert pairs (an RSA and an ECDSA one): a binding holds the one served
+    const key = [].concat(m.options.key).map((k) => {
+      const object = k !== null && typeof k === 'object' && !Buffer.isBuffer(k)
+      return crypto.createPrivateKey({ key: object ? k.pem : k, passphrase: object && k.passphrase !== undefined ? k.passphrase : m.options.passphrase })
+    }).find((k) => x509.checkPrivateKey(k))
+    source = { certPem: x509.toString(), keyPem: key.export({ type: 'pkcs8', format: 'pem' }) }
   }
-  const subject = subjectOf(x509)
-  const notBefore = new Date(x509.validFrom)
-  const notAfter = new Date(x509.validTo)
-  if (notAfter < now) fail(`the certificate (${subject}) expired on ${notAfter.toISOString()}`)
-  if (notBefore > now) fail(`the certificate (${subject}) is not valid before ${notBefore.toISOString()}`)
-  return { source, thumbprint: x509.fingerprint.replace(/:/g, '').toLowerCase(), subject, notBefore, notAfter }
-}
-
-function privateKey (item, passphrase, fail) {
-  const object = item !== null && typeof item === 'object' && !Buffer.isBuffer(item)
-  const pem = object ? item.pem : item
-  const secret = object && item.passphrase !== undefined ? item.passphrase : passphrase
-  try {
-    return crypto.createPrivateKey({ key: pem, passphrase: secret })
-  } catch (err) {
-    return fail(/bad decrypt|passphrase|interrupted or cancelled/i.test(String(err.message))
-      ? 'the private key is encrypted and the passphrase is wrong or missing'
-      : `it holds no PEM private key (${err.message})`)
-  }
+  return { source, thumbprint: x509.fingerprint.replace(/:/g, '').toLowerCase(), subject: subjectOf(x509), notAfter: new Date(x509.validTo) }
 }
 
 /**
@@ -241,19 +196,6 @@ function describe (err) {
     if (err[key] !== undefined) out[key] = err[key]
   }
   return out
-}
-
-// OpenSSL's reason for a pfx, in words users can act on
-function explain (err) {
-  const msg = String(err && err.message)
-  if (/key values mismatch/i.test(msg)) return 'the private key does not belong to the certificate'
-  if (/mac verify failure|bad decrypt|bad password|passphrase/i.test(msg)) return 'the passphrase is wrong (or missing)'
-  return `it is not a pfx (PKCS#12) node can read (${msg})`
-}
-
-function subjectOf (x509) {
-  const cn = /(?:^|\n)CN=([^\n]*)/.exec(x509.subject || '')
-  return cn ? `CN=${cn[1]}` : (x509.subject || '').replace(/\n/g, ', ')
 }
 
 module.exports = { unboundTargets, appCertificate, setupAppCertificate, APP_LABEL }

@@ -2,7 +2,8 @@
 
 // A certificate the hub serves, from where users give it: a `tls` entry of the config
 // (file paths or PEM text) or the options an app passed to https.createServer() (PEM
-// text or Buffers, sent in HELLO). Loaded and checked once, before any client sees it:
+// text or Buffers, sent in HELLO); and on HTTP.SYS the app's own certificate that
+// `httpsys start --setup` binds (src/queue/httpsys/app-cert.js). Loaded and checked once, before any client sees it:
 // a file that cannot be read, a key that does not match, a wrong passphrase, a
 // certificate that is expired or not valid yet all fail here with the file named
 // (ERR_HTTPSYS_TLS_CERT), never as a handshake failure later.
@@ -10,7 +11,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const tls = require('node:tls')
-const { codes } = require('../errors')
+const { codes } = require('./errors')
 
 const PEM = /-----BEGIN [A-Z0-9 ]+-----/
 
@@ -23,6 +24,7 @@ const PEM = /-----BEGIN [A-Z0-9 ]+-----/
  * @property {boolean} rejectUnauthorized refuse a client whose certificate does not verify
  * @property {string} fingerprint the certificate's SHA-256, to tell a changed one
  * @property {string} validTo
+ * @property {import('node:crypto').X509Certificate} x509 the leaf certificate, as the context serves it
  * @property {string} digest of everything above that matters, to skip reloading the same
  */
 
@@ -128,6 +130,7 @@ function loadMaterial (entry, { fromApp = false, port, host, now = new Date() } 
     subject: subjectOf(x509),
     names: namesOf(x509),
     validTo: validTo.toISOString(),
+    x509,
     digest: materialDigest(options, entry)
   }
 }
@@ -204,4 +207,4 @@ function namesOf (x509) {
   return out
 }
 
-module.exports = { loadMaterial, materialDigest, PEM }
+module.exports = { loadMaterial, materialDigest, subjectOf, PEM }
