@@ -133,33 +133,26 @@ class Supervisor extends EventEmitter {
    * @returns {Promise<object>} the router
    */
   async startRouter () {
-    let router
+    let router = null
     try {
       router = this.createRouter(this.backend.backend)
-    } catch (err) {
-      if (this.control) await this.control.close()
-      if (this.metrics) await this.metrics.close()
-      this.logs.close()
-      throw err
-    }
-    this.router = router
-    router.on('attach', ({ pid }) => this.findInstance(pid)?.markReady(pid))
-    router.on('detach', ({ queue, pid, reason }) => {
-      this.findInstance(pid)?.onDetach(pid)
-      this.logger.debug({ event: 'detach', queue, pid, reason }, `pid ${pid} detached from queue ${queue}`)
-    })
-    router.on('error', (err) => {
-      this.logger.fatal({ err }, `the router failed: ${err.message}`)
-      this.emit('error', err)
-    })
-    try {
+      this.router = router
+      router.on('attach', ({ pid }) => this.findInstance(pid)?.markReady(pid))
+      router.on('detach', ({ queue, pid, reason }) => {
+        this.findInstance(pid)?.onDetach(pid)
+        this.logger.debug({ event: 'detach', queue, pid, reason }, `pid ${pid} detached from queue ${queue}`)
+      })
+      router.on('error', (err) => {
+        this.logger.fatal({ err }, `the router failed: ${err.message}`)
+        this.emit('error', err)
+      })
       await router.start()
       for (const app of this.config.apps) {
         if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls, redirectHttp: app.redirect_http, cache: app.cache !== false })
       }
     } catch (err) {
       this.router = null
-      await closeQuietly(router)
+      if (router !== null) await closeQuietly(router)
       if (this.control) await this.control.close()
       if (this.metrics) await this.metrics.close()
       this.logs.close()
