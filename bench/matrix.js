@@ -40,7 +40,7 @@ const OPTIONS = {
   only: { type: 'string' },
   targets: { type: 'string' },
   tool: { type: 'string' },
-  out: { type: 'string', default: path.join(__dirname, 'results') },
+  out: { type: 'string' }, // default: bench/results, or with --render the JSON's directory
   note: { type: 'string', multiple: true, default: [] },
   render: { type: 'string' },
   json: { type: 'boolean', default: false }
@@ -81,15 +81,14 @@ function gitRevision () {
 
 function machine () {
   const cpus = os.cpus()
-  const model = cpus[0] ? cpus[0].model.replace(/\s+/g, ' ').trim() : 'unknown CPU'
-  return {
+  const m = {
     cpus: cpus.length,
-    model,
+    model: cpus[0] ? cpus[0].model.replace(/\s+/g, ' ').trim() : 'unknown CPU',
     memGB: Math.round(os.totalmem() / 2 ** 30),
     os: `${os.type()} ${os.release()}`,
-    node: process.version,
-    description: `${cpus.length} cores (${model}), ${Math.round(os.totalmem() / 2 ** 30)} GB, ${os.type()} ${os.release()}, node ${process.version}`
+    node: process.version
   }
+  return { ...m, description: `${m.cpus} cores (${m.model}), ${m.memGB} GB, ${m.os}, node ${m.node}` }
 }
 
 async function measure (scenario, target, ctx) {
@@ -134,7 +133,7 @@ async function run (argv) {
   if (opts.render) {
     // the report and charts again from a run's JSON, without measuring anything
     const result = JSON.parse(fs.readFileSync(opts.render, 'utf8'))
-    await writeReport(result, argv.includes('--out') || argv.some((a) => a.startsWith('--out=')) ? opts.out : path.dirname(opts.render), { withJson: false })
+    await writeReport(result, opts.out || path.dirname(opts.render), { withJson: false })
     return result
   }
   const ctx = {
@@ -188,9 +187,8 @@ async function run (argv) {
   // per scenario: rounds[i][target] = measurement
   const state = new Map()
   for (const s of scenarios) {
-    const avail = s.available ? s.available() : { ok: true }
-    let skipped = avail.ok ? null : avail.note
-    if (!skipped && s.load && s.load.close) {
+    let skipped = null
+    if (s.load && s.load.close) {
       const probe = load.command(ctx.tool, { url: 'http://x/', connections: 1, seconds: 1, close: true, tmpDir })
       if (probe.skip) skipped = `skipped: ${probe.skip}`
     }
@@ -261,7 +259,7 @@ async function run (argv) {
   }
   result.targets = evaluateTargets(byName, ctx.instances)
 
-  await writeReport(result, opts.out, { withJson: true })
+  await writeReport(result, opts.out || path.join(__dirname, 'results'), { withJson: true })
   if (opts.json) console.log(JSON.stringify(result))
   return result
 }

@@ -7,12 +7,11 @@
 //   node bench/run.js [--rounds 3] [--duration 5] [--connections 50] [--app bench/apps/hello.js]
 //
 // Prints req/s and p99 latency per round and the median ratio httpsys / bare node.
-// Ports, readiness, stopping, the load runs and the medians are the matrix's (bench/lib).
+// Starting and stopping the servers, the load runs and the medians are bench/lib's.
 
-const { spawn } = require('node:child_process')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
-const { freePort, waitForUrl, stopTree } = require('./lib/targets')
+const { withPairTarget } = require('./lib/targets')
 const { hasWrk, command, run } = require('./lib/load')
 const { median } = require('./lib/stats')
 
@@ -33,26 +32,12 @@ const duration = Number(opts.duration)
 const connections = Number(opts.connections)
 const tool = opts.tool || (hasWrk() ? 'wrk' : 'autocannon')
 
-function startTarget (kind, port) {
-  const env = { ...process.env, PORT: String(port), HTTPSYS_LOG_LEVEL: 'warn' }
-  const args = kind === 'node'
-    ? [opts.app]
-    : [path.join(root, 'bin', 'httpsys'), 'start', opts.app, '--json', '--log-level', 'warn']
-  return spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit'], detached: true })
-}
-
-async function measure (kind) {
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}/`
-  const child = startTarget(kind, port)
-  try {
-    await waitForUrl(url, child)
+function measure (kind) {
+  return withPairTarget(kind, opts.app, async ({ url }) => {
     // warm-up so both sides are measured with optimised code
     if (tool === 'wrk') await run(command(tool, { url, connections, seconds: 1 }))
-    return await run(command(tool, { url, connections, seconds: duration }))
-  } finally {
-    await stopTree(child, { signal: 'SIGINT' })
-  }
+    return run(command(tool, { url, connections, seconds: duration }))
+  })
 }
 
 async function main () {

@@ -10,13 +10,13 @@
 // when the echo of the last arrives). Prints messages/s per round and the median
 // ratio httpsys / bare node (issue target: >= 0.8).
 
-const { spawn } = require('node:child_process')
 const path = require('node:path')
+const { setTimeout: sleep } = require('node:timers/promises')
 const { parseArgs } = require('node:util')
-const { freePort, waitForUrl, stopTree } = require('./lib/targets')
+const { run } = require('./lib/load')
+const { withPairTarget } = require('./lib/targets')
 const { median } = require('./lib/stats')
 
-const root = path.join(__dirname, '..')
 const { values: opts } = parseArgs({
   options: {
     rounds: { type: 'string', default: '3' },
@@ -27,17 +27,12 @@ const { values: opts } = parseArgs({
   }
 })
 
-if (opts.client) {
-  runClients(Number(opts.client)).catch((err) => {
-    console.error(err)
-    process.exit(1)
-  })
-} else {
-  main().catch((err) => {
-    console.error(err)
-    process.exit(1)
-  })
-}
+// --client PORT: this file is also the load process the harness starts (load() below)
+const task = opts.client ? runClients(Number(opts.client)) : main()
+task.catch((err) => {
+  console.error(err)
+  process.exit(1)
+})
 
 // ---- the load process ---------------------------------------------------------------
 
@@ -73,33 +68,14 @@ async function runClients (port) {
 
 // ---- the harness ----------------------------------------------------------------------
 
-function startTarget (kind, port) {
-  const app = path.join(__dirname, 'apps', 'ws-echo.js')
-  const env = { ...process.env, PORT: String(port), HTTPSYS_LOG_LEVEL: 'warn' }
-  const args = kind === 'node'
-    ? [app]
-    : [path.join(root, 'bin', 'httpsys'), 'start', app, '-u', `http://+:${port}/`, '--json', '--log-level', 'warn']
-  return spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'inherit'], detached: true })
-}
-
 function load (port) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [__filename, '--client', String(port), '--connections', opts.connections, '--duration', opts.duration, '--size', opts.size], { stdio: ['ignore', 'pipe', 'inherit'] })
-    let out = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.on('exit', (code) => code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load process exited ${code}`)))
-  })
+  const args = [__filename, '--client', String(port), '--connections', opts.connections, '--duration', opts.duration, '--size', opts.size]
+  return run({ cmd: process.execPath, args, parse: JSON.parse })
 }
 
-async function measure (kind) {
-  const port = await freePort()
-  const child = startTarget(kind, port)
-  try {
-    await waitForUrl(`http://127.0.0.1:${port}/`, child)
-    return await load(port)
-  } finally {
-    await stopTree(child, { signal: 'SIGINT' })
-  }
+function measure (kind) {
+  const app = path.join(__dirname, 'apps', 'ws-echo.js')
+  return withPairTarget(kind, app, ({ port }) => load(port), { httpsysArgs: (port) => ['-u', `http://+:${port}/`] })
 }
 
 async function main () {
@@ -114,8 +90,4 @@ async function main () {
     console.log(`round ${i + 1}: node ${Math.round(node.messagesPerSec)} msg/s, httpsys ${Math.round(hub.messagesPerSec)} msg/s, ratio ${ratio.toFixed(3)}`)
   }
   console.log(`median ratio httpsys / node: ${median(ratios).toFixed(3)} (target >= 0.8)`)
-}
-
-function sleep (ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms))
 }

@@ -127,4 +127,4 @@ function run ({ cmd, args, parse, env }) {
   })
 }
 
-module.exports = { hasWrk, parseLatency, parseWrk, parseAutocannon, uploadScript, command, run }
+module.exports = { hasWrk, parseLatency, parseWrk, parseAutocannon, command, run }

@@ -159,4 +159,4 @@ function renderMarkdown (result) {
   return lines.join('\n')
 }
 
-module.exports = { PAIRS, scenarioSummary, evaluateTargets, markdownTable, num, renderMarkdown }
+module.exports = { scenarioSummary, evaluateTargets, markdownTable, num, renderMarkdown }

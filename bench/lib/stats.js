@@ -50,4 +50,4 @@ function summarise (measurements) {
   return out
 }
 
-module.exports = { median, ratio, pairedRatio, roundOrder, summarise, FIGURES }
+module.exports = { median, ratio, pairedRatio, roundOrder, summarise }

@@ -51,6 +51,11 @@ function freePort () {
   })
 }
 
+/** Where a target on port answers, over TLS or not. */
+function localUrl (port, tls) {
+  return `${tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+}
+
 function get (url) {
   return new Promise((resolve) => {
     const mod = url.startsWith('https:') ? https : http
@@ -103,8 +108,11 @@ async function stopTree (child, { signal = 'SIGTERM', group = true, graceMs = 50
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise((resolve) => child.once('exit', resolve))
     try { process.kill(group ? -child.pid : child.pid, signal) } catch {}
-    const timer = new Promise((resolve) => setTimeout(resolve, graceMs))
-    await Promise.race([exited, timer])
+    // cleared once the child exits: a pending timer would keep the harness alive for graceMs
+    let timer
+    const grace = new Promise((resolve) => { timer = setTimeout(resolve, graceMs) })
+    await Promise.race([exited, grace])
+    clearTimeout(timer)
   }
   try { process.kill(-child.pid, 'SIGKILL') } catch {}
   for (const { pid, starttime } of tree) {
@@ -118,7 +126,7 @@ async function stopTree (child, { signal = 'SIGTERM', group = true, graceMs = 50
 async function startNode (scenario, ctx) {
   const port = await freePort()
   const child = spawnDetached(process.execPath, [path.join(APPS, scenario.app)], appEnv(scenario, port, ctx.cert))
-  const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+  const url = localUrl(port, scenario.tls)
   await waitForUrl(url, child)
   return { roots: [child.pid], url, stop: () => stopTree(child) }
 }
@@ -127,7 +135,7 @@ async function startCluster (scenario, ctx) {
   const port = await freePort()
   const env = { ...appEnv(scenario, port, ctx.cert), APP: path.join(APPS, scenario.app), WORKERS: String(ctx.instances) }
   const child = spawnDetached(process.execPath, [path.join(APPS, 'cluster.js')], env)
-  const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+  const url = localUrl(port, scenario.tls)
   await waitForUrl(url, child)
   // the first worker to listen answers; the others are forked at once and ready within
   // a few ms, well before the warm-up ends
@@ -158,7 +166,7 @@ async function startHttpsys (scenario, ctx, instances) {
     })
   })
   child.stdout.resume()
-  const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+  const url = localUrl(port, scenario.tls)
   await waitForUrl(url, child)
   return {
     roots: [child.pid],
@@ -216,9 +224,7 @@ ${cache ? '      proxy_cache responses;\n' : ''}    }
 async function startNginx (scenario, ctx) {
   const backends = []
   const children = []
-  const stopAll = async () => {
-    await Promise.all(children.map((c) => stopTree(c)))
-  }
+  const stopChildren = () => Promise.all(children.map((c) => stopTree(c)))
   try {
     const app = path.join(APPS, scenario.nginxApp || scenario.app)
     for (let i = 0; i < ctx.instances; i++) {
@@ -234,7 +240,7 @@ async function startNginx (scenario, ctx) {
     fs.writeFileSync(path.join(dir, 'nginx.conf'), nginxConf({ dir, port, backends, workers: ctx.instances, tls: scenario.tls, cert: ctx.cert, runAsRoot, cache: scenario.cache === true }))
     const nginx = spawnDetached(ctx.nginx, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], process.env)
     children.unshift(nginx)
-    const url = `${scenario.tls ? 'https' : 'http'}://127.0.0.1:${port}/`
+    const url = localUrl(port, scenario.tls)
     try {
       await waitForUrl(url, nginx)
     } catch (err) {
@@ -245,12 +251,12 @@ async function startNginx (scenario, ctx) {
       roots: children.map((c) => c.pid),
       url,
       async stop () {
-        await stopAll()
+        await stopChildren()
         fs.rmSync(dir, { recursive: true, force: true })
       }
     }
   } catch (err) {
-    await stopAll()
+    await stopChildren()
     throw err
   }
 }
@@ -266,10 +272,32 @@ function targets (instances) {
   ]
 }
 
+/**
+ * One side of bench/pair.js, https.js and websocket.js: app on bare node (kind 'node') or
+ * through `httpsys start` (hub + 1 worker), on a free port. Resolves with what
+ * fn({ url, port, child }) resolves once url answers; the server is stopped after, as a
+ * Ctrl+C would (SIGINT to its process group). env is added to the app's; httpsysArgs(port)
+ * go to `httpsys start`.
+ */
+async function withPairTarget (kind, app, fn, { tls = false, env = {}, httpsysArgs = () => [] } = {}) {
+  const port = await freePort()
+  const args = kind === 'node'
+    ? [app]
+    : [path.join(ROOT, 'bin', 'httpsys'), 'start', app, ...httpsysArgs(port), '--json', '--log-level', 'warn']
+  const child = spawnDetached(process.execPath, args, { ...process.env, ...env, PORT: String(port), HTTPSYS_LOG_LEVEL: 'warn' })
+  const url = localUrl(port, tls)
+  try {
+    await waitForUrl(url, child)
+    return await fn({ url, port, child })
+  } finally {
+    await stopTree(child, { signal: 'SIGINT' })
+  }
+}
+
 function makeCert (dir) {
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '2',
     '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { cwd: dir, stdio: 'ignore' })
   return { key: path.join(dir, 'key.pem'), cert: path.join(dir, 'cert.pem') }
 }
 
-module.exports = { targets, findNginx, nginxConf, makeCert, freePort, waitForUrl, stopTree, stopAll }
+module.exports = { targets, findNginx, makeCert, withPairTarget, stopAll }
