@@ -84,16 +84,14 @@ function install () {
       })
     }
   } else if (routed && typeof process.send === 'function' && require('node:cluster').isWorker) {
-    sayReady = () => {
-      if (process.connected) process.send({ cmd: CLUSTER_READY }, () => {})
-    }
+    sayReady = () => reply({ cmd: CLUSTER_READY })
   }
   ours.setDefaultBackend(defaultBackend(sayReady, supervised))
 }
 
 /** Says once that this process (or one of its cluster workers) serves. */
 function ready (say) {
-  if (readySent || say === null) return
+  if (readySent) return
   readySent = true
   say()
 }

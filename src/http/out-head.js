@@ -23,6 +23,9 @@ const H_CONNECTION = 16
 const H_CONN_CLOSE = 32
 const H_TRAILER = 64
 const H_KEEP_ALIVE = 128 // the app set Keep-Alive itself: node adds none (_defaultKeepAlive)
+// a Cache-Control header: without a config rule for its path, a response with none is
+// never cached (src/cache/rules.js responseTtl), and its headers are not looked at again
+const H_CACHE_CONTROL = 256
 
 // removeHeader() of these stops node adding them itself
 const R_CONNECTION = 1
@@ -237,6 +240,8 @@ function matchHeader (res, key, value, name) {
       return H_TRAILER
     case 'keep-alive':
       return H_KEEP_ALIVE
+    case 'cache-control':
+      return H_CACHE_CONTROL
     default:
       return 0
   }
@@ -250,6 +255,7 @@ module.exports = {
   RE_TE_CHUNKED,
   H_TE,
   H_CONN_CLOSE,
+  H_CACHE_CONTROL,
   R_CONNECTION,
   R_CONTENT_LENGTH,
   R_TE

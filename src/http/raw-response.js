@@ -89,20 +89,14 @@ function feed (socket, handle, raw, buf) {
   const req = raw.req
   if (raw.done) return true
   if (!raw.started) {
-    raw.head = raw.head === null ? buf : Buffer.concat([raw.head, buf])
-    const end = raw.head.indexOf(HEAD_END)
-    if (end === -1) {
-      if (raw.head.length > MAX_HEAD) badHead(socket, 'the head is over 64 KiB')
-      return true
-    }
-    const parsed = parseHead(raw.head.latin1Slice(0, end))
+    const parsed = gatherHead(raw, buf, false)
+    if (parsed === null) return true
     if (typeof parsed === 'string') {
       badHead(socket, parsed)
       return true
     }
-    let body = raw.head.subarray(end + 4)
-    raw.head = null
     raw.started = true
+    let body = parsed.rest
     const { status, reason, rawHeaders, contentLength } = parsed
     const noBody = req.method === 'HEAD' || status === 204 || status === 304
     raw.remaining = noBody ? 0 : contentLength
@@ -151,6 +145,25 @@ function firstUnanswered (requests) {
 }
 
 /**
+ * A response head written in pieces (state.head holds what came so far; raw responses
+ * and upgrade-socket.js): null until its blank line came, then parseHead()'s answer
+ * with `rest`, the bytes written after the head; or what is wrong.
+ * @param {{head: Buffer|null}} state
+ * @param {boolean} upgrade as parseHead's
+ * @returns {object|string|null}
+ */
+function gatherHead (state, buf, upgrade) {
+  const head = state.head = state.head === null ? buf : Buffer.concat([state.head, buf])
+  const end = head.indexOf(HEAD_END)
+  if (end === -1) return head.length > MAX_HEAD ? 'the head is over 64 KiB' : null
+  const parsed = parseHead(head.latin1Slice(0, end), upgrade)
+  if (typeof parsed === 'string') return parsed
+  parsed.rest = head.subarray(end + 4)
+  state.head = null
+  return parsed
+}
+
+/**
  * "HTTP/1.1 200 OK\r\nName: value\r\n..." (without the blank line)
  * @param {boolean} [upgrade] the socket of an 'upgrade' event: 101 is the answer it may give
  * @returns {object|string} { status, reason, rawHeaders, contentLength } or what is wrong
@@ -194,4 +207,4 @@ function failWrite (socket, err, callback) {
   if (socket.listenerCount('error') > 0) socket.emit('error', err)
 }
 
-module.exports = { rawWrite, rawEnd, kRaw, parseHead, HEAD_END, MAX_HEAD }
+module.exports = { rawWrite, rawEnd, kRaw, gatherHead }

@@ -12,7 +12,7 @@ const dc = require('node:diagnostics_channel')
 const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
-const { headBytes } = require('./out-head')
+const { headBytes, H_CACHE_CONTROL } = require('./out-head')
 const { storable, responseTtl, ruleFor } = require('../cache/rules')
 const { readWorkerEnv } = require('../worker-interface')
 const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = require('./upgrade-socket')
@@ -151,14 +151,15 @@ class ServerHandle {
     this.server.emit('upgrade', req, socket, NO_HEAD)
   }
 
-  /** The app reset an upgraded connection (or ended it before answering). */
-  cancelTunnel (id) {
-    if (this.tunnels.has(id) && this.attachment !== null) this.attachment.cancel(id)
-  }
-
-  /** An upgraded socket closed: the server's close() stops waiting for it. */
-  tunnelGone (id) {
-    if (this.tunnels.delete(id)) this.maybeClosed()
+  /**
+   * An upgraded socket closed: the server's close() stops waiting for it. `reset`: not
+   * a clean end of both sides (the app reset it, or ended it before answering), so the
+   * client connection is reset.
+   */
+  tunnelGone (id, reset) {
+    if (!this.tunnels.delete(id)) return
+    if (reset && this.attachment !== null) this.attachment.cancel(id)
+    this.maybeClosed()
   }
 
   onBody (id, chunk) {
@@ -620,8 +621,14 @@ function checkRequests (handle) {
 /** Seconds the router may answer this request's URL from its output cache with this response. */
 function cacheTtl (req, q, rawHeaders, rules) {
   // the response first: most say nothing that makes them cacheable (no rule, no
-  // Cache-Control), and the request's headers are then never read
-  const rule = rules.length === 0 ? null : ruleFor(rules, req.url)
+  // Cache-Control), and the request's headers are then never read. Without a rule only
+  // Cache-Control can: a head src/http built says whether it has one (a raw response's
+  // head, written to the socket, is read in full)
+  const rule = ruleFor(rules, req.url)
+  if (rule === null) {
+    const st = req[kResponse][kState]
+    if (!st.hijacked && (st.headBits & H_CACHE_CONTROL) === 0) return 0
+  }
   const ttl = responseTtl(200, rawHeaders, rule)
   if (ttl === 0) return 0
   return storable(req.method, req.url, req.rawHeaders, q.hasBody, rules) === null ? 0 : ttl

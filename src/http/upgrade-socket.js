@@ -7,7 +7,7 @@
 //
 // It is a net.Socket (so `socket instanceof net.Socket` holds and every stream and
 // socket method is node's own), with no handle: its bytes go through the request's
-// queue attachment. The head the app writes is read back (raw-response.js parseHead):
+// queue attachment. The head the app writes is read back (raw-response.js gatherHead):
 // a 101 becomes respond(..., RESPONSE_OPAQUE) and the router switches the connection to
 // an opaque byte stream (the hub's tunnel.js, HTTP.SYS's opaque mode); any other
 // status is an ordinary response that closes the connection (ws's refusals: 400, 401).
@@ -24,7 +24,7 @@
 const net = require('node:net')
 const { codes } = require('../errors')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../wire/contract')
-const { parseHead, HEAD_END, MAX_HEAD } = require('./raw-response')
+const { gatherHead } = require('./raw-response')
 
 const kTunnel = Symbol('httpsys.tunnel')
 
@@ -92,16 +92,10 @@ class UpgradeSocket extends net.Socket {
     t.bytesWritten += chunk.length
     let ok
     if (!t.started) {
-      t.head = t.head === null ? chunk : Buffer.concat([t.head, chunk])
-      const end = t.head.indexOf(HEAD_END)
-      if (end === -1) {
-        if (t.head.length > MAX_HEAD) return cb(badHead('the head is over 64 KiB'))
-        return cb()
-      }
-      const parsed = parseHead(t.head.latin1Slice(0, end), true)
+      const parsed = gatherHead(t, chunk, true)
+      if (parsed === null) return cb()
       if (typeof parsed === 'string') return cb(badHead(parsed))
-      let rest = t.head.subarray(end + 4)
-      t.head = null
+      let rest = parsed.rest
       t.started = true
       t.opaque = parsed.status === 101
       let flags = t.opaque ? RESPONSE_OPAQUE | RESPONSE_MORE : RESPONSE_MORE | RESPONSE_CLOSE
@@ -149,9 +143,7 @@ class UpgradeSocket extends net.Socket {
   _destroy (err, cb) {
     const t = this[kTunnel]
     open.delete(this)
-    // not a clean end of both sides: the client connection is reset
-    if (!(t.writeEnded && t.readEnded)) t.handle.cancelTunnel(t.id)
-    t.handle.tunnelGone(t.id)
+    t.handle.tunnelGone(t.id, !(t.writeEnded && t.readEnded))
     const pending = t.writeCb
     t.writeCb = null
     if (pending !== null) pending(err || new codes.ERR_STREAM_DESTROYED({ method: 'write' }))
