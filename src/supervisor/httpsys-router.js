@@ -15,7 +15,7 @@
 
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
-const { ENV, cacheEnv } = require('../worker-interface')
+const { ENV, cacheEnv, readWorkerEnv } = require('../worker-interface')
 
 class HttpsysRouter extends EventEmitter {
   /**
@@ -29,7 +29,7 @@ class HttpsysRouter extends EventEmitter {
    *   this process's environment, which src/cli/start.js sets): workers bind their app's
    *   own certificate where a port has none
    */
-  constructor ({ logger, native, runId = process.pid, limits, setup = process.env[ENV.SETUP] === '1' } = {}) {
+  constructor ({ logger, native, runId = process.pid, limits, setup = readWorkerEnv().setup } = {}) {
     super()
     this.logger = logger
     this.native = native || null

@@ -74,8 +74,6 @@ class HttpSysAttachment extends AttachmentBase {
   }
 
   [kRespond] (id, st, statusCode, reason, headers, body, flags, cacheTtl) {
-    // After a 101 the connection carries opaque bytes: they are read as a body.
-    if (flags & RESPONSE_OPAQUE) st.bodyDone = false
     flags = closeOnLastPiece(st, flags)
     // A cacheable response sent whole goes bare, and HTTP.SYS writes its Content-Length
     // itself: one from the app too would go out twice in the 206s HTTP.SYS serves from
