@@ -510,7 +510,6 @@ class ClientConnection {
   startTunnel (req, head, ack) {
     const t = new Tunnel(this, req)
     req.tunnel = t
-    req.noBody = false
     // the client's bytes are the request's body from now on (tunnel.js)
     req.bodyDone = false
     req.credit = INITIAL_BODY_WINDOW

@@ -39,7 +39,7 @@ class H2Request extends HubRequest {
     const rlen = b.readUInt16LE(p + 8)
     const bs = p + 14 + rlen
     try {
-      this.stream.additionalHeaders(headersOf(b, bs, bs + b.readUInt32LE(p + 10 + rlen), status))
+      this.stream.additionalHeaders(headersOf(b.latin1Slice(bs, bs + b.readUInt32LE(p + 10 + rlen)), status))
     } catch {}
   }
 
@@ -49,7 +49,7 @@ class H2Request extends HubRequest {
     const status = b.readUInt16LE(p)
     const flags = b[p + 2]
     if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
-      // RFC 9113 8.6: no 101 in HTTP/2 (upgrades are not implemented on h1 either)
+      // RFC 9113 8.6: no 101 in HTTP/2 (an h2 request never asks to upgrade)
       this.attachment.sendAbort(this)
       this.releaseWorker()
       this.respondLocal(501, 'opaque', true)
@@ -61,7 +61,7 @@ class H2Request extends HubRequest {
     const rlen = b.readUInt16LE(p + 8)
     const bs = p + 14 + rlen
     const bodyStart = bs + b.readUInt32LE(p + 10 + rlen)
-    const headers = headersOf(b, bs, bodyStart, status)
+    const headers = headersOf(b.latin1Slice(bs, bodyStart), status)
     const body = bodyStart < end ? b.subarray(bodyStart, end) : null
     const ttl = b.readUInt32LE(p + 4)
     if (ttl !== 0 && this.queue !== null && this.queue.outputCache !== null) this.cap = this.queue.outputCache.begin(this, b, p, bodyStart, end, ttl)
@@ -179,9 +179,8 @@ class H2Request extends HubRequest {
       lines = entry.lines + 'Content-Length: ' + entry.body.length + '\r\nAge: ' + age + '\r\n'
       body = entry.body
     }
-    const block = Buffer.from(lines, 'latin1')
-    const headers = headersOf(block, 0, block.length, status)
-    const end = body === null || this.isHead || status === 304
+    const headers = headersOf(lines, status)
+    const end = body === null || this.isHead
     try {
       stream.respond(headers, { endStream: end })
       if (!end) stream.end(body)
@@ -208,14 +207,12 @@ class H2Request extends HubRequest {
 }
 
 /**
- * The worker's header block ("Name: value\r\n" lines, latin1) as node's http2 headers
- * object: names lower case (RFC 9113 8.2.2), repeats as arrays, connection-specific
- * fields dropped.
+ * A header block ("Name: value\r\n" lines, latin1: the worker's, or an output cache
+ * entry's) as node's http2 headers object: names lower case (RFC 9113 8.2.2), repeats
+ * as arrays, connection-specific fields dropped.
  */
-function headersOf (b, start, end, status) {
+function headersOf (text, status) {
   const headers = { ':status': status }
-  if (end <= start) return headers
-  const text = b.latin1Slice(start, end)
   let ls = 0
   while (ls < text.length) {
     let le = text.indexOf('\r\n', ls)

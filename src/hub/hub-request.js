@@ -298,9 +298,7 @@ class HubRequest {
     this.headSent = true
     this.resDone = true
     this.close = close || this.mustClose(false)
-    const add = this.close
-      ? responses.ADD_CLOSE
-      : this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
+    const add = this.ownConnection()
     if (!this.bodyDone) this.startDiscard()
     this.conn.write(this, responses.local(status, variant, this.isHead, add, extra), 0)
     this.conn.done(this)
@@ -315,21 +313,23 @@ class HubRequest {
     this.headSent = true
     this.resDone = true
     this.close = this.mustClose(false)
-    const add = this.close
-      ? responses.ADD_CLOSE
-      : this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
+    const add = this.ownConnection()
     if (entry !== null) {
       const bytes = entry.bytes(age, add, this.isHead)
       if (this.isHead || entry.joins(add)) this.conn.write(this, bytes, 0)
       else this.conn.write2(this, bytes, entry.body, 0)
     } else {
-      const head = 'HTTP/1.1 ' + status + ' ' + reason + '\r\n' + lines +
-        (add === responses.ADD_CLOSE ? 'Connection: close\r\n' : add === responses.ADD_KEEP_ALIVE ? 'Connection: keep-alive\r\n' : '') + '\r\n'
-      const h = Buffer.from(head, 'latin1')
+      const h = Buffer.from('HTTP/1.1 ' + status + ' ' + reason + '\r\n' + lines + responses.CONNECTION_LINES[add] + '\r\n', 'latin1')
       if (body === null || this.isHead) this.conn.write(this, h, 0)
       else this.conn.write2(this, h, body, 0)
     }
     this.conn.done(this)
+  }
+
+  /** The Connection header of a response the hub makes itself, once this.close is set. */
+  ownConnection () {
+    if (this.close) return responses.ADD_CLOSE
+    return this.head.versionMajor === 1 && this.head.versionMinor === 0 ? responses.ADD_KEEP_ALIVE : responses.ADD_NONE
   }
 
   /** The client connection is gone, or the hub gives up on this request. */

@@ -274,15 +274,10 @@ class Hub extends EventEmitter {
   }
 
   /**
-   * Empties a queue's output cache entries (`httpsys reload`; an instance that attaches
-   * or leaves does it too). Responses on their way to the cache are not stored.
+   * Empties a queue's output cache entries: an instance attached or left (a start,
+   * restart, reload or crash), or the queue went. Responses on their way to the cache
+   * are not stored.
    */
-  clearCache (name) {
-    const q = this.queuesByName.get(name)
-    if (q === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
-    this.invalidateCache(q)
-  }
-
   invalidateCache (q) {
     q.cacheEpoch++
     if (q.outputCache !== null) q.outputCache.clearQueue(q)

@@ -13,12 +13,13 @@
 // a query never reaches the store otherwise). One LRU (lru-cache) holds every app's
 // entries within a byte budget; a response above the per-response limit is not stored.
 // An app's entries go when one of its instances attaches or leaves (a start, restart,
-// reload or crash: a new build is never answered by the old one's responses), when its
-// queue goes, and by `httpsys reload` through clearQueue().
+// reload or crash: a new build is never answered by the old one's responses) and when
+// its queue goes (hub.invalidateCache, through clearQueue()).
 
 const { LRUCache } = require('lru-cache')
 const rules = require('../cache/rules')
 const { unchunk } = require('../wire/chunked')
+const { CONNECTION_LINES } = require('./responses')
 
 // Response header fields the cache does not store: the connection's own, the framing
 // (the cache writes one Content-Length of its own), and Age (it writes the real one).
@@ -72,17 +73,13 @@ class Entry {
     const i = add * 2 + (headOnly ? 1 : 0)
     let b = this.built[i]
     if (b === null) {
-      const head = Buffer.from(HTTP11 + '200 ' + this.reason + '\r\n' + this.lines + 'Content-Length: ' + this.body.length + '\r\nAge: ' + age + '\r\n' + CONNECTION[add] + '\r\n', 'latin1')
+      const head = Buffer.from(HTTP11 + '200 ' + this.reason + '\r\n' + this.lines + 'Content-Length: ' + this.body.length + '\r\nAge: ' + age + '\r\n' + CONNECTION_LINES[add] + '\r\n', 'latin1')
       b = headOnly || !this.joins(add) ? head : Buffer.concat([head, this.body])
       this.built[i] = b
     }
     return b
   }
 }
-
-// the Connection line per responses.ADD_* (ADD_REPLACE_CLOSE never applies: the lines
-// hold no Connection header)
-const CONNECTION = ['', 'Connection: close\r\n', 'Connection: keep-alive\r\n', 'Connection: close\r\n']
 
 /** A response being copied as it passes, until it is complete. */
 class Capture {

@@ -27,6 +27,9 @@ const ADD_NONE = 0
 const ADD_CLOSE = 1
 const ADD_KEEP_ALIVE = 2
 const ADD_REPLACE_CLOSE = 3
+// The Connection line of each, in a head the hub writes from text (its own pages, the
+// output cache's answers)
+const CONNECTION_LINES = ['', 'Connection: close\r\n', 'Connection: keep-alive\r\n', 'Connection: close\r\n']
 
 /**
  * Builds the head the client gets for a RESPONSE frame (checked by
@@ -155,10 +158,7 @@ function local (status, variant, dropBody, add, extra = '') {
     'Date: ' + clock.date() + '\r\n' +
     'Content-Length: ' + p.body.length + '\r\n'
   if (status === 503) head += 'Retry-After: 1\r\n'
-  head += extra
-  if (add === ADD_CLOSE) head += 'Connection: close\r\n'
-  else if (add === ADD_KEEP_ALIVE) head += 'Connection: keep-alive\r\n'
-  head += '\r\n'
+  head += extra + CONNECTION_LINES[add] + '\r\n'
   const h = Buffer.from(head, 'latin1')
   return dropBody ? h : Buffer.concat([h, p.body], h.length + p.body.length)
 }
@@ -178,4 +178,4 @@ function interim (b, p, end) {
 
 const CRLF = Buffer.from('\r\n', 'latin1')
 
-module.exports = { interim, fromFrame, local, page, CONTINUE, REQUEST_TIMEOUT, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE }
+module.exports = { interim, fromFrame, local, page, CONTINUE, REQUEST_TIMEOUT, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE, CONNECTION_LINES }

@@ -19,8 +19,10 @@ function unchunk (buf, out = null) {
   for (;;) {
     const eol = buf.indexOf(CRLF, p)
     if (eol === -1) return null
-    const semi = buf.indexOf(59, p) // chunk extensions after ';' are ignored
-    const sizeText = buf.latin1Slice(p, semi !== -1 && semi < eol ? semi : eol).trim()
+    // chunk extensions after ';' are ignored (looked for in this line only: a search
+    // of the whole rest per chunk would make a body of many chunks quadratic)
+    const semi = buf.subarray(p, eol).indexOf(59)
+    const sizeText = buf.latin1Slice(p, semi === -1 ? eol : p + semi).trim()
     if (!/^[0-9a-fA-F]{1,12}$/.test(sizeText)) return null
     const size = parseInt(sizeText, 16)
     if (size === 0) {
