@@ -644,7 +644,8 @@ class Hub extends EventEmitter {
       conn.bodyTooLarge(req)
       return
     }
-    if (q.outputCache !== null && (head.method === 'GET' || head.method === 'HEAD')) {
+    // (an upgrade request is the app's to answer 101: never a stored page)
+    if (q.outputCache !== null && (head.method === 'GET' || head.method === 'HEAD') && !head.upgrade) {
       // answered from memory before the queue: a hit never waits for a worker
       if (q.outputCache.answer(q, req)) return
     }
