@@ -14,10 +14,10 @@ const assert = require('node:assert/strict')
 const { spawn, execFileSync } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
-const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { parseRecords } = require('../helpers/records')
+const { freePort } = require('../helpers/httpsys-process')
 
 const ROOT = path.join(__dirname, '..', '..')
 const DIST = path.join(ROOT, 'dist')
@@ -43,17 +43,6 @@ function tmpdir (name) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `httpsys-exe-${name}-`))
   dirs.push(dir)
   return dir
-}
-
-function freePort () {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
 }
 
 /** A test's own world: runtime and cache directories, and the environment with them. */

@@ -9,6 +9,7 @@ const path = require('node:path')
 
 const bin = path.join(__dirname, '..', '..', 'bin', 'httpsys')
 
+/** A TCP port free on 127.0.0.1 (the one port helper of the tests: fixtures/apps/harness.js and test/exe use it too). */
 function freePort () {
   return new Promise((resolve, reject) => {
     const srv = net.createServer()

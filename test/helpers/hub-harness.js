@@ -7,6 +7,7 @@
 const os = require('node:os')
 const path = require('node:path')
 const net = require('node:net')
+const tls = require('node:tls')
 const http = require('node:http')
 const crypto = require('node:crypto')
 const pino = require('pino')
@@ -105,17 +106,21 @@ function request (port, { method = 'GET', path: p = '/', headers = {}, body = nu
 
 /**
  * A raw client connection that splits what it receives into HTTP responses
- * (Content-Length or chunked framing, HEAD-less).
+ * (Content-Length or chunked framing, HEAD-less). With `tls` (tls.connect options:
+ * servername, ALPNProtocols...), over TLS: the bytes written are still exactly the
+ * request the server parses; `connected` resolves once the handshake is done.
  */
 class RawClient {
-  constructor (port) {
-    this.socket = net.connect(port, '127.0.0.1')
+  constructor (port, { tls: tlsOptions = null } = {}) {
+    this.socket = tlsOptions === null
+      ? net.connect(port, '127.0.0.1')
+      : tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false, ...tlsOptions })
     this.buf = Buffer.alloc(0)
     this.responses = []
     this.waiters = []
     this.ended = false
     this.connected = new Promise((resolve, reject) => {
-      this.socket.once('connect', resolve)
+      this.socket.once(tlsOptions === null ? 'connect' : 'secureConnect', resolve)
       this.socket.once('error', reject)
     })
     this.socket.on('error', () => {})

@@ -13,14 +13,12 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
-const https = require('node:https')
-const http2 = require('node:http2')
 const os = require('node:os')
 const path = require('node:path')
 const { request, RawClient } = require('../helpers/hub-harness')
 const { makeCerts } = require('../helpers/tls-certs')
-
-const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+const { httpsRequest, h2connect, closeSession, h2 } = require('../helpers/tls-clients')
+const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 
 // /slow and /plain carry no Cache-Control (never cached); every other path is
 // `public, max-age=60` with an ETag naming the request that made it.
@@ -79,14 +77,8 @@ afterAll(async () => {
  * https port serves TLS from then on, as node's does (hub-standalone-tls.test.js).
  */
 function startApp (extraEnv = {}) {
-  return spawnApp(extraEnv)
-}
-
-function spawnApp (extraEnv) {
-  const env = { ...process.env }
-  for (const name of Object.keys(env)) if (name.startsWith('HTTPSYS_')) delete env[name]
   // TMPDIR: the in-process hub's worker socket is made there, and a killed app leaves it
-  Object.assign(env, { KEY_FILE: certs.localhost.key, CERT_FILE: certs.localhost.cert, TMPDIR: dir }, extraEnv)
+  const env = standaloneEnv({ KEY_FILE: certs.localhost.key, CERT_FILE: certs.localhost.cert, TMPDIR: dir, ...extraEnv })
   const child = spawn(process.execPath, ['-r', REGISTER, appFile], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)
   child.exited = new Promise((resolve) => child.once('exit', resolve))
@@ -113,48 +105,6 @@ async function stopApp (app) {
   if (app) await stopChild(app.child)
 }
 
-/** One HTTPS request with node's client (no ALPN: HTTP/1.1). */
-function httpsGet (port, urlPath, headers = {}) {
-  return new Promise((resolve, reject) => {
-    const req = https.request({ host: '127.0.0.1', port, path: urlPath, headers, rejectUnauthorized: false, agent: false }, (res) => {
-      const chunks = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), alpn: res.socket.alpnProtocol }))
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
-
-/** An h2 session to 127.0.0.1:port (certificate not checked: it is self-signed). */
-function h2connect (port) {
-  const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
-  session.on('error', () => {}) // a request's own promise reports what matters
-  return session
-}
-
-function closeSession (session) {
-  return new Promise((resolve) => {
-    if (session.destroyed) return resolve()
-    session.once('close', resolve)
-    session.close()
-  })
-}
-
-/** One h2 request on a session: { status, headers, body }. */
-function h2 (session, headers) {
-  return new Promise((resolve, reject) => {
-    const r = session.request(headers)
-    const chunks = []
-    let head = null
-    r.on('response', (h) => { head = h })
-    r.on('data', (c) => chunks.push(c))
-    r.on('end', () => resolve({ status: head && head[':status'], headers: head, body: Buffer.concat(chunks) }))
-    r.on('error', reject)
-  })
-}
-
 /** The n=... the app wrote into a body. */
 function seenBy (body) {
   const m = /^n=(\d+) /.exec(body.toString())
@@ -170,8 +120,8 @@ describe('HTTP/2 over TLS through the hub', () => {
     app = await startApp()
   })
 
-  beforeEach(() => {
-    session = h2connect(app.https)
+  beforeEach(async () => {
+    session = await h2connect(app.https)
   })
 
   afterEach(async () => {
@@ -204,7 +154,7 @@ describe('HTTP/2 over TLS through the hub', () => {
       expect(res.status).toBe(200)
       expect(res.body.toString()).toBe(first.body.toString())
     }
-    const other = h2connect(app.https)
+    const other = await h2connect(app.https)
     try {
       expect((await h2(other, { ':path': '/h2/same' })).body.toString()).toBe(first.body.toString())
     } finally {
@@ -257,7 +207,7 @@ describe('HTTP/2 over TLS through the hub', () => {
 
   test('one entry for HTTP/1.1 over TLS and h2 (same scheme, host, port and path); plain http is another', async () => {
     // stored from HTTP/1.1, served to h2
-    const viaH1 = await httpsGet(app.https, '/cross/one')
+    const viaH1 = await httpsRequest(app.https, { path: '/cross/one' })
     expect(viaH1.status).toBe(200)
     expect(viaH1.alpn).toBe(false)
     expect(viaH1.body.toString()).toMatch(/^n=\d+ url=\/cross\/one v=1\.1 /)
@@ -270,7 +220,7 @@ describe('HTTP/2 over TLS through the hub', () => {
     // stored from h2, served to HTTP/1.1
     const viaH2 = await h2(session, { ':path': '/cross/two' })
     expect(viaH2.body.toString()).toMatch(/^n=\d+ url=\/cross\/two v=2\.0 /)
-    const toH1 = await httpsGet(app.https, '/cross/two')
+    const toH1 = await httpsRequest(app.https, { path: '/cross/two' })
     expect(toH1.status).toBe(200)
     expect(toH1.body.toString()).toBe(viaH2.body.toString())
     expect(toH1.headers.age).toMatch(/^\d+$/)
@@ -318,7 +268,7 @@ describe('a standalone app (node -r src/register.js app.js)', () => {
       expect(seenBy(res.body)).toBe(n)
     }
     // over h2 too
-    const session = h2connect(app.https)
+    const session = await h2connect(app.https)
     try {
       const a = await h2(session, { ':path': '/public' })
       const b = await h2(session, { ':path': '/public' })

@@ -12,8 +12,8 @@ const os = require('node:os')
 const path = require('node:path')
 const { removeDeadSockets } = require('../../src/local-socket')
 const { OWN_SOCKET } = require('../../src/preload/standalone-hub')
-
-const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+const { REGISTER, standaloneEnv } = require('../helpers/standalone')
+const { waitUntil } = require('../fixtures/apps/harness')
 
 let dir
 beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-stale-')) })
@@ -21,8 +21,7 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 /** A standalone app listening on a free port, its hub's socket in TMPDIR=dir. */
 function startApp () {
-  const env = { ...process.env, TMPDIR: dir }
-  for (const k of Object.keys(env)) if (k.startsWith('HTTPSYS_')) delete env[k]
+  const env = standaloneEnv({ TMPDIR: dir })
   const child = spawn(process.execPath, ['-r', REGISTER, '-e',
     "require('node:http').createServer((q, s) => s.end('ok')).listen(0, function () { console.log('up ' + this.address().port) })"],
   { env, stdio: ['ignore', 'pipe', 'inherit'] })
@@ -34,18 +33,9 @@ function startApp () {
 
 const sockets = () => fs.readdirSync(dir).filter((f) => /^httpsys-\d+-[0-9a-f]{8}\.sock$/.test(f)).sort()
 
-async function waitFor (check, ms = 10000) {
-  const end = Date.now() + ms
-  while (!check()) {
-    if (Date.now() > end) return false
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-  return true
-}
-
 test('a killed standalone app\'s socket is removed by the next one; a live one\'s is kept', async () => {
   const killed = await startApp()
-  expect(await waitFor(() => sockets().length === 1)).toBe(true)
+  expect(await waitUntil(() => sockets().length === 1, 10000)).toBe(true)
   const left = sockets()[0]
   expect(left).toMatch(new RegExp(`^httpsys-${killed.pid}-`))
   killed.kill('SIGKILL')
@@ -54,7 +44,7 @@ test('a killed standalone app\'s socket is removed by the next one; a live one\'
 
   const live = await startApp()
   try {
-    expect(await waitFor(() => !sockets().includes(left))).toBe(true)
+    expect(await waitUntil(() => !sockets().includes(left), 10000)).toBe(true)
     expect(sockets()).toEqual([expect.stringMatching(new RegExp(`^httpsys-${live.pid}-`))])
   } finally {
     live.kill('SIGKILL')

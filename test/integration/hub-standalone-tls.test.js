@@ -8,8 +8,7 @@ const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { makeCerts } = require('../helpers/tls-certs')
-
-const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 
 let certs
 beforeAll(() => { certs = makeCerts() })
@@ -36,9 +35,7 @@ server.listen(0, () => {
   })
 })
 `)
-  const env = { ...process.env }
-  for (const k of Object.keys(env)) if (k.startsWith('HTTPSYS_')) delete env[k]
-  const r = spawnSync(process.execPath, ['-r', REGISTER, app], { env, encoding: 'utf8', timeout: 20000 })
+  const r = spawnSync(process.execPath, ['-r', REGISTER, app], { env: standaloneEnv(), encoding: 'utf8', timeout: 20000 })
   expect(r.stdout.trim()).toBe('200 ok')
   expect(r.status).toBe(0)
 })

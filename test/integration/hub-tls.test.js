@@ -12,6 +12,8 @@ const https = require('node:https')
 const http2 = require('node:http2')
 const { startHub, startWorker, reply, request, until } = require('../helpers/hub-harness')
 const { makeCerts } = require('../helpers/tls-certs')
+const { httpsRequest, h2 } = require('../helpers/tls-clients')
+const { freePort } = require('../helpers/httpsys-process')
 const hubClient = require('../../src/queue/hub-client')
 
 let certs
@@ -27,32 +29,8 @@ function connect (port, { servername, ALPNProtocols, cert, key, session } = {}) 
   })
 }
 
-/** One HTTPS request with node's client (no ALPN, so HTTP/1.1). */
-function get (port, { path: p = '/', servername, headers = {}, method = 'GET', body = null, cert, key } = {}) {
-  return new Promise((resolve, reject) => {
-    const req = https.request({ port, host: '127.0.0.1', path: p, method, servername, headers, rejectUnauthorized: false, agent: false, cert, key }, (res) => {
-      const chunks = []
-      res.on('data', (c) => chunks.push(c))
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), peer: res.socket.getPeerCertificate && res.socket.getPeerCertificate() }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
-
-/** One h2 request on a session; resolves { status, headers, body }. */
-function h2 (session, headers, body) {
-  return new Promise((resolve, reject) => {
-    const r = session.request(headers, { endStream: body === undefined })
-    const chunks = []
-    let head = null
-    r.on('response', (h) => { head = h })
-    r.on('data', (c) => chunks.push(c))
-    r.on('end', () => resolve({ status: head && head[':status'], headers: head, body: Buffer.concat(chunks) }))
-    r.on('error', reject)
-    if (body !== undefined) r.end(body)
-  })
-}
+// one HTTPS request with node's client (no ALPN, so HTTP/1.1): { status, headers, body, peer }
+const get = httpsRequest
 
 /** Answers with what the worker saw: version, tls, headers. */
 function echo (req, body, w) {
@@ -75,7 +53,6 @@ describe('the hub terminates TLS', () => {
   let b
 
   beforeAll(async () => {
-    const { freePort } = require('../helpers/httpsys-process')
     port = await freePort()
     hub = await startHub({
       maxHeaderSize: 4096,
@@ -353,7 +330,6 @@ describe('client certificates', () => {
   let w
 
   beforeAll(async () => {
-    const { freePort } = require('../helpers/httpsys-process')
     port = await freePort()
     hub = await startHub({
       tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key, ca: certs.ca.cert, requestCert: true }]
@@ -394,7 +370,6 @@ describe('certificate reload and redirect_http', () => {
   let dir
 
   beforeAll(async () => {
-    const { freePort } = require('../helpers/httpsys-process')
     port = await freePort()
     httpPort = await freePort()
     dir = fs.mkdtempSync(path.join(certs.dir, 'live-'))

@@ -10,14 +10,12 @@
 const path = require('node:path')
 const net = require('node:net')
 const { spawn } = require('node:child_process')
-
-const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 
 /** Runs `code` with the preload; resolves { code, out, err, ms } (killed after timeoutMs). */
 function runPreloaded (code, { timeoutMs = 10000, preload = true } = {}) {
   return new Promise((resolve) => {
-    const env = { ...process.env }
-    for (const k of Object.keys(env)) if (k.startsWith('HTTPSYS_')) delete env[k]
+    const env = standaloneEnv()
     const args = preload ? ['--require', REGISTER, '-e', code] : ['-e', code]
     const started = Date.now()
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })

@@ -1,8 +1,8 @@
 'use strict'
 
 // The router's output cache under `httpsys start` (docs/output-cache.md): an app with
-// a config rule and Cache-Control responses, two instances. Every body names the
-// process that made it and how many requests that process had seen
+// a config rule and Cache-Control responses, two instances, on two ports. Every body
+// names the process that made it and how many requests that process had seen
 // (fixtures/apps/cache-app.js): the same body twice means the router answered the
 // second time without the app.
 
@@ -14,12 +14,14 @@ const { start, cli, freePort, get, request, writeConfig, sleep, APPS } = require
 let run
 let dir
 let port
+let port2 // the app's second URL: the same paths on another listener
 let env
 let config
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-cache-'))
   port = await freePort()
+  do port2 = await freePort(); while (port2 === port)
   env = { HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') }
   config = writeConfig(dir, {
     limits: { cache_size: '150K', cache_max_response: '40K' },
@@ -27,7 +29,7 @@ beforeAll(async () => {
       {
         name: 'site',
         script: path.join(APPS, 'cache-app.js'),
-        urls: [`http://127.0.0.1:${port}/`],
+        urls: [`http://127.0.0.1:${port}/`, `http://127.0.0.1:${port2}/`],
         instances: 2,
         cache: [{ path: '/static/', ttl: '60s' }, { path: '/search', ttl: '60s', query: true }]
       }
@@ -92,6 +94,28 @@ test.each([
 ])('%s reaches the app every time', async (what, urlPath, headers) => {
   const bodies = await many(urlPath, 6, 2, headers)
   expect(new Set(bodies).size).toBe(6)
+})
+
+test('a request with Authorization is not answered from an entry a request without it stored', async () => {
+  const stored = await get(port, '/static/auth-stored.js')
+  expect((await get(port, '/static/auth-stored.js')).body).toBe(stored.body) // the entry is there
+  const bodies = await many('/static/auth-stored.js', 6, 2, { authorization: 'Bearer x' })
+  expect(new Set(bodies).size).toBe(6)
+  expect(bodies).not.toContain(stored.body)
+  // and still answers the requests without
+  expect((await get(port, '/static/auth-stored.js')).body).toBe(stored.body)
+})
+
+test('the listener\'s port is part of the key: the same path on the app\'s other port is another entry', async () => {
+  const a = await get(port, '/static/ports.js')
+  const b = await get(port2, '/static/ports.js')
+  expect(b.status).toBe(200)
+  expect(b.headers.age).toBeUndefined() // made by the app
+  expect(b.body).not.toBe(a.body)
+  expect((await get(port, '/static/ports.js')).body).toBe(a.body)
+  const again = await get(port2, '/static/ports.js')
+  expect(again.body).toBe(b.body)
+  expect(again.headers.age).toMatch(/^\d+$/)
 })
 
 test('Cache-Control: public, max-age caches without a rule; a streamed body with a Content-Length too', async () => {
@@ -165,17 +189,22 @@ test('an entry lives for its time to live (s-maxage=1)', async () => {
 
 test('the byte budget evicts the least recently used entry; a response above cache_max_response is not stored', async () => {
   const before = await cacheStats()
-  const bodies = []
-  for (const n of [1, 2, 3, 4, 5, 6]) bodies.push((await get(port, `/static/big/${30000 + n}`)).body)
-  // budget 150K: six 30 KB entries do not fit; the least recently used go first (what
-  // earlier tests stored, then the first of the six)
-  expect((await get(port, '/static/big/30006')).body).toBe(bodies[5])
-  expect((await get(port, '/static/big/30001')).body).not.toBe(bodies[0])
+  const big = async (n) => (await get(port, `/static/big/${n}`)).body
+  const made = {}
+  for (const n of [30001, 30002, 30003, 30004]) made[n] = await big(n)
+  // the first is asked for again: of the four, 30002 is now the least recently used
+  expect(await big(30001)).toBe(made[30001])
+  for (const n of [30005, 30006]) made[n] = await big(n)
+  // budget 150K: five 30 KB entries fit, six do not; the least recently used go first
+  // (what earlier tests stored, then 30002), not the first stored (30001)
+  expect(await big(30006)).toBe(made[30006])
+  expect(await big(30001)).toBe(made[30001])
+  expect(await big(30002)).not.toBe(made[30002])
   const after = await cacheStats()
   expect(after.evictions).toBeGreaterThan(before.evictions)
   expect(after.bytes).toBeLessThanOrEqual(150 * 1024)
-  const big = await many('/static/big/50000', 3, 1)
-  expect(new Set(big).size).toBe(3)
+  const tooBig = await many('/static/big/50000', 3, 1)
+  expect(new Set(tooBig).size).toBe(3)
 })
 
 test('httpsys reload empties the app\'s entries: the new build answers', async () => {

@@ -167,8 +167,9 @@ test('a renewed certificate under load: no request fails, new handshakes get it 
     renew(two)
     expect(await waitUntil(() => load.fresh.some((r) => r.fingerprint === two.fingerprint), 15000)).toBe(true)
     const firstNew = load.fresh.find((r) => r.fingerprint === two.fingerprint)
-    // polled every 2 s, then 0.5 s for the rest of the renewal: a few seconds, with room for a busy machine
-    expect(firstNew.done - renewed).toBeLessThan(10000)
+    // polled every 2 s (src/hub/tls-store.js), then 0.5 s for the rest of the renewal:
+    // about 2.5 s, with room for a busy machine (a poll slower than that is a bug)
+    expect(firstNew.done - renewed).toBeLessThan(6000)
     expect(run.records.some((r) => r.event === 'tls-reload' && r.subject === two.subject && r.port === port)).toBe(true)
     // the connections that were up keep serving, with the certificate they began with
     expect(await waitUntil(() => upBefore.every((s) => s.uses.some((t) => t > firstNew.done + 300)), 15000)).toBe(true)
