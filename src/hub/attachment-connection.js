@@ -54,7 +54,8 @@ class AttachmentConnection {
     this.writer = new P.FrameWriter()
     this.flushQueued = false
     this.flushBound = () => this.flush()
-    this.reader = new P.FrameReader((type, fid, buf, start, end) => this.onFrame(type, fid, buf, start, end))
+    this.reader = new P.FrameReader((type, fid, buf, start, end) => this.onFrame(type, fid, buf, start, end),
+      (type, fid, pieces) => this.onPieces(type, fid, pieces))
     socket.on('data', (chunk) => {
       try {
         this.reader.push(chunk)
@@ -191,6 +192,22 @@ class AttachmentConnection {
   lookup (id) {
     const req = this.slots[id & SLOT_MASK]
     return req !== undefined && req !== null && req.wireId === id ? req : null
+  }
+
+  /** A large frame still in the pieces it arrived in (FrameReader): RES_BODY is taken as is. */
+  onPieces (type, id, pieces) {
+    const first = pieces[0]
+    if (type !== T.RES_BODY || first.length <= P.HEADER_SIZE) return false
+    const req = this.lookup(id)
+    if (req === null) return true
+    const flags = first[P.HEADER_SIZE]
+    const body = []
+    let n = 0
+    if (first.length > P.HEADER_SIZE + 1) body.push(first.subarray(P.HEADER_SIZE + 1))
+    for (let i = 1; i < pieces.length; i++) body.push(pieces[i])
+    for (let i = 0; i < body.length; i++) n += body[i].length
+    req.onResBodyPieces(flags, body, n)
+    return true
   }
 
   onFrame (type, id, b, start, end) {

@@ -393,11 +393,21 @@ class ClientConnection {
    * Response bytes for req: written now when req is first in line, else held.
    * @param {number} ack body bytes in buf to acknowledge to the worker once written
    */
+  /** buf: a Buffer, or a list of them (a large frame's pieces: one writev). */
   write (req, buf, ack) {
     if (this.dead) return
     if (this.finTimer !== null) this.finTimer.refresh()
+    const list = Array.isArray(buf)
     if (req === this.first) {
-      const ok = this.socket.write(buf)
+      let ok
+      if (list) {
+        const s = this.socket
+        s.cork()
+        for (let i = 0; i < buf.length; i++) ok = s.write(buf[i])
+        s.uncork()
+      } else {
+        ok = this.socket.write(buf)
+      }
       if (ack > 0 && req.attachment !== null) {
         if (ok) req.attachment.sendWindow(req, ack)
         else req.unacked += ack
@@ -405,9 +415,16 @@ class ClientConnection {
       return
     }
     if (req.out === null) req.out = []
-    req.out.push(buf)
+    if (list) {
+      for (let i = 0; i < buf.length; i++) {
+        req.out.push(buf[i])
+        req.outBytes += buf[i].length
+      }
+    } else {
+      req.out.push(buf)
+      req.outBytes += buf.length
+    }
     req.heldAck += ack
-    req.outBytes += buf.length
     this.charge(req)
   }
 

@@ -95,15 +95,25 @@ class H2Request extends HubRequest {
 
   /** A RES_BODY frame: u8 flags, bytes. */
   onResBody (b, start, end) {
-    if (!this.headSent || this.resDone) return
-    const more = (b[start] & RESPONSE_MORE) !== 0
     const n = end - start - 1
+    this.resBody(b[start], n > 0 ? b.subarray(start + 1, end) : null, n)
+  }
+
+  /** A large RES_BODY frame still in the pieces it arrived in (attachment-connection.js). */
+  onResBodyPieces (flags, pieces, n) {
+    this.resBody(flags, pieces, n)
+  }
+
+  /** body: n bytes as one Buffer, a list of them, or null (n = 0). */
+  resBody (flags, body, n) {
+    if (!this.headSent || this.resDone) return
+    const more = (flags & RESPONSE_MORE) !== 0
     if (n > 0) {
-      if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, b, start + 1, end)) this.cap = null
+      if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, body)) this.cap = null
       if (this.noBody) {
         if (more && this.attachment !== null) this.attachment.sendWindow(this, n)
       } else {
-        this.writeBody(b.subarray(start + 1, end), more ? n : 0)
+        this.writeBody(body, more ? n : 0)
       }
     }
     if (!more) {
@@ -113,11 +123,19 @@ class H2Request extends HubRequest {
     }
   }
 
-  /** Body bytes to the stream; the worker's window reopens as the stream takes them. */
-  writeBody (chunk, ack) {
+  /**
+   * Body bytes (a Buffer or a list of them) to the stream; the worker's window reopens as
+   * the stream takes them.
+   */
+  writeBody (body, ack) {
     const stream = this.stream
     if (stream.destroyed) return
-    const ok = stream.write(chunk)
+    let ok
+    if (Array.isArray(body)) {
+      for (let i = 0; i < body.length; i++) ok = stream.write(body[i])
+    } else {
+      ok = stream.write(body)
+    }
     if (ack > 0 && this.attachment !== null) {
       if (ok) this.attachment.sendWindow(this, ack)
       else this.unacked += ack

@@ -228,18 +228,27 @@ class HubRequest {
 
   /** A RES_BODY frame: u8 flags, bytes. */
   onResBody (b, start, end) {
-    if (!this.headSent || this.resDone) return
-    const flags = b[start]
-    const more = (flags & RESPONSE_MORE) !== 0
-    if (this.tunnel !== null) return this.tunnel.fromWorker(b, start, end, more)
-    if ((flags & RESPONSE_CLOSE) !== 0) this.close = true
     const n = end - start - 1
+    this.resBody(b[start], n > 0 ? b.subarray(start + 1, end) : null, n)
+  }
+
+  /** A large RES_BODY frame still in the pieces it arrived in (attachment-connection.js). */
+  onResBodyPieces (flags, pieces, n) {
+    this.resBody(flags, pieces, n)
+  }
+
+  /** body: n bytes as one Buffer, a list of them, or null (n = 0). */
+  resBody (flags, body, n) {
+    if (!this.headSent || this.resDone) return
+    const more = (flags & RESPONSE_MORE) !== 0
+    if (this.tunnel !== null) return this.tunnel.fromWorker(body, n, more)
+    if ((flags & RESPONSE_CLOSE) !== 0) this.close = true
     if (n > 0) {
-      if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, b, start + 1, end)) this.cap = null
+      if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, body)) this.cap = null
       if (this.noBody) {
         if (more) this.attachment.sendWindow(this, n)
       } else {
-        this.conn.write(this, b.subarray(start + 1, end), more ? n : 0)
+        this.conn.write(this, body, more ? n : 0)
       }
     }
     if (!more) {

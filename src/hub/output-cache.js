@@ -196,16 +196,20 @@ class OutputCache {
     const reason = rlen > 0 ? b.latin1Slice(p + 10, p + 10 + rlen) : 'OK'
     const cap = new Capture(OutputCache.keyOf(req), q, req.cacheEpoch, reason, lines, ttl * 1000, declared, etag, lastModified)
     cap.chunked = chunked
-    if (end > bodyStart && !this.append(cap, b, bodyStart, end)) return null
+    if (end > bodyStart && !this.append(cap, b.subarray(bodyStart, end))) return null
     return cap
   }
 
   /** Body bytes of a captured response. @returns {boolean} false: too large, dropped */
-  append (cap, b, start, end) {
-    const n = end - start
-    cap.bytes += n
+  /** body: a Buffer or a list of them (a frame's pieces), not ours to keep: copied. */
+  append (cap, body) {
+    if (Array.isArray(body)) {
+      for (let i = 0; i < body.length; i++) if (!this.append(cap, body[i])) return false
+      return true
+    }
+    cap.bytes += body.length
     if (cap.bytes > this.maxResponseSize) return false
-    cap.chunks.push(Buffer.from(b.subarray(start, end))) // the frame's buffer is not ours to keep
+    cap.chunks.push(Buffer.from(body))
     return true
   }
 

@@ -36,10 +36,10 @@ class Tunnel {
   }
 
   /** A RES_BODY frame of the tunnel: u8 flags, bytes. */
-  fromWorker (b, start, end, more) {
+  /** n bytes from the worker: one Buffer, a list of them, or null (n = 0). */
+  fromWorker (body, n, more) {
     if (this.workerEnded) return
-    const n = end - start - 1
-    if (n > 0) this.conn.write(this.req, b.subarray(start + 1, end), more ? n : 0)
+    if (n > 0) this.conn.write(this.req, body, more ? n : 0)
     if (!more) {
       this.workerEnded = true
       // our FIN after the bytes written (a half-close: the client may still send)

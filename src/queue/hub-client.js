@@ -25,6 +25,7 @@ const { T } = P
 // Bodies above this go out as RESPONSE + RES_BODY pieces, so neither side ever holds a
 // frame larger than this in one piece.
 const MAX_PIECE = 1024 * 1024
+const SEPARATE_BODY = 64 * 1024
 const BODY_WINDOW = P.INITIAL_BODY_WINDOW
 const GRANT_STEP = BODY_WINDOW / 4
 
@@ -43,7 +44,8 @@ class HubAttachment extends AttachmentBase {
     this.socket = socket
     this.socketPath = socketPath
     this.writer = new P.FrameWriter()
-    this.reader = new P.FrameReader((type, id, b, start, end) => this.onFrame(type, id, b, start, end))
+    this.reader = new P.FrameReader((type, id, b, start, end) => this.onFrame(type, id, b, start, end),
+      (type, id, pieces) => this.onPieces(type, id, pieces))
     this.flushQueued = false
     this.flushBound = () => this.flush()
     this.receivedCount = 0 // REQUEST frames received (the ACK value)
@@ -74,12 +76,16 @@ class HubAttachment extends AttachmentBase {
   [kRespond] (id, st, statusCode, reason, headers, body, flags, cacheTtl) {
     let size = 0
     if (typeof body === 'string') {
-      if (body.length > MAX_PIECE / 3) body = Buffer.from(body, 'utf8')
+      // a long string goes as bytes (pieces() slices it); a short one is encoded into
+      // the frame, even where its utf8 form is larger than SEPARATE_BODY
+      if (body.length >= SEPARATE_BODY) body = Buffer.from(body, 'utf8')
       else size = body.length
     }
     if (body !== null && typeof body !== 'string') size = body.length
     let n
-    if (size > MAX_PIECE) {
+    if (size >= SEPARATE_BODY) {
+      // the head alone, then the body in RES_BODY frames: a large RES_BODY reaches the
+      // client from the hub's read buffers without a copy (FrameReader's onPieces)
       this.writer.response(id, statusCode, (flags | RESPONSE_MORE) & ~RESPONSE_CLOSE, cacheTtl, reason, headers, null)
       n = this.pieces(id, body, flags)
     } else {
@@ -192,6 +198,15 @@ class HubAttachment extends AttachmentBase {
       this[kClose]()
     }
     this.endBatch()
+  }
+
+  /** A large frame still in the pieces it arrived in (FrameReader): BODY is taken as is. */
+  onPieces (type, id, pieces) {
+    const first = pieces[0]
+    if (type !== T.BODY) return false
+    if (first.length > P.HEADER_SIZE) this.body(id, first.subarray(P.HEADER_SIZE))
+    for (let i = 1; i < pieces.length; i++) this.body(id, pieces[i])
+    return true
   }
 
   onFrame (type, id, b, start, end) {

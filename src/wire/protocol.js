@@ -358,11 +358,23 @@ function putStr (b, p, s) {
  * one piece). The pieces of a frame split across reads are kept in a list and copied
  * once, into a buffer of exactly the frame's size, when its last byte has arrived; the
  * frames after it in that read are handed out as views again.
+ *
+ * A body frame (RES_BODY, BODY) of at least `piecesFrom` bytes can skip that copy: when
+ * onPieces is given, the held frame goes to onPieces(type, id, pieces), pieces being the
+ * views that make up the whole frame (pieces[0] starts with its header), and is copied
+ * only when onPieces returns false. A large body then goes from the read buffers to its
+ * destination (one writev) without a second copy of every byte in between.
  */
 class FrameReader {
-  /** @param {(type: number, id: number, buf: Buffer, start: number, end: number) => void} onFrame */
-  constructor (onFrame) {
+  /**
+   * @param {(type: number, id: number, buf: Buffer, start: number, end: number) => void} onFrame
+   * @param {(type: number, id: number, pieces: Buffer[]) => boolean} [onPieces]
+   * @param {number} [piecesFrom] the smallest frame (bytes, header included) for onPieces
+   */
+  constructor (onFrame, onPieces = null, piecesFrom = 16 * 1024) {
     this.onFrame = onFrame
+    this.onPieces = onPieces
+    this.piecesFrom = piecesFrom
     this.held = null // pieces of an incomplete frame
     this.heldBytes = 0
     this.need = 0 // bytes the held frame needs in total (0: its length is not complete yet)
@@ -417,10 +429,16 @@ class FrameReader {
     }
     const held = this.held
     held.push(missing === chunk.length ? chunk : chunk.subarray(0, missing))
-    const frame = Buffer.concat(held, this.need)
+    const need = this.need
     this.held = null
     this.heldBytes = 0
     this.need = 0
+    const first = held[0]
+    if (this.onPieces !== null && need >= this.piecesFrom && first.length >= HEADER_SIZE &&
+        this.onPieces(first[4], first.readUInt32LE(5), held)) {
+      return this.stopped ? chunk.length : missing
+    }
+    const frame = Buffer.concat(held, need)
     this.onFrame(frame[4], frame.readUInt32LE(5), frame, HEADER_SIZE, frame.length)
     return this.stopped ? chunk.length : missing
   }

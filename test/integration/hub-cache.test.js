@@ -35,6 +35,12 @@ function handle (req, res) {
     setTimeout(() => res.end(stamp), 300)
     return
   }
+  if (req.url.startsWith('/big')) {
+    // 200 KB: the hub takes it in pieces (FrameReader onPieces) and stores them
+    res.setHeader('Cache-Control', 'public, max-age=60')
+    res.end(stamp + '\\n' + 'x'.repeat(200000))
+    return
+  }
   if (!req.url.startsWith('/plain')) {
     res.setHeader('Cache-Control', 'public, max-age=60')
     res.setHeader('ETag', '"e' + seen + '"')
@@ -256,6 +262,30 @@ describe('a standalone app (node -r src/register.js app.js)', () => {
       expect(res.headers.age).toMatch(/^\d+$/)
     }
     expect(seenBy((await request(app.http, { path: '/plain' })).body)).toBe(2)
+  })
+
+  test('a 200 KB response (under cache_max_response) is stored whole and answered from the cache over HTTP/1.1 and h2', async () => {
+    app = await startApp()
+    const first = await request(app.http, { path: '/big' })
+    expect(first.status).toBe(200)
+    expect(first.body.length).toBe(first.body.indexOf('\n') + 1 + 200000)
+    expect(first.body.toString()).toMatch(/^n=1 url=\/big /)
+    const again = await request(app.http, { path: '/big' })
+    expect(again.headers.age).toMatch(/^\d+$/)
+    expect(again.headers['content-length']).toBe(String(first.body.length))
+    expect(again.body.equals(first.body)).toBe(true)
+    // over TLS it is another entry (another scheme and port): made once, then shared by h2
+    const session = await h2connect(app.https)
+    try {
+      const a = await h2(session, { ':path': '/big' })
+      const b = await h2(session, { ':path': '/big' })
+      expect(a.body.toString()).toMatch(/^n=2 url=\/big v=2.0 /)
+      expect(a.body.length).toBe(a.body.indexOf('\n') + 1 + 200000)
+      expect(b.body.equals(a.body)).toBe(true)
+      expect(b.headers.age).toMatch(/^\d+$/)
+    } finally {
+      await closeSession(session)
+    }
   })
 
   test('HTTPSYS_CACHE=off: the same app sees every request', async () => {

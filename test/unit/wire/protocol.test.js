@@ -240,6 +240,47 @@ describe('wire protocol codec', () => {
     expect(got[2].data.readUInt32LE(0)).toBe(7)
   })
 
+  test('onPieces takes a large split frame as the views it arrived in, never copied; one it declines is copied', () => {
+    const big = crypto.randomBytes(300000)
+    const small = crypto.randomBytes(5000) // below piecesFrom: always one Buffer
+    const w = new P.FrameWriter()
+    w.resBody(1, 1, big)
+    w.resBody(2, 0, small)
+    w.body(3, big)
+    const bytes = Buffer.concat(w.take())
+    const pieces = []
+    for (let off = 0; off < bytes.length; off += 65536) pieces.push(bytes.subarray(off, off + 65536))
+    const got = []
+    const seen = []
+    const concat = jest.spyOn(Buffer, 'concat')
+    try {
+      const r = new P.FrameReader(
+        (type, id, b, start, end) => got.push({ type, id, data: Buffer.from(b.subarray(start, end)) }),
+        (type, id, list) => {
+          seen.push({ type, id, list })
+          return type === T.RES_BODY // BODY is declined: it takes the copying path
+        })
+      for (const piece of pieces) r.push(piece)
+      const copied = concat.mock.calls.reduce((n, [list]) => n + list.reduce((m, x) => m + x.length, 0), 0)
+      expect(copied).toBe(9 + big.length) // only the declined BODY frame
+    } finally {
+      concat.mockRestore()
+    }
+    expect(seen.map((s) => [s.type, s.id])).toEqual([[T.RES_BODY, 1], [T.BODY, 3]])
+    const taken = seen[0].list
+    // the views cover the frame exactly, header first, and share the reads' memory
+    expect(taken.reduce((n, x) => n + x.length, 0)).toBe(9 + 1 + big.length)
+    expect(taken[0].buffer).toBe(pieces[0].buffer)
+    const frame = Buffer.concat(taken)
+    expect(frame.readUInt32LE(0)).toBe(5 + 1 + big.length)
+    expect(frame[9]).toBe(1) // the RES_BODY flags byte
+    expect(frame.subarray(10).equals(big)).toBe(true)
+    // the frame after it, and the declined one, still arrive through onFrame, in order
+    expect(got.map((f) => [f.type, f.id])).toEqual([[T.RES_BODY, 2], [T.BODY, 3]])
+    expect(got[0].data.subarray(1).equals(small)).toBe(true)
+    expect(got[1].data.equals(big)).toBe(true)
+  })
+
   test('a malformed length is a protocol error', () => {
     const r = new P.FrameReader(() => {})
     const bad = Buffer.alloc(9)
