@@ -167,10 +167,15 @@ define('ERR_HTTPSYS_TLS_CERT', (d) =>
     ? 'Fix the key and cert (or pfx and passphrase) the app passes to https.createServer(), or give the port a tls entry in httpsys.config.js (it wins over the app\'s).'
     : 'Give a PEM certificate (cert) with its PEM private key (key), or a .pfx (pfx) with its passphrase, valid today and matching each other ' +
       '(`openssl x509 -in <cert> -noout -subject -dates` shows what a certificate says).'))
-define('ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED', (d) =>
-  `${d.where} asks clients for a certificate (requestCert), and on HTTP.SYS httpsys does not negotiate client certificates yet: ` +
-  'a client without one would reach the app. Serve it with the hub (backend: \'hub\' in httpsys.config.js, or HTTPSYS_BACKEND=hub), ' +
-  'which asks for them and refuses clients without a valid one, or remove requestCert and check clients another way.')
+define('ERR_HTTPSYS_CLIENT_CERT_BINDING', (d) =>
+  `${d.where} asks clients for a certificate (requestCert), ` +
+  (d.reason
+    ? `and the certificate bindings could not be checked (${d.reason}), so it is not served rather than let a client without one through. `
+    : `and the certificate binding of ${d.bindings.join(', ')} does not have HTTP.SYS ask clients for one: they would reach the app without being asked. `) +
+  (d.commands && d.commands.length > 0
+    ? `Make the binding ask (elevated, once): ${d.commands.map((c) => `\`${c}\``).join(', ')}. Every app served on that binding is then asked for a certificate. `
+    : '') +
+  'Or serve it with the hub (backend: \'hub\'), or remove requestCert.')
 define('ERR_HTTPSYS_TLS_NO_CERT', (d) =>
   `The https prefix ${d.prefix} has no certificate: the config's tls has no entry for port ${d.port}${d.host ? ` (or host ${d.host})` : ''} and the app passed none. ` +
   `Add one to httpsys.config.js (tls: [{ port: ${d.port}, cert: './site.crt', key: './site.key' }]), or pass key and cert to https.createServer(options).`)

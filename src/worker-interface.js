@@ -54,7 +54,13 @@ const ENV = Object.freeze({
    * covers imports the key and certificate the app passed to https.createServer() into
    * LocalMachine\My and binds them (src/queue/httpsys/app-cert.js). Unset, it only warns.
    */
-  SETUP: 'HTTPSYS_SETUP'
+  SETUP: 'HTTPSYS_SETUP',
+  /**
+   * HTTP.SYS: the config's `tls` entries that ask clients for a certificate, as JSON
+   * ([{ port, host?, rejectUnauthorized, ca?: [PEM] }]); the worker checks the
+   * certificates HTTP.SYS hands over against them (src/queue/httpsys/client-certs.js)
+   */
+  CLIENT_CERTS: 'HTTPSYS_CLIENT_CERTS'
 })
 
 /** IPC message types ({ type, ... }) between the supervisor and its worker. */
@@ -105,7 +111,8 @@ function readWorkerEnv (env = process.env) {
     maxBodySize: Number.isSafeInteger(maxBody) && maxBody > 0 ? maxBody : Infinity,
     noHttp: env[ENV.NO_HTTP] === '1',
     cache: cacheRules(env[ENV.CACHE]),
-    setup: env[ENV.SETUP] === '1'
+    setup: env[ENV.SETUP] === '1',
+    clientCerts: decodeClientCerts(env[ENV.CLIENT_CERTS])
   }
 }
 
@@ -122,6 +129,17 @@ function cacheRules (value) {
   if (!Array.isArray(list)) return []
   return list.filter((r) => r && typeof r.path === 'string' && r.path.startsWith('/') && Number.isInteger(r.ttl) && r.ttl > 0)
     .map((r) => ({ path: r.path, ttl: r.ttl, query: r.query === true }))
+}
+
+/** HTTPSYS_CLIENT_CERTS's entries ([] when unset or not a list of them). */
+function decodeClientCerts (value) {
+  if (value === undefined || value === '') return []
+  try {
+    const list = JSON.parse(value)
+    return Array.isArray(list) ? list.filter((e) => e && Number.isInteger(e.port)) : []
+  } catch {
+    return []
+  }
 }
 
 function listOf (value) {

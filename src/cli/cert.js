@@ -25,6 +25,8 @@ function register (program, deps) {
     .option('--passphrase <text>', 'the .pfx passphrase (default: $HTTPSYS_PFX_PASSPHRASE, else none)')
     .option('--cert <file>', 'import this PEM certificate first (with --key)')
     .option('--key <file>', 'the PEM private key of --cert')
+    .option('--client-cert', 'have HTTP.SYS ask clients for a certificate (for apps with requestCert; netsh\'s clientcertnegotiation=enable)')
+    .option('--no-revocation-check', 'with --client-cert: do not check whether client certificates were revoked')
     .option('--json', 'print JSON (for scripts)')
     .action((options) => add(d, options))
   cert.command('delete')
@@ -50,11 +52,12 @@ function library (d) {
 function add (d, options) {
   if (!d.windows) return d.out(options.json ? JSON.stringify({ result: 'not-needed' }) + '\n' : notHere('A certificate binding'))
   const passphrase = options.passphrase !== undefined ? options.passphrase : process.env.HTTPSYS_PFX_PASSPHRASE
-  const r = library(d).add({ ...pick(options), passphrase })
+  const r = library(d).add({ ...pick(options), passphrase, clientCert: options.clientCert === true, revocationCheck: options.revocationCheck !== false })
   if (options.json) return d.out(JSON.stringify(r, null, 2) + '\n')
-  if (r.result === 'unchanged') d.out(`${r.binding} already serves ${r.thumbprint}: nothing changed\n`)
-  else if (r.result === 'replaced') d.out(`${r.binding} now serves ${r.thumbprint}${r.replaced ? ` (replaced ${r.replaced})` : ''}\n`)
-  else d.out(`${r.binding} now serves ${r.thumbprint}\n`)
+  const asks = r.clientCert ? ', asking clients for a certificate' : ''
+  if (r.result === 'unchanged') d.out(`${r.binding} already serves ${r.thumbprint}${asks}: nothing changed\n`)
+  else if (r.result === 'replaced') d.out(`${r.binding} now serves ${r.thumbprint}${asks}${r.replaced ? ` (replaced ${r.replaced})` : ''}\n`)
+  else d.out(`${r.binding} now serves ${r.thumbprint}${asks}\n`)
 }
 
 function remove (d, options) {
@@ -80,7 +83,7 @@ function pick (o) {
 /** The bindings as a table, then the notes on shadowing and broken certificates. */
 function formatList (records) {
   if (records.length === 0) return 'no certificate bindings\n'
-  const rows = [['binding', 'thumbprint', 'certificate', 'state', 'by']]
+  const rows = [['binding', 'thumbprint', 'certificate', 'state', 'client cert', 'by']]
   const notes = []
   for (const r of records) {
     rows.push([
@@ -88,6 +91,7 @@ function formatList (records) {
       r.thumbprint,
       r.certificate ? r.certificate.subject : '-',
       r.problem ? 'BROKEN' : `ok until ${r.certificate ? r.certificate.notAfter.slice(0, 10) : '?'}`,
+      r.clientCert ? (r.revocationCheck ? 'asked' : 'asked, no revocation check') : 'no',
       r.ours ? 'httpsys' : 'other'
     ])
     if (r.problem) notes.push(`${r.binding}: ${r.problem}`)

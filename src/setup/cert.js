@@ -15,6 +15,7 @@ const fs = require('node:fs')
 const net = require('node:net')
 const { codes } = require('../errors')
 const { thumbprint, where, certProblem, HTTPSYS_APP_ID } = require('../queue/httpsys/service-config')
+const { NEGOTIATE_CLIENT_CERT, NO_REVOCATION_CHECK } = require('../queue/httpsys/client-certs')
 
 const WILDCARD_V4 = '0.0.0.0'
 const WILDCARD_V6 = '::'
@@ -72,15 +73,25 @@ function createCert (config, { now = () => new Date() } = {}) {
 
   function all () {
     const records = []
-    for (const r of config.sslCertList()) records.push({ kind: 'ip', ip: r.ip, port: r.port, thumbprint: r.hash, store: r.store, appId: r.appId, flags: r.flags })
-    for (const r of config.sslCertList({ sni: true })) records.push({ kind: 'sni', host: r.host, port: r.port, thumbprint: r.hash, store: r.store, appId: r.appId, flags: r.flags })
+    const more = (r) => ({
+      thumbprint: r.hash,
+      store: r.store,
+      appId: r.appId,
+      flags: Number(r.flags) || 0,
+      checkMode: Number(r.checkMode) || 0,
+      clientCert: ((Number(r.flags) || 0) & NEGOTIATE_CLIENT_CERT) !== 0,
+      revocationCheck: ((Number(r.checkMode) || 0) & NO_REVOCATION_CHECK) === 0
+    })
+    for (const r of config.sslCertList()) records.push({ kind: 'ip', ip: r.ip, port: r.port, ...more(r) })
+    for (const r of config.sslCertList({ sni: true })) records.push({ kind: 'sni', host: r.host, port: r.port, ...more(r) })
     return records
   }
 
   return {
     /**
-     * @param {object} options { port, ip | host, thumbprint | pfx (+passphrase) | cert + key, store }
-     * @returns {{binding: string, thumbprint: string, result: 'added'|'unchanged'|'replaced', replaced?: string}}
+     * @param {object} options { port, ip | host, thumbprint | pfx (+passphrase) | cert + key, store,
+     *   clientCert (HTTP.SYS asks clients for a certificate), revocationCheck (default true) }
+     * @returns {{binding: string, thumbprint: string, clientCert: boolean, result: 'added'|'unchanged'|'replaced', replaced?: string}}
      */
     add (options) {
       const store = options.store || 'My'
@@ -91,18 +102,30 @@ function createCert (config, { now = () => new Date() } = {}) {
       if (why !== null && !config.wine()) {
         throw new codes.ERR_HTTPSYS_CERT_UNUSABLE({ thumbprint: hash, binding, store, port: k.port, reason: why })
       }
-      const existing = all().find((r) => sameKey(r, k))
-      if (existing && existing.thumbprint.toLowerCase() === hash.toLowerCase()) {
-        return { binding, thumbprint: hash, result: 'unchanged' }
+      if (options.revocationCheck === false && options.clientCert !== true) {
+        throw new codes.ERR_INVALID_ARG_VALUE({ name: '--no-revocation-check', value: true, reason: 'goes with --client-cert (it is about client certificates)' })
       }
-      const context = { what: `Binding a certificate to ${binding}`, command: `httpsys cert add --port ${k.port}${k.host ? ` --host ${k.host}` : k.ip !== WILDCARD_V4 ? ` --ip ${k.ip}` : ''} --thumbprint ${hash}` }
-      const spec = { ...k, hash, store: store.toUpperCase(), appId: HTTPSYS_APP_ID }
+      const clientCert = options.clientCert === true
+      // the other flags of a binding being replaced stay as they were
+      const existing = all().find((r) => sameKey(r, k))
+      const base = existing ? existing.flags & ~NEGOTIATE_CLIENT_CERT : 0
+      const flags = base | (clientCert ? NEGOTIATE_CLIENT_CERT : 0)
+      const checkMode = clientCert && options.revocationCheck === false ? NO_REVOCATION_CHECK : 0
+      if (existing && existing.thumbprint.toLowerCase() === hash.toLowerCase() && existing.flags === flags && existing.checkMode === checkMode) {
+        return { binding, thumbprint: hash, clientCert, result: 'unchanged' }
+      }
+      const context = {
+        what: `Binding a certificate to ${binding}`,
+        command: `httpsys cert add --port ${k.port}${k.host ? ` --host ${k.host}` : k.ip !== WILDCARD_V4 ? ` --ip ${k.ip}` : ''} --thumbprint ${hash}` +
+          (clientCert ? ' --client-cert' : '') + (checkMode !== 0 ? ' --no-revocation-check' : '')
+      }
+      const spec = { ...k, hash, store: store.toUpperCase(), appId: HTTPSYS_APP_ID, flags, checkMode }
       let result = existing ? 'replaced' : 'added'
       if (existing || config.sslCertSet(spec, { update: false }, context) === 'exists') {
         config.sslCertSet(spec, { update: true }, context)
         result = 'replaced'
       }
-      return { binding, thumbprint: hash, result, replaced: existing ? existing.thumbprint : undefined }
+      return { binding, thumbprint: hash, clientCert, result, replaced: existing && existing.thumbprint.toLowerCase() !== hash.toLowerCase() ? existing.thumbprint : undefined }
     },
 
     /** @returns {{binding: string, deleted: boolean}} */

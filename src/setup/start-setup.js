@@ -53,15 +53,27 @@ function planSetup (config, sc, { user = currentUser() } = {}) {
     const key = entry.host !== undefined ? { port: entry.port, host: entry.host } : { port: entry.port, ip: entry.ip || '0.0.0.0' }
     const binding = entry.host !== undefined ? `${entry.host}:${entry.port}` : `${key.ip}:${entry.port}`
     const existing = bindings.find((b) => b.binding === binding)
-    if (existing && (entry.thumbprint === undefined || existing.thumbprint === entry.thumbprint.replace(/[\s:]/g, '').toLowerCase())) continue
+    const asks = entry.requestCert === true
+    const where = entry.host !== undefined ? ` --host ${entry.host}` : entry.ip ? ` --ip ${entry.ip}` : ''
+    if (existing && (entry.thumbprint === undefined || existing.thumbprint === entry.thumbprint.replace(/[\s:]/g, '').toLowerCase())) {
+      if (!asks || existing.clientCert) continue
+      // the certificate is bound; HTTP.SYS must also ask clients for theirs
+      steps.push({
+        kind: 'cert',
+        what: `have HTTP.SYS ask clients for a certificate on ${binding} (tls requestCert)`,
+        command: `httpsys cert add --port ${entry.port}${where} --thumbprint ${existing.thumbprint} --client-cert`,
+        run: () => cert.add({ ...key, thumbprint: existing.thumbprint, store: existing.store, clientCert: true })
+      })
+      continue
+    }
     const source = entry.thumbprint !== undefined
       ? ` --thumbprint ${entry.thumbprint}`
       : entry.pfx !== undefined ? ` --pfx "${entry.pfx}"${entry.passphrase ? ' --passphrase <the config\'s passphrase>' : ''}` : ` --cert "${entry.cert}" --key "${entry.key}"`
     steps.push({
       kind: 'cert',
       what: `bind ${entry.thumbprint ? `the certificate ${entry.thumbprint}` : 'the certificate of ' + (entry.pfx || entry.cert)} to ${binding}`,
-      command: `httpsys cert add --port ${entry.port}${entry.host !== undefined ? ` --host ${entry.host}` : entry.ip ? ` --ip ${entry.ip}` : ''}${source}`,
-      run: () => cert.add({ ...key, thumbprint: entry.thumbprint, pfx: entry.pfx, passphrase: entry.passphrase, cert: entry.cert, key: entry.key, store: entry.store })
+      command: `httpsys cert add --port ${entry.port}${where}${source}${asks ? ' --client-cert' : ''}`,
+      run: () => cert.add({ ...key, thumbprint: entry.thumbprint, pfx: entry.pfx, passphrase: entry.passphrase, cert: entry.cert, key: entry.key, store: entry.store, clientCert: asks })
     })
   }
   for (const app of config.apps) {

@@ -14,6 +14,7 @@
 // must not collide, so a queue is named after the run (httpsys-<pid>-<app>).
 
 const { EventEmitter } = require('node:events')
+const fs = require('node:fs')
 const { codes } = require('../errors')
 const { ENV, cacheEnv, readWorkerEnv } = require('../worker-interface')
 
@@ -28,14 +29,18 @@ class HttpsysRouter extends EventEmitter {
    * @param {boolean} [options.setup] under `httpsys start --setup` (default: ENV.SETUP in
    *   this process's environment, which src/cli/start.js sets): workers bind their app's
    *   own certificate where a port has none
+   * @param {object[]} [options.tls] the config's tls entries: those with requestCert go to
+   *   the workers (HTTPSYS_CLIENT_CERTS), which check the certificates HTTP.SYS hands over
+   * @throws ERR_HTTPSYS_TLS_CERT when such an entry's ca cannot be read
    */
-  constructor ({ logger, native, runId = process.pid, limits, setup = readWorkerEnv().setup } = {}) {
+  constructor ({ logger, native, runId = process.pid, limits, setup = readWorkerEnv().setup, tls = [] } = {}) {
     super()
     this.logger = logger
     this.native = native || null
     this.runId = runId
     this.limits = limits || null
     this.setup = setup
+    this.clientCerts = clientCertEntries(tls || [])
     this.queues = new Map() // app name -> the controller's queue
     this.wine = null
   }
@@ -131,7 +136,8 @@ class HttpsysRouter extends EventEmitter {
       // the worker gives each response its time to live, HTTP.SYS caches it (HTTP_CACHE_POLICY)
       [ENV.CACHE]: cacheEnv(app.cache),
       // --setup: an https worker binds the certificate its app passes where its port has none
-      [ENV.SETUP]: this.setup ? '1' : undefined
+      [ENV.SETUP]: this.setup ? '1' : undefined,
+      [ENV.CLIENT_CERTS]: this.clientCerts.length > 0 ? JSON.stringify(this.clientCerts) : undefined
     }
   }
 
@@ -173,6 +179,32 @@ function queueLimits (limits) {
       requestQueue: s(limits.queue_timeout)
     }
   }
+}
+
+/**
+ * The config's tls entries that ask clients for a certificate, as the workers take them
+ * (HTTPSYS_CLIENT_CERTS): their ca read to PEM text here, once, so a worker needs no
+ * access to the config's files.
+ */
+function clientCertEntries (entries) {
+  const out = []
+  for (const e of entries) {
+    if (e.requestCert !== true) continue
+    const one = { port: e.port, rejectUnauthorized: e.rejectUnauthorized !== false }
+    if (e.host !== undefined) one.host = e.host
+    if (e.ca !== undefined) {
+      one.ca = [].concat(e.ca).map((v) => {
+        if (/-----BEGIN [A-Z0-9 ]+-----/.test(v)) return v
+        try {
+          return fs.readFileSync(v, 'utf8')
+        } catch (err) {
+          throw new codes.ERR_HTTPSYS_TLS_CERT({ file: v, reason: `the CA file cannot be read (${err.code || err.message})`, port: e.port, host: e.host })
+        }
+      })
+    }
+    out.push(one)
+  }
+  return out
 }
 
 module.exports = { HttpsysRouter, queueLimits }

@@ -165,10 +165,9 @@ class Supervisor extends EventEmitter {
     const { Hub, native } = this.routerOptions
     const limits = this.config.limits
     if (backend === 'httpsys') {
-      // fail closed: a port that asks for client certificates must never let one without through
-      const i = (this.config.tls || []).findIndex((t) => t.requestCert === true)
-      if (i !== -1) throw new codes.ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED({ where: `tls[${i}] (port ${this.config.tls[i].port})` })
-      return new HttpsysRouter({ logger: this.logger, native, limits })
+      // requestCert entries go to the workers, which check the certificates (and refuse to
+      // serve a port whose binding does not ask for them: src/queue/httpsys/client-certs.js)
+      return new HttpsysRouter({ logger: this.logger, native, limits, tls: this.config.tls })
     }
     // what earlier supervisors that crashed left next to ours
     if (path.dirname(this.socketPath) === path.resolve(this.controlDir || runtimeDir())) {

@@ -277,7 +277,7 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       if (update && !config.canUpdate) return 50
       if (update && i === -1) return 2
       if (!update && i !== -1) return 183
-      const record = { ip: spec.ip, port: spec.port, host: spec.host, hash: spec.hash.toString('hex'), appId: spec.appId, store: spec.store }
+      const record = { ip: spec.ip, port: spec.port, host: spec.host, hash: spec.hash.toString('hex'), appId: spec.appId, store: spec.store, flags: spec.flags || 0, checkMode: spec.checkMode || 0 }
       if (i === -1) certs.push(record)
       else certs[i] = record
       return 0

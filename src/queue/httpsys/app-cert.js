@@ -26,6 +26,7 @@ const { codes } = require('../../errors')
 const urlprefix = require('../../urlprefix')
 const { certProblem, where, HTTPSYS_APP_ID } = require('./service-config')
 const { loadMaterial, subjectOf } = require('../../tls-material')
+const { NEGOTIATE_CLIENT_CERT } = require('./client-certs')
 
 const APP_LABEL = 'the key and certificate the app passed to https.createServer()'
 const WILDCARD_V4 = '0.0.0.0'
@@ -133,7 +134,9 @@ function bindTarget (sc, options, target, { now, store }) {
     }
   }
   const key = target.host !== undefined ? { port: target.port, host: target.host } : { port: target.port, ip: target.ip }
-  const result = sc.sslCertSet({ ...key, hash, store: store.toUpperCase(), appId: HTTPSYS_APP_ID }, { update: false }, context)
+  // an app that asks clients for a certificate gets a binding that has HTTP.SYS ask for one
+  const flags = options.requestCert === true ? NEGOTIATE_CLIENT_CERT : 0
+  const result = sc.sslCertSet({ ...key, hash, store: store.toUpperCase(), appId: HTTPSYS_APP_ID, flags }, { update: false }, context)
   return { result, thumbprint: hash, subject: cert.subject, notAfter: cert.notAfter, imported }
 }
 

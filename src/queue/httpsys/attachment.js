@@ -49,10 +49,13 @@ class HttpSysAttachment extends AttachmentBase {
    * @param {object} [options]
    * @param {number} [options.maxBodySize=Infinity] request body bytes beyond which the
    *   request is answered 413 here (HTTP.SYS has no such limit; the hub enforces its own)
+   * @param {((req: object) => object|null)|null} [options.clientCerts] the client
+   *   certificate policy of a request (client-certs.js policyLookup), null: none asked
    */
-  constructor (native, platform, handlers, info, errors, { maxBodySize = Infinity } = {}) {
+  constructor (native, platform, handlers, info, errors, { maxBodySize = Infinity, clientCerts = null } = {}) {
     super(handlers, { window: RESPONSE_WINDOW })
     this.maxBodySize = maxBodySize
+    this.clientCerts = clientCerts
     this.info = info
     // HTTP.SYS routed on its own decoded URL (it decodes %2F, which the app's target
     // keeps): a target that canonicalises outside the queue's prefixes is refused
@@ -210,7 +213,8 @@ class HttpSysAttachment extends AttachmentBase {
    * absolute-form target names: urlprefix.js canonicalizeTarget, shared with the hub)
    * and must lie inside the queue's prefixes (else 400: HTTP.SYS routed on a path the
    * app would not see, such as one with an encoded slash), and a declared body over
-   * the limit is 413. Each refusal closes the connection,
+   * the limit is 413, and a client certificate the server does not accept (with
+   * rejectUnauthorized) is 403. Each refusal closes the connection,
    * as the hub's does. Here rather than in src/http: they are the router's decisions,
    * which src/http never makes on the hub either, and a refused request must not cost
    * the app anything (no IncomingMessage, no 'request').
@@ -225,6 +229,15 @@ class HttpSysAttachment extends AttachmentBase {
     if (req.hasBody && this.maxBodySize !== Infinity && declaredLength(req.rawHeaders) > this.maxBodySize) {
       this.refuse(id, 413, 'Request Entity Too Large')
       return false
+    }
+    // client certificates: node refuses the handshake of a client it does not accept;
+    // HTTP.SYS has completed it, so 403 and the connection closed (client-certs.js)
+    if (this.clientCerts !== null && req.tls) {
+      const policy = this.clientCerts(req)
+      if (policy !== null && !policy.judge(req.tls)) {
+        this.refuse(id, 403, 'Forbidden')
+        return false
+      }
     }
     // what the hub's parser says of a request (REQ_UPGRADE): it asks to switch protocols
     // and has no body, so the bytes after its head can be the new protocol's

@@ -9,6 +9,7 @@
 //   errors.js            Win32 codes -> the coded errors of src/errors.js
 //   service-config.js    URL reservations and certificate bindings (setup commands)
 //   app-cert.js          an https app's own certificate bound under `httpsys start --setup`
+//   client-certs.js      client certificates: the binding asks, the worker checks
 //   loader.js            finds and loads the .node file
 
 const net = require('node:net')
@@ -22,6 +23,7 @@ const { createQueue } = require('./controller')
 const { createErrorMapper, portOf } = require('./errors')
 const { createServiceConfig } = require('./service-config')
 const { unboundTargets, setupAppCertificate } = require('./app-cert')
+const { policyLookup, bindingsWithoutNegotiation, negotiateCommand } = require('./client-certs')
 
 /**
  * The backend over an addon (the real one, or a fake one in tests).
@@ -60,14 +62,12 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
     }
-    // fail closed: a server that asks for client certificates must never let one without through
-    if (tls && tls.requestCert === true) {
-      throw new codes.ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED({ where: 'https.createServer({ requestCert: true })' })
-    }
     const b = addon()
     const prefixes = await withFreePorts(urls || [])
     if (tuning.receives === undefined) tuning.receives = defaultReceives(platform)
     const worker = readWorkerEnv()
+    // client certificates (client-certs.js): checked here, never let through unasked
+    const clientCerts = clientCertPolicies(tls, worker, queue ? worker.queueUrls : prefixes)
     const maxBodySize = tuning.maxBodySize !== undefined ? tuning.maxBodySize : worker.maxBodySize
     delete tuning.maxBodySize
     let native = null
@@ -103,7 +103,7 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     const bound = own.length > 0 ? own : registered.length > 0 ? registered : prefixes
     const info = { queue: queue || null, urls: bound, ports: portsOf(bound) }
     const Attachment = platform.wine ? WineAttachment : HttpSysAttachment
-    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize })
+    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize, clientCerts })
     try {
       native.start((events) => attachment.onEvents(events))
     } catch (err) {
@@ -113,6 +113,38 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     }
     if (tls) certificates(bound, tls, worker)
     return attachment
+  }
+
+  /**
+   * What the worker checks of client certificates, by request (client-certs.js
+   * policyLookup), or null when neither the app's https options nor the config's tls
+   * entries ask for them. A binding that would serve one of those prefixes without
+   * asking clients for a certificate fails the attach: clients would reach the app
+   * unasked. A port with no binding at all is no such risk (no handshake succeeds there).
+   * @throws ERR_HTTPSYS_CLIENT_CERT_BINDING; ERR_HTTPSYS_TLS_CERT for a `ca` that is no certificate
+   */
+  function clientCertPolicies (tls, worker, urls) {
+    let lookup
+    try {
+      lookup = policyLookup(tls, worker.clientCerts)
+    } catch (err) {
+      throw new codes.ERR_HTTPSYS_TLS_CERT({ file: 'ca (the certificates the app trusts for clients)', reason: `it holds something that is not a certificate (${err.message})`, fromApp: true })
+    }
+    if (lookup === null) return null
+    const own = tls && tls.requestCert === true
+    const secure = urls.filter((u) => /^https:/i.test(u))
+    const asking = own ? secure : secure.filter((u) => worker.clientCerts.some((e) => e.port === portOf(u)))
+    const where = own ? 'https.createServer({ requestCert: true })' : `the config's tls entry for port ${portOf(asking[0] || '')}`
+    let bad
+    try {
+      bad = bindingsWithoutNegotiation(createServiceConfig(getAddon), asking)
+    } catch (err) {
+      throw new codes.ERR_HTTPSYS_CLIENT_CERT_BINDING({ where, reason: err.message })
+    }
+    if (bad.length > 0) {
+      throw new codes.ERR_HTTPSYS_CLIENT_CERT_BINDING({ where, bindings: bad.map((x) => x.binding), commands: bad.map(negotiateCommand) })
+    }
+    return lookup
   }
 
   /**

@@ -16,6 +16,7 @@ const { setup } = require('../../../src/cli/start')
 const { setupDeps } = require('../../../src/cli/setup-deps')
 
 const A = 'aa'.repeat(20)
+const B = 'bb'.repeat(20)
 
 let dir
 const env = { ...process.env }
@@ -112,10 +113,23 @@ describe('httpsys cert', () => {
     expect((await w.run('cert', 'add', '--port', '443', '--thumbprint', A)).out).toBe(`0.0.0.0:443 already serves ${A}: nothing changed\n`)
     await w.run('cert', 'add', '--port', '443', '--ip', '10.1.1.1', '--thumbprint', A)
     const list = (await w.run('cert', 'list')).out
-    expect(list).toContain(`0.0.0.0:443   ${A}  CN=example.com  ok until 2099-01-01  httpsys`)
+    expect(list).toContain(`0.0.0.0:443   ${A}  CN=example.com  ok until 2099-01-01  no           httpsys`)
     expect(list).toContain('0.0.0.0:443: shadowed by 10.1.1.1:443 for connections to 10.1.1.1')
     expect(JSON.parse((await w.run('cert', 'list', '--json')).out)).toHaveLength(2)
     expect((await w.run('cert', 'delete', '--port', '443', '--ip', '10.1.1.1')).out).toBe('deleted the binding of 10.1.1.1:443\n')
+  })
+
+  test('--client-cert: the binding asks clients for a certificate, and list says so', async () => {
+    const w = windows()
+    w.addon.addCertificate(A, { subject: 'CN=example.com', notAfter: Date.parse('2099-01-01') })
+    expect((await w.run('cert', 'add', '--port', '443', '--thumbprint', A, '--client-cert')).out)
+      .toBe(`0.0.0.0:443 now serves ${A}, asking clients for a certificate\n`)
+    expect((await w.run('cert', 'add', '--port', '443', '--thumbprint', A, '--client-cert', '--no-revocation-check')).out)
+      .toBe(`0.0.0.0:443 now serves ${A}, asking clients for a certificate\n`)
+    expect((await w.run('cert', 'list')).out).toContain('ok until 2099-01-01  asked, no revocation check  httpsys')
+    const r = await w.run('cert', 'add', '--port', '443', '--thumbprint', A, '--no-revocation-check')
+    expect(r.code).toBe(1)
+    expect(r.err).toMatch(/--no-revocation-check.*goes with --client-cert/)
   })
 
   test('a certificate not in the store is refused before binding (exit 1, with the fix)', async () => {
@@ -239,6 +253,27 @@ describe('httpsys start --setup (Windows)', () => {
       `--setup: bind the certificate ${A} to 0.0.0.0:8443: done`,
       ''
     ].join('\n'))
+    text = ''
+    setup(d, c)
+    expect(text).toBe('--setup: every URL reservation and certificate binding the config needs is in place\n')
+  })
+
+  test('a tls entry with requestCert: the binding is made asking clients for a certificate, and one that does not ask is changed', () => {
+    const addon = createFakeAddon()
+    addon.addCertificate(A)
+    addon.addCertificate(B)
+    addon.sslCertSet({ ip: '0.0.0.0', port: 9443, hash: Buffer.from(B, 'hex'), appId: '{x}', store: 'MY' }, false)
+    let text = ''
+    const d = setupDeps({ platform: 'win32', serviceConfig: createServiceConfig(() => addon), out: (t) => { text += t } })
+    const c = config({ apps: [{ script: 'app.js', urls: ['http://localhost:9000/'] }], tls: [{ port: 8443, thumbprint: A, requestCert: true }, { port: 9443, thumbprint: B, requestCert: true }] })
+    addon.machine.elevated = false
+    expect(() => setup(d, c)).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_SETUP_REQUIRED', count: 2 }))
+    expect(text).toContain(`  httpsys cert add --port 8443 --thumbprint ${A} --client-cert\n`)
+    expect(text).toContain(`  httpsys cert add --port 9443 --thumbprint ${B} --client-cert\n`)
+    addon.machine.elevated = true
+    text = ''
+    setup(d, c)
+    expect(addon.sslCertList(false).records.map((r) => [r.port, r.hash, r.flags])).toEqual([[9443, B, 0x2], [8443, A, 0x2]])
     text = ''
     setup(d, c)
     expect(text).toBe('--setup: every URL reservation and certificate binding the config needs is in place\n')

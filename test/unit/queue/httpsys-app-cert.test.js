@@ -70,6 +70,12 @@ async function attachHttps ({ setup = true, tls = { key: site.key, cert: site.ce
 const shown = (records) => records.filter((r) => r.level !== 'debug')
 
 describe('httpsys start --setup: an https app\'s own certificate on a port with no binding', () => {
+  test('an app that asks clients for a certificate (requestCert) gets a binding that has HTTP.SYS ask for one', async () => {
+    const { addon, records } = await attachHttps({ tls: { key: site.key, cert: site.cert, requestCert: true } })
+    expect(addon.sslCertList(false).records).toEqual([expect.objectContaining({ port: 8443, flags: 0x2 })])
+    expect(shown(records).map((r) => r.fields.event)).toEqual(['tls-bound'])
+  })
+
   test('is imported into LocalMachine\\My and bound to 0.0.0.0:port with httpsys\'s AppId, in one record', async () => {
     const addon = createFakeAddon()
     const imported = []
@@ -86,7 +92,7 @@ describe('httpsys start --setup: an https app\'s own certificate on a port with 
     expect(crypto.createPrivateKey(imported[0].keyPem).export({ type: 'pkcs8', format: 'der' }))
       .toEqual(crypto.createPrivateKey(site.key).export({ type: 'pkcs8', format: 'der' }))
     const hash = 'b2'.repeat(20) // the fake store's thumbprint for an imported PEM pair
-    expect(addon.sslCertList(false).records).toEqual([{ ip: '0.0.0.0', port: 8443, host: undefined, hash, appId: HTTPSYS_APP_ID, store: 'MY' }])
+    expect(addon.sslCertList(false).records).toEqual([{ ip: '0.0.0.0', port: 8443, host: undefined, hash, appId: HTTPSYS_APP_ID, store: 'MY', flags: 0, checkMode: 0 }])
     expect(calls('sslCertSet')).toEqual([['sslCertSet', expect.objectContaining({ ip: '0.0.0.0', port: 8443 }), false]])
 
     expect(shown(records)).toHaveLength(1)

@@ -28,10 +28,26 @@ describe('cert add', () => {
     const { addon, cert } = setup()
     addon.addCertificate(A)
     addon.addCertificate(B)
-    expect(cert.add({ port: 443, thumbprint: A.toUpperCase() })).toEqual({ binding: '0.0.0.0:443', thumbprint: A, result: 'added', replaced: undefined })
+    expect(cert.add({ port: 443, thumbprint: A.toUpperCase() })).toEqual({ binding: '0.0.0.0:443', thumbprint: A, clientCert: false, result: 'added', replaced: undefined })
     expect(cert.add({ port: 443, thumbprint: A }).result).toBe('unchanged')
     expect(cert.add({ port: 443, thumbprint: B })).toMatchObject({ result: 'replaced', replaced: A })
     expect(addon.sslCertList(false).records).toEqual([expect.objectContaining({ ip: '0.0.0.0', port: 443, hash: B, store: 'MY' })])
+  })
+
+  test('--client-cert makes HTTP.SYS ask clients for a certificate; adding it to a binding is a change, not "unchanged"', () => {
+    const { addon, cert } = setup()
+    addon.addCertificate(A)
+    cert.add({ port: 443, thumbprint: A })
+    expect(cert.add({ port: 443, thumbprint: A, clientCert: true })).toMatchObject({ result: 'replaced', clientCert: true, replaced: undefined })
+    expect(addon.sslCertList(false).records).toEqual([expect.objectContaining({ port: 443, hash: A, flags: 0x2, checkMode: 0 })])
+    expect(cert.add({ port: 443, thumbprint: A, clientCert: true }).result).toBe('unchanged')
+    expect(cert.add({ port: 443, thumbprint: A, clientCert: true, revocationCheck: false }).result).toBe('replaced')
+    expect(cert.list()[0]).toMatchObject({ clientCert: true, revocationCheck: false })
+    // dropping --client-cert stops the asking (a rebind says what the binding does)
+    cert.add({ port: 443, thumbprint: A })
+    expect(addon.sslCertList(false).records[0]).toMatchObject({ flags: 0, checkMode: 0 })
+    expect(() => cert.add({ port: 443, thumbprint: A, revocationCheck: false }))
+      .toThrow(expect.objectContaining({ code: 'ERR_INVALID_ARG_VALUE', message: expect.stringContaining('--client-cert') }))
   })
 
   test('SNI: --host binds host:port', () => {

@@ -5,10 +5,13 @@
 // starts, workers told where their queue is (and nothing about a hub), readiness from
 // the preload's message, and HTTP.SYS failures as the coded errors a user reads.
 
+const fs = require('node:fs')
+const os = require('node:os')
 const path = require('node:path')
 const pino = require('pino')
 const { validate } = require('../../../src/config')
 const { Supervisor } = require('../../../src/supervisor/supervisor')
+const { HttpsysRouter } = require('../../../src/supervisor/httpsys-router')
 const { createBackend } = require('../../../src/queue/httpsys')
 const { createFakeAddon } = require('../../helpers/fake-addon')
 const { waitForRecords } = require('../../helpers/records')
@@ -202,22 +205,53 @@ test('HTTP.SYS\'s response cache of an app is emptied when an instance starts or
   expect(api.callsOf('flushCache').length).toBeGreaterThanOrEqual(before + 2) // the old one's exit, the new one's ready
 })
 
-test('a config certificate that asks clients for theirs fails the start on HTTP.SYS (it would let clients without one through), before anything runs', async () => {
-  const config = validate({
-    backend: 'httpsys',
-    tls: [{ port: 8443, thumbprint: 'a'.repeat(40) }, { port: 9443, thumbprint: 'b'.repeat(40), requestCert: true }],
-    apps: [{ name: 'api', script: path.join(FIXTURES, 'attach-app.js'), urls: ['https://+:9443/'] }]
-  }, { baseDir: APPS })
-  const binding = createFakeAddon()
-  const supervisor = new Supervisor(config, {
-    logger: pino({ level: 'silent' }),
-    preload: PRELOAD,
-    native: createBackend(() => binding),
-    backendChoice: { platform: 'win32', loadNative: () => binding }
+describe('a config certificate that asks clients for theirs (requestCert) on HTTP.SYS', () => {
+  const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n'
+  let dir
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-router-ca-'))
+    fs.writeFileSync(path.join(dir, 'clients-ca.crt'), CA)
   })
-  running.push(supervisor)
-  await expect(supervisor.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_CLIENT_CERT_UNSUPPORTED', message: expect.stringContaining('tls[1] (port 9443)') })
-  expect(binding.queues).toEqual([])
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+  function start (tls) {
+    const config = validate({
+      backend: 'httpsys',
+      tls,
+      apps: [{ name: 'api', script: path.join(FIXTURES, 'attach-app.js'), urls: ['https://+:9443/'] }]
+    }, { baseDir: dir })
+    const binding = createFakeAddon()
+    const supervisor = new Supervisor(config, {
+      logger: pino({ level: 'silent' }),
+      preload: PRELOAD,
+      native: createBackend(() => binding),
+      backendChoice: { platform: 'win32', loadNative: () => binding }
+    })
+    running.push(supervisor)
+    return { supervisor, binding }
+  }
+
+  test('goes to the workers with its ca read (HTTPSYS_CLIENT_CERTS): they check what HTTP.SYS hands over', () => {
+    const router = new HttpsysRouter({
+      logger: pino({ level: 'silent' }),
+      setup: false,
+      tls: validate({
+        tls: [{ port: 8443, thumbprint: 'a'.repeat(40) }, { port: 9443, host: 'API.example', thumbprint: 'b'.repeat(40), requestCert: true, ca: './clients-ca.crt' }],
+        apps: [{ name: 'api', script: path.join(FIXTURES, 'attach-app.js'), urls: ['https://+:9443/'] }]
+      }, { baseDir: dir }).tls
+    })
+    const env = router.workerEnv({ name: 'api', urls: ['https://+:9443/'] })
+    expect(JSON.parse(env.HTTPSYS_CLIENT_CERTS)).toEqual([{ port: 9443, host: 'api.example', rejectUnauthorized: true, ca: [CA] }])
+    expect(new HttpsysRouter({ logger: pino({ level: 'silent' }), setup: false }).workerEnv({ name: 'api', urls: [] }).HTTPSYS_CLIENT_CERTS).toBeUndefined()
+  })
+
+  test('a ca file that cannot be read fails the start naming it, before any queue exists', async () => {
+    const { supervisor, binding } = start([{ port: 9443, thumbprint: 'b'.repeat(40), requestCert: true, ca: './missing.crt' }])
+    const err = await supervisor.start().catch((e) => e)
+    expect(err).toMatchObject({ code: 'ERR_HTTPSYS_TLS_CERT' })
+    expect(err.message).toContain(path.join(dir, 'missing.crt'))
+    expect(binding.queues).toEqual([])
+  })
 })
 
 describe('HTTP.SYS failures fail the start with nothing spawned and the queues made so far closed', () => {
