@@ -154,9 +154,12 @@ class ServerMembers extends EventEmitter {
   /**
    * Stops listening at once (the port is free again and listen() may be called again,
    * as on node); the requests in flight are answered, then 'close'. Requests not
-   * received yet stay queued for other workers of the queue.
+   * received yet stay queued for other workers of the queue. Idle connections end
+   * first through this.closeIdleConnections(), called as node's close() calls it
+   * (httpServerPreClose), so an override of it (fastify's serverFactory servers) runs.
    */
   close (callback) {
+    this.closeIdleConnections()
     const handle = this[kHandle]
     if (typeof callback === 'function') {
       if (handle === null) {
@@ -186,13 +189,15 @@ class ServerMembers extends EventEmitter {
   }
 
   // A standalone server's idle connections are ended (node's); a shared router's idle
-  // keep-alive connections are the router's, which closes them itself.
+  // keep-alive connections are the router's, which closes them itself. Ended, not
+  // reset: the router calls a connection idle once its last response is handed to the
+  // socket, and a slow client may still be reading it (node's idle ones have flushed).
   closeIdleConnections () {
     const handles = [...this[kClosing]]
     if (this[kHandle] !== null) handles.push(this[kHandle])
     for (const handle of handles) {
       if (handle.own === null) continue
-      for (const conn of [...handle.own.values()]) if (conn.idle === true) conn.destroy()
+      for (const conn of [...handle.own.values()]) if (conn.idle === true) conn.closeWhenIdle()
     }
   }
 

@@ -218,6 +218,42 @@ describe('close()', () => {
     expect(ours.code).toBe(0)
   })
 
+  test('closeIdleConnections() and close() while a client is still reading a large response: it gets all of it, then the connection ends, as node\'s', async () => {
+    // close() calls closeIdleConnections() as node's does; the router calls a connection
+    // idle once the response is handed to its socket, before a slow client has read it
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const SIZE = 8 * 1024 * 1024
+      const s = http.createServer((req, res) => {
+        res.setHeader('content-length', SIZE)
+        res.on('finish', () => setTimeout(() => {
+          s.closeIdleConnections()
+          s.close()
+        }, 200))
+        res.end(Buffer.alloc(SIZE, 97))
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        let got = 0
+        let head = -1
+        c.write('GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+        c.pause()
+        setTimeout(() => c.resume(), 600)
+        c.on('data', (d) => {
+          if (head === -1) head = d.indexOf('\\r\\n\\r\\n') + 4
+          got += d.length
+        })
+        c.on('close', () => console.log(JSON.stringify({ body: got - head })))
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual({ body: 8 * 1024 * 1024 })
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
+  })
+
   test('server.unref(): a process with nothing else to do exits', async () => {
     const r = await runPreloaded(`
       const s = require('http').createServer()

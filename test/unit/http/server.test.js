@@ -214,6 +214,19 @@ describe('close()', () => {
     expect(h.text).toBe('ok')
   })
 
+  test('close() calls this.closeIdleConnections() once, listening or not, as node\'s (an override of it runs: fastify counts the calls)', async () => {
+    const { server } = await start(null)
+    let called = 0
+    server.closeIdleConnections = function () {
+      expect(this).toBe(server)
+      called++
+    }
+    await new Promise((resolve) => server.close(resolve))
+    expect(called).toBe(1)
+    await new Promise((resolve) => server.close(resolve))
+    expect(called).toBe(2)
+  })
+
   test('close() when not listening: ERR_SERVER_NOT_RUNNING to the callback, "close" emitted', async () => {
     const { server } = newServer()
     const events = []
