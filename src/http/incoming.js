@@ -9,7 +9,10 @@
 // hello-world handlers never touch it.
 // https://nodejs.org/api/http.html#class-httpincomingmessage
 
+const net = require('node:net')
 const { Readable } = require('node:stream')
+// node's own, taken as this module loads (before the preload puts ours on node's http)
+const { IncomingMessage: NodeIncomingMessage } = require('node:http')
 const { buildHeaders, buildDistinct } = require('./headers')
 const { defineLegacyClass } = require('./legacy-class')
 const {
@@ -22,6 +25,12 @@ const {
  *   object is made when first asked for
  */
 function IncomingMessage (socket) {
+  // node's HTTP/1 parser makes its requests with the class its server holds, and an
+  // http2 server's allowHTTP1 fallback holds http.IncomingMessage as it was when the
+  // server was made: this class, under the preload (http2 servers stay node's own). A
+  // request read from a live socket by node's parser is node's own: this class has
+  // none of the parser's internals.
+  if (isLiveSocket(socket)) return new NodeIncomingMessage(socket)
   Readable.call(this)
   // Until the app reads, the stream must not pull on its own (Readable's read-ahead
   // would mark the request as consumed and ask the backend for body nobody wants).
@@ -148,6 +157,11 @@ class IncomingMessageMembers extends Readable {
   }
 }
 
+/** A connected socket of node's own (ours, req.socket's RequestSocket, have no handle). */
+function isLiveSocket (socket) {
+  return socket !== undefined && socket !== null && socket._handle !== null && socket._handle !== undefined && socket instanceof net.Socket
+}
+
 // node emits a request's destroy error only when someone listens for it, so that a
 // client going away never crashes an app that did not ask.
 function onDestroyed (req, err, cb) {
@@ -157,4 +171,4 @@ function onDestroyed (req, err, cb) {
 
 defineLegacyClass(IncomingMessage, Readable, IncomingMessageMembers)
 
-module.exports = { IncomingMessage }
+module.exports = { IncomingMessage, NodeIncomingMessage }

@@ -26,7 +26,9 @@
 // https://nodejs.org/api/http.html#class-httpserverresponse
 
 const Stream = require('node:stream')
-const { STATUS_CODES } = require('node:http')
+// node's own ServerResponse, taken as this module loads (before the preload puts ours on
+// node's http)
+const { STATUS_CODES, ServerResponse: NodeServerResponse } = require('node:http')
 const { codes } = require('../errors')
 const {
   isToken, hasInvalidChar, validateHeaderName, validateHeaderValue, validateString
@@ -36,6 +38,7 @@ const { defineLegacyClass } = require('./legacy-class')
 const { storedHeaders, givenHeaders, finishHead, headBytes, RE_TE_CHUNKED, R_CONNECTION, R_CONTENT_LENGTH, R_TE } = require('./out-head')
 const { writeChunk, strictLength, flush, onError, nop, HIGH_WATER_MARK } = require('./response-flow')
 const { SocketSink } = require('./socket-sink')
+const { NodeIncomingMessage } = require('./incoming')
 
 // node's http.OutgoingMessage (the preload does not replace it): a ServerResponse is one,
 // as on node (`res instanceof http.OutgoingMessage`), and inherits what it does not
@@ -97,6 +100,10 @@ class OutState {
  * @param {object} [options] { strictContentLength } as node's
  */
 function ServerResponse (req, options) {
+  // a request of node's own HTTP/1 parser (an http2 server's allowHTTP1 fallback: see
+  // incoming.js) is answered by node's own response, as that server would without the
+  // preload. Ours carry kHandle (null outside a server).
+  if (req[kHandle] === undefined && req instanceof NodeIncomingMessage) return new NodeServerResponse(req, options)
   Stream.call(this)
   this.req = req
   this.statusCode = 200

@@ -476,6 +476,60 @@ describe('req.socket is a net.Socket', () => {
   })
 })
 
+describe('http2 servers stay node\'s own', () => {
+  const fs = require('node:fs')
+  const os = require('node:os')
+  const { selfSigned } = require('../helpers/tls-certs')
+  let dir
+  let cert
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-h2-'))
+    cert = selfSigned(dir, 'localhost', ['localhost', '127.0.0.1'])
+  })
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+  test('createSecureServer({ allowHTTP1: true }): an HTTP/1.1 client is answered by node\'s own request and response (the fallback takes http.IncomingMessage/ServerResponse, ours under the preload), an h2 one as before', async () => {
+    const code = `
+      const fs = require('fs')
+      const http = require('http')
+      const http2 = require('http2')
+      const https = require('https')
+      const s = http2.createSecureServer({ allowHTTP1: true, key: fs.readFileSync(${JSON.stringify(cert.key)}), cert: fs.readFileSync(${JSON.stringify(cert.cert)}) }, (req, res) => {
+        res.setHeader('content-type', 'text/plain')
+        res.end(req.httpVersion + ' ' + req.url + ' ' + (req instanceof http2.Http2ServerRequest ? 'h2' : 'http1'))
+      })
+      s.listen(0, () => {
+        const port = s.address().port
+        const out = {}
+        https.get({ port, path: '/one', rejectUnauthorized: false, agent: false }, (res) => {
+          let body = ''
+          res.on('data', (d) => { body += d })
+          res.on('end', () => {
+            out.http1 = [res.statusCode, body]
+            const client = http2.connect('https://localhost:' + port, { rejectUnauthorized: false })
+            const r = client.request({ ':path': '/two' })
+            let b2 = ''
+            r.on('response', (h) => { out.h2status = h[':status'] })
+            r.on('data', (d) => { b2 += d })
+            r.on('end', () => {
+              out.h2 = b2
+              client.close()
+              s.close()
+              console.log(JSON.stringify(out))
+            })
+          })
+        }).on('error', (err) => { console.log(JSON.stringify({ error: err.message })); process.exit(1) })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual({ http1: [200, '1.1 /one http1'], h2status: 200, h2: '2.0 /two h2' })
+    expect(ours.err).toBe('')
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
+  })
+})
+
 describe('a response written to req.socket (hijacked)', () => {
   test('a whole HTTP/1.1 response written raw reaches the client; with Content-Length the connection serves the next request; res says no \'finish\', as node\'s', async () => {
     const code = `
