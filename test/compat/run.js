@@ -17,6 +17,9 @@
 // Options:
 //   --node-src DIR        node's source tree (test/parallel, test/common); default $NODE_SRC
 //   --filter RE           only node test files whose name matches RE
+//   --wine                node's tests with Windows node.exe under Wine, the preload on
+//                         HTTP.SYS (the addon test/windows builds; run npm run test:windows
+//                         once first); with no --filter, the files of wine-subset.txt
 //   --jobs N              concurrent test processes (default 2)
 //   --timeout S           per node test file, seconds (default 30)
 //   --suite-timeout S     per mocha suite run (express), seconds (default 1200)
@@ -26,7 +29,8 @@
 //   --baseline-from TSV   reuse the baseline column of an earlier node.tsv
 //   --keep-output         keep each node test run's output under <out>/output/
 //   --from-tsv TSV        run nothing: classify an earlier node.tsv again (after editing
-//                         node-known.json) and print its summary
+//                         node-known.json; with --wine, wine-known.json too) and print
+//                         its summary
 //
 // Writes <out>/node.tsv (one row per node test file), <out>/suites.tsv, <out>/summary.md
 // and <out>/summary.json, and prints the summary. Exit code: 0 when it ran (the numbers
@@ -38,6 +42,7 @@ const path = require('node:path')
 const { runNodeTests, treeVersion } = require('./lib/node-tests')
 const { classify, writeTsv, readRows, readBaseline, summarize, formatNodeSummary } = require('./lib/report')
 const { runSuites, formatSuites, writeSuitesTsv } = require('./lib/suites')
+const { wineSetup, finish } = require('./lib/wine')
 
 const REPO = path.resolve(__dirname, '..', '..')
 const REGISTER = path.join(REPO, 'src', 'register.js')
@@ -56,7 +61,8 @@ function parseArgs (argv) {
     out: '',
     baselineFrom: '',
     keepOutput: false,
-    fromTsv: ''
+    fromTsv: '',
+    wine: false
   }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
@@ -75,13 +81,34 @@ function parseArgs (argv) {
     else if (a === '--out') o.out = val()
     else if (a === '--baseline-from') o.baselineFrom = val()
     else if (a === '--keep-output') o.keepOutput = true
+    else if (a === '--wine') o.wine = true
     else if (a === '--from-tsv') o.fromTsv = val()
     else if (a === '-h' || a === '--help') usage()
     else usage(`unknown argument: ${a}`)
   }
-  if (o.parts.length === 0) o.parts = ['node', 'suites']
+  if (o.parts.length === 0) o.parts = o.wine ? ['node'] : ['node', 'suites']
+  if (o.wine && o.parts.includes('suites')) usage('--wine runs node\'s tests only')
   if (!(o.jobs >= 1) || !(o.timeoutS > 0) || !(o.suiteTimeoutS > 0) || !(o.suiteFileTimeoutS > 0)) usage('--jobs and the timeouts take positive numbers')
   return o
+}
+
+/**
+ * The classified failures: node-known.json, and under Wine wine-known.json on top (what
+ * fails for Wine's HTTP.SYS or node.exe under Wine, docs/wine.md, or for HTTP.SYS itself).
+ */
+function knownList (wine) {
+  const read = (name) => JSON.parse(fs.readFileSync(path.join(__dirname, name), 'utf8'))
+  const known = read('node-known.json')
+  if (wine) Object.assign(known, read('wine-known.json'))
+  delete known.$comment
+  return known
+}
+
+/** wine-subset.txt as a filter: the files listed, one per line (# comments). */
+function wineSubset () {
+  const names = fs.readFileSync(path.join(__dirname, 'wine-subset.txt'), 'utf8').split('\n')
+    .map((l) => l.replace(/#.*/, '').trim()).filter(Boolean)
+  return new RegExp(`^(${names.map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})$`)
 }
 
 function usage (problem) {
@@ -125,7 +152,7 @@ async function main () {
 
   if (o.fromTsv) {
     const rows = readRows(o.fromTsv)
-    const known = JSON.parse(fs.readFileSync(path.join(__dirname, 'node-known.json'), 'utf8'))
+    const known = knownList(o.wine)
     classify(rows, known)
     writeTsv(path.join(outDir, 'node.tsv'), rows)
     const s = summarize(rows, known)
@@ -139,7 +166,18 @@ async function main () {
     } else {
       const nodeSrc = path.resolve(o.nodeSrc)
       const version = treeVersion(nodeSrc)
-      log(`node tests from ${nodeSrc} (${version}), ${o.jobs} jobs, timeout ${o.timeoutS} s`)
+      let wine = null
+      if (o.wine) {
+        try {
+          wine = wineSetup()
+        } catch (err) {
+          process.stderr.write(`${err.message}\n`)
+          process.exit(2)
+        }
+        if (!o.filter) o.filter = wineSubset()
+        summary.wine = { nodeExe: wine.nodeExe, addon: wine.addon }
+      }
+      log(`node tests from ${nodeSrc} (${version})${wine ? ' under Wine, on HTTP.SYS' : ''}, ${o.jobs} jobs, timeout ${o.timeoutS} s`)
       const t0 = Date.now()
       let rows
       try {
@@ -152,19 +190,23 @@ async function main () {
           baselineFrom: o.baselineFrom ? readBaseline(o.baselineFrom) : null,
           keepOutput: o.keepOutput,
           outDir,
-          log
+          log,
+          wine
         })
       } catch (err) {
         process.stderr.write(`${err.message}\n${HOW_TO_GET_NODE}\n`)
         process.exit(2)
+      } finally {
+        if (wine !== null) finish(wine)
       }
-      const known = JSON.parse(fs.readFileSync(path.join(__dirname, 'node-known.json'), 'utf8'))
+      const known = knownList(wine !== null)
       classify(rows, known)
       writeTsv(path.join(outDir, 'node.tsv'), rows)
       const s = summarize(rows, known)
       s.seconds = Math.round((Date.now() - t0) / 1000)
       summary.nodeTests = { tree: nodeSrc, treeVersion: version, timeoutS: o.timeoutS, ...s }
-      text.push(formatNodeSummary(s, { treeVersion: version, timeoutS: o.timeoutS }) + `\n\n(node tests took ${s.seconds} s)`)
+      text.push((wine ? 'Under Wine (Windows node.exe, the preload on HTTP.SYS):\n\n' : '') +
+        formatNodeSummary(s, { treeVersion: version, timeoutS: o.timeoutS }) + `\n\n(node tests took ${s.seconds} s)`)
     }
   }
 
@@ -189,7 +231,7 @@ async function main () {
   const md = `httpsys ${summary.src}, node ${process.version}\n\n` + text.join('\n\n') + `\n\nresults: ${outDir} (total ${summary.seconds} s)\n`
   fs.writeFileSync(path.join(outDir, 'summary.md'), md) // an output file, not a reference
   fs.writeFileSync(path.join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n')
-  const latest = path.join(CACHE, 'results', 'latest')
+  const latest = path.join(CACHE, 'results', o.wine ? 'latest-wine' : 'latest')
   try {
     fs.mkdirSync(path.dirname(latest), { recursive: true })
     fs.rmSync(latest, { force: true })

@@ -8,6 +8,7 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const { runProcess, pool } = require('./proc')
+const { runWine, winPath } = require('./wine')
 
 const FILE_RE = /^test-http-.*\.(js|mjs|cjs)$/
 const CLIENT_RE = /^test-http-(client|agent)-/
@@ -112,7 +113,8 @@ function outcome (r) {
 
 /**
  * Runs the tests; returns one row per file.
- * @param {object} o { nodeSrc, register, jobs, timeoutMs, filter, baselineFrom (Map|null), log }
+ * @param {object} o { nodeSrc, register, jobs, timeoutMs, filter, baselineFrom (Map|null), log,
+ *   wine (wine.js wineSetup(): run node.exe under Wine, the preload on HTTP.SYS) }
  */
 async function runNodeTests (o) {
   const { parallel } = checkTree(o.nodeSrc)
@@ -157,13 +159,21 @@ async function runNodeTests (o) {
 
 async function runOne (o, row, slot, withPreload) {
   const file = path.join('test', 'parallel', row.file)
-  const env = testEnv(slot, withPreload ? o.register : null)
-  const r = await runProcess(process.execPath, [...row.flags, '--require', REPORT_ON_TERM, file], {
-    cwd: o.nodeSrc,
-    env,
-    timeoutMs: o.timeoutMs,
-    termGraceMs: 2000
-  })
+  let r
+  if (o.wine) {
+    // node.exe under Wine (wine.js): Windows paths for what node.exe loads, the preload
+    // on HTTP.SYS; no SIGTERM report (Wine has no signals for node.exe to catch)
+    const env = { ...testEnv(slot, withPreload ? winPath(o.register) : null), ...o.wine.env }
+    r = await runWine(o.wine.nodeExe, [...row.flags, file], { cwd: o.nodeSrc, env, timeoutMs: o.timeoutMs })
+  } else {
+    const env = testEnv(slot, withPreload ? o.register : null)
+    r = await runProcess(process.execPath, [...row.flags, '--require', REPORT_ON_TERM, file], {
+      cwd: o.nodeSrc,
+      env,
+      timeoutMs: o.timeoutMs,
+      termGraceMs: 2000
+    })
+  }
   const result = outcome(r)
   const err = result === 'pass' || result === 'skip' ? '' : errorLine(r)
   if (withPreload) {
