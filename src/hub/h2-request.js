@@ -93,34 +93,11 @@ class H2Request extends HubRequest {
     this.closeIfBodyLeft()
   }
 
-  /** A RES_BODY frame: u8 flags, bytes. */
-  onResBody (b, start, end) {
-    const n = end - start - 1
-    this.resBody(b[start], n > 0 ? b.subarray(start + 1, end) : null, n)
-  }
-
-  /** A large RES_BODY frame still in the pieces it arrived in (attachment-connection.js). */
-  onResBodyPieces (flags, pieces, n) {
-    this.resBody(flags, pieces, n)
-  }
-
-  /** body: n bytes as one Buffer, a list of them, or null (n = 0). */
-  resBody (flags, body, n) {
-    if (!this.headSent || this.resDone) return
-    const more = (flags & RESPONSE_MORE) !== 0
-    if (n > 0) {
-      if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, body)) this.cap = null
-      if (this.noBody) {
-        if (more && this.attachment !== null) this.attachment.sendWindow(this, n)
-      } else {
-        this.writeBody(body, more ? n : 0)
-      }
-    }
-    if (!more) {
-      this.finish()
-      if (!this.noBody && !this.stream.destroyed) this.stream.end()
-      this.closeIfBodyLeft()
-    }
+  /** The worker's last RES_BODY (HubRequest.resBody): the stream ends. */
+  bodyEnded () {
+    this.finish()
+    if (!this.noBody && !this.stream.destroyed) this.stream.end()
+    this.closeIfBodyLeft()
   }
 
   /**

@@ -246,15 +246,23 @@ class HubRequest {
     if (n > 0) {
       if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, body)) this.cap = null
       if (this.noBody) {
-        if (more) this.attachment.sendWindow(this, n)
+        if (more && this.attachment !== null) this.attachment.sendWindow(this, n)
       } else {
-        this.conn.write(this, body, more ? n : 0)
+        this.writeBody(body, more ? n : 0)
       }
     }
-    if (!more) {
-      this.finish()
-      this.conn.done(this)
-    }
+    if (!more) this.bodyEnded()
+  }
+
+  /** Response body bytes to the client; `ack` bytes of window go back as it takes them. */
+  writeBody (body, ack) {
+    this.conn.write(this, body, ack)
+  }
+
+  /** The worker's last RES_BODY: the response is complete. */
+  bodyEnded () {
+    this.finish()
+    this.conn.done(this)
   }
 
   mustClose (asked) {

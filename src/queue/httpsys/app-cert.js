@@ -23,8 +23,7 @@
 
 const crypto = require('node:crypto')
 const { codes } = require('../../errors')
-const urlprefix = require('../../urlprefix')
-const { certProblem, where, HTTPSYS_APP_ID } = require('./service-config')
+const { certProblem, where, httpsPrefixes, HTTPSYS_APP_ID } = require('./service-config')
 const { loadMaterial, subjectOf } = require('../../tls-material')
 const { NEGOTIATE_CLIENT_CERT } = require('./client-certs')
 
@@ -43,14 +42,7 @@ const WILDCARD_V4 = '0.0.0.0'
  */
 function unboundTargets (sc, urls) {
   const targets = new Map()
-  for (const url of urls) {
-    let p
-    try {
-      p = urlprefix.parse(url)
-    } catch {
-      continue
-    }
-    if (p.scheme !== 'https') continue
+  for (const { url, p } of httpsPrefixes(urls)) {
     const key = p.hostKind === 'explicit' ? { port: p.port, host: p.host } : { port: p.port, ip: WILDCARD_V4 }
     const binding = where(key)
     if (!targets.has(binding)) targets.set(binding, { ...key, binding, prefixes: [] })

@@ -27,8 +27,7 @@
 // listen instead (ERR_HTTPSYS_CLIENT_CERT_BINDING, with the command that fixes it).
 
 const { X509Certificate } = require('node:crypto')
-const urlprefix = require('../../urlprefix')
-const { where } = require('./service-config')
+const { where, httpsPrefixes } = require('./service-config')
 
 const NEGOTIATE_CLIENT_CERT = 0x2 // HTTP_SERVICE_CONFIG_SSL_FLAG_NEGOTIATE_CLIENT_CERT
 const NO_REVOCATION_CHECK = 0x1 // DefaultCertCheckMode: do not check revocation
@@ -176,14 +175,7 @@ function bindingsWithoutNegotiation (sc, urls) {
   const ip = sc.sslCertList()
   const sni = sc.sslCertList({ sni: true })
   const bad = new Map()
-  for (const url of urls) {
-    let p
-    try {
-      p = urlprefix.parse(url)
-    } catch {
-      continue
-    }
-    if (p.scheme !== 'https') continue
+  for (const { p } of httpsPrefixes(urls)) {
     const own = p.hostKind === 'explicit' ? sni.filter((b) => Number(b.port) === p.port && String(b.host).toLowerCase() === p.host) : []
     const serving = own.length > 0 ? own : ip.filter((b) => Number(b.port) === p.port)
     for (const b of serving) {

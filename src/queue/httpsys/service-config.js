@@ -14,6 +14,7 @@
 // src/setup's policy. `context` gives the words: { what, command } for the fix.
 
 const { codes } = require('../../errors')
+const urlprefix = require('../../urlprefix')
 
 // The AppId recorded with the certificate bindings httpsys makes. HTTP.SYS only stores
 // it; `netsh http show sslcert` shows it, so httpsys's bindings can be told apart.
@@ -256,6 +257,21 @@ function certProblem (found, store, now) {
   return null
 }
 
+/** The https prefixes among urls, parsed (urlprefix.js); others and unparsable ones left out. */
+function httpsPrefixes (urls) {
+  const out = []
+  for (const url of urls) {
+    let p
+    try {
+      p = urlprefix.parse(url)
+    } catch {
+      continue
+    }
+    if (p.scheme === 'https') out.push({ url, p })
+  }
+  return out
+}
+
 function where ({ ip, port, host }) {
   return host ? `${host}:${port}` : `${ip && ip.includes(':') ? `[${ip}]` : ip}:${port}`
 }
@@ -266,4 +282,4 @@ function currentUser (env = process.env) {
   return USERNAME ? (USERDOMAIN ? `${USERDOMAIN}\\${USERNAME}` : USERNAME) : undefined
 }
 
-module.exports = { createServiceConfig, currentUser, thumbprint, where, certProblem, HTTPSYS_APP_ID }
+module.exports = { createServiceConfig, currentUser, thumbprint, where, httpsPrefixes, certProblem, HTTPSYS_APP_ID }
