@@ -60,6 +60,8 @@ function targetFor (args, env = process.env, scheme = 'http') {
     queue,
     urls,
     path: parsed.path,
+    // listen(port[, host]): the server owns the port, as a node server does
+    byPort: parsed.prefix === undefined && parsed.path === undefined,
     callback: parsed.callback,
     signal: parsed.signal,
     port,

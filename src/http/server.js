@@ -31,6 +31,9 @@ const { targetFor } = require('./listen-target')
 const { defineLegacyClass } = require('./legacy-class')
 const { kBackend, kHandle, kClosing, kResponseOptions, kIncomingClass, kResponseClass, kScheme, kTlsOptions, kUniqueHeaders } = require('./symbols')
 
+// how soon the hub hears a client's FIN on a port the server owns (routerSettings)
+const OWN_PORT_FIN_GRACE_MS = 10
+
 let defaultBackend = null
 let log = null
 
@@ -125,7 +128,7 @@ class ServerMembers extends EventEmitter {
     rememberServer(this)
     if (target.signal !== null) watchSignal(this, target.signal)
 
-    const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers, settings: routerSettings(this, handle) }
+    const options = { queue: target.queue, urls: target.urls, handlers: handle.handlers, settings: routerSettings(this, handle, target) }
     if (target.path !== undefined && target.queue === undefined) options.path = target.path
     if (this[kTlsOptions]) options.tls = this[kTlsOptions] // an https server's (https-server.js)
     let attaching
@@ -288,9 +291,19 @@ defineLegacyClass(Server, EventEmitter, ServerMembers)
 // supervisor's hub, HTTP.SYS) keeps its own limits. A missing Host is not the router's
 // to reject here: the server checks requireHostHeader itself, after 'upgrade' took its
 // requests, as node does (server-handle.js onRequest).
-function routerSettings (server, handle) {
+/**
+ * What a standalone server's own router (the process's hub) follows on its ports, from
+ * the server's options as node reads them. A server that listened on a port owns it as
+ * node's does (ownsPort): its requests reach it with the target as the client sent it
+ * (no dot segments resolved, no 400 for a stray %), any Host value, and a client's FIN
+ * heard within 10 ms (node: at once; the hub needs a turn of the local socket to hear
+ * whether the app answered), where a shared router keeps its own rules.
+ */
+function routerSettings (server, handle, target) {
   return {
     answersTimeouts: true,
+    ownsPort: target.byPort === true,
+    finGrace: target.byPort === true ? OWN_PORT_FIN_GRACE_MS : undefined,
     onConnection: (conn) => handle.accepted(conn),
     onConnectionClose: (id) => handle.onConnectionClose(id),
     get headersTimeout () {

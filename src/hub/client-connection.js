@@ -119,8 +119,11 @@ class ClientConnection {
     this.phase = HEADERS
     this.deadline = after(this.settings.headersTimeout)
 
+    // a standalone server that listened on this port owns it as node's server does: its
+    // requests keep the target and Host as sent (the port alone routes them)
+    this.ownsPort = this.settings.ownsPort === true
     this.parser = new RequestParser(
-      { maxHeaderSize: this.settings.maxHeaderSize, maxBodySize: hub.maxBodySize, requireHost: this.settings.requireHostHeader !== false },
+      { maxHeaderSize: this.settings.maxHeaderSize, maxBodySize: hub.maxBodySize, requireHost: this.settings.requireHostHeader !== false, strictHost: !this.ownsPort },
       {
         onHead: (head) => this.onHead(head),
         onBody: (chunk) => { if (this.current !== null) this.current.onBodyChunk(chunk) },
@@ -198,6 +201,11 @@ class ClientConnection {
     this.deadline = head.hasBody && this.pauseMask === 0 ? after(this.hub.bodyTimeout) : 0
     if (head.hasBody) this.current = req
     if (this.pending >= MAX_PIPELINE) this.pause(PAUSE_PIPELINE)
+    if (this.ownsPort) {
+      // node's server gets the target as sent; the port's one queue takes any path
+      this.hub.route(this, req, routingPath(head.url))
+      return
+    }
     // The app sees the target the router routes on (urlprefix.js canonicalizeTarget):
     // origin-form, dot segments resolved, and the Host an absolute-form target names.
     const host = canonicalizeTarget(head)
@@ -352,7 +360,8 @@ class ClientConnection {
    * The client sent its FIN with requests unanswered. node and HTTP.SYS take a FIN as
    * the client going away and abort them (node answers only what its handler answered
    * synchronously, before it read the FIN). Across a process boundary nothing is
-   * synchronous, so the app gets hub.finGrace ms (100), renewed while response bytes
+   * synchronous, so the app gets hub.finGrace ms (100; a standalone server's own port
+   * its settings.finGrace, 10), renewed while response bytes
    * flow, before what is left is aborted: a fast answer still reaches a client that
    * half-closed after its request (nc -N, HTTP/1.0 tools), and a long poll hears of
    * its client leaving.
@@ -363,7 +372,8 @@ class ClientConnection {
       this.finTimer.refresh()
       return
     }
-    this.finTimer = setTimeout(() => this.finGraceOver(), this.hub.finGrace)
+    const grace = this.settings.finGrace !== undefined ? this.settings.finGrace : this.hub.finGrace
+    this.finTimer = setTimeout(() => this.finGraceOver(), grace)
     this.finTimer.unref()
   }
 
@@ -656,6 +666,15 @@ class ClientConnection {
     }
     this.hub.connectionClosed(this)
   }
+}
+
+/**
+ * The path a target is routed on where the server owns the port: its canonical form
+ * (routing by prefix needs one), else the root, which the port's one queue covers.
+ */
+function routingPath (url) {
+  const probe = { url, rawHeaders: [] }
+  return canonicalizeTarget(probe) === null ? '/' : probe.url
 }
 
 module.exports = { ClientConnection, MAX_PIPELINE, HELD_BUDGET }

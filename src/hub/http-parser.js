@@ -29,7 +29,7 @@
 //   (`PRI * HTTP/2.0`) is 400, for its method, as node answers it.
 // - Host: HTTP/1.1 needs one; repeats must be identical; the value must be made of
 //   URI host/port characters (RFC 9112 3.2 says 400 for an invalid Host; node does not
-//   check, but the router routes on it).
+//   check, but the router routes on it; strictHost false: not checked).
 // - Content-Length: digits only; repeats or list members must be identical (RFC 9110
 //   8.6); a value beyond 2^53 or above maxBodySize is 413.
 // - Transfer-Encoding: with Content-Length, in HTTP/1.0, chunked not last or applied
@@ -184,9 +184,12 @@ class RequestParser {
    *   called as methods of `handlers`. A handler may call pause(); it must not call
    *   execute() or reset() on this parser.
    */
-  constructor ({ maxHeaderSize = 16384, maxBodySize = Infinity, requireHost = true } = {}, handlers) {
+  constructor ({ maxHeaderSize = 16384, maxBodySize = Infinity, requireHost = true, strictHost = true } = {}, handlers) {
     this.maxHeaderSize = maxHeaderSize
     this.requireHost = requireHost // node's requireHostHeader
+    // Host made of URI host/port characters only: the router routes on it (a server
+    // that owns its port, routed by port alone, takes any value, as node does)
+    this.strictHost = strictHost
     this.maxBodySize = maxBodySize
     /** true between pause() and resume(); execute() then consumes nothing. */
     this.paused = false
@@ -572,8 +575,10 @@ class RequestParser {
           if (value !== this._host) return this._failed(400, 'several different Host headers')
           return true
         }
-        for (let i = vs; i < ve; i++) {
-          if (HOSTCH[buf[i]] !== 1) return this._failed(400, 'invalid Host header')
+        if (this.strictHost) {
+          for (let i = vs; i < ve; i++) {
+            if (HOSTCH[buf[i]] !== 1) return this._failed(400, 'invalid Host header')
+          }
         }
         this._flags |= F_HOST
         this._host = value

@@ -610,15 +610,18 @@ class Hub extends EventEmitter {
     this.log.debug({ queue: q.name }, 'queue deleted')
   }
 
-  /** Called by a client connection for each request head. */
-  route (conn, req) {
+  /**
+   * Called by a client connection for each request head.
+   * @param {string} [path] what to route on, where the app gets the target as sent
+   */
+  route (conn, req, path = req.head.url) {
     const head = req.head
     const a = this.routeArgs
     a.scheme = conn.secure ? 'https' : 'http'
     a.port = conn.localPort
     a.host = head.host
     a.localAddress = conn.localAddress
-    a.path = head.url
+    a.path = path
     const fixed = conn.fixedQueue
     const r = fixed === null || fixed === undefined ? this.table.route(a) : null
     const q = r === null ? (fixed.deleted ? undefined : fixed) : r.target

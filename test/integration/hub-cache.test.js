@@ -55,7 +55,10 @@ let left = 2
 function listening () {
   if (--left === 0) process.stdout.write(JSON.stringify({ http: plain.address().port, https: secure.address().port }) + '\\n')
 }
-plain.listen(0, listening)
+// LISTEN_PREFIX: the plain server listens on a URL prefix, so its router keeps its own
+// rules (canonical targets, which the key is made of); on a port it would own the port
+// and get every target as sent, as on node
+plain.listen(process.env.LISTEN_PREFIX ? 'http://+:0/' : 0, listening)
 secure.listen(0, listening)
 `
 
@@ -288,6 +291,15 @@ describe('a standalone app (node -r src/register.js app.js)', () => {
     }
   })
 
+  test('a server that owns its port gets its targets as sent: a dotted target is an entry of its own, seen by the app as written', async () => {
+    app = await startApp()
+    const direct = await request(app.http, { path: '/static/y' })
+    const dotted = await request(app.http, { path: '/a/../static/y' })
+    expect(dotted.body.toString()).toMatch(/^n=2 url=\/a\/\.\.\/static\/y /)
+    expect((await request(app.http, { path: '/a/../static/y' })).body.equals(dotted.body)).toBe(true)
+    expect((await request(app.http, { path: '/static/y' })).body.equals(direct.body)).toBe(true)
+  })
+
   test('HTTPSYS_CACHE=off: the same app sees every request', async () => {
     app = await startApp({ HTTPSYS_CACHE: 'off' })
     for (let n = 1; n <= 4; n++) {
@@ -315,7 +327,7 @@ describe('the key: what a client chooses of its request target and Host', () => 
   let port
 
   beforeAll(async () => {
-    app = await startApp()
+    app = await startApp({ LISTEN_PREFIX: '1' })
     port = app.http
   })
 

@@ -669,6 +669,68 @@ describe('a client that goes away', () => {
   })
 })
 
+describe('a server that owns its port (listen(port))', () => {
+  test('gets each target and Host as the client sent them: dot segments, a stray %, absolute-form, *, any Host value, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const s = http.createServer((req, res) => res.end(JSON.stringify([req.url, req.headers.host])))
+      const raws = [
+        'GET /users/../../todo.txt HTTP/1.1\\r\\nHost: a\\r\\n',
+        'GET /% HTTP/1.1\\r\\nHost: a\\r\\n',
+        'GET /%2e%2e/x HTTP/1.1\\r\\nHost: a\\r\\n',
+        'GET / HTTP/1.1\\r\\nHost: http://example.com\\r\\n',
+        'GET http://other.example/p?q=1 HTTP/1.1\\r\\nHost: a\\r\\n',
+        'OPTIONS * HTTP/1.1\\r\\nHost: a\\r\\n'
+      ]
+      s.listen(0, async () => {
+        for (const raw of raws) {
+          const answer = await new Promise((resolve) => {
+            const c = net.connect(s.address().port, '127.0.0.1', () => c.write(raw + 'Connection: close\\r\\n\\r\\n'))
+            let b = ''
+            c.on('data', (d) => { b += d })
+            c.on('close', () => resolve(b.split('\\r\\n')[0] + ' ' + b.slice(b.indexOf('\\r\\n\\r\\n') + 4)))
+          })
+          console.log(JSON.stringify(answer))
+        }
+        s.close()
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)).toEqual([
+      'HTTP/1.1 200 OK ["/users/../../todo.txt","a"]',
+      'HTTP/1.1 200 OK ["/%","a"]',
+      'HTTP/1.1 200 OK ["/%2e%2e/x","a"]',
+      'HTTP/1.1 200 OK ["/","http://example.com"]',
+      'HTTP/1.1 200 OK ["http://other.example/p?q=1","a"]',
+      'HTTP/1.1 200 OK ["*","a"]'
+    ])
+    expect(lines(ours.out)).toEqual(lines(node.out))
+  })
+
+  test('a client that closes its side while its request waits: the app hears \'close\' within 20 ms, as node\'s (at once)', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const s = http.createServer((req, res) => {
+        const t0 = Date.now()
+        res.on('close', () => { console.log(JSON.stringify({ closedWithinMs: Date.now() - t0 < 20 ? 20 : Date.now() - t0 })); s.close() })
+        setTimeout(() => c.end(), 5)
+      })
+      let c
+      s.listen(0, () => {
+        c = net.connect(s.address().port, '127.0.0.1', () => c.write('GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n'))
+        c.on('data', () => {})
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)).toEqual([{ closedWithinMs: 20 }])
+    expect(lines(ours.out)).toEqual(lines(node.out))
+  })
+})
+
 describe('a request body read after the response', () => {
   test('the app answers 202 at once and reads a 3 MB upload that is still arriving: the whole body, then \'end\', as node\'s', async () => {
     const code = `
