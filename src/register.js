@@ -59,6 +59,8 @@ function install () {
     return
   }
   replace(http, ours)
+  // perf_hooks 'http' entries for our responses, as node's make them (src/http/perf-entries.js)
+  require('./http/perf-entries').install()
   https.createServer = ours.https.createServer
   https.Server = ours.https.Server
   // ESM `import { createServer } from 'node:http'` reads the builtin's named exports,

@@ -16,12 +16,14 @@ const { headBytes, H_CACHE_CONTROL } = require('./out-head')
 const { storable, responseTtl, ruleFor } = require('../cache/rules')
 const { readWorkerEnv } = require('../worker-interface')
 const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = require('./upgrade-socket')
+const perfEntries = require('./perf-entries')
 const {
   kHandle, kClosing, kResponseOptions, kUniqueHeaders, kState, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick
 } = require('./symbols')
 
 // node's diagnostics channels for http servers (APM tools subscribe to them)
+const kPerfProbe = Symbol('httpsys.perfProbe')
 const requestStart = dc.channel('http.server.request.start')
 const responseFinish = dc.channel('http.server.response.finish')
 
@@ -101,6 +103,8 @@ class ServerHandle {
     res[kHandle] = this
     res.shouldKeepAlive = q.keepAlive !== false
     req[kResponse] = res
+    // perf_hooks 'http' entries, while an observer asks for them (perf-entries.js)
+    req[kPerfProbe] = perfEntries.start(req)
     this.inflight.set(q.id, req)
     if (server.timeout > 0) req.socket.setTimeout(server.timeout)
 
@@ -309,6 +313,7 @@ class ServerHandle {
   /** The response went out completely (from ServerResponse, before its 'finish'). */
   finished (req) {
     if (responseFinish.hasSubscribers) responseFinish.publish({ request: req, response: req[kResponse], socket: req.socket, server: this.server })
+    if (req[kPerfProbe] !== null && req[kPerfProbe] !== undefined) perfEntries.finish(req[kPerfProbe], req[kResponse])
     const st = req[kResponse][kState]
     if (st.holding) {
       // a response sent before its request's body was in (response-flow.js flush): if

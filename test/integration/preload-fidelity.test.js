@@ -857,6 +857,41 @@ describe('diagnostics_channel', () => {
   })
 })
 
+describe('perf_hooks', () => {
+  test('an observer of \'http\' gets an HttpRequest entry per response (request and response details, a duration); none once it disconnects, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const { PerformanceObserver } = require('perf_hooks')
+      const got = []
+      const obs = new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          if (e.name !== 'HttpRequest') continue
+          got.push([e.entryType, e.detail.req.method, e.detail.req.url, e.detail.req.headers['x-t'], e.detail.res.statusCode, e.detail.res.statusMessage, e.detail.res.headers['x-r'], e.duration >= 20])
+        }
+      })
+      obs.observe({ entryTypes: ['http'] })
+      const s = http.createServer((req, res) => {
+        res.setHeader('x-r', 'r')
+        setTimeout(() => { res.statusCode = 202; res.end('x') }, 25)
+      })
+      const get = (path) => new Promise((resolve) => http.get({ port: s.address().port, path, agent: false, headers: { 'x-t': 't' } }, (r) => { r.resume(); r.on('end', resolve) }))
+      s.listen(0, async () => {
+        await get('/one')
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        obs.disconnect()
+        await get('/two')
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        console.log(JSON.stringify(got))
+        s.close()
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual([['http', 'GET', '/one', 't', 202, 'Accepted', 'r', true]])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+})
+
 describe('the server\'s own options, standalone (the process\'s hub serves it alone)', () => {
   test('headersTimeout: a head that stalls gets node\'s 408 and the connection closes; \'connection\' comes at accept', async () => {
     const code = `
