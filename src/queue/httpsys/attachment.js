@@ -356,4 +356,4 @@ function unframed (headers, body) {
   return bare === null ? null : { headers: without(headers, 'transfer-encoding'), body: bare }
 }
 
-module.exports = { HttpSysAttachment, HttpSysRequestState, unframed, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }
+module.exports = { HttpSysAttachment, HttpSysRequestState, unframed, without, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }

@@ -9,11 +9,13 @@
 //   its end (the one send Wine supports); src/http's chunked framing is undone so the
 //   one complete send carries a length instead.
 // - cancel() ends the exchange with a 500 and a connection close instead.
+// - Wine writes a Content-Length of its own into every response (docs/wine.md 2.1), so
+//   no response goes out with a Transfer-Encoding beside it.
 
 const { STATUS_CODES } = require('node:http')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../wire/contract')
 const { kRespond, kSendBody, kCancel } = require('../attachment-base')
-const { HttpSysAttachment, unframed } = require('./attachment')
+const { HttpSysAttachment, unframed, without } = require('./attachment')
 
 class WineAttachment extends HttpSysAttachment {
   [kRespond] (id, st, statusCode, reason, headers, body, flags, cacheTtl) {
@@ -49,6 +51,11 @@ class WineAttachment extends HttpSysAttachment {
     if (bare !== null) {
       headers = bare.headers
       body = [bare.body]
+    } else {
+      // nothing to unframe (a HEAD or 204 answer declared chunked has no body): the
+      // header goes anyway, since Wine's Content-Length beside it makes the response
+      // one clients refuse (node: HPE_INVALID_CONTENT_LENGTH)
+      headers = without(headers, 'transfer-encoding')
     }
     const bytes = body.reduce((n, b) => n + b.length, 0)
     this.issued(id, this.native.respond(id, held.statusCode, held.reason, headers, body, (flags | held.close) & RESPONSE_CLOSE, held.cacheTtl), bytes)

@@ -455,6 +455,16 @@ describe('httpsys backend: without HttpSendResponseEntityBody (Wine)', () => {
     expect(queue.callsOf('respond').map((c) => c[5])).toEqual([RESPONSE_CLOSE])
   })
 
+  test('a bodiless answer declared chunked (HEAD) goes without Transfer-Encoding: Wine writes a Content-Length beside it', async () => {
+    const { queue, attachment } = await attached({ wine: '8.0' })
+    queue.emit([EVENT.REQUEST, 1, fakeRequest(1, { method: 'HEAD' }), EVENT.REQUEST, 2, fakeRequest(2)])
+    attachment.respond(1, 200, 'OK', ['Transfer-Encoding', 'chunked', 'X-A', '1'], null, 0)
+    attachment.respond(2, 204, 'No Content', ['transfer-encoding', 'chunked'], null, RESPONSE_MORE)
+    attachment.sendBody(2, null, 0)
+    expect(queue.callsOf('respond').map(([id, status, , headers, body]) => [id, status, headers, Buffer.concat(body).length]))
+      .toEqual([[1, 200, ['X-A', '1'], 0], [2, 204, [], 0]])
+  })
+
   test('cancel without HttpCancelHttpRequest ends the exchange with a closing 500', async () => {
     const { queue, attachment } = await attached({ wine: '8.0' })
     queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
