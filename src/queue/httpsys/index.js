@@ -58,7 +58,9 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
   // bound to the port (`httpsys cert add`), never one an app hands over. When no binding
   // covers an https port, the app's key and cert are the obvious ones to bind (an unbound
   // port fails every handshake, silently for the app): see certificates() below.
-  async function attach ({ queue, urls, handlers, tls, ...tuning } = {}) {
+  // `settings` (src/http routerSettings) are what a router that serves this server alone
+  // follows: a queue the worker creates for its own prefixes (standalone) is one.
+  async function attach ({ queue, urls, handlers, tls, settings, ...tuning } = {}) {
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
     }
@@ -93,6 +95,10 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
       }
     }
     if (native === null) {
+      if (!queue && tuning.timeouts === undefined) {
+        const timeouts = standaloneTimeouts(settings)
+        if (timeouts !== null) tuning.timeouts = timeouts
+      }
       try {
         native = new b.Queue({ ...tuning, mode: 'create', name: queue || '', urls: prefixes })
       } catch (err) {
@@ -213,6 +219,23 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
 function defaultReceives (platform) {
   if (platform.wine) return 256
   return Math.min(Math.max(5 * os.availableParallelism(), 16), 64)
+}
+
+/**
+ * The timers of a queue a standalone server creates for itself, from its own options as
+ * node applies them: an idle keep-alive connection ends after the server's
+ * keepAliveTimeout (node's 5 s by default), where HTTP.SYS's own default is 120 s (a
+ * client that keeps its connection would keep its process waiting that long). HTTP.SYS
+ * counts whole seconds from 1 to 65535 and has no "never": a keepAliveTimeout of 0
+ * (node: no timeout) leaves HTTP.SYS's default. Set once, at listen(). Under Wine the
+ * addon sets no timers (docs/wine.md 2.10).
+ * @param {object} [settings] src/http routerSettings (keepAliveTimeout in ms)
+ * @returns {object|null} options.timeouts of the addon's Queue, or null
+ */
+function standaloneTimeouts (settings) {
+  const ms = settings ? Number(settings.keepAliveTimeout) : 0
+  if (!(ms > 0)) return null
+  return { idleConnection: Math.min(Math.ceil(ms / 1000), 65535) }
 }
 
 // A prefix asking for port 0 gets a free port now: HTTP.SYS has no "any port".

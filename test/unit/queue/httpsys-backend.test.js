@@ -72,6 +72,27 @@ describe('httpsys backend: attaching', () => {
     }
   })
 
+  test('a standalone queue ends idle keep-alive connections after the server\'s keepAliveTimeout, not HTTP.SYS\'s 120 s', async () => {
+    // Real Windows would show: `curl -v http://localhost:8080/ --next ...` with a 5 s
+    // keepAliveTimeout sees its idle connection closed after 5 s (HTTP.SYS's default: 2 min)
+    const at = async (options) => (await attached({}, options)).queue.options.timeouts
+    expect(await at({ settings: { keepAliveTimeout: 5000 } })).toEqual({ idleConnection: 5 })
+    expect(await at({ settings: { keepAliveTimeout: 2500 } })).toEqual({ idleConnection: 3 }) // whole seconds, never shorter
+    expect(await at({ settings: { keepAliveTimeout: 1e9 } })).toEqual({ idleConnection: 65535 })
+    // node's 0 is "no timeout", which HTTP.SYS cannot do: its default stays
+    expect(await at({ settings: { keepAliveTimeout: 0 } })).toBeUndefined()
+    expect(await at({})).toBeUndefined()
+    // tuning given outright wins
+    expect(await at({ settings: { keepAliveTimeout: 5000 }, timeouts: { idleConnection: 9 } })).toEqual({ idleConnection: 9 })
+    // the settings are not an option of the addon's queue
+    expect((await attached({}, { settings: { keepAliveTimeout: 5000 } })).queue.options.settings).toBeUndefined()
+  })
+
+  test('a named queue (under the supervisor) keeps the config\'s timers: a server\'s keepAliveTimeout sets none', async () => {
+    const { queue } = await attached({}, { queue: 'api', urls: [], settings: { keepAliveTimeout: 5000 } })
+    expect(queue.options.timeouts).toBeUndefined()
+  })
+
   test('a request body over the limit gets 413 and a close, and never reaches the app', async () => {
     const { queue, seen } = await attached({}, { maxBodySize: 10 })
     queue.emit([EVENT.REQUEST, 1, fakeRequest(1, { method: 'POST', hasBody: true, rawHeaders: ['Host', 'x', 'Content-Length', '11'] })])
