@@ -11,7 +11,7 @@
 const dc = require('node:diagnostics_channel')
 const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
-const { RequestSocket, kRequests, closeFromRouter, idle, touch, ended } = require('./socket')
+const { RequestSocket, kRequests, kDirect, closeFromRouter, idle, touch, ended } = require('./socket')
 const { headBytes, H_CACHE_CONTROL } = require('./out-head')
 const { storable, responseTtl, ruleFor } = require('../cache/rules')
 const { readWorkerEnv } = require('../worker-interface')
@@ -388,7 +388,14 @@ class ServerHandle {
     if (this.own === null) this.own = new Map()
     this.own.set(conn.id, conn)
     if (this.closing || this.server.listenerCount('connection') === 0 || this.sockets.has(conn.id)) return
-    const s = new RequestSocket({
+    this.server.emit('connection', this.connectionSocket(conn))
+  }
+
+  /** The socket object of a connection the router told this server of (accepted()). */
+  connectionSocket (conn) {
+    let s = this.sockets.get(conn.id)
+    if (s !== undefined) return s
+    s = new RequestSocket({
       connectionId: conn.id,
       remoteAddress: conn.remoteAddress,
       remotePort: conn.remotePort,
@@ -402,7 +409,22 @@ class ServerHandle {
     s.on('error', onSocketError)
     this.sockets.set(conn.id, s)
     this.connections.add(conn.id)
-    this.server.emit('connection', s)
+    return s
+  }
+
+  /**
+   * node's 'clientError': the router of this server's own port (the standalone hub)
+   * could not parse a request on `conn`, or its head did not come in time. With
+   * listeners, they get node's error and the connection's socket, whose writes go to
+   * the client as they are (kDirect); without, the router answers as node does.
+   * @returns {boolean} whether a listener took it
+   */
+  clientError (conn, err) {
+    if (this.closing || this.server.listenerCount('clientError') === 0) return false
+    const s = this.connectionSocket(conn)
+    s[kDirect] = conn.direct
+    this.server.emit('clientError', err, s)
+    return true
   }
 
   /**

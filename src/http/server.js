@@ -305,6 +305,7 @@ function routerSettings (server, handle, target) {
     ownsPort: target.byPort === true,
     finGrace: target.byPort === true ? OWN_PORT_FIN_GRACE_MS : undefined,
     onConnection: (conn) => handle.accepted(conn),
+    onClientError: (conn, err) => handle.clientError(conn, err),
     onConnectionClose: (id) => handle.onConnectionClose(id),
     get headersTimeout () {
       const h = Number(server.headersTimeout) || 0

@@ -17,6 +17,7 @@
 // not begun (raw-response.js), as apps that hijack a response write it.
 
 const net = require('node:net')
+const { codes } = require('../errors')
 const { kResponse } = require('./symbols')
 const { rawWrite, rawEnd, kRaw } = require('./raw-response')
 
@@ -27,6 +28,7 @@ const kClosed = Symbol('httpsys.socketClosed')
 const kDestroying = Symbol('httpsys.socketDestroying') // destroy() emits 'error'/'close' itself
 const kEnded = Symbol('httpsys.socketEnded') // a response closed the connection: our side is ended
 const kConnectionId = Symbol('httpsys.socketConnection')
+const kDirect = Symbol('httpsys.socketDirect')
 
 class RequestSocket extends net.Socket {
   /**
@@ -58,6 +60,9 @@ class RequestSocket extends net.Socket {
     // Counted from the bodies passing through src/http (heads are the router's):
     // good enough for access logs, not a wire count.
     this.bytesRead = 0
+    // a standalone server's own connection after a request it could not parse: the
+    // router's raw access ({ write, end, destroy }) for the 'clientError' listeners
+    this[kDirect] = null
     this.written = 0 // bytes handed to the router (bytesWritten adds what waits in responses)
     this.timeout = undefined
     this[kRequests] = []
@@ -127,6 +132,7 @@ class RequestSocket extends net.Socket {
 
   /** A raw response, written around res (raw-response.js). */
   write (chunk, encoding, callback) {
+    if (this[kDirect] !== null) return directWrite(this, chunk, encoding, callback)
     return rawWrite(this, this[kHandle], this[kRequests], chunk, encoding, callback)
   }
 
@@ -140,6 +146,13 @@ class RequestSocket extends net.Socket {
       encoding = undefined
     }
     if (data !== undefined && data !== null) this.write(data, encoding)
+    if (this[kDirect] !== null) {
+      // a 'clientError' listener's answer is complete: the connection ends after it
+      this.writable = false
+      this[kDirect].end()
+      if (typeof callback === 'function') process.nextTick(callback)
+      return this
+    }
     if (this[kRaw]) rawEnd(this, this[kHandle])
     const reqs = this[kRequests]
     for (const req of reqs) {
@@ -161,6 +174,10 @@ class RequestSocket extends net.Socket {
     // queue: listeners of the socket hear first, as from node's (on-finished, and so
     // koa, report a stream error once, from the socket)
     process.nextTick(emitClose, this, err || null)
+    if (this[kDirect] !== null) {
+      this[kDirect].destroy()
+      return this
+    }
     const reqs = this[kRequests].slice()
     const handle = this[kHandle]
     if (handle !== null) {
@@ -243,6 +260,21 @@ function distinguishedName (text) {
   return out
 }
 
+/** A 'clientError' listener writing to the client: the bytes go out as they are. */
+function directWrite (socket, chunk, encoding, callback) {
+  if (typeof encoding === 'function') {
+    callback = encoding
+    encoding = undefined
+  }
+  if (socket.destroyed || !socket.writable) {
+    if (typeof callback === 'function') process.nextTick(callback, new codes.ERR_STREAM_WRITE_AFTER_END())
+    return false
+  }
+  const buf = typeof chunk === 'string' ? Buffer.from(chunk, encoding || 'utf8') : chunk
+  socket.written += buf.length
+  return socket[kDirect].write(buf, typeof callback === 'function' ? () => callback() : undefined)
+}
+
 function endIdle (socket) {
   const handle = socket[kHandle]
   socket[kEnded] = true
@@ -315,4 +347,4 @@ function touch (socket, bytesIn, bytesOut) {
   if (socket[kTimer] !== null) socket[kTimer].refresh()
 }
 
-module.exports = { RequestSocket, kRequests, closeFromRouter, idle, touch, ended }
+module.exports = { RequestSocket, kRequests, kDirect, closeFromRouter, idle, touch, ended }

@@ -243,6 +243,9 @@ class ClientConnection {
     const req = this.current
     this.current = null
     this.stopReading()
+    // a head the server's own port could not parse, nothing else on the connection:
+    // node's 'clientError' (or node's answer), not the router's page
+    if (this.ownsPort && req === null && this.first === null) return this.clientError(parseErrorOf(err))
     if (req !== null && !req.resDone && !req.aborted) {
       // The body of a routed request turned out malformed.
       if (req.headSent) return this.destroy()
@@ -633,6 +636,7 @@ class ClientConnection {
     // a standalone server's connections do the same, a router's close silently
     if (this.phase === HEADERS && this.first === null && this.settings.answersTimeouts === true && !this.dead) {
       this.stopReading()
+      if (this.ownsPort) return this.clientError(requestTimeoutError())
       this.socket.end(responses.REQUEST_TIMEOUT)
       this.phase = ENDING
       this.deadline = after(LINGER_MS)
@@ -645,6 +649,34 @@ class ClientConnection {
     if (this.dead) return
     this.socket.destroy()
     this.onClose()
+  }
+
+  /**
+   * node's socketOnError, on a port a standalone server owns: the server's 'clientError'
+   * listeners get `err` and the connection's socket (what they write goes to the client
+   * as they write it: ends() and destroy() are theirs), else node's own answer (400, 431,
+   * 408 or 413 with Connection: close, when nothing was written on the connection yet)
+   * and the connection ends.
+   */
+  clientError (err) {
+    const handler = this.settings.onClientError
+    if (typeof handler === 'function' && handler(this, err) === true) {
+      this.phase = TUNNEL // the app's to end: no deadline of ours
+      this.deadline = 0
+      return
+    }
+    this.phase = ENDING
+    this.deadline = after(LINGER_MS)
+    this.socket.end(this.socket.bytesWritten === 0 ? responses.nodeClientError(err.code) : undefined)
+  }
+
+  /** Raw access for a 'clientError' listener (src/http's socket for this connection). */
+  get direct () {
+    return {
+      write: (buf, cb) => this.dead ? false : this.socket.write(buf, cb),
+      end: () => this.endSocket(),
+      destroy: () => this.destroy()
+    }
   }
 
   onClose () {
@@ -675,6 +707,41 @@ class ClientConnection {
 function routingPath (url) {
   const probe = { url, rawHeaders: [] }
   return canonicalizeTarget(probe) === null ? '/' : probe.url
+}
+
+// The error node's parser gives 'clientError' for what the hub's parser refused (llhttp's
+// codes; the closest one where the two parsers name things differently).
+const HPE = [
+  [/method/, 'HPE_INVALID_METHOD'],
+  [/version/i, 'HPE_INVALID_VERSION'],
+  [/request-target/, 'HPE_INVALID_URL'],
+  [/several different Content-Length/, 'HPE_UNEXPECTED_CONTENT_LENGTH'],
+  [/Content-Length/, 'HPE_INVALID_CONTENT_LENGTH'],
+  [/Transfer-Encoding/, 'HPE_INVALID_TRANSFER_ENCODING'],
+  [/chunk extensions too large/, 'HPE_CHUNK_EXTENSIONS_OVERFLOW'],
+  [/chunk/, 'HPE_INVALID_CHUNK_SIZE'],
+  [/bare CR/, 'HPE_LF_EXPECTED'],
+  [/header name|malformed line|colon|line folding/, 'HPE_INVALID_HEADER_TOKEN'],
+  [/header value|Host/, 'HPE_INVALID_HEADER_TOKEN']
+]
+
+function parseErrorOf (err) {
+  const reason = (err && err.reason) || 'malformed request'
+  let code = 'HPE_INVALID_CONSTANT'
+  if (err && err.status === 431) code = 'HPE_HEADER_OVERFLOW'
+  else for (const [re, c] of HPE) if (re.test(reason)) { code = c; break }
+  const e = new Error(`Parse Error: ${reason}`)
+  e.code = code
+  e.reason = reason
+  e.bytesParsed = 0
+  e.rawPacket = undefined
+  return e
+}
+
+function requestTimeoutError () {
+  const e = new Error('Request timeout')
+  e.code = 'ERR_HTTP_REQUEST_TIMEOUT'
+  return e
 }
 
 module.exports = { ClientConnection, MAX_PIPELINE, HELD_BUDGET }

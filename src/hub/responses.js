@@ -14,6 +14,18 @@ const CONN_KEEP_ALIVE = Buffer.from('Connection: keep-alive\r\n', 'latin1')
 const CONTINUE = Buffer.from('HTTP/1.1 100 Continue\r\n\r\n', 'latin1')
 // node's answer to a request head that did not arrive within headersTimeout
 const REQUEST_TIMEOUT = Buffer.from('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n', 'latin1')
+// node's own answers to a request it could not parse (lib/_http_server.js socketOnError)
+const NODE_CLIENT_ERROR = {
+  HPE_HEADER_OVERFLOW: Buffer.from('HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n', 'latin1'),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: Buffer.from('HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n', 'latin1'),
+  ERR_HTTP_REQUEST_TIMEOUT: REQUEST_TIMEOUT
+}
+const NODE_BAD_REQUEST = Buffer.from('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n', 'latin1')
+
+/** What node writes for a 'clientError' no listener took, by the error's code. */
+function nodeClientError (code) {
+  return NODE_CLIENT_ERROR[code] || NODE_BAD_REQUEST
+}
 // Header names (lower case, with the colon) the hub drops when its close wins.
 const CONNECTION = Buffer.from('connection:', 'latin1')
 const KEEP_ALIVE = Buffer.from('keep-alive:', 'latin1')
@@ -178,4 +190,4 @@ function interim (b, p, end) {
 
 const CRLF = Buffer.from('\r\n', 'latin1')
 
-module.exports = { interim, fromFrame, local, page, CONTINUE, REQUEST_TIMEOUT, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE, CONNECTION_LINES }
+module.exports = { interim, fromFrame, local, page, nodeClientError, CONTINUE, REQUEST_TIMEOUT, ADD_NONE, ADD_CLOSE, ADD_KEEP_ALIVE, ADD_REPLACE_CLOSE, CONNECTION_LINES }

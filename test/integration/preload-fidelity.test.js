@@ -709,13 +709,14 @@ describe('a server that owns its port (listen(port))', () => {
     expect(lines(ours.out)).toEqual(lines(node.out))
   })
 
-  test('a client that closes its side while its request waits: the app hears \'close\' within 20 ms, as node\'s (at once)', async () => {
+  test('a client that closes its side while its request waits: the app hears \'close\' within 60 ms (10 ms grace), as node\'s (at once)', async () => {
     const code = `
       const http = require('http')
       const net = require('net')
       const s = http.createServer((req, res) => {
         const t0 = Date.now()
-        res.on('close', () => { console.log(JSON.stringify({ closedWithinMs: Date.now() - t0 < 20 ? 20 : Date.now() - t0 })); s.close() })
+        // under 60 ms: node hears the FIN at once; the shared router's 100 ms grace is too long
+        res.on('close', () => { console.log(JSON.stringify({ closedWithinMs: Date.now() - t0 < 60 ? 60 : Date.now() - t0 })); s.close() })
         setTimeout(() => c.end(), 5)
       })
       let c
@@ -726,7 +727,7 @@ describe('a server that owns its port (listen(port))', () => {
     `
     const node = await runPreloaded(code, { preload: false })
     const ours = await runPreloaded(code)
-    expect(lines(node.out)).toEqual([{ closedWithinMs: 20 }])
+    expect(lines(node.out)).toEqual([{ closedWithinMs: 60 }])
     expect(lines(ours.out)).toEqual(lines(node.out))
   })
 })
@@ -853,6 +854,56 @@ describe('diagnostics_channel', () => {
     const node = await runPreloaded(code, { preload: false })
     const ours = await runPreloaded(code)
     expect(lines(node.out)[0]).toEqual([['start', '/dc', true, true, 'string', true], ['request'], ['finish', 201, true, true, 'string', true]])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+})
+
+describe('a request the server\'s own port cannot parse (standalone)', () => {
+  const code = (listener) => `
+    const http = require('http')
+    const net = require('net')
+    const s = http.createServer({ headersTimeout: 500, requestTimeout: 500, connectionsCheckingInterval: 100 }, (req, res) => res.end('ok'))
+    const seen = []
+    if (${listener}) {
+      s.on('clientError', (err, socket) => {
+        seen.push([err.code, err.message.slice(0, 12), socket instanceof net.Socket])
+        socket.end('HTTP/1.1 418 Teapot\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nno')
+      })
+    }
+    const send = (raw) => new Promise((resolve) => {
+      const c = net.connect(s.address().port, '127.0.0.1', () => c.write(raw))
+      let b = ''
+      c.on('data', (d) => { b += d })
+      c.on('close', () => resolve(b))
+      c.on('error', () => resolve(b + '[reset]'))
+    })
+    s.listen(0, async () => {
+      const out = []
+      out.push(await send('GET / HTTP/1.1\\r\\nHost: a\\r\\nBad Header\\r\\n\\r\\n'))
+      out.push(await send('FOO / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n'))
+      out.push(await send('GET / HTTP/1.1\\r\\nHost: a\\r\\nContent-Length: 1\\r\\nContent-Length: 2\\r\\n\\r\\n'))
+      out.push(await send('GET / HTTP/1.1\\r\\nHost: a\\r\\n'))
+      console.log(JSON.stringify({ out, seen }))
+      s.close()
+    })
+  `
+
+  test('without a \'clientError\' listener: node\'s own 400 (408 for a head that stalls) and the connection closed', async () => {
+    const node = await runPreloaded(code(false), { preload: false })
+    const ours = await runPreloaded(code(false))
+    const bad = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n'
+    expect(lines(node.out)[0]).toEqual({ out: [bad, bad, bad, 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'], seen: [] })
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('\'clientError\' gets node\'s error code and the connection\'s socket, and what it writes reaches the client (fastify\'s JSON 400 and 408)', async () => {
+    const node = await runPreloaded(code(true), { preload: false })
+    const ours = await runPreloaded(code(true))
+    const teapot = 'HTTP/1.1 418 Teapot\r\nContent-Length: 2\r\nConnection: close\r\n\r\nno'
+    expect(lines(node.out)[0]).toEqual({
+      out: [teapot, teapot, teapot, teapot],
+      seen: [['HPE_INVALID_HEADER_TOKEN', 'Parse Error:', true], ['HPE_INVALID_METHOD', 'Parse Error:', true], ['HPE_UNEXPECTED_CONTENT_LENGTH', 'Parse Error:', true], ['ERR_HTTP_REQUEST_TIMEOUT', 'Request time', true]]
+    })
     expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
   })
 })
