@@ -655,8 +655,7 @@ class ClientConnection {
    * node's socketOnError, on a port a standalone server owns: the server's 'clientError'
    * listeners get `err` and the connection's socket (what they write goes to the client
    * as they write it: ends() and destroy() are theirs), else node's own answer (400, 431,
-   * 408 or 413 with Connection: close, when nothing was written on the connection yet)
-   * and the connection ends.
+   * 408 or 413 with Connection: close) and the connection ends.
    */
   clientError (err) {
     const handler = this.settings.onClientError
@@ -667,7 +666,8 @@ class ClientConnection {
     }
     this.phase = ENDING
     this.deadline = after(LINGER_MS)
-    this.socket.end(this.socket.bytesWritten === 0 ? responses.nodeClientError(err.code) : undefined)
+    // (node answers unless a response in flight has begun: none is, here)
+    this.socket.end(responses.nodeClientError(err.code))
   }
 
   /** Raw access for a 'clientError' listener (src/http's socket for this connection). */
