@@ -17,7 +17,7 @@ const { buildHeaders, buildDistinct } = require('./headers')
 const { defineLegacyClass } = require('./legacy-class')
 const {
   kHandle, kQueueRequest, kSocket, kHeaders, kHeadersDistinct, kTrailers,
-  kTrailersDistinct, kResponse, kJoinDuplicates
+  kTrailersDistinct, kResponse, kJoinDuplicates, kPerfProbe
 } = require('./symbols')
 
 /**
@@ -37,6 +37,7 @@ function IncomingMessage (socket) {
   this._readableState.readingMore = true
   this[kSocket] = socket // undefined when none is given, as node's
   this[kHandle] = null
+  this[kPerfProbe] = null
   this[kQueueRequest] = null
   this[kResponse] = null
   this[kHeaders] = null

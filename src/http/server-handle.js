@@ -19,11 +19,10 @@ const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = requi
 const perfEntries = require('./perf-entries')
 const {
   kHandle, kClosing, kResponseOptions, kUniqueHeaders, kState, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
-  kResponseClass, kStartTick
+  kResponseClass, kStartTick, kPerfProbe
 } = require('./symbols')
 
 // node's diagnostics channels for http servers (APM tools subscribe to them)
-const kPerfProbe = Symbol('httpsys.perfProbe')
 const requestStart = dc.channel('http.server.request.start')
 const responseFinish = dc.channel('http.server.response.finish')
 

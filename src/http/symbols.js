@@ -17,6 +17,7 @@ module.exports = {
   // Server
   kBackend: Symbol('httpsys.backend'),
   kHandle: Symbol('httpsys.handle'),
+  kPerfProbe: Symbol('httpsys.perfProbe'), // a request's perf_hooks recorder (perf-entries.js)
   kClosing: Symbol('httpsys.closingHandles'),
   kResponseOptions: Symbol('httpsys.responseOptions'),
   kIncomingClass: Symbol('httpsys.incomingClass'),
