@@ -162,7 +162,7 @@ test('the app ends first: the client reads our FIN and may still send until its 
   await until(() => c.closed, 5000, 'closed')
 })
 
-test("a client's reset reaches the app as ECONNRESET and close; the app's destroy resets the client", async () => {
+test("a client's reset reaches the app as ECONNRESET and close; the app's destroy closes the client's connection", async () => {
   const seen = []
   const { port } = await serve(echoUpgrade(seen))
   const c = rawClient(port)
