@@ -63,7 +63,9 @@ function removeDeadSockets (dir, pattern, { alive = pidAlive, uid = process.getu
   return removed
 }
 
+/** Whether a process with this pid exists (EPERM: someone else's live process). */
 function pidAlive (pid) {
+  if (!Number.isInteger(pid) || pid <= 0) return false
   try {
     process.kill(pid, 0)
     return true
@@ -72,4 +74,4 @@ function pidAlive (pid) {
   }
 }
 
-module.exports = { socketPath, fitsSocketPath, userTag, removeDeadSockets, MAX_SOCKET_PATH }
+module.exports = { socketPath, fitsSocketPath, userTag, removeDeadSockets, pidAlive, MAX_SOCKET_PATH }

@@ -17,6 +17,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { codes } = require('../errors')
 const { nameProblem, defaultName, httpsysBin, installNotes } = require('./common')
+const { pidAlive } = require('../local-socket')
 
 const DEFAULT_CONFIG = 'httpsys.config.js'
 
@@ -202,11 +203,7 @@ function runningSupervisor (dir, configFile) {
   const id = paths.identityOfConfigFile(configFile)
   const state = states.find((s) => s.id === id)
   if (!state) return null
-  try {
-    process.kill(state.pid, 0)
-  } catch (err) {
-    if (err.code !== 'EPERM') return null
-  }
+  if (!pidAlive(state.pid)) return null
   return { pid: state.pid, startedAt: state.startedAt || null }
 }
 

@@ -12,6 +12,7 @@ const { codes } = require('../errors')
 const paths = require('./control-path')
 const { answers } = require('./control-server')
 const { configFilesIn } = require('../config')
+const { pidAlive } = require('../local-socket')
 
 const DEFAULT_CONFIG = 'httpsys.config.js'
 
@@ -203,16 +204,6 @@ async function waitForExit (pid, timeout = 60000) {
   const end = Date.now() + timeout
   while (pidAlive(pid) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
   return !pidAlive(pid)
-}
-
-function pidAlive (pid) {
-  if (!Number.isInteger(pid)) return false
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
 }
 
 module.exports = { findSupervisors, select, labelOf, request, stream, route, list, command, waitForExit }

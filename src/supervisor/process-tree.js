@@ -15,6 +15,7 @@
 
 const fs = require('node:fs')
 const { execFile } = require('node:child_process')
+const { pidAlive } = require('../local-socket')
 
 const IS_WINDOWS = process.platform === 'win32'
 const HAS_PROC = process.platform === 'linux' && fs.existsSync('/proc/self/stat')
@@ -145,12 +146,7 @@ function isAlive ({ pid, start }) {
     const p = readStat(pid)
     return p !== null && p.state !== 'Z' && (start === null || p.start === start)
   }
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return err.code === 'EPERM'
-  }
+  return pidAlive(pid)
 }
 
 /** SIGKILL each of `ids` that is still the process we saw. */
