@@ -736,7 +736,8 @@ class Hub extends EventEmitter {
   /**
    * The https prefixes of q must each have a certificate: from the config, else from
    * the key material the attaching worker's https server was given (HELLO `tls`, never
-   * logged), which then serves q's hosts.
+   * logged), which then serves q's hosts. A standalone server that owns its port listens
+   * without one, as node's does (a warning; every handshake fails).
    * @throws ERR_HTTPSYS_TLS_CERT, ERR_HTTPSYS_TLS_NO_CERT
    */
   applyAppTls (q, material) {
@@ -749,7 +750,15 @@ class Hub extends EventEmitter {
     const options = decodeTlsOptions(material)
     if (options !== null) this.tlsStore.setApp(q.name, where, options)
     for (const w of where) {
-      if (!this.tlsStore.has(w.port, w.host)) throw new codes.ERR_HTTPSYS_TLS_NO_CERT({ prefix: w.prefix, port: w.port, host: w.host || undefined })
+      if (this.tlsStore.has(w.port, w.host)) continue
+      const err = new codes.ERR_HTTPSYS_TLS_NO_CERT({ prefix: w.prefix, port: w.port, host: w.host || undefined })
+      // a standalone server that owns its port listens as node's does (every handshake
+      // then fails); said once, where node says nothing
+      if (q.settings !== null && q.settings !== undefined && q.settings.ownsPort === true) {
+        this.log.warn({ code: err.code, port: w.port }, err.message)
+        continue
+      }
+      throw err
     }
   }
 

@@ -709,6 +709,25 @@ describe('a server that owns its port (listen(port))', () => {
     expect(lines(ours.out)).toEqual(lines(node.out))
   })
 
+  test('an https server given no certificate listens and every handshake fails, as node\'s (the hub warns once)', async () => {
+    const code = `
+      const https = require('https')
+      const tls = require('tls')
+      const s = https.createServer({}, (req, res) => res.end('x'))
+      s.on('tlsClientError', () => {})
+      s.listen(0, () => {
+        const c = tls.connect({ port: s.address().port, host: '127.0.0.1', rejectUnauthorized: false })
+        c.on('secureConnect', () => { console.log(JSON.stringify({ listening: s.listening, handshake: 'ok' })); c.destroy(); s.close() })
+        c.on('error', () => { console.log(JSON.stringify({ listening: s.listening, handshake: 'failed' })); s.close() })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)).toEqual([{ listening: true, handshake: 'failed' }])
+    expect(lines(ours.out)).toEqual(lines(node.out))
+    expect(ours.err).toContain('ERR_HTTPSYS_TLS_NO_CERT')
+  })
+
   test('a client that closes its side while its request waits: the app hears \'close\' within 60 ms (10 ms grace), as node\'s (at once)', async () => {
     const code = `
       const http = require('http')
