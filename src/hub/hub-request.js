@@ -175,7 +175,9 @@ class HubRequest {
     const flags = b[p + 2]
     const rlen = b.readUInt16LE(p + 8)
     const bodyStart = p + 14 + rlen + b.readUInt32LE(p + 10 + rlen)
-    if ((flags & RESPONSE_OPAQUE) !== 0 || status === 101) {
+    // (a 101 without the switch, on a port a standalone server owns, goes out as the app
+    // wrote it, and HTTP goes on, as from node's server without an 'upgrade' listener)
+    if ((flags & RESPONSE_OPAQUE) !== 0 || (status === 101 && this.conn.ownsPort !== true)) {
       // A 101 switches the connection to the worker's protocol (tunnel.js): only as the
       // answer to a request that asked to upgrade (an HTTP/1.1 one: h2-request.js has
       // its own onResponse), with the OPAQUE flag.

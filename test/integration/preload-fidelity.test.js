@@ -728,6 +728,24 @@ describe('a server that owns its port (listen(port))', () => {
     expect(ours.err).toContain('ERR_HTTPSYS_TLS_NO_CERT')
   })
 
+  test('a 101 the app writes to a plain request goes out as written, as node\'s (express\'s res.status(101).end())', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const s = http.createServer((req, res) => { res.statusCode = 101; res.end() })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port, '127.0.0.1', () => c.write('GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n'))
+        let b = ''
+        c.on('data', (d) => { b += d })
+        setTimeout(() => { console.log(JSON.stringify(b.replace(/Date: [^\\r]*\\r\\n/, ''))); c.destroy(); s.close() }, 300)
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)).toEqual(['HTTP/1.1 101 Switching Protocols\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\n\r\n'])
+    expect(lines(ours.out)).toEqual(lines(node.out))
+  })
+
   test('a client that closes its side while its request waits: the app hears \'close\' within 60 ms (10 ms grace), as node\'s (at once)', async () => {
     const code = `
       const http = require('http')
