@@ -3,6 +3,9 @@
 const { createBackend } = require('../../../src/queue/httpsys')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../../src/wire/contract')
 const { createFakeAddon, fakeRequest, EVENT } = require('../../helpers/fake-addon')
+const fs = require('node:fs')
+const { X509Certificate } = require('node:crypto')
+const { makeCerts } = require('../../helpers/tls-certs')
 
 function setup (bindingOptions) {
   const binding = createFakeAddon(bindingOptions)
@@ -210,6 +213,21 @@ describe('httpsys backend: client certificates (requestCert)', () => {
     queue.emit([EVENT.REQUEST, 1, tlsReq(1, {})])
     expect(seen).toEqual([])
     expect(queue.callsOf('respond')[0][1]).toBe(403)
+  })
+
+  test('with the app\'s ca: a certificate it issued reaches the app authorized, a self-signed one gets 403, whatever Windows said', async () => {
+    const certs = makeCerts()
+    try {
+      const der = (file) => new X509Certificate(fs.readFileSync(file)).raw
+      const { queue, seen } = await attachWith({ flags: NEGOTIATE, options: { key: 'k', cert: 'c', requestCert: true, ca: fs.readFileSync(certs.ca.cert) } })
+      // Windows does not trust the app's private CA: its verdict says so, the app's ca decides
+      queue.emit([EVENT.REQUEST, 1, tlsReq(1, { peerCertificate: der(certs.client.cert), authorized: false, authorizationError: 'SELF_SIGNED_CERT_IN_CHAIN' })])
+      queue.emit([EVENT.REQUEST, 2, tlsReq(2, { peerCertificate: der(certs.stranger.cert), authorized: true })])
+      expect(seen.map(([kind, req]) => [kind, req.id, req.tls.authorized, req.tls.authorizationError])).toEqual([['request', 1, true, null]])
+      expect(queue.callsOf('respond').map(([id, status]) => [id, status])).toEqual([[2, 403]])
+    } finally {
+      certs.cleanup()
+    }
   })
 
   test('a ca that is no certificate is ERR_HTTPSYS_TLS_CERT, as node\'s createServer throws', async () => {
