@@ -40,6 +40,26 @@ const PEM = /-----BEGIN [A-Z0-9 ]+-----/
  * @returns {TlsMaterial}
  * @throws ERR_HTTPSYS_TLS_CERT
  */
+/**
+ * A config's certificate, key or CA value as node's tls takes it: PEM text (or a Buffer,
+ * or the app's own values) as it is, a path read (a list, each of them).
+ * @param {object} [o] { binary: a Buffer, not text; fromApp: strings are never paths;
+ *   files: paths read are pushed here; port, host: for the message }
+ * @throws ERR_HTTPSYS_TLS_CERT naming a file that cannot be read
+ */
+function readPem (value, what, { binary = false, fromApp = false, files = null, port, host } = {}) {
+  if (value === undefined || value === null) return undefined
+  if (Array.isArray(value)) return value.map((v) => readPem(v, what, { binary, fromApp, files, port, host }))
+  if (typeof value !== 'string' || fromApp || PEM.test(value)) return value
+  if (files !== null) files.push(value)
+  try {
+    const data = fs.readFileSync(value)
+    return binary ? data : data.toString('utf8')
+  } catch (err) {
+    throw new codes.ERR_HTTPSYS_TLS_CERT({ file: value, reason: `the ${what} file cannot be read (${err.code || err.message})`, cause: err, port, host, fromApp })
+  }
+}
+
 function loadMaterial (entry, { fromApp = false, port, host, now = new Date() } = {}) {
   const files = []
   const where = { port, host, fromApp }
@@ -47,18 +67,7 @@ function loadMaterial (entry, { fromApp = false, port, host, now = new Date() } 
   const fail = (file, reason, cause) => {
     throw new codes.ERR_HTTPSYS_TLS_CERT({ file, reason, cause, ...where })
   }
-  const read = (value, what, binary) => {
-    if (value === undefined || value === null) return undefined
-    if (Array.isArray(value)) return value.map((v) => read(v, what, binary))
-    if (typeof value !== 'string' || fromApp || PEM.test(value)) return value
-    files.push(value)
-    try {
-      const data = fs.readFileSync(value)
-      return binary ? data : data.toString('utf8')
-    } catch (err) {
-      return fail(value, `the ${what} file cannot be read (${err.code || err.message})`, err)
-    }
-  }
+  const read = (value, what, binary) => readPem(value, what, { binary, fromApp, files, ...where })
   const options = {}
   const cert = read(entry.cert, 'certificate')
   const key = read(entry.key, 'private key')
@@ -207,4 +216,4 @@ function namesOf (x509) {
   return out
 }
 
-module.exports = { loadMaterial, materialDigest, subjectOf, PEM }
+module.exports = { loadMaterial, readPem, materialDigest, subjectOf, PEM }

@@ -312,7 +312,7 @@ class ServerHandle {
   /** The response went out completely (from ServerResponse, before its 'finish'). */
   finished (req) {
     if (responseFinish.hasSubscribers) responseFinish.publish({ request: req, response: req[kResponse], socket: req.socket, server: this.server })
-    if (req[kPerfProbe] !== null && req[kPerfProbe] !== undefined) perfEntries.finish(req[kPerfProbe], req[kResponse])
+    if (req[kPerfProbe] !== null) perfEntries.finish(req[kPerfProbe], req[kResponse])
     const st = req[kResponse][kState]
     if (st.holding) {
       // a response sent before its request's body was in (response-flow.js flush): if

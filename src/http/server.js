@@ -284,20 +284,17 @@ class ServerMembers extends EventEmitter {
 
 defineLegacyClass(Server, EventEmitter, ServerMembers)
 
-// What a router that serves this server alone (the standalone hub) takes from it, read
-// live as node reads them per connection: the head timeout (headersTimeout, bounded by
-// requestTimeout), keepAliveTimeout, maxHeaderSize, node's 408 for a head that did not
-// come in time, and each accepted connection ('connection'). A shared router (the
-// supervisor's hub, HTTP.SYS) keeps its own limits. A missing Host is not the router's
-// to reject here: the server checks requireHostHeader itself, after 'upgrade' took its
-// requests, as node does (server-handle.js onRequest).
 /**
- * What a standalone server's own router (the process's hub) follows on its ports, from
- * the server's options as node reads them. A server that listened on a port owns it as
- * node's does (ownsPort): its requests reach it with the target as the client sent it
- * (no dot segments resolved, no 400 for a stray %), any Host value, and a client's FIN
- * heard within 10 ms (node: at once; the hub needs a turn of the local socket to hear
- * whether the app answered), where a shared router keeps its own rules.
+ * What a router that serves this server alone (the standalone hub) takes from it, read
+ * live as node reads them per connection: the head timeout (headersTimeout, bounded by
+ * requestTimeout), keepAliveTimeout, maxHeaderSize, node's 408 for a head that did not
+ * come in time, each accepted connection ('connection') and 'clientError'. A missing
+ * Host is not the router's to reject here: the server checks requireHostHeader itself,
+ * after 'upgrade' took its requests, as node does (server-handle.js onRequest). A server
+ * that listened on a port owns it as node's does (ownsPort): its requests keep the
+ * target and Host as the client sent them, and a client's FIN is heard within 10 ms
+ * (node: at once; the hub needs a turn of the local socket to hear whether the app
+ * answered). A shared router (the supervisor's hub, HTTP.SYS) keeps its own rules.
  */
 function routerSettings (server, handle, target) {
   return {

@@ -7,8 +7,8 @@
 // properties apps and frameworks read (remoteAddress for req.ip, encrypted for
 // req.protocol, writable/destroyed for on-finished, setTimeout for timeouts) and the
 // methods they call. One object stands for one client connection while any of its
-// requests is in flight; destroy() cancels those requests, which resets the client
-// connection exactly as destroying node's socket would.
+// requests is in flight; destroy() cancels those requests, which closes the client
+// connection at once, as destroying node's socket would.
 //
 // A net.Socket with no handle (`socket instanceof net.Socket` holds, as apps and
 // libraries check it; upgrade-socket.js does the same), whose socket methods are the

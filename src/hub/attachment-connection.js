@@ -200,13 +200,10 @@ class AttachmentConnection {
     if (type !== T.RES_BODY || first.length <= P.HEADER_SIZE) return false
     const req = this.lookup(id)
     if (req === null) return true
-    const flags = first[P.HEADER_SIZE]
-    const body = []
+    const body = P.payloadPieces(pieces, P.HEADER_SIZE + 1) // after the flags byte
     let n = 0
-    if (first.length > P.HEADER_SIZE + 1) body.push(first.subarray(P.HEADER_SIZE + 1))
-    for (let i = 1; i < pieces.length; i++) body.push(pieces[i])
     for (let i = 0; i < body.length; i++) n += body[i].length
-    req.onResBodyPieces(flags, body, n)
+    req.onResBodyPieces(first[P.HEADER_SIZE], body, n)
     return true
   }
 

@@ -404,9 +404,9 @@ class ClientConnection {
 
   /**
    * Response bytes for req: written now when req is first in line, else held.
+   * @param {Buffer|Buffer[]} buf a Buffer, or a list of them (a large frame's pieces: one writev)
    * @param {number} ack body bytes in buf to acknowledge to the worker once written
    */
-  /** buf: a Buffer, or a list of them (a large frame's pieces: one writev). */
   write (req, buf, ack) {
     if (this.dead) return
     if (this.finTimer !== null) this.finTimer.refresh()
@@ -721,8 +721,7 @@ const HPE = [
   [/chunk extensions too large/, 'HPE_CHUNK_EXTENSIONS_OVERFLOW'],
   [/chunk/, 'HPE_INVALID_CHUNK_SIZE'],
   [/bare CR/, 'HPE_LF_EXPECTED'],
-  [/header name|malformed line|colon|line folding/, 'HPE_INVALID_HEADER_TOKEN'],
-  [/header value|Host/, 'HPE_INVALID_HEADER_TOKEN']
+  [/header name|header value|Host|malformed line|colon|line folding/, 'HPE_INVALID_HEADER_TOKEN']
 ]
 
 function parseErrorOf (err) {

@@ -202,10 +202,8 @@ class HubAttachment extends AttachmentBase {
 
   /** A large frame still in the pieces it arrived in (FrameReader): BODY is taken as is. */
   onPieces (type, id, pieces) {
-    const first = pieces[0]
     if (type !== T.BODY) return false
-    if (first.length > P.HEADER_SIZE) this.body(id, first.subarray(P.HEADER_SIZE))
-    for (let i = 1; i < pieces.length; i++) this.body(id, pieces[i])
+    for (const piece of P.payloadPieces(pieces, P.HEADER_SIZE)) this.body(id, piece)
     return true
   }
 

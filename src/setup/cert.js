@@ -73,15 +73,19 @@ function createCert (config, { now = () => new Date() } = {}) {
 
   function all () {
     const records = []
-    const more = (r) => ({
-      thumbprint: r.hash,
-      store: r.store,
-      appId: r.appId,
-      flags: Number(r.flags) || 0,
-      checkMode: Number(r.checkMode) || 0,
-      clientCert: ((Number(r.flags) || 0) & NEGOTIATE_CLIENT_CERT) !== 0,
-      revocationCheck: ((Number(r.checkMode) || 0) & NO_REVOCATION_CHECK) === 0
-    })
+    const more = (r) => {
+      const flags = Number(r.flags) || 0
+      const checkMode = Number(r.checkMode) || 0
+      return {
+        thumbprint: r.hash,
+        store: r.store,
+        appId: r.appId,
+        flags,
+        checkMode,
+        clientCert: (flags & NEGOTIATE_CLIENT_CERT) !== 0,
+        revocationCheck: (checkMode & NO_REVOCATION_CHECK) === 0
+      }
+    }
     for (const r of config.sslCertList()) records.push({ kind: 'ip', ip: r.ip, port: r.port, ...more(r) })
     for (const r of config.sslCertList({ sni: true })) records.push({ kind: 'sni', host: r.host, port: r.port, ...more(r) })
     return records

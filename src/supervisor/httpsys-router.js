@@ -14,8 +14,8 @@
 // must not collide, so a queue is named after the run (httpsys-<pid>-<app>).
 
 const { EventEmitter } = require('node:events')
-const fs = require('node:fs')
 const { codes } = require('../errors')
+const { readPem } = require('../tls-material')
 const { ENV, cacheEnv, readWorkerEnv } = require('../worker-interface')
 
 class HttpsysRouter extends EventEmitter {
@@ -192,16 +192,7 @@ function clientCertEntries (entries) {
     if (e.requestCert !== true) continue
     const one = { port: e.port, rejectUnauthorized: e.rejectUnauthorized !== false }
     if (e.host !== undefined) one.host = e.host
-    if (e.ca !== undefined) {
-      one.ca = [].concat(e.ca).map((v) => {
-        if (/-----BEGIN [A-Z0-9 ]+-----/.test(v)) return v
-        try {
-          return fs.readFileSync(v, 'utf8')
-        } catch (err) {
-          throw new codes.ERR_HTTPSYS_TLS_CERT({ file: v, reason: `the CA file cannot be read (${err.code || err.message})`, port: e.port, host: e.host })
-        }
-      })
-    }
+    if (e.ca !== undefined) one.ca = [].concat(readPem(e.ca, 'CA', { port: e.port, host: e.host }))
     out.push(one)
   }
   return out

@@ -444,6 +444,17 @@ class FrameReader {
   }
 }
 
+/**
+ * A frame handed to onPieces, as views of its payload after its first `skip` bytes
+ * (its header, and a flags byte where it has one), which lie in pieces[0].
+ */
+function payloadPieces (pieces, skip) {
+  const first = pieces[0]
+  const out = first.length > skip ? [first.subarray(skip)] : []
+  for (let i = 1; i < pieces.length; i++) out.push(pieces[i])
+  return out
+}
+
 function frameSize (len) {
   if (len < 5 || len > MAX_FRAME) throw protocolError(`bad frame length ${len}`)
   return 4 + len
@@ -722,6 +733,7 @@ function decodeJson (b, start, end, withVersion) {
 }
 
 module.exports = {
+  payloadPieces,
   VERSION,
   HEADER_SIZE,
   MAX_FRAME,
