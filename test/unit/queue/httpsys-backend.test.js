@@ -163,8 +163,10 @@ describe('httpsys backend: client certificates (requestCert)', () => {
   const HASH = Buffer.alloc(20, 7)
   const tlsReq = (id, tls) => fakeRequest(id, { localPort: 8443, encrypted: true, tls: { protocol: 'TLSv1.3', cipher: null, alpnProtocol: 'http/1.1', servername: null, authorized: false, authorizationError: null, peerCertificate: null, ...tls } })
 
+  let lastBinding = null
   async function attachWith ({ flags, options = { key: 'k', cert: 'c', requestCert: true }, env = {} } = {}) {
     const t = setup()
+    lastBinding = t.binding
     if (flags !== undefined) t.binding.sslCertSet({ ip: '0.0.0.0', port: 8443, hash: HASH, appId: '{x}', store: 'MY', flags }, false)
     const saved = { ...process.env }
     Object.assign(process.env, env)
@@ -180,6 +182,7 @@ describe('httpsys backend: client certificates (requestCert)', () => {
   test('a binding that does not ask clients for one fails the attach with the command, and nothing is registered', async () => {
     const err = await attachWith({ flags: 0 }).then(() => null, (e) => e)
     expect(err).toMatchObject({ code: 'ERR_HTTPSYS_CLIENT_CERT_BINDING' })
+    expect(lastBinding.queues).toEqual([]) // refused before any queue registered a prefix
     expect(err.message).toContain('https.createServer({ requestCert: true })')
     expect(err.message).toContain(`\`httpsys cert add --port 8443 --thumbprint ${HASH.toString('hex')} --client-cert\``)
   })
@@ -200,8 +203,11 @@ describe('httpsys backend: client certificates (requestCert)', () => {
     expect(seen.map(([, req]) => req.tls)).toEqual([expect.objectContaining({ authorized: false, authorizationError: 'UNABLE_TO_GET_ISSUER_CERT' })])
   })
 
-  test('no binding on the port: nothing can get through unasked (no handshake succeeds), so it attaches', async () => {
-    await expect(attachWith()).resolves.toBeTruthy()
+  test('no binding on the port: nothing can get through unasked (no handshake succeeds), so it attaches, still judging requests', async () => {
+    const { queue, seen } = await attachWith()
+    queue.emit([EVENT.REQUEST, 1, tlsReq(1, {})])
+    expect(seen).toEqual([])
+    expect(queue.callsOf('respond').map(([id, status]) => [id, status])).toEqual([[1, 403]])
   })
 
   test('the config\'s tls entry (HTTPSYS_CLIENT_CERTS) asks for the port though the app does not', async () => {

@@ -42,6 +42,8 @@ describe('cert add', () => {
     expect(addon.sslCertList(false).records).toEqual([expect.objectContaining({ port: 443, hash: A, flags: 0x2, checkMode: 0 })])
     expect(cert.add({ port: 443, thumbprint: A, clientCert: true }).result).toBe('unchanged')
     expect(cert.add({ port: 443, thumbprint: A, clientCert: true, revocationCheck: false }).result).toBe('replaced')
+    // what Windows reads: DefaultCertCheckMode 1 is "no revocation check"
+    expect(addon.sslCertList(false).records[0]).toMatchObject({ flags: 0x2, checkMode: 0x1 })
     expect(cert.list()[0]).toMatchObject({ clientCert: true, revocationCheck: false })
     // dropping --client-cert stops the asking (a rebind says what the binding does)
     cert.add({ port: 443, thumbprint: A })
