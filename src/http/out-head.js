@@ -6,7 +6,7 @@
 // Trailer), and, at the first flush, the Date and framing headers node would add.
 
 const { codes } = require('../errors')
-const { RESPONSE_CLOSE } = require('../wire/contract')
+const { RESPONSE_CLOSE, RESPONSE_KEEP_OPEN } = require('../wire/contract')
 const { validateHeaderName, validateHeaderValue, utcDate } = require('./headers')
 const { kState, kHandle } = require('./symbols')
 
@@ -36,7 +36,7 @@ const R_TE = 4
  * Completes the head as node's _storeHeader does when the head is made (writeHead(),
  * or implicitly by the first write() or by end()): Date, Connection, Keep-Alive and
  * the framing. Only a head end() made knows the body (st.endLength): Content-Length.
- * @returns {number} respond() flags (RESPONSE_CLOSE or 0)
+ * @returns {number} respond() flags (RESPONSE_CLOSE, RESPONSE_KEEP_OPEN or 0)
  */
 function finishHead (res, st) {
   const raw = st.head
@@ -48,13 +48,15 @@ function finishHead (res, st) {
   if ((bits & H_TE_CHUNKED) !== 0 && (res.statusCode === 204 || res.statusCode === 304)) res.shouldKeepAlive = false
   // a removed Connection header is only not said: the connection stays as it would (node)
   let close = !res.shouldKeepAlive || (bits & H_CONN_CLOSE) !== 0
+  let keepOpen = 0
 
   // node's keep-alive header (_storeHeader): said unless the app set or removed one
   if ((bits & H_CONNECTION) === 0 && (st.removed & R_CONNECTION) === 0) {
     const keepAlive = res.shouldKeepAlive && ((bits & H_CONTENT_LENGTH) !== 0 || res.useChunkedEncodingByDefault)
     if (keepAlive && res.maxRequestsOnConnectionReached) {
       raw.push('Connection', 'close')
-      close = true
+      if (!st.lastKeepsOpen) close = true
+      else if (!close) keepOpen = RESPONSE_KEEP_OPEN
     } else if (keepAlive) {
       raw.push('Connection', 'keep-alive')
       const timeout = (bits & H_KEEP_ALIVE) === 0 ? keepAliveSeconds(res) : 0
@@ -88,7 +90,7 @@ function finishHead (res, st) {
   // a Trailer header needs chunked framing to carry the trailers (node throws)
   if ((bits & H_TRAILER) !== 0 && res.chunkedEncoding !== true) throw new codes.ERR_HTTP_TRAILER_INVALID()
   if (close) res.shouldKeepAlive = false
-  return close ? RESPONSE_CLOSE : 0
+  return close ? RESPONSE_CLOSE : keepOpen
 }
 
 // ", max=N" of the Keep-Alive header when the server limits requests per connection

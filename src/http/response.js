@@ -92,6 +92,9 @@ class OutState {
     this.error = undefined // destroy(err)'s error (res.errored)
     this.highWaterMark = HIGH_WATER_MARK // write() returns false past it (the server's highWaterMark option)
     this.rejectBody = false // rejectNonStandardBodyWrites: a body on HEAD/204/304 throws
+    // maxRequestsPerSocket's last response on a port the server owns: it says
+    // Connection: close and the connection stays, as node's does (server-handle.js)
+    this.lastKeepsOpen = false
   }
 }
 

@@ -11,7 +11,7 @@
 const dc = require('node:diagnostics_channel')
 const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
-const { RequestSocket, kRequests, kDirect, closeFromRouter, idle, touch, ended } = require('./socket')
+const { RequestSocket, kRequests, kDirect, closeFromRouter, idle, awaitNext, nextRequest, touch, ended } = require('./socket')
 const { headBytes, H_CACHE_CONTROL } = require('./out-head')
 const { storable, responseTtl, ruleFor } = require('../cache/rules')
 const { readWorkerEnv } = require('../worker-interface')
@@ -46,6 +46,7 @@ class ServerHandle {
     this.requestCounts = new Map() // connectionId -> requests seen (only with maxRequestsPerSocket)
     this.connections = new Set() // open client connections seen (where the router reports closes)
     this.own = null // a standalone server's client connections: id -> the router's connection
+    this.dispatching = null // the request whose 'request' listeners are running
     this.detachWhenIdle = false // close() waits for those to end before it detaches
     this.closing = false // close() was called: no new requests
     this.detached = false // the router sends no new requests
@@ -105,7 +106,19 @@ class ServerHandle {
     // perf_hooks 'http' entries, while an observer asks for them (perf-entries.js)
     req[kPerfProbe] = perfEntries.start(req)
     this.inflight.set(q.id, req)
-    if (server.timeout > 0) req.socket.setTimeout(server.timeout)
+    if (this.keepsSockets) {
+      // one socket object per connection (the hub): the server's timeout runs from the
+      // connection's first request (or its accept), as node's from the connection's start
+      const s = this.sockets.get(q.connectionId)
+      if (s !== undefined && !s.destroyed) {
+        nextRequest(s, Number(server.timeout) || 0)
+        req[kSocket] = this.socketFor(req) // the socket knows its requests (its destroy() ends them)
+      } else if (server.timeout > 0) {
+        req.socket.setTimeout(server.timeout)
+      }
+    } else if (server.timeout > 0) {
+      req.socket.setTimeout(server.timeout)
+    }
 
     // node's 'connection': the connection's socket object, before its first request
     if (server.listenerCount('connection') > 0 && !this.sockets.has(q.connectionId)) req[kSocket] = this.socketFor(req)
@@ -124,12 +137,15 @@ class ServerHandle {
     }
 
     // maxRequestsPerSocket, counted per client connection as node counts per socket:
-    // the last one says Connection: close, any after it get 503 and 'dropRequest'
+    // the last one says Connection: close, any after it get 503 and 'dropRequest'. On
+    // a port the server owns, the connection stays open after them, as node's does (its
+    // Connection: close is only said); a shared router closes it, as RFC 9112 9.6 asks.
     const maxRequests = server.maxRequestsPerSocket
     if (maxRequests > 0) {
       const n = (this.requestCounts.get(q.connectionId) || 0) + 1
       this.requestCounts.set(q.connectionId, n)
       res.maxRequestsOnConnectionReached = maxRequests <= n
+      if (maxRequests <= n) res[kState].lastKeepsOpen = this.ownsPortOf(q.connectionId)
       if (maxRequests < n) {
         server.emit('dropRequest', req, req.socket)
         res.writeHead(503)
@@ -139,9 +155,16 @@ class ServerHandle {
     }
 
     // The router says what the Expect header asked for (only on HTTP/1.1, as node).
-    if (q.expect === EXPECT_CONTINUE) dispatchContinue(server, req, res)
-    else if (q.expect === EXPECT_OTHER) dispatchExpectation(server, req, res)
-    else server.emit('request', req, res)
+    // (while the app's listener runs, node's parser is still in this request: its
+    // connection is not idle for closeIdleConnections(), answeredAll)
+    this.dispatching = req
+    try {
+      if (q.expect === EXPECT_CONTINUE) dispatchContinue(server, req, res)
+      else if (q.expect === EXPECT_OTHER) dispatchExpectation(server, req, res)
+      else server.emit('request', req, res)
+    } finally {
+      this.dispatching = null
+    }
   }
 
   /** 'upgrade': the app gets the connection's bytes through an UpgradeSocket. */
@@ -339,7 +362,10 @@ class ServerHandle {
   letGo (req) {
     const id = req[kQueueRequest].id
     if (this.inflight.get(id) === req) this.inflight.delete(id)
-    const s = req[kSocket]
+    // (the connection's socket object, where one stands for it, even if this request
+    // never asked for it: its timeout moves on to the keep-alive wait)
+    let s = req[kSocket]
+    if (s === null && this.keepsSockets) s = this.sockets.get(req[kQueueRequest].connectionId) || null
     if (s !== null) {
       if (!req[kResponse].shouldKeepAlive) ended(s)
       release(this, s, req)
@@ -386,8 +412,48 @@ class ServerHandle {
   accepted (conn) {
     if (this.own === null) this.own = new Map()
     this.own.set(conn.id, conn)
-    if (this.closing || this.server.listenerCount('connection') === 0 || this.sockets.has(conn.id)) return
-    this.server.emit('connection', this.connectionSocket(conn))
+    if (this.closing || this.sockets.has(conn.id)) return
+    // node's server timeout runs from the accept: a connection that sends nothing times out too
+    if (this.server.timeout > 0) this.connectionSocket(conn).setTimeout(this.server.timeout)
+    if (this.server.listenerCount('connection') > 0) this.server.emit('connection', this.connectionSocket(conn))
+  }
+
+  /**
+   * The router's keep-alive wait on a connection of this server's own (its
+   * keepAliveTimeout) ran out: as node's socket timeout, the connection's socket says
+   * 'timeout' (onSocketTimeout: the server's 'timeout' listeners, else it is destroyed).
+   * @returns {boolean} false: no socket object stands for it (the router closes it)
+   */
+  idleTimeout (connectionId) {
+    const s = this.sockets.get(connectionId)
+    if (s === undefined || s.destroyed) return false
+    s.emit('timeout')
+    return true
+  }
+
+  /** Whether a request of the connection is in flight. */
+  hasInflight (connectionId) {
+    for (const req of this.inflight.values()) if (req[kQueueRequest].connectionId === connectionId) return true
+    return false
+  }
+
+  /**
+   * Whether every request of a connection is in whole and its response ended by the app
+   * (node's closeIdleConnections(): a request still being read, or whose 'request'
+   * listener is still running, keeps its connection).
+   */
+  answeredAll (connectionId) {
+    if (this.dispatching !== null && this.dispatching[kQueueRequest].connectionId === connectionId) return false
+    for (const req of this.inflight.values()) {
+      if (req[kQueueRequest].connectionId === connectionId && (!req.complete || !req[kResponse].writableEnded)) return false
+    }
+    return true
+  }
+
+  /** Whether a client connection is on a port this server owns (the standalone hub's listen(port)). */
+  ownsPortOf (connectionId) {
+    const conn = this.own !== null ? this.own.get(connectionId) : undefined
+    return conn !== undefined && conn.ownsPort === true
   }
 
   /** The socket object of a connection the router told this server of (accepted()). */
@@ -549,8 +615,13 @@ function release (handle, socket, req) {
   const i = list.indexOf(req)
   if (i !== -1) list.splice(i, 1)
   if (list.length === 0) {
+    if (handle.keepsSockets && !socket.destroyed) {
+      const id = req[kQueueRequest].connectionId
+      if (handle.own !== null && handle.own.has(id) && handle.hasInflight(id)) return // a pipelined response is still to come
+      awaitNext(socket, Number(handle.server.keepAliveTimeout) > 0 && handle.own !== null && handle.own.has(id))
+      return // until the router says the connection closed
+    }
     idle(socket)
-    if (handle.keepsSockets && !socket.destroyed) return // until the router says the connection closed
     const connectionId = req[kQueueRequest].connectionId
     if (handle.sockets.get(connectionId) === socket) handle.sockets.delete(connectionId)
   }

@@ -192,15 +192,19 @@ class ServerMembers extends EventEmitter {
   }
 
   // A standalone server's idle connections are ended (node's); a shared router's idle
-  // keep-alive connections are the router's, which closes them itself. Ended, not
-  // reset: the router calls a connection idle once its last response is handed to the
-  // socket, and a slow client may still be reading it (node's idle ones have flushed).
+  // keep-alive connections are the router's, which closes them itself. Idle as node
+  // counts it: no request being read, and every response on it ended by the app (a
+  // response ended but still going out goes out first; node's destroy() can cut it).
+  // Ended, not reset: the router calls a connection idle once its last response is
+  // handed to the socket, and a slow client may still be reading it.
   closeIdleConnections () {
     const handles = [...this[kClosing]]
     if (this[kHandle] !== null) handles.push(this[kHandle])
     for (const handle of handles) {
       if (handle.own === null) continue
-      for (const conn of [...handle.own.values()]) if (conn.idle === true) conn.closeWhenIdle()
+      for (const conn of [...handle.own.values()]) {
+        if (conn.idle === true || (conn.betweenRequests === true && handle.answeredAll(conn.id))) conn.closeWhenIdle()
+      }
     }
   }
 
@@ -304,11 +308,14 @@ function routerSettings (server, handle, target) {
     onConnection: (conn) => handle.accepted(conn),
     onClientError: (conn, err) => handle.clientError(conn, err),
     onConnectionClose: (id) => handle.onConnectionClose(id),
+    onIdleTimeout: (conn) => handle.idleTimeout(conn.id),
     get headersTimeout () {
       const h = Number(server.headersTimeout) || 0
       const r = Number(server.requestTimeout) || 0
       return h > 0 && r > 0 ? Math.min(h, r) : (h || r)
     },
+    // (the router's coarse clock waits 1 to 2 s beyond it: node's socket waits 1 s
+    // beyond the advertised value, its HTTP_SERVER_KEEP_ALIVE_TIMEOUT_BUFFER)
     get keepAliveTimeout () { return Number(server.keepAliveTimeout) || 0 },
     get maxHeaderSize () {
       const n = Number(server.maxHeaderSize)

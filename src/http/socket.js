@@ -29,6 +29,7 @@ const kDestroying = Symbol('httpsys.socketDestroying') // destroy() emits 'error
 const kEnded = Symbol('httpsys.socketEnded') // a response closed the connection: our side is ended
 const kConnectionId = Symbol('httpsys.socketConnection')
 const kDirect = Symbol('httpsys.socketDirect')
+const kKeepAliveTimed = Symbol('httpsys.socketKeepAliveTimed') // its timeout is the server's keepAliveTimeout
 
 class RequestSocket extends net.Socket {
   /**
@@ -182,7 +183,15 @@ class RequestSocket extends net.Socket {
     const handle = this[kHandle]
     if (handle !== null) {
       for (let i = 0; i < reqs.length; i++) handle.cancel(reqs[i], err || null)
-      if (reqs.length === 0) endIdle(this)
+      if (reqs.length === 0) {
+        // an idle connection of a standalone server's own closes at once, as node's
+        // destroy(); one whose ended response the router still carries ends after it
+        // (node's destroy() after end() loses nothing its socket had already written);
+        // elsewhere the router ends it
+        const conn = handle.own !== null ? handle.own.get(this[kConnectionId]) : undefined
+        if (conn !== undefined && conn.idle === true) conn.destroy()
+        else endIdle(this)
+      }
     }
     return this
   }
@@ -340,6 +349,36 @@ function ended (socket) {
   socket.writable = false
 }
 
+/**
+ * node's resOnFinish: a connection whose last response kept it alive waits for the next
+ * request with the server's keepAliveTimeout as its socket's timeout, in place of the
+ * server's timeout. Where the router times that wait with the server's keepAliveTimeout
+ * (a standalone server's own connections: `routerTimes`), the socket's timer stops and
+ * the router's expiry is its 'timeout' (server-handle.js idleTimeout).
+ */
+function awaitNext (socket, routerTimes) {
+  if (routerTimes && socket.writable) {
+    socket.setTimeout(0)
+    socket[kKeepAliveTimed] = true
+  } else {
+    idle(socket)
+  }
+}
+
+/**
+ * A request came on a connection whose socket object outlives its requests: after a
+ * keep-alive wait the socket's timeout is the server's again (node's
+ * resetSocketTimeout); otherwise the request is traffic that refreshes the timer.
+ */
+function nextRequest (socket, serverTimeout) {
+  if (socket[kKeepAliveTimed] === true) {
+    socket[kKeepAliveTimed] = false
+    socket.setTimeout(serverTimeout)
+  } else if (socket[kTimer] !== null) {
+    socket[kTimer].refresh()
+  }
+}
+
 /** Body traffic resets the idle timer, as reads and writes do on a real socket. */
 function touch (socket, bytesIn, bytesOut) {
   socket.bytesRead += bytesIn
@@ -347,4 +386,4 @@ function touch (socket, bytesIn, bytesOut) {
   if (socket[kTimer] !== null) socket[kTimer].refresh()
 }
 
-module.exports = { RequestSocket, kRequests, kDirect, closeFromRouter, idle, touch, ended }
+module.exports = { RequestSocket, kRequests, kDirect, closeFromRouter, idle, awaitNext, nextRequest, touch, ended }

@@ -630,6 +630,15 @@ class ClientConnection {
     return this.first === null && this.current === null && this.leftover === null && !this.parser.inHead()
   }
 
+  /**
+   * No request is being read (its head or body still coming) and none waits unread:
+   * node's parser calls such a connection idle even while responses are still going
+   * out; its closeIdleConnections() ends it once the app has ended each of them.
+   */
+  get betweenRequests () {
+    return this.current === null && this.leftover === null && this.tunnel === null && !this.parser.inHead()
+  }
+
   /** The coarse clock says this connection's deadline passed. */
   timeout () {
     // node answers a request head that did not arrive in time 408 (its headersTimeout);
@@ -641,6 +650,20 @@ class ClientConnection {
       this.phase = ENDING
       this.deadline = after(LINGER_MS)
       return
+    }
+    // a standalone server's keepAliveTimeout is its socket's timeout (node): the socket
+    // object the app holds for this connection says 'timeout', and the server's
+    // 'timeout' listeners (else the socket's destroy()) decide what becomes of it
+    if (this.phase === IDLE && !this.dead && typeof this.settings.onIdleTimeout === 'function') {
+      this.deadline = 0
+      let taken = false
+      try {
+        taken = this.settings.onIdleTimeout(this) === true
+      } catch (err) {
+        process.nextTick(() => { throw err }) // the app's listener threw: as from node's socket
+        taken = true
+      }
+      if (taken) return
     }
     this.destroy()
   }

@@ -5,7 +5,7 @@
 // credit), and its response bytes. A plain class with a stable shape: it is created
 // per request on the hot path.
 
-const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../wire/contract')
+const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, RESPONSE_KEEP_OPEN } = require('../wire/contract')
 const { INITIAL_BODY_WINDOW, RES_HAS_CONNECTION } = require('../wire/protocol')
 const responses = require('./responses')
 const clock = require('./clock')
@@ -194,7 +194,9 @@ class HubRequest {
     this.headSent = true
     this.noBody = this.isHead || status < 200 || status === 204 || status === 304
     const more = (flags & RESPONSE_MORE) !== 0
-    const asked = (flags & RESPONSE_CLOSE) !== 0
+    // (KEEP_OPEN: a head saying Connection: close that leaves the connection open, as
+    // node's maxRequestsPerSocket does; only on a port a standalone server owns)
+    const asked = (flags & RESPONSE_CLOSE) !== 0 || ((flags & RESPONSE_KEEP_OPEN) !== 0 && this.conn.ownsPort !== true)
     const close = this.mustClose(asked)
     this.close = close
     let add = responses.ADD_NONE

@@ -584,11 +584,14 @@ class Hub extends EventEmitter {
   /**
    * The last listener of a port closed: its idle connections are closed now and busy
    * ones after their responses (node's server.close() closes idle connections too).
-   * Connections on a port still listening elsewhere are not touched.
+   * Connections on a port still listening elsewhere are not touched, nor those of a
+   * port a standalone server owned: as node's, they go on carrying requests to it until
+   * they end (the client, the server's keepAliveTimeout, closeAllConnections()); its
+   * close() already ended the idle ones (closeIdleConnections).
    */
   portClosed (port) {
     for (const c of this.conns) {
-      if (c.localPort !== port || typeof c.closeWhenIdle !== 'function') continue
+      if (c.localPort !== port || typeof c.closeWhenIdle !== 'function' || c.ownsPort === true) continue
       // a standalone server's: it ends once idle, reading on until then (node)
       const own = c.fixedQueue !== null && c.fixedQueue !== undefined && c.fixedQueue.reserved
       c.closeWhenIdle(own)

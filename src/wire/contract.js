@@ -153,6 +153,13 @@ const RESPONSE_MORE = 1
 const RESPONSE_CLOSE = 2
 /** respond() flag: after a 101 the connection carries opaque bytes both ways (upgrade). */
 const RESPONSE_OPAQUE = 4
+/**
+ * respond() flag: the head says `Connection: close` and the connection stays open all
+ * the same (node's last response under maxRequestsPerSocket, on a port a standalone
+ * server owns: node only says it). A router that does not give the server its own port
+ * closes the connection as RFC 9112 9.6 asks.
+ */
+const RESPONSE_KEEP_OPEN = 8
 
 /** QueueRequest.expect values */
 const EXPECT_CONTINUE = 'continue'
@@ -161,4 +168,4 @@ const EXPECT_OTHER = 'other'
 /** The callbacks an attachment makes, in the order handlers are documented above. */
 const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose', 'onConnectionClose'])
 
-module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, EXPECT_CONTINUE, EXPECT_OTHER, HANDLERS }
+module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, RESPONSE_KEEP_OPEN, EXPECT_CONTINUE, EXPECT_OTHER, HANDLERS }

@@ -9,7 +9,7 @@
 // and write what it holds with one socket write. Small payloads are copied into a slab;
 // large bodies are queued by reference so they are never copied.
 
-const { EXPECT_CONTINUE, EXPECT_OTHER } = require('./contract')
+const { EXPECT_CONTINUE, EXPECT_OTHER, RESPONSE_CLOSE, RESPONSE_KEEP_OPEN } = require('./contract')
 
 // 2: REQUEST carries the client connection's TLS session (REQ_ENCRYPTED), HELLO the
 // TLS material of an https server; 3: INFO, an interim (1xx) response, and the client
@@ -53,8 +53,9 @@ const REQ_EXPECT_CONTINUE = 8
 const REQ_UPGRADE = 16
 const REQ_EXPECT_OTHER = 32 // an Expect header other than 100-continue (HTTP/1.1)
 
-// RESPONSE / RES_BODY flags: the contract's RESPONSE_MORE (1), RESPONSE_CLOSE (2) and
-// RESPONSE_OPAQUE (4) travel as they are; this one is the wire's own.
+// RESPONSE / RES_BODY flags: the contract's RESPONSE_MORE (1), RESPONSE_CLOSE (2),
+// RESPONSE_OPAQUE (4) and RESPONSE_KEEP_OPEN (8) travel as they are; this one is the
+// wire's own. A Connection header saying close sets CLOSE, unless KEEP_OPEN is set.
 const RES_HAS_CONNECTION = 64 // the worker's headers carry a Connection header
 
 // The worker's default receive window (REQUEST frames it may have unacknowledged), the
@@ -270,7 +271,7 @@ class FrameWriter {
       const name = rawHeaders[i]
       if (name.length === 10 && name.toLowerCase() === 'connection') {
         flags |= RES_HAS_CONNECTION
-        if (/close/i.test(rawHeaders[i + 1])) flags |= 2
+        if ((flags & RESPONSE_KEEP_OPEN) === 0 && /close/i.test(rawHeaders[i + 1])) flags |= RESPONSE_CLOSE
       }
       block += name.length + String(rawHeaders[i + 1]).length + 4
     }

@@ -188,6 +188,71 @@ describe('close()', () => {
     expect(ours.code).toBe(0)
   })
 
+  test('after close(), a busy connection stays the server\'s once its response is out: the next request on it reaches the app (fastify answers it 503), as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const out = []
+      const s = http.createServer((req, res) => {
+        out.push(['request', req.url, s.listening])
+        if (req.url === '/1') {
+          s.close(() => { out.push(['closed']); console.log(JSON.stringify(out)) })
+          setTimeout(() => res.end('one'), 250)
+        } else {
+          res.end('two')
+        }
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port, () => c.write('GET /1 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'))
+        c.once('data', (d) => {
+          out.push(['response', String(d).endsWith('one')])
+          c.write('GET /2 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+          c.once('data', (d) => { out.push(['response', String(d).endsWith('two')]); c.end() })
+        })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual([['request', '/1', true], ['response', true], ['request', '/2', false], ['response', true], ['closed']])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
+  })
+
+  test('close() soon after end(): the connection counts as idle though its response may still be going out; the response arrives, the request after it is not served; close() inside the \'request\' listener keeps it, as node\'s', async () => {
+    // node's closeIdleConnections() skips a connection while a request on it is being
+    // read (its 'request' listener still running counts) or a response is not ended
+    const code = (closeNow) => `
+      const http = require('http')
+      const net = require('net')
+      const out = []
+      const s = http.createServer((req, res) => {
+        out.push(['request', req.url])
+        res.end(req.url === '/1' ? 'one' : 'two')
+        if (req.url === '/1') ${closeNow ? 's.close()' : 'setImmediate(() => s.close())'}
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port, () => c.write('GET /1 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'))
+        c.on('error', () => {})
+        c.once('data', (d) => {
+          out.push(['response', String(d).endsWith('one')])
+          c.write('GET /2 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n', () => {})
+          c.on('data', () => out.push(['more']))
+        })
+        c.on('close', () => { out.push(['client closed']); console.log(JSON.stringify(out)) })
+      })
+    `
+    const node = await runPreloaded(code(false), { preload: false })
+    const ours = await runPreloaded(code(false))
+    expect(lines(node.out)[0]).toEqual([['request', '/1'], ['response', true], ['client closed']])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
+    // (the connection stays until the client ends it: node waits for its keepAliveTimeout)
+    const nodeNow = await runPreloaded(code(true).replace("out.push(['more'])", "{ out.push(['more']); c.end() }"), { preload: false })
+    const oursNow = await runPreloaded(code(true).replace("out.push(['more'])", "{ out.push(['more']); c.end() }"))
+    expect(lines(nodeNow.out)[0]).toEqual([['request', '/1'], ['response', true], ['request', '/2'], ['more'], ['client closed']])
+    expect(lines(oursNow.out)[0]).toEqual(lines(nodeNow.out)[0])
+  })
+
   test('after close(): an idle connection is ended, one with a head still coming stays until closeAllConnections(), as node\'s', async () => {
     const code = `
       const http = require('http')
@@ -1001,6 +1066,72 @@ describe('the server\'s own options, standalone (the process\'s hub serves it al
     const ours = await runPreloaded(code)
     expect(lines(node.out)[0]).toEqual(['connection', 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n'])
     expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('maxRequestsPerSocket: the last response says Connection: close and the connection stays, the next request gets 503, as node\'s (fastify\'s test)', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const s = http.createServer((req, res) => res.end('x'))
+      s.maxRequestsPerSocket = 2
+      const seen = []
+      s.on('dropRequest', () => seen.push('dropRequest'))
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        const got = []
+        const send = () => c.write('GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+        c.on('data', (d) => {
+          got.push(String(d).replace(/Date: [^\\r]*\\r\\n/, ''))
+          if (got.length < 3) send()
+          else { c.end(); s.close() }
+        })
+        c.on('close', () => console.log(JSON.stringify({ got, seen })))
+        c.on('connect', send)
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual({
+      got: [
+        'HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5, max=2\r\nContent-Length: 1\r\n\r\nx',
+        'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx',
+        'HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
+      ],
+      seen: ['dropRequest']
+    })
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('server timeout and keepAliveTimeout: a connection waiting between keep-alive requests is timed by keepAliveTimeout, not the server\'s timeout, and its expiry is the server\'s \'timeout\'; a request left unanswered times out with the server\'s timeout, as node\'s (fastify\'s onTimeout)', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const t0 = Date.now()
+      const out = []
+      const s = http.createServer((req, res) => {
+        req.socket.name = req.url
+        if (req.url !== '/hang') res.end('ok')
+      })
+      s.keepAliveTimeout = 600
+      s.setTimeout(300, (socket) => {
+        out.push([socket.name, Date.now() - t0 < 1000 ? 'early' : 'late'])
+        socket.destroy()
+        if (out.length === 2) { console.log(JSON.stringify(out)); s.close() }
+      })
+      s.listen(0, () => {
+        const port = s.address().port
+        const a = net.connect(port, () => a.write('GET /kept HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'))
+        a.on('data', () => {})
+        a.on('error', () => {})
+        const b = net.connect(port, () => b.write('GET /hang HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'))
+        b.on('error', () => {})
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual([['/hang', 'early'], ['/kept', 'late']])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
   })
 
   test('an HTTP/1.1 request without Host: 400 and a closed connection, unless it asks to upgrade and the server listens for \'upgrade\' (node checks Host after)', async () => {
