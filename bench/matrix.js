@@ -2,12 +2,13 @@
 
 // The benchmark matrix (`npm run bench -- --matrix`): every scenario of
 // bench/lib/scenarios.js served by bare node, a node cluster, nginx in front of node
-// processes, and httpsys with 1 and N instances, in one run. Each round runs every
+// processes, and httpsys with 1 and N instances, in one run (and, as the machine's
+// ceiling, nginx answering from its own memory). Each round runs every
 // target of a scenario back to back, in an order that changes from round to round, so
 // what else the machine is doing falls on all of them alike.
 //
 //   npm run bench -- --matrix [--duration 3] [--rounds 2] [--warmup 1] [--connections 50]
-//       [--instances N] [--only hello,close,...] [--targets node,cluster,nginx,httpsys-1,httpsys-N]
+//       [--instances N] [--only hello,close,...] [--targets node,cluster,nginx,httpsys-1,httpsys-N,ceiling]
 //       [--tool wrk|autocannon] [--out bench/results] [--note "text"]
 //   npm run bench -- --matrix --render bench/results/matrix.json    (report and charts again)
 //
@@ -162,7 +163,7 @@ async function run (argv) {
   }
   const skippedTargets = {}
   if (targetList.some((t) => t.needs === 'nginx') && !ctx.nginx) {
-    skippedTargets.nginx = 'skipped: nginx not installed (apt-get install nginx)'
+    for (const t of targetList) if (t.needs === 'nginx') skippedTargets[t.name] = 'skipped: nginx not installed (apt-get install nginx)'
     notes.push('nginx is not installed (apt-get install nginx, or NGINX=/path/to/nginx): its column is skipped')
   }
   const rev = gitRevision()
@@ -208,6 +209,7 @@ async function run (argv) {
         if (st.skipped) continue
         const row = {}
         for (const t of roundOrder(runnable, round)) {
+          if (t.scenarios && !t.scenarios.includes(st.scenario.name)) continue
           try {
             row[t.name] = await measure(st.scenario, t, ctx)
             const m = row[t.name]

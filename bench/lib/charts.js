@@ -5,7 +5,7 @@
 // vega and vega-lite are ES modules only, hence the dynamic import().
 
 // by target name, so a run of some targets colours each as the full matrix does
-const TARGET_COLORS = { node: '#4c78a8', cluster: '#72b7b2', nginx: '#54a24b', 'httpsys-1': '#f58518', 'httpsys-N': '#e45756' }
+const TARGET_COLORS = { node: '#4c78a8', cluster: '#72b7b2', nginx: '#54a24b', 'httpsys-1': '#f58518', 'httpsys-N': '#e45756', ceiling: '#bab0ac' }
 
 /** One row per scenario and target that ran, for the specs below. */
 function chartRows (result) {

@@ -7,6 +7,10 @@
 //   nginx       nginx (N worker processes) in front of N node processes, upstream keep-alive
 //   httpsys-1   httpsys start app.js            (supervisor + hub + 1 worker)
 //   httpsys-N   httpsys start app.js -i N
+//   ceiling     nginx (N worker processes) answering the hello body from its own memory,
+//               no app behind it: the most this machine and its load generator reach
+//               for a server's answer (hello, close and cached scenarios only); a
+//               target above ceiling/node cannot be shown on this machine
 //
 // start() resolves once the target answers (httpsys: once every instance is ready) with
 // { roots, url, stop }: roots are the pids whose process trees are the target's cost.
@@ -221,6 +225,53 @@ ${cache ? '      proxy_cache responses;\n' : ''}    }
 `
 }
 
+/** nginx.conf for nginx answering the hello app's response itself. */
+function ceilingConf ({ dir, port, workers, runAsRoot }) {
+  return `# written by bench/lib/targets.js for one matrix run: the machine's ceiling
+${runAsRoot ? 'user root;\n' : ''}worker_processes ${workers};
+daemon off;
+pid ${dir}/nginx.pid;
+error_log ${dir}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:${port};
+    location / {
+      default_type text/plain;
+      return 200 "hello world\\n";
+    }
+  }
+}
+`
+}
+
+async function startCeiling (scenario, ctx) {
+  const port = await freePort()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-ceiling-'))
+  const runAsRoot = typeof process.getuid === 'function' && process.getuid() === 0
+  fs.writeFileSync(path.join(dir, 'nginx.conf'), ceilingConf({ dir, port, workers: ctx.instances, runAsRoot }))
+  const nginx = spawnDetached(ctx.nginx, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-e', path.join(dir, 'error.log')], process.env)
+  const url = localUrl(port, false)
+  const stop = async () => {
+    await stopTree(nginx)
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    await waitForUrl(url, nginx)
+  } catch (err) {
+    await stop()
+    throw err
+  }
+  return { roots: [nginx.pid], url, stop }
+}
+
 async function startNginx (scenario, ctx) {
   const backends = []
   const children = []
@@ -268,7 +319,8 @@ function targets (instances) {
     { name: 'cluster', label: `node cluster x${instances}`, start: startCluster },
     { name: 'nginx', label: `nginx + node x${instances}`, start: startNginx, needs: 'nginx' },
     { name: 'httpsys-1', label: 'httpsys x1', start: (s, ctx) => startHttpsys(s, ctx, 1) },
-    { name: 'httpsys-N', label: `httpsys x${instances}`, start: (s, ctx) => startHttpsys(s, ctx, instances) }
+    { name: 'httpsys-N', label: `httpsys x${instances}`, start: (s, ctx) => startHttpsys(s, ctx, instances) },
+    { name: 'ceiling', label: `ceiling: nginx static x${instances}`, start: startCeiling, needs: 'nginx', scenarios: ['hello', 'close', 'cached'] }
   ]
 }
 

@@ -57,6 +57,14 @@ test('evaluateTargets: the cached response needs 3x bare node', () => {
   expect(of(3.2).measured).toBe('3.20x req/s (10 KB: 2.50x)')
 })
 
+test('evaluateTargets: a cached result under 3x is "not measurable here" only when the machine\'s ceiling (nginx from memory) is under 3x too', () => {
+  const of = (rps, ceiling) => evaluateTargets({ cached: { ratios: { 'httpsys-1/node': { rps, cpu: 0.2 }, 'ceiling/node': { rps: ceiling, cpu: 0.3 } } } }, 2)[3]
+  expect(of(1.4, 1.6).status).toBe('not measurable here')
+  expect(of(1.4, 1.6).measured).toBe('1.40x req/s (10 KB: n/a); this machine\'s ceiling: 1.60x')
+  expect(of(1.4, 3.5).status).toBe('missed')
+  expect(of(3.1, 2.9).status).toBe('met')
+})
+
 test('evaluateTargets: a slower but cheaper run is still missed; a missing peer is not measured', () => {
   const t = evaluateTargets(byName(
     { 'httpsys-1/node': { rps: 0.95, cpu: 0.7 }, 'httpsys-N/cluster': { rps: 1.1, cpu: null } },
