@@ -1134,6 +1134,30 @@ describe('the server\'s own options, standalone (the process\'s hub serves it al
     expect(ours.code).toBe(0)
   })
 
+  test('the server\'s timeout runs from accept: a connection that sends nothing gets the server\'s \'timeout\' with its socket, and destroy() closes it, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const t0 = Date.now()
+      const out = []
+      const s = http.createServer(() => out.push('request'))
+      s.setTimeout(200, (socket) => {
+        out.push(['timeout', socket instanceof net.Socket, Date.now() - t0 >= 150])
+        socket.destroy()
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        c.on('error', () => {})
+        c.on('close', () => { out.push('client closed'); console.log(JSON.stringify(out)); s.close() })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual([['timeout', true, true], 'client closed'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+    expect(ours.code).toBe(0)
+  })
+
   test('an HTTP/1.1 request without Host: 400 and a closed connection, unless it asks to upgrade and the server listens for \'upgrade\' (node checks Host after)', async () => {
     const code = `
       const http = require('http')
