@@ -431,6 +431,12 @@ class ServerHandle {
     return true
   }
 
+  /** Whether the router is waiting for the next request of a connection of this server's own. */
+  routerWaits (connectionId) {
+    const conn = this.own !== null ? this.own.get(connectionId) : undefined
+    return conn !== undefined && conn.waitingForRequest === true
+  }
+
   /** Whether a request of the connection is in flight. */
   hasInflight (connectionId) {
     for (const req of this.inflight.values()) if (req[kQueueRequest].connectionId === connectionId) return true

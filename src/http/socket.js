@@ -313,6 +313,9 @@ function emitClose (socket, err) {
 
 function onTimer (socket) {
   socket[kTimer] = null
+  // (the router is timing the wait for the next request: awaitNext)
+  const handle = socket[kHandle]
+  if (socket[kKeepAliveTimed] === true && handle !== null && handle.routerWaits(socket[kConnectionId])) return
   socket.emit('timeout')
 }
 
@@ -353,16 +356,14 @@ function ended (socket) {
  * node's resOnFinish: a connection whose last response kept it alive waits for the next
  * request with the server's keepAliveTimeout as its socket's timeout, in place of the
  * server's timeout. Where the router times that wait with the server's keepAliveTimeout
- * (a standalone server's own connections: `routerTimes`), the socket's timer stops and
- * the router's expiry is its 'timeout' (server-handle.js idleTimeout).
+ * (a standalone server's own connections: `routerTimes`), its expiry is the socket's
+ * 'timeout' (server-handle.js idleTimeout), and the server's timeout says nothing while
+ * the router waits; while the router still writes the responses out (node's would not
+ * have finished yet), the server's timeout runs on.
  */
 function awaitNext (socket, routerTimes) {
-  if (routerTimes && socket.writable) {
-    socket.setTimeout(0)
-    socket[kKeepAliveTimed] = true
-  } else {
-    idle(socket)
-  }
+  if (routerTimes && socket.writable) socket[kKeepAliveTimed] = true
+  idle(socket)
 }
 
 /**

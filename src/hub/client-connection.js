@@ -630,6 +630,11 @@ class ClientConnection {
     return this.first === null && this.current === null && this.leftover === null && !this.parser.inHead()
   }
 
+  /** Between keep-alive requests: everything answered, the keepAliveTimeout running. */
+  get waitingForRequest () {
+    return this.phase === IDLE && !this.dead
+  }
+
   /**
    * No request is being read (its head or body still coming) and none waits unread:
    * node's parser calls such a connection idle even while responses are still going
