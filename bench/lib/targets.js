@@ -184,8 +184,8 @@ async function startHttpsys (scenario, ctx, instances) {
   }
 }
 
-/** nginx.conf for nginx in front of the given node ports; the choices are a tuned proxy's. */
-function nginxConf ({ dir, port, backends, workers, tls, cert, runAsRoot, cache = false }) {
+/** The start of every nginx.conf the harness writes: up to the http block's settings. */
+function nginxPrologue ({ dir, workers, runAsRoot }) {
   return `# written by bench/lib/targets.js for one matrix run
 ${runAsRoot ? 'user root;  # the temp dirs are the harness\'s (mode 700); as root nginx would switch to nobody\n' : ''}worker_processes ${workers};
 daemon off;
@@ -201,7 +201,12 @@ http {
   scgi_temp_path ${dir}/scgi;
   # node serves any number of requests on a connection; nginx's default is 1000
   keepalive_requests 1000000;
-  # a 1 MB upload and a 1 MB response stay in memory, as they do in node, instead of
+`
+}
+
+/** nginx.conf for nginx in front of the given node ports; the choices are a tuned proxy's. */
+function nginxConf ({ dir, port, backends, workers, tls, cert, runAsRoot, cache = false }) {
+  return `${nginxPrologue({ dir, workers, runAsRoot })}  # a 1 MB upload and a 1 MB response stay in memory, as they do in node, instead of
   # going through a temp file
   client_max_body_size 2m;
   client_body_buffer_size 2m;
@@ -227,21 +232,7 @@ ${cache ? '      proxy_cache responses;\n' : ''}    }
 
 /** nginx.conf for nginx answering the hello app's response itself. */
 function ceilingConf ({ dir, port, workers, runAsRoot }) {
-  return `# written by bench/lib/targets.js for one matrix run: the machine's ceiling
-${runAsRoot ? 'user root;\n' : ''}worker_processes ${workers};
-daemon off;
-pid ${dir}/nginx.pid;
-error_log ${dir}/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  keepalive_requests 1000000;
-  server {
+  return `${nginxPrologue({ dir, workers, runAsRoot })}  server {
     listen 127.0.0.1:${port};
     location / {
       default_type text/plain;
