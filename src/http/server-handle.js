@@ -510,6 +510,7 @@ class ServerHandle {
   /** The router says a client connection closed: its socket object says 'close'. */
   onConnectionClose (connectionId) {
     this.connections.delete(connectionId)
+    this.requestCounts.delete(connectionId)
     if (this.own !== null) {
       this.own.delete(connectionId)
       if (this.detachWhenIdle && this.own.size === 0) this.detach()
@@ -517,7 +518,6 @@ class ServerHandle {
     const s = this.sockets.get(connectionId)
     if (s === undefined) return
     this.sockets.delete(connectionId)
-    this.requestCounts.delete(connectionId)
     closeFromRouter(s)
   }
 
@@ -695,8 +695,11 @@ function checkRequests (handle) {
   handle.tick++
   // connections with nothing in flight for a whole interval are most likely gone (the
   // router does not say): their counts are forgotten, so the map stays small
+  // (those of a standalone server's own connections go when the router says they closed)
   if (handle.requestCounts.size > 0) {
-    for (const id of handle.requestCounts.keys()) if (!handle.sockets.has(id)) handle.requestCounts.delete(id)
+    for (const id of handle.requestCounts.keys()) {
+      if (!handle.sockets.has(id) && (handle.own === null || !handle.own.has(id))) handle.requestCounts.delete(id)
+    }
   }
   const server = handle.server
   const limit = Number(server.requestTimeout)

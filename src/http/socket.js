@@ -184,12 +184,12 @@ class RequestSocket extends net.Socket {
     if (handle !== null) {
       for (let i = 0; i < reqs.length; i++) handle.cancel(reqs[i], err || null)
       if (reqs.length === 0) {
-        // an idle connection of a standalone server's own closes at once, as node's
-        // destroy(); one whose ended response the router still carries ends after it
-        // (node's destroy() after end() loses nothing its socket had already written);
-        // elsewhere the router ends it
+        // an idle connection of a standalone server's own (its responses all written
+        // out) closes at once, as node's destroy(); one whose ended response the router
+        // still carries or writes ends after it (node's 'finish' waits for the flush, so
+        // its destroy() after end() loses nothing); elsewhere the router ends it
         const conn = handle.own !== null ? handle.own.get(this[kConnectionId]) : undefined
-        if (conn !== undefined && conn.idle === true) conn.destroy()
+        if (conn !== undefined && conn.nothingToWrite === true) conn.destroy()
         else endIdle(this)
       }
     }
@@ -312,8 +312,8 @@ function emitClose (socket, err) {
 }
 
 function onTimer (socket) {
-  socket[kTimer] = null
-  // (the router is timing the wait for the next request: awaitNext)
+  // (the timer stays: traffic refreshes it again, as a net.Socket's does after its
+  // 'timeout'; the router is timing the wait for the next request: awaitNext)
   const handle = socket[kHandle]
   if (socket[kKeepAliveTimed] === true && handle !== null && handle.routerWaits(socket[kConnectionId])) return
   socket.emit('timeout')

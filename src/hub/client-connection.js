@@ -630,6 +630,11 @@ class ClientConnection {
     return this.first === null && this.current === null && this.leftover === null && !this.parser.inHead()
   }
 
+  /** No response in flight, and every byte written to the client's socket has left it. */
+  get nothingToWrite () {
+    return this.first === null && this.tunnel === null && this.socket.writableLength === 0
+  }
+
   /** Between keep-alive requests: everything answered, the keepAliveTimeout running. */
   get waitingForRequest () {
     return this.phase === IDLE && !this.dead

@@ -1158,6 +1158,140 @@ describe('the server\'s own options, standalone (the process\'s hub serves it al
     expect(ours.code).toBe(0)
   })
 
+  test('close() while a response is still to come: the connection stays and its next request is served, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const out = []
+      const s = http.createServer((req, res) => {
+        out.push(['request', req.url])
+        if (req.url === '/1') {
+          setTimeout(() => s.close(() => { out.push('closed'); console.log(JSON.stringify(out)) }), 50)
+          setTimeout(() => res.end('one'), 250)
+        } else res.end('two')
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port, () => c.write('GET /1 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'))
+        c.once('data', (d) => {
+          out.push(['response', String(d).endsWith('one')])
+          c.write('GET /2 HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+          c.once('data', (d) => { out.push(['response', String(d).endsWith('two')]); c.end() })
+        })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual([['request', '/1'], ['response', true], ['request', '/2'], ['response', true], 'closed'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('the server\'s timeout says \'timeout\' again on a later request of the same connection (keepAliveTimeout 0), as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const out = []
+      const s = http.createServer((req, res) => {
+        out.push('request ' + req.url + ' ' + typeof req.socket.remoteAddress)
+        setTimeout(() => res.end('ok'), 500)
+      })
+      s.keepAliveTimeout = 0
+      s.setTimeout(200, () => out.push('timeout'))
+      s.listen(0, async () => {
+        const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+        const get = (p) => new Promise((resolve) => http.get({ port: s.address().port, path: p, agent }, (res) => { res.resume(); res.on('end', () => resolve(res.req.reusedSocket)) }))
+        out.push('reused ' + await get('/1'))
+        out.push('reused ' + await get('/2'))
+        agent.destroy()
+        console.log(JSON.stringify(out))
+        s.close()
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['request /1 string', 'timeout', 'reused false', 'request /2 string', 'timeout', 'reused true'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
+  test('a client that pipelines and never reads: the server\'s timeout still comes while the router holds the responses it cannot write, as node\'s (test-http-pipeline-flood)', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const body = Buffer.alloc(10240, 'x')
+      let timeouts = 0
+      const s = http.createServer((req, res) => {
+        res.setHeader('Content-Length', body.length)
+        res.end(body)
+      })
+      s.setTimeout(300, (socket) => {
+        if (timeouts++ === 0) { console.log(JSON.stringify({ timeout: true })); socket.destroy(); s.close() }
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        c.on('error', () => {})
+        c.pause()
+        c.write('GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'.repeat(4000))
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    // (node's destroy() drops the responses it could not write; the router ends the
+    // connection after them, and a client that never reads is cut after 5 s)
+    const ours = await runPreloaded(code, { timeoutMs: 20000 })
+    expect(lines(node.out)).toEqual([{ timeout: true }])
+    expect(lines(ours.out)).toEqual(lines(node.out))
+    expect(ours.code).toBe(0)
+  })
+
+  test('socket.destroy() after a large response\'s \'finish\', to a client still reading it: the client gets all of it, as from node', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const SIZE = 8 * 1024 * 1024
+      const body = Buffer.alloc(SIZE, 97)
+      const s = http.createServer((req, res) => {
+        res.setHeader('Content-Length', SIZE)
+        res.on('finish', () => setTimeout(() => req.socket.destroy(), 50))
+        res.end(body)
+      })
+      s.listen(0, () => {
+        const c = net.connect(s.address().port, () => c.write('GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n'))
+        let n = 0
+        c.pause()
+        setTimeout(() => c.resume(), 600)
+        c.on('data', (d) => { n += d.length })
+        c.on('error', () => {})
+        c.on('close', () => { console.log(JSON.stringify({ complete: n > SIZE })); s.close() })
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)).toEqual([{ complete: true }])
+    expect(lines(ours.out)).toEqual(lines(node.out))
+  })
+
+  test('maxRequestsPerSocket counts a connection\'s requests across connectionsCheckingInterval ticks, as node\'s', async () => {
+    const code = `
+      const http = require('http')
+      const net = require('net')
+      const s = http.createServer({ connectionsCheckingInterval: 100 }, (req, res) => res.end('x'))
+      s.maxRequestsPerSocket = 1
+      s.listen(0, () => {
+        const c = net.connect(s.address().port)
+        const got = []
+        const send = () => c.write('GET / HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')
+        c.on('data', (d) => {
+          got.push(String(d).split('\\r\\n')[0])
+          if (got.length === 1) setTimeout(send, 400)
+          else { c.end(); s.close() }
+        })
+        c.on('close', () => console.log(JSON.stringify(got)))
+        c.on('connect', send)
+      })
+    `
+    const node = await runPreloaded(code, { preload: false })
+    const ours = await runPreloaded(code)
+    expect(lines(node.out)[0]).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 503 Service Unavailable'])
+    expect(lines(ours.out)[0]).toEqual(lines(node.out)[0])
+  })
+
   test('an HTTP/1.1 request without Host: 400 and a closed connection, unless it asks to upgrade and the server listens for \'upgrade\' (node checks Host after)', async () => {
     const code = `
       const http = require('http')
