@@ -106,16 +106,14 @@ class ServerHandle {
     // perf_hooks 'http' entries, while an observer asks for them (perf-entries.js)
     req[kPerfProbe] = perfEntries.start(req)
     this.inflight.set(q.id, req)
-    if (this.keepsSockets) {
-      // one socket object per connection (the hub): the server's timeout runs from the
-      // connection's first request (or its accept), as node's from the connection's start
-      const s = this.sockets.get(q.connectionId)
-      if (s !== undefined && !s.destroyed) {
-        nextRequest(s, Number(server.timeout) || 0)
-        req[kSocket] = this.socketFor(req) // the socket knows its requests (its destroy() ends them)
-      } else if (server.timeout > 0) {
-        req.socket.setTimeout(server.timeout)
-      }
+    // one socket object per connection where the router reports closes (the hub): the
+    // server's timeout runs from the connection's first request (or its accept), as
+    // node's from the connection's start, and the socket knows each of its requests
+    // (its destroy() ends them)
+    const s = this.keepsSockets ? this.sockets.get(q.connectionId) : undefined
+    if (s !== undefined && !s.destroyed) {
+      nextRequest(s, Number(server.timeout) || 0)
+      req[kSocket] = this.socketFor(req)
     } else if (server.timeout > 0) {
       req.socket.setTimeout(server.timeout)
     }
@@ -145,7 +143,10 @@ class ServerHandle {
       const n = (this.requestCounts.get(q.connectionId) || 0) + 1
       this.requestCounts.set(q.connectionId, n)
       res.maxRequestsOnConnectionReached = maxRequests <= n
-      if (maxRequests <= n) res[kState].lastKeepsOpen = this.ownsPortOf(q.connectionId)
+      if (maxRequests <= n) {
+        const conn = this.ownConn(q.connectionId)
+        res[kState].lastKeepsOpen = conn !== undefined && conn.ownsPort === true
+      }
       if (maxRequests < n) {
         server.emit('dropRequest', req, req.socket)
         res.writeHead(503)
@@ -431,16 +432,15 @@ class ServerHandle {
     return true
   }
 
-  /** Whether the router is waiting for the next request of a connection of this server's own. */
-  routerWaits (connectionId) {
-    const conn = this.own !== null ? this.own.get(connectionId) : undefined
-    return conn !== undefined && conn.waitingForRequest === true
+  /** A standalone server's own client connection (the hub's, in this process), or undefined. */
+  ownConn (connectionId) {
+    return this.own !== null ? this.own.get(connectionId) : undefined
   }
 
-  /** Whether a request of the connection is in flight. */
-  hasInflight (connectionId) {
-    for (const req of this.inflight.values()) if (req[kQueueRequest].connectionId === connectionId) return true
-    return false
+  /** Whether the router is waiting for the next request of a connection of this server's own. */
+  routerWaits (connectionId) {
+    const conn = this.ownConn(connectionId)
+    return conn !== undefined && conn.waitingForRequest === true
   }
 
   /**
@@ -454,12 +454,6 @@ class ServerHandle {
       if (req[kQueueRequest].connectionId === connectionId && (!req.complete || !req[kResponse].writableEnded)) return false
     }
     return true
-  }
-
-  /** Whether a client connection is on a port this server owns (the standalone hub's listen(port)). */
-  ownsPortOf (connectionId) {
-    const conn = this.own !== null ? this.own.get(connectionId) : undefined
-    return conn !== undefined && conn.ownsPort === true
   }
 
   /** The socket object of a connection the router told this server of (accepted()). */
@@ -622,9 +616,8 @@ function release (handle, socket, req) {
   if (i !== -1) list.splice(i, 1)
   if (list.length === 0) {
     if (handle.keepsSockets && !socket.destroyed) {
-      const id = req[kQueueRequest].connectionId
-      if (handle.own !== null && handle.own.has(id) && handle.hasInflight(id)) return // a pipelined response is still to come
-      awaitNext(socket, Number(handle.server.keepAliveTimeout) > 0 && handle.own !== null && handle.own.has(id))
+      // (a pipelined response still to come: the router is not waiting yet, routerWaits)
+      awaitNext(socket, Number(handle.server.keepAliveTimeout) > 0 && handle.ownConn(req[kQueueRequest].connectionId) !== undefined)
       return // until the router says the connection closed
     }
     idle(socket)
@@ -693,13 +686,11 @@ function onSocketTimeout () {
 // is answered 408 and its connection closed.
 function checkRequests (handle) {
   handle.tick++
-  // connections with nothing in flight for a whole interval are most likely gone (the
-  // router does not say): their counts are forgotten, so the map stays small
-  // (those of a standalone server's own connections go when the router says they closed)
-  if (handle.requestCounts.size > 0) {
-    for (const id of handle.requestCounts.keys()) {
-      if (!handle.sockets.has(id) && (handle.own === null || !handle.own.has(id))) handle.requestCounts.delete(id)
-    }
+  // where the router does not say when a connection closes (HTTP.SYS), connections with
+  // nothing in flight for a whole interval are most likely gone: their counts are
+  // forgotten, so the map stays small; elsewhere they go with the close (onConnectionClose)
+  if (!handle.keepsSockets && handle.requestCounts.size > 0) {
+    for (const id of handle.requestCounts.keys()) if (!handle.sockets.has(id)) handle.requestCounts.delete(id)
   }
   const server = handle.server
   const limit = Number(server.requestTimeout)

@@ -188,7 +188,7 @@ class RequestSocket extends net.Socket {
         // out) closes at once, as node's destroy(); one whose ended response the router
         // still carries or writes ends after it (node's 'finish' waits for the flush, so
         // its destroy() after end() loses nothing); elsewhere the router ends it
-        const conn = handle.own !== null ? handle.own.get(this[kConnectionId]) : undefined
+        const conn = handle.ownConn(this[kConnectionId])
         if (conn !== undefined && conn.nothingToWrite === true) conn.destroy()
         else endIdle(this)
       }
@@ -362,7 +362,7 @@ function ended (socket) {
  * have finished yet), the server's timeout runs on.
  */
 function awaitNext (socket, routerTimes) {
-  if (routerTimes && socket.writable) socket[kKeepAliveTimed] = true
+  if (routerTimes) socket[kKeepAliveTimed] = true
   idle(socket)
 }
 
