@@ -13,6 +13,9 @@ const fs = require('node:fs')
 const tls = require('node:tls')
 const { codes } = require('./errors')
 
+// a PEM private key under a passphrase: PKCS#8's own label, or a traditional key's header
+const ENCRYPTED_KEY = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type:\s*4,ENCRYPTED/
+
 const PEM = /-----BEGIN [A-Z0-9 ]+-----/
 
 /**
@@ -94,7 +97,10 @@ function loadMaterial (entry, { fromApp = false, port, host, now = new Date() } 
     try {
       crypto.createPrivateKey({ key: options.key, passphrase: options.passphrase })
     } catch (err) {
-      const reason = /bad decrypt|passphrase|interrupted or cancelled/i.test(String(err.message))
+      // An encrypted key that does not open is a passphrase problem, whatever OpenSSL
+      // says: about one wrong passphrase in 256 decrypts to bytes whose padding happens
+      // to check, and then the decoder, not the cipher, refuses them ("unsupported").
+      const reason = ENCRYPTED_KEY.test(String(options.key)) || /bad decrypt|passphrase|interrupted or cancelled/i.test(String(err.message))
         ? 'the private key is encrypted and the passphrase is wrong or missing'
         : `it holds no PEM private key (${err.message})`
       fail(nameOf('key'), reason, err)
