@@ -207,7 +207,12 @@ class RequestSocket extends net.Socket {
   }
 
   getProtocol () { return (this._tls && this._tls.protocol) || null }
-  getCipher () { return (this._tls && this._tls.cipher) || null }
+  getCipher () {
+    // a fresh object per call, as node's: the session's own is shared (protocol.js decodeTlsInfo)
+    const c = this._tls && this._tls.cipher
+    return c ? { ...c } : null
+  }
+
   getSession () { return undefined }
   isSessionReused () { return false }
 }

@@ -575,9 +575,23 @@ function encodeTlsInfo (info) {
   return b
 }
 
-/** @returns {object} the TlsInfo encodeTlsInfo wrote at b[p...] */
+// The last TLS section decoded, and what it decoded to. Every request of a connection
+// carries the same section, and connections with the same protocol, cipher and server
+// name have equal ones: one comparison of its bytes replaces seven string slices and
+// two objects per request. The object is shared by those requests, so it is read-only
+// for its users (socket.js hands out copies).
+let lastTlsBytes = null
+let lastTlsInfo = null
+
+/** @returns {object} the TlsInfo encodeTlsInfo wrote at b[p...] (frozen, maybe shared) */
 function decodeTlsInfo (b, p) {
+  const start = p
   const flags = b[p++]
+  for (let i = 0; i < 7; i++) p += 2 + b.readUInt16LE(p)
+  if ((flags & 2) !== 0) p += 4 + b.readUInt32LE(p)
+  const end = p
+  if (lastTlsBytes !== null && lastTlsBytes.length === end - start && b.compare(lastTlsBytes, 0, lastTlsBytes.length, start, end) === 0) return lastTlsInfo
+  p = start + 1
   const strs = new Array(7)
   for (let i = 0; i < 7; i++) {
     const len = b.readUInt16LE(p)
@@ -589,15 +603,18 @@ function decodeTlsInfo (b, p) {
     // a copy: the frame's buffer is reused for the next read
     peerCertificate = Buffer.from(b.subarray(p + 4, p + 4 + len))
   }
-  return {
+  const info = Object.freeze({
     protocol: strs[0] || null,
-    cipher: strs[1] ? { name: strs[1], standardName: strs[2] || strs[1], version: strs[3] } : null,
+    cipher: strs[1] ? Object.freeze({ name: strs[1], standardName: strs[2] || strs[1], version: strs[3] }) : null,
     alpnProtocol: strs[4] || false,
     servername: strs[5] || null,
     authorized: (flags & 1) !== 0,
     authorizationError: strs[6] || null,
     peerCertificate
-  }
+  })
+  lastTlsBytes = Buffer.from(b.subarray(start, end))
+  lastTlsInfo = info
+  return info
 }
 
 // HELLO's `tls`: the key material an https server was given (src/http/https-server.js),

@@ -38,6 +38,21 @@ test('no client certificate, no ALPN, no SNI: null and false as the contract say
   expect(requestFrame(null, 0)).toMatchObject({ encrypted: false, tls: null })
 })
 
+test('requests of equal sessions share one decoded session; a different session is decoded anew', () => {
+  const base = { protocol: 'TLSv1.3', cipher: { name: 'A', standardName: 'A', version: 'TLSv1.3' }, alpnProtocol: 'http/1.1', servername: 'a.example', authorized: false, authorizationError: null, peerCertificate: null }
+  const first = requestFrame(P.encodeTlsInfo(base), P.REQ_ENCRYPTED).tls
+  const again = requestFrame(P.encodeTlsInfo(base), P.REQ_ENCRYPTED).tls
+  expect(again).toBe(first)
+  expect(Object.isFrozen(first) && Object.isFrozen(first.cipher)).toBe(true)
+  // one byte apart (another server name of the same length, another certificate byte)
+  const other = requestFrame(P.encodeTlsInfo({ ...base, servername: 'b.example' }), P.REQ_ENCRYPTED).tls
+  expect(other.servername).toBe('b.example')
+  const withCert = (byte) => requestFrame(P.encodeTlsInfo({ ...base, authorized: true, peerCertificate: Buffer.from([0x30, byte]) }), P.REQ_ENCRYPTED).tls
+  expect(withCert(1).peerCertificate).toEqual(Buffer.from([0x30, 1]))
+  expect(withCert(2).peerCertificate).toEqual(Buffer.from([0x30, 2]))
+  expect(requestFrame(P.encodeTlsInfo(base), P.REQ_ENCRYPTED).tls).toEqual(base)
+})
+
 test('HELLO\'s tls: Buffers and strings survive JSON, other https options are not sent', () => {
   const key = Buffer.from('-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----\n')
   const encoded = P.encodeTlsOptions({ key, cert: 'PEM TEXT', ca: [Buffer.from([1, 2]), 'x'], passphrase: 'p', requestCert: true, SNICallback: () => {}, ciphers: 'x' })
