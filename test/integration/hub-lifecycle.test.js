@@ -143,4 +143,47 @@ describe('hub lifecycle', () => {
       await hub.close()
     }
   })
+  test('the worker hears of every closed connection: at once with a request in flight, soon after an answered one', async () => {
+    const hub = await startHub()
+    const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+    const heard = []
+    const w = await startWorker(hub, {
+      queue: 'q',
+      onRequest: (req, x) => {
+        if (req.url === '/slow') return // answered by nobody: the client leaves first
+        reply(x, req, 200, 'ok', ['Connection', 'close'])
+      }
+    })
+    const origin = w.att.handlers.onConnectionClose
+    w.att.handlers.onConnectionClose = (id) => {
+      heard.push({ id, at: Date.now() })
+      if (origin) origin(id)
+    }
+    try {
+      // answered, and closed by the hub after the response (Connection: close): nothing
+      // is in flight, so the news may wait for the next frame, but it arrives alone too
+      const a = new RawClient(port)
+      await a.connected
+      a.write('GET / HTTP/1.1\r\nHost: a\r\n\r\n')
+      await a.waitFor(1)
+      await a.waitClosed()
+      await until(() => heard.length === 1, 2000)
+      const first = w.requests[0].connectionId
+      expect(heard[0].id).toBe(first)
+      // a client that leaves with its request unanswered: the worker hears of it at once
+      const b = new RawClient(port)
+      await b.connected
+      b.write('GET /slow HTTP/1.1\r\nHost: a\r\n\r\n')
+      await until(() => w.requests.length === 2, 2000)
+      const left = Date.now()
+      b.socket.destroy()
+      await until(() => heard.length === 2, 2000)
+      expect(heard[1].id).toBe(w.requests[1].connectionId)
+      expect(w.aborted).toContain(w.requests[1].id)
+      expect(heard[1].at - left).toBeLessThan(1000)
+    } finally {
+      w.att.close()
+      await hub.close()
+    }
+  })
 })
