@@ -12,7 +12,14 @@
 //
 // CPU per request: user + system CPU time of every process of the target (the
 // supervisor and its workers, or the bare node process) over the measured run, divided
-// by the requests served, in microseconds.
+// by the requests served, in microseconds. Busy cores: the whole machine over the run
+// (/proc/stat), the load generator included; "others" is that less the target, mostly
+// the load generator. When busy reaches the machine's cores, the run is bounded by the
+// machine: a target then serves more only by costing less CPU per request.
+//
+// The two targets run one after the other, in mirrored pairs of rounds (node first,
+// then httpsys first), so a machine getting faster or slower during a run does not
+// favour either.
 //
 //   node bench/https.js [--rounds 3] [--duration 5] [--connections 50] [--only keep-alive,new-conn,h2] [--json]
 
@@ -22,7 +29,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { hasWrk, parseWrk } = require('./lib/load')
-const { readProcs, treeTotals, cpuMsBetween, systemUnits } = require('./lib/procstat')
+const { readProcs, treeTotals, cpuMsBetween, machineTicks, busyCoresBetween, systemUnits } = require('./lib/procstat')
 const { median } = require('./lib/stats')
 const { makeCert, withPairTarget } = require('./lib/targets')
 
@@ -79,9 +86,15 @@ function measure (scenario, kind, cert) {
     if (scenario === 'h2') h2load(url, 1)
     else execFileSync('wrk', ['-t1', `-c${connections}`, '-d1s', url], { stdio: 'ignore' })
     const before = treeTotals(readProcs(), [child.pid])
+    const machineBefore = machineTicks()
+    const started = process.hrtime.bigint()
     const r = s.load(url)
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9
+    const cores = busyCoresBetween(machineBefore, machineTicks(), os.cpus().length)
     const cpuMs = cpuMsBetween(before, treeTotals(readProcs(), [child.pid]), systemUnits().clkTck)
     r.cpuUsPerRequest = cpuMs !== null && r.requests > 0 ? (cpuMs * 1000) / r.requests : null
+    r.busyCores = cores
+    r.otherCores = cores !== null && cpuMs !== null ? Math.max(0, cores - cpuMs / 1000 / seconds) : null
     return r
   }, { tls: true, env: { KEY_FILE: cert.key, CERT_FILE: cert.cert } })
 }
@@ -99,12 +112,18 @@ async function main () {
       if (!SCENARIOS[scenario] || (scenario === 'h2' && !withH2)) continue
       const results = []
       for (let i = 0; i < rounds; i++) {
-        const node = await measure(scenario, 'node', cert)
-        const hub = await measure(scenario, 'httpsys', cert)
+        let node, hub
+        if (i % 2 === 0) {
+          node = await measure(scenario, 'node', cert)
+          hub = await measure(scenario, 'httpsys', cert)
+        } else {
+          hub = await measure(scenario, 'httpsys', cert)
+          node = await measure(scenario, 'node', cert)
+        }
         const ratio = hub.rps / node.rps
         results.push({ node, hub, ratio })
-        console.log(`${scenario} round ${i + 1}: node ${node.rps.toFixed(0)} req/s, ${fmt(node.cpuUsPerRequest)} us CPU/req | ` +
-          `httpsys ${hub.rps.toFixed(0)} req/s, ${fmt(hub.cpuUsPerRequest)} us CPU/req (errors ${hub.errors}) | ratio ${ratio.toFixed(3)}`)
+        console.log(`${scenario} round ${i + 1}: node ${node.rps.toFixed(0)} req/s, ${fmt(node.cpuUsPerRequest)} us CPU/req, ${cores(node)} | ` +
+          `httpsys ${hub.rps.toFixed(0)} req/s, ${fmt(hub.cpuUsPerRequest)} us CPU/req, ${cores(hub)} (errors ${hub.errors}) | ratio ${ratio.toFixed(3)}`)
       }
       const s = {
         nodeRps: median(results.map((r) => r.node.rps)),
@@ -114,11 +133,16 @@ async function main () {
         httpsysCpuUsPerRequest: median(results.map((r) => r.hub.cpuUsPerRequest)),
         nodeP99: median(results.map((r) => r.node.p99)),
         httpsysP99: median(results.map((r) => r.hub.p99)),
-        httpsysErrors: results.reduce((n, r) => n + r.hub.errors, 0)
+        httpsysErrors: results.reduce((n, r) => n + r.hub.errors, 0),
+        nodeBusyCores: median(results.map((r) => r.node.busyCores)),
+        httpsysBusyCores: median(results.map((r) => r.hub.busyCores)),
+        nodeOtherCores: median(results.map((r) => r.node.otherCores)),
+        httpsysOtherCores: median(results.map((r) => r.hub.otherCores))
       }
       summary.scenarios[scenario] = s
       console.log(`${scenario} median: node ${s.nodeRps.toFixed(0)} req/s, httpsys ${s.httpsysRps.toFixed(0)} req/s, ratio ${s.ratio.toFixed(3)} (target >= 1.0); ` +
-        `CPU/req ${fmt(s.nodeCpuUsPerRequest)} / ${fmt(s.httpsysCpuUsPerRequest)} us`)
+        `CPU/req ${fmt(s.nodeCpuUsPerRequest)} / ${fmt(s.httpsysCpuUsPerRequest)} us; busy cores ${fmt(s.nodeBusyCores, 2)} / ${fmt(s.httpsysBusyCores, 2)} ` +
+        `of ${summary.cpus} (others, mostly wrk: ${fmt(s.nodeOtherCores, 2)} / ${fmt(s.httpsysOtherCores, 2)})`)
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
@@ -126,8 +150,12 @@ async function main () {
   if (opts.json) console.log(JSON.stringify(summary))
 }
 
-function fmt (x) {
-  return typeof x === 'number' ? x.toFixed(1) : 'n/a'
+function fmt (x, digits = 1) {
+  return typeof x === 'number' ? x.toFixed(digits) : 'n/a'
+}
+
+function cores (r) {
+  return `busy ${fmt(r.busyCores, 2)} cores (others ${fmt(r.otherCores, 2)})`
 }
 
 main().catch((err) => {

@@ -100,6 +100,29 @@ function cpuMsBetween (before, after, clkTck) {
   return ticks < 0 ? null : ticks * 1000 / clkTck
 }
 
+/**
+ * The machine's CPU time from /proc/stat's first line, in ticks: busy (every state but
+ * idle and iowait) and total. Between two readings it says how much of the machine a
+ * run used, the load generator included, so a run where the cores were all busy shows
+ * as one (a ratio measured there is bounded by the machine, not by either server).
+ * @param {string} [text] the contents of /proc/stat (read when omitted)
+ */
+function machineTicks (text) {
+  const line = (text === undefined ? fs.readFileSync('/proc/stat', 'utf8') : text).split('\n', 1)[0]
+  const f = line.trim().split(/\s+/)
+  if (f[0] !== 'cpu') throw new Error(`not /proc/stat: ${JSON.stringify(line.slice(0, 40))}`)
+  // user nice system idle iowait irq softirq steal (guest time is inside user already)
+  const n = f.slice(1, 9).map(Number)
+  const total = n.reduce((a, b) => a + b, 0)
+  return { busy: total - n[3] - n[4], total }
+}
+
+/** Busy cores between two machineTicks() readings (0..cores), null without ticks. */
+function busyCoresBetween (before, after, cores) {
+  const total = after.total - before.total
+  return total > 0 ? ((after.busy - before.busy) / total) * cores : null
+}
+
 function getconf (name, fallback) {
   try {
     const v = Number(execFileSync('getconf', [name], { encoding: 'utf8' }).trim())
@@ -116,4 +139,4 @@ function systemUnits () {
   return system
 }
 
-module.exports = { parseStat, readProcs, treePids, treeTotals, cpuMsBetween, systemUnits }
+module.exports = { parseStat, readProcs, treePids, treeTotals, cpuMsBetween, machineTicks, busyCoresBetween, systemUnits }

@@ -6,7 +6,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { parseStat, readProcs, treePids, treeTotals, cpuMsBetween } = require('../../../bench/lib/procstat')
+const { parseStat, readProcs, treePids, treeTotals, cpuMsBetween, machineTicks, busyCoresBetween } = require('../../../bench/lib/procstat')
 
 // fields 3..52 of proc(5), with the ones the harness reads set apart
 function statLine ({ pid, comm = 'node', state = 'S', ppid = 1, utime = 0, stime = 0, cutime = 0, cstime = 0, starttime = 1000, rss = 0 }) {
@@ -109,4 +109,15 @@ test('on Linux the harness finds its own process and its child in the real /proc
   const ps = readProcs()
   expect(ps.get(process.pid).ppid).toBe(process.ppid)
   expect(treePids(ps, [process.ppid]).has(process.pid)).toBe(true)
+})
+
+test('machineTicks counts every state but idle and iowait as busy; busyCoresBetween scales to the cores', () => {
+  //                 user nice system idle iowait irq softirq steal guest guest_nice
+  const a = machineTicks('cpu  100 0 50 800 50 0 0 0 10 0\ncpu0 1 2 3 4\n')
+  expect(a).toEqual({ busy: 150, total: 1000 })
+  const b = machineTicks('cpu  400 0 150 1200 50 0 0 0 10 0\n')
+  expect(busyCoresBetween(a, b, 2)).toBeCloseTo(1.0)
+  expect(busyCoresBetween(a, a, 2)).toBe(null)
+  expect(() => machineTicks('intr 1 2 3')).toThrow(/not \/proc\/stat/)
+  expect(machineTicks().total).toBeGreaterThan(0)
 })
