@@ -15,8 +15,6 @@ const P = require('../wire/protocol')
 const ACK_STEP = P.RESPONSE_WINDOW / 8
 const { T } = P
 
-// how long a CONN_CLOSED of a connection with nothing in flight may wait for a flush
-const CONN_CLOSED_LATE_MS = 10
 const SLOT_BITS = 20
 const SLOT_MASK = (1 << SLOT_BITS) - 1
 const GEN_MASK = 0xfff
@@ -56,11 +54,6 @@ class AttachmentConnection {
     this.writer = new P.FrameWriter()
     this.flushQueued = false
     this.flushBound = () => this.flush()
-    this.lateFlush = null // the timer of frames that may wait for the next flush (sendConnClosed)
-    this.lateFlushBound = () => {
-      this.lateFlush = null
-      this.flush()
-    }
     this.reader = new P.FrameReader((type, fid, buf, start, end) => this.onFrame(type, fid, buf, start, end),
       (type, fid, pieces) => this.onPieces(type, fid, pieces))
     socket.on('data', (chunk) => {
@@ -128,23 +121,11 @@ class AttachmentConnection {
     this.schedule()
   }
 
-  /**
-   * The client connection `id`, which this worker had requests of, has closed.
-   * @param {boolean} [late] the worker may hear of it with the next frame it is sent,
-   *   or within CONN_CLOSED_LATE_MS: a connection of the shared router with nothing in
-   *   flight. At one request per connection (clients that close after each response) a
-   *   flush of its own would wake the worker a second time for each request.
-   */
-  sendConnClosed (id, late = false) {
+  /** The client connection `id`, which this worker had requests of, has closed. */
+  sendConnClosed (id) {
     if (this.closed) return
     this.writer.empty(T.CONN_CLOSED, id)
-    if (!late) this.schedule()
-    else if (!this.flushQueued && this.lateFlush === null) {
-      // one timer at a time, left to run when a flush came first (a flush with nothing
-      // to write is free; a timer made and cleared per connection is not)
-      this.lateFlush = setTimeout(this.lateFlushBound, CONN_CLOSED_LATE_MS)
-      this.lateFlush.unref()
-    }
+    this.schedule()
   }
 
   sendAbort (req) {

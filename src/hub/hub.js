@@ -771,16 +771,12 @@ class Hub extends EventEmitter {
     const st = conn.settings
     if (st !== this && st !== null && st !== undefined && typeof st.onConnectionClose === 'function') st.onConnectionClose(conn.id)
     // the workers that had requests of it hear that it is gone (their req.socket's 'close')
-    // A connection of the shared router with nothing in flight lets the news wait for
-    // the worker's next frame (sendConnClosed's late); a standalone server's own port
-    // hears at once, as node's socket closes at once.
     const seen = conn.seen
     if (seen !== null && seen !== undefined) {
-      const late = conn.ownsPort !== true && conn.pending === 0
       if (seen instanceof Set) {
-        for (const a of seen) a.sendConnClosed(conn.id, late)
+        for (const a of seen) a.sendConnClosed(conn.id)
       } else {
-        seen.sendConnClosed(conn.id, late)
+        seen.sendConnClosed(conn.id)
       }
       conn.seen = null
     }
