@@ -134,7 +134,9 @@ class ClientConnection {
     socket.on('data', (chunk) => this.onData(chunk))
     socket.on('end', () => this.onEnd())
     socket.on('drain', () => this.onDrain())
-    socket.on('error', () => {})
+    // an error ends the connection: a TLS socket raises some (ERR_TLS_SESSION_ATTACK) and
+    // leaves closing to its owner, as node's http server closes it (socketOnError)
+    socket.on('error', () => socket.destroy())
     socket.on('close', () => this.onClose())
   }
 

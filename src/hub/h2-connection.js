@@ -71,7 +71,7 @@ class H2Connection {
     this.session.on('stream', (stream, headers, flags, rawHeaders) => this.onStream(stream, headers, flags, rawHeaders))
     this.session.on('error', () => {})
     this.session.on('close', () => this.onClose())
-    socket.on('error', () => {})
+    socket.on('error', () => socket.destroy()) // as ClientConnection's
   }
 
   onStream (stream, headers, flags, rawHeaders) {

@@ -710,9 +710,15 @@ class Hub extends EventEmitter {
     this.tlsCounts.handshakes++
     this.connSeq = (this.connSeq + 1) >>> 0
     const tls = encodeTlsInfo(tlsInfoOf(socket))
-    const conn = socket.alpnProtocol === 'h2'
-      ? new H2Connection(this, socket, this.connSeq, port, tls)
-      : new ClientConnection(this, socket, this.connSeq, port, tls)
+    let conn
+    if (socket.alpnProtocol === 'h2') {
+      conn = new H2Connection(this, socket, this.connSeq, port, tls)
+    } else {
+      // HTTP/1.1 keeps its side open after the client's FIN, as on plain ports (the
+      // TLS server ends sockets on FIN until here: tls-server.js)
+      socket.allowHalfOpen = true
+      conn = new ClientConnection(this, socket, this.connSeq, port, tls)
+    }
     this.addConnection(conn)
   }
 

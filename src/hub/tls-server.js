@@ -29,7 +29,12 @@ const ALPN = ['h2', 'http/1.1']
  */
 function createTlsServer ({ port, store, handshakeTimeout, h2 = true, onSecure, onFailure }) {
   const server = tls.createServer({
-    allowHalfOpen: true,
+    // A client's FIN ends the connection until it is handed over (node's https server
+    // does the same): a client that connects and leaves mid-handshake must not hold a
+    // socket until the handshake timeout. HTTP/1.1 connections are then made half-open
+    // (a request followed by FIN still gets its answer: hub.onSecureSocket); h2 ones
+    // stay as they are, as node's http2 server's (a FIN ends the session).
+    allowHalfOpen: false,
     noDelay: true,
     ALPNProtocols: h2 ? ALPN : ALPN.slice(1),
     SNICallback: (servername, cb) => cb(null, store.contextFor(port(), servername) || undefined),

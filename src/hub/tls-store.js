@@ -194,8 +194,16 @@ class TlsStore extends EventEmitter {
     return { material, context: tls.createSecureContext({ ...material.options, ...this.sessionOptions() }) }
   }
 
+  /**
+   * What every context of the hub shares: the session ticket keys and id context, and
+   * no renegotiation. A TLS 1.2 client may ask for a new handshake on a live connection;
+   * node's limit on those (3 in 10 minutes) only raises an 'error' on the socket, and
+   * each costs the server a signature, so the hub refuses them all, as HTTP.SYS does by
+   * default: the client's request fails the connection (no_renegotiation), no handshake
+   * is made. TLS 1.3 has no renegotiation.
+   */
   sessionOptions () {
-    return { ticketKeys: this.ticketKeys, sessionTimeout: SESSION_TIMEOUT_S, sessionIdContext: this.sessionIdContext }
+    return { ticketKeys: this.ticketKeys, sessionTimeout: SESSION_TIMEOUT_S, sessionIdContext: this.sessionIdContext, secureOptions: crypto.constants.SSL_OP_NO_RENEGOTIATION }
   }
 
   appSlotOf (queue) {

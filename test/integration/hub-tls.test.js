@@ -6,6 +6,7 @@
 // In-process hub and workers (hub-harness.js); real TLS clients.
 
 const fs = require('node:fs')
+const net = require('node:net')
 const path = require('node:path')
 const tls = require('node:tls')
 const https = require('node:https')
@@ -21,9 +22,9 @@ beforeAll(() => { certs = makeCerts() })
 afterAll(() => certs.cleanup())
 
 /** A TLS connection to the hub: { socket, cert (the server's), reused } once secure. */
-function connect (port, { servername, ALPNProtocols, cert, key, session } = {}) {
+function connect (port, { servername, ALPNProtocols, cert, key, session, maxVersion } = {}) {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ port, host: '127.0.0.1', servername, ALPNProtocols, cert, key, session, rejectUnauthorized: false })
+    const socket = tls.connect({ port, host: '127.0.0.1', servername, ALPNProtocols, cert, key, session, maxVersion, rejectUnauthorized: false })
     socket.once('secureConnect', () => resolve(socket))
     socket.once('error', reject)
   })
@@ -146,6 +147,53 @@ describe('the hub terminates TLS', () => {
     const again = await connect(port, { servername: 'a.localhost', session })
     expect(again.isSessionReused()).toBe(true)
     again.destroy()
+  })
+
+  // The hub's handshake timeout is its header timeout (60 s here): each case below is
+  // over within a few seconds only if the hub acts on the client's FIN.
+  test('a client that leaves mid-handshake, or before it, is closed at once, as node closes it', async () => {
+    const closedWithin = (write) => new Promise((resolve, reject) => {
+      const raw = net.connect(port, '127.0.0.1', () => {
+        const t0 = Date.now()
+        raw.end(write)
+        raw.on('close', () => resolve(Date.now() - t0))
+      })
+      raw.on('error', reject)
+      raw.resume()
+      setTimeout(() => reject(new Error('the hub kept the connection after the client\'s FIN')), 3000).unref()
+    })
+    // nothing at all; the first bytes of a ClientHello (record header, handshake type 1)
+    expect(await closedWithin(Buffer.alloc(0))).toBeLessThan(3000)
+    expect(await closedWithin(Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]))).toBeLessThan(3000)
+    await until(() => hub.conns.size === 0, 2000, 'no connection left in the hub')
+  })
+
+  test('over TLS a request followed by FIN still gets its answer on HTTP/1.1; on h2 a FIN ends the connection', async () => {
+    const s1 = await connect(port, { ALPNProtocols: ['http/1.1'] })
+    const got = []
+    s1.on('data', (d) => got.push(d))
+    s1.end(`GET /half HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`)
+    await new Promise((resolve) => s1.on('close', resolve))
+    expect(Buffer.concat(got).toString()).toMatch(/^HTTP\/1\.1 200 [^]*"url":"\/half"/)
+    const s2 = await connect(port, { ALPNProtocols: ['h2'] })
+    const t0 = Date.now()
+    s2.resume()
+    s2.end()
+    await new Promise((resolve) => s2.on('close', resolve))
+    expect(Date.now() - t0).toBeLessThan(3000)
+  })
+
+  test('TLS 1.2 renegotiation is refused: no handshake is made, the connection fails', async () => {
+    const before = hub.tlsCounts.handshakes
+    const s = await connect(port, { maxVersion: 'TLSv1.2' })
+    expect(s.getProtocol()).toBe('TLSv1.2')
+    const err = await new Promise((resolve) => {
+      s.on('error', resolve)
+      s.renegotiate({ rejectUnauthorized: false }, (e) => { if (e) resolve(e) })
+    })
+    expect(err.code).toBe('ERR_SSL_NO_RENEGOTIATION')
+    s.destroy()
+    expect(hub.tlsCounts.handshakes).toBe(before + 1)
   })
 
   test('the router\'s limits hold on TLS: 431 on HTTP/1.1 and on h2, 404 for no prefix', async () => {
