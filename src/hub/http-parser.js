@@ -484,6 +484,10 @@ class RequestParser {
     // checked as soon as the token is complete: node refuses it at that byte too
     const method = methodString(buf, a, methodEnd - a)
     if (!KNOWN_METHODS.has(method)) return this._fail(400, 'unknown method')
+    // The router opens no tunnels (README "CONNECT"): every CONNECT is refused, whatever
+    // its target. A 2xx to one would tell a proxy in front that a tunnel is up, and what
+    // it then relays blindly would reach the app as requests nobody checked.
+    if (method === 'CONNECT') return this._fail(400, 'CONNECT request-target: the router opens no tunnels')
     const ts = ++i
     while (i < end && TARGET[buf[i]] === 1) i++
     if (i === end) return NEED_MORE

@@ -34,7 +34,9 @@ describe('hub rejects bad input itself', () => {
     { name: 'Content-Length with Transfer-Encoding', text: 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', status: 400 },
     { name: 'oversized headers', text: `GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${'x'.repeat(8000)}\r\n\r\n`, status: 431 },
     { name: 'an unsupported HTTP version', text: 'GET / HTTP/2.0\r\nHost: a\r\n\r\n', status: 505 },
-    { name: 'HTTP/1.1 without Host', text: 'GET / HTTP/1.1\r\n\r\n', status: 400 }
+    { name: 'HTTP/1.1 without Host', text: 'GET / HTTP/1.1\r\n\r\n', status: 400 },
+    // a 2xx to CONNECT means "tunnel up" to a proxy in front: it must never reach an app
+    { name: 'CONNECT with an origin-form target', text: 'CONNECT /x HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello', status: 400 }
   ])('$name -> $status, connection closed, no worker sees it', async ({ text, status }) => {
     const res = await send(text)
     expect(res.status).toBe(status)

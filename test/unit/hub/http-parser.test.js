@@ -362,6 +362,8 @@ describe('errors', () => {
     ['non-ASCII request-target', 'GET /caf\xe9 HTTP/1.1\r\n' + H + '\r\n', 400],
     ['asterisk-form outside OPTIONS', 'GET * HTTP/1.1\r\n' + H + '\r\n', 400],
     ['authority-form', 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 400],
+    ['CONNECT with an origin-form target', 'CONNECT /x HTTP/1.1\r\n' + H + 'Content-Length: 3\r\n\r\nabc', 400],
+    ['CONNECT with an absolute-form target', 'CONNECT http://a/x HTTP/1.1\r\n' + H + '\r\n', 400],
     ['relative request-target', 'GET a/b HTTP/1.1\r\n' + H + '\r\n', 400],
     ['invalid header name character', 'GET / HTTP/1.1\r\n' + H + 'X(y): 1\r\n\r\n', 400],
     ['empty header name', 'GET / HTTP/1.1\r\n' + H + ': 1\r\n\r\n', 400],
