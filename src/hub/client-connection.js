@@ -101,6 +101,8 @@ class ClientConnection {
     this.first = null // oldest request whose response is not complete
     this.last = null
     this.pending = 0
+    this.unsafeInLine = 0 // requests of unsafe methods among first..last
+    this.deferred = 0 // requests parsed but not routed yet (onHead, RFC 9112 9.3.2)
     this.current = null // the request whose body is being parsed
     this.held = 0 // response bytes charged against HELD_BUDGET by requests behind the first
     this.pauseMask = 0
@@ -191,6 +193,8 @@ class ClientConnection {
     // 'upgrade' as they are): a request that also has a body is served as a plain one.
     if (head.upgrade && head.hasBody) head.upgrade = false
     const req = new HubRequest(this, head)
+    const behind = this.last !== null
+    if (req.unsafe) this.unsafeInLine++
     if (this.last === null) {
       this.first = req
     } else {
@@ -216,6 +220,16 @@ class ClientConnection {
       return
     }
     if (host !== '') head.host = host
+    // RFC 9112 9.3.2: pipelined requests are processed in parallel only when all of them
+    // are safe. A request behind an unsafe one, or an unsafe one behind any, is routed
+    // once it is the first of the line (done): an app never handles a GET before the
+    // POST sent ahead of it has been answered. (A standalone server's own port keeps
+    // node's order above: each 'request' as soon as it is parsed.)
+    if (behind && (req.unsafe || this.unsafeInLine > 0 || this.deferred > 0)) {
+      req.routeLater = true
+      this.deferred++
+      return
+    }
     this.hub.route(this, req)
   }
 
@@ -499,6 +513,7 @@ class ClientConnection {
     let r = req
     while (r !== null && r.resDone) {
       this.pending--
+      if (r.unsafe) this.unsafeInLine--
       if (r.close) {
         this.first = this.last = null
         this.abortFrom(r.next)
@@ -510,6 +525,13 @@ class ClientConnection {
       this.first = r
       if (r === null) this.last = null
       else this.flushHeld(r)
+    }
+    // the request now first of the line may go to its app (onHead)
+    const next = this.first
+    if (next !== null && next.routeLater) {
+      next.routeLater = false
+      this.deferred--
+      this.hub.route(this, next)
     }
     if (this.pending < MAX_PIPELINE) this.unpause(PAUSE_PIPELINE)
     // the upgrade request was answered without switching: HTTP goes on

@@ -15,6 +15,9 @@ const BODY_HOLD = INITIAL_BODY_WINDOW
 // Response bodies below this are copied into the head's buffer; larger ones are not.
 const INLINE_BODY = 4096
 
+// RFC 9110 9.2.1
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE'])
+
 const CONTINUE_NONE = 0
 const CONTINUE_WANTED = 1 // send when this request's turn to write comes
 const CONTINUE_SENT = 2
@@ -57,6 +60,10 @@ class HubRequest {
     this.tunnel = null // after a 101: the upgraded connection's relay (tunnel.js)
     this.cacheEpoch = 0 // its queue's instance generation when it went to a worker (output-cache.js)
     this.cap = null // its response, being copied into the output cache
+    // pipelining (client-connection.js onHead): an unsafe method, and routed only once
+    // it is the first of its connection's line
+    this.unsafe = !SAFE_METHODS.has(head.method)
+    this.routeLater = false
   }
 
   // -------------------------------------------------------------------------

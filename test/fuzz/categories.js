@@ -391,17 +391,13 @@ const CATEGORIES = [
   },
   {
     id: 'connect-is-not-a-tunnel',
-    kinds: ['mismatch', ...REJECTS, ...ACCEPTS, 'eof-incomplete-vs-clean'],
-    reason: 'CONNECT is a tunnel only with an authority-form target, which the hub answers 400; a CONNECT with an ' +
-      'origin- or absolute-form target is passed through as an ordinary request whose body is framed as usual ' +
-      '(method token passed through). llhttp makes every CONNECT an upgrade and never reads its body or framing headers.',
-    test: (ctx) => {
-      const l = ctx.llMsg || ctx.llTerminal.head
-      if (!l || l.method !== 'CONNECT' || !l.upgrade) return false
-      const h = ctx.hubMsg || ctx.hubTerminal.head
-      if (h) return sameHead(h, l)
-      return FRAMING_REASONS.includes(hubReason(ctx))
-    }
+    kinds: REJECTS,
+    reason: 'The router opens no tunnels: every CONNECT is 400 at its method token, whatever its target (README ' +
+      '"Upgrades and WebSocket"; a 2xx to CONNECT tells a proxy in front that a tunnel is up). llhttp takes every ' +
+      'CONNECT for an upgrade.',
+    test: (ctx) => hubReason(ctx) === 'CONNECT request-target: the router opens no tunnels' &&
+      (ctx.view.method === 'CONNECT' || (!!ctx.llTerminal.head && ctx.llTerminal.head.method === 'CONNECT') ||
+        (!!ctx.llMsg && ctx.llMsg.method === 'CONNECT'))
   },
   {
     id: 'upgrade-body-not-checked-by-node',

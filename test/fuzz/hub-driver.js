@@ -273,6 +273,7 @@ const listOf = (values) => values.flatMap((v) => v.split(',')).map(trimOws).filt
 function checkHead (head, s, options, known) {
   if (typeof s.method !== 'string' || !TOKEN.test(s.method)) fail('head-shape', 'method is not a token', { method: s.method })
   if (!HTTP_METHODS.includes(s.method)) fail('readme-rule', 'a method outside http.METHODS accepted', { method: s.method })
+  if (s.method === 'CONNECT') fail('readme-rule', 'a CONNECT accepted (the router opens no tunnels)', { url: s.url })
   if (typeof s.url !== 'string' || !VCHARS.test(s.url)) fail('head-shape', 'url is empty or has bytes outside VCHAR', { url: s.url })
   if (!(s.url[0] === '/' || (s.url === '*' && s.method === 'OPTIONS') || /^[A-Za-z][A-Za-z0-9+\-.]*:\/\//.test(s.url))) {
     fail('readme-rule', 'request-target neither origin-form, absolute-form nor OPTIONS *', { url: s.url })

@@ -41,6 +41,39 @@ describe('hub queues and workers', () => {
     c.close()
   })
 
+  // RFC 9112 9.3.2: in parallel only when every pipelined request is safe
+  test.each([
+    { name: 'safe requests behind a slow one reach the app at once', first: 'GET /slow', second: 'GET /next', waits: false },
+    { name: 'a request behind an unsafe one reaches the app only once that one is answered', first: 'POST /slow', second: 'GET /next', waits: true },
+    { name: 'an unsafe request behind a safe one reaches the app only once that one is answered', first: 'GET /slow', second: 'DELETE /next', waits: true }
+  ])('pipelining: $name', async ({ first, second, waits }) => {
+    const queue = `order${waits ? 1 : 0}${first[0]}${second[0]}`
+    const { ports: [port] } = await hub.createQueue(queue, { urls: ['http://+:0/'] })
+    const events = []
+    const w = await startWorker(hub, {
+      queue,
+      onRequest: (req, x) => {
+        events.push(`request ${req.url}`)
+        if (req.hasBody) x.att.readBody(req.id)
+        if (req.url !== '/slow') return reply(x, req, 200, 'next')
+        setTimeout(() => {
+          events.push('answered /slow')
+          reply(x, req, 200, 'slow')
+        }, 150)
+      }
+    })
+    workers.push(w)
+    const c = new RawClient(port)
+    await c.connected
+    c.write(`${first} HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc${second} HTTP/1.1\r\nHost: a\r\n\r\n`)
+    const res = await c.waitFor(2)
+    expect(res.map((r) => r.body.toString())).toEqual(['slow', 'next'])
+    expect(events).toEqual(waits
+      ? ['request /slow', 'answered /slow', 'request /next']
+      : ['request /slow', 'request /next', 'answered /slow'])
+    c.close()
+  })
+
   test('two workers on one queue both get requests', async () => {
     const { ports: [port] } = await hub.createQueue('pair', { urls: ['http://+:0/'] })
     const a = await worker('pair', (req, body, w) => setTimeout(() => reply(w, req, 200, 'a'), 5))
