@@ -19,7 +19,7 @@ const http2 = require('node:http2')
 const { METHODS } = require('node:http')
 const { H2Request, CONTINUE_SENT } = require('./h2-request')
 const { canonicalizeTarget } = require('../urlprefix')
-const { after } = require('./clock')
+const { after, now } = require('./clock')
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants
 
@@ -32,6 +32,8 @@ const VCHAR_ONLY = /^[\x21-\x7e]+$/
 const DIGITS = /^\d+$/
 // grace for in-flight streams after a GOAWAY when the hub closes
 const LINGER_MS = 5000
+// how often a connection with streams in flight is looked at when body_timeout is off
+const LIVENESS_MS = 120000
 
 class H2Connection {
   /**
@@ -57,6 +59,7 @@ class H2Connection {
     this.dead = false
     this.seen = null // the attachments its streams went to (attachment-connection.js noteAttachment)
     this.deadline = after(hub.headersTimeout)
+    this.pingOut = false // a liveness PING is unanswered (timeout)
     this.session = http2.performServerHandshake(socket, {
       settings: {
         enablePush: false,
@@ -81,7 +84,8 @@ class H2Connection {
     }
     const sc = new H2StreamConn(this, stream)
     this.open.add(sc)
-    this.deadline = 0
+    // streams in flight: timeout() looks at them every bodyTimeout
+    if (this.open.size === 1) this.deadline = after(this.period())
     stream.on('error', () => {})
     stream.on('close', () => this.streamClosed(sc))
     const head = headOf(stream, headers, rawHeaders, this.hub.maxHeaderSize)
@@ -89,10 +93,17 @@ class H2Connection {
     sc.req = req
     stream.on('drain', () => req.onDrain())
     if (head.hasBody) {
-      stream.on('data', (chunk) => req.onBodyChunk(chunk))
+      sc.bodyOpen = true
+      stream.on('data', (chunk) => {
+        sc.lastData = now()
+        req.onBodyChunk(chunk)
+      })
       // a trailing HEADERS block: the request's trailers, passed on with the body's end
       stream.on('trailers', (fields, flags, raw) => { head.trailers = trailerPairs(fields, raw) })
-      stream.on('end', () => req.onBodyComplete())
+      stream.on('end', () => {
+        sc.bodyOpen = false
+        req.onBodyComplete()
+      })
     }
     if (head.status !== 0) {
       this.hub.log.debug({ status: head.status, reason: head.reason, remoteAddress: this.remoteAddress }, 'bad h2 request')
@@ -134,13 +145,41 @@ class H2Connection {
     if (this.open.size === 0) this.destroy()
   }
 
-  /** The coarse clock: idle too long (no stream), or a closing hub waited enough. */
+  /**
+   * The coarse clock: idle too long (no stream), or a closing hub waited enough; with
+   * streams in flight, every bodyTimeout:
+   * - a stream whose request body had no DATA for bodyTimeout (while the hub was not
+   *   holding it back) is reset, and its app's request aborted, as HTTP/1.1's body_timeout
+   *   ends its connection;
+   * - the client must have answered the PING sent at the last look. After a connection
+   *   error (GOAWAY) nghttp2 stops reading the socket and node reports nothing, not even
+   *   the client's close, so only an unanswered PING tells that the connection is gone.
+   */
   timeout () {
     if (this.open.size > 0 && !this.closing) {
-      this.deadline = 0
+      if (this.pingOut) return this.destroy()
+      if (this.hub.bodyTimeout > 0) {
+        const stale = now() - this.hub.bodyTimeout
+        for (const sc of [...this.open]) {
+          if (sc.bodyOpen && !sc.held && sc.lastData <= stale && !sc.stream.destroyed) sc.stream.close(NGHTTP2_CANCEL)
+        }
+      }
+      if (this.open.size === 0 || this.dead) return
+      this.pingOut = true
+      try {
+        this.session.ping((err) => { if (!err) this.pingOut = false })
+      } catch {
+        return this.destroy()
+      }
+      this.deadline = after(this.period())
       return
     }
     this.destroy()
+  }
+
+  /** How often timeout() looks at the streams in flight. */
+  period () {
+    return this.hub.bodyTimeout > 0 ? this.hub.bodyTimeout : LIVENESS_MS
   }
 
   destroy () {
@@ -177,6 +216,9 @@ class H2StreamConn {
     this.family = session.family
     this.readEnded = false
     this.stopped = false
+    this.bodyOpen = false // the request body has not ended
+    this.lastData = now() // when its last DATA came (the body timeout, H2Connection.timeout)
+    this.held = false // the hub stopped reading it (pauseForBody)
   }
 
   get closing () {
@@ -184,10 +226,15 @@ class H2StreamConn {
   }
 
   pauseForBody () {
+    this.held = true
     this.stream.pause()
   }
 
   resumeForBody () {
+    if (this.held) {
+      this.held = false
+      this.lastData = now() // the client's pause starts now
+    }
     if (!this.stream.destroyed) this.stream.resume()
   }
 

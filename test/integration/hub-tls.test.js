@@ -210,6 +210,79 @@ describe('the hub terminates TLS', () => {
   })
 })
 
+// Raw h2 frames, for what node's client will not send (RFC 9113 4.1): the 9-byte header
+// and a payload. HEADERS carry literal fields without indexing (RFC 7541 6.2.2).
+function h2Frame (type, flags, stream, payload = Buffer.alloc(0)) {
+  const h = Buffer.alloc(9)
+  h.writeUIntBE(payload.length, 0, 3)
+  h[3] = type
+  h[4] = flags
+  h.writeUInt32BE(stream, 5)
+  return Buffer.concat([h, payload])
+}
+function hpackLiterals (pairs) {
+  return Buffer.concat(pairs.map(([n, v]) => Buffer.concat([Buffer.from([0, n.length]), Buffer.from(n), Buffer.from([v.length]), Buffer.from(v)])))
+}
+const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')
+
+describe('h2 timeouts', () => {
+  let hub
+  let port
+  let w
+
+  beforeAll(async () => {
+    port = await freePort()
+    hub = await startHub({ bodyTimeout: 1500, tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
+    await hub.createQueue('slow', { urls: [`https://+:${port}/`] })
+    // answers after 8 s: every request below is still in flight when its case is decided
+    w = await startWorker(hub, { queue: 'slow', onRequest: (req, x) => { setTimeout(() => reply(x, req, 200, 'late'), 8000).unref() } })
+  })
+
+  afterAll(async () => {
+    w.att.close()
+    await hub.close()
+  })
+
+  test('a request body that stops arriving is reset after body_timeout, and the app\'s request aborted; the connection goes on', async () => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/upload', 'content-length': '100' })
+      stream.write(Buffer.alloc(10))
+      const t0 = Date.now()
+      const code = await new Promise((resolve) => stream.on('close', () => resolve(stream.rstCode)))
+      expect(code).toBe(http2.constants.NGHTTP2_CANCEL)
+      expect(Date.now() - t0).toBeLessThan(6000)
+      await until(() => w.aborted.length === 1, 2000, 'the app\'s request aborted')
+      // the same connection still takes requests
+      const next = session.request({ ':path': '/after' })
+      next.end()
+      await until(() => w.requests.some((r) => r.url === '/after'), 2000, 'a request on the same connection')
+      next.close()
+    } finally {
+      session.destroy()
+    }
+  }, 15000)
+
+  test('a connection nghttp2 ended with a stream in flight is dropped once a PING goes unanswered (node reports nothing)', async () => {
+    const s = await connect(port, { ALPNProtocols: ['h2'] })
+    s.resume()
+    s.write(Buffer.concat([
+      H2_PREFACE,
+      h2Frame(4, 0, 0), // SETTINGS
+      h2Frame(1, 0x5, 1, hpackLiterals([[':method', 'GET'], [':path', '/slow'], [':scheme', 'https'], [':authority', `localhost:${port}`]]))
+    ]))
+    await until(() => w.requests.some((r) => r.url === '/slow'), 3000, 'the request at the app')
+    // DATA on a stream the client already half-closed: a connection error (GOAWAY STREAM_CLOSED)
+    s.write(h2Frame(0, 0x1, 1, Buffer.from('late')))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    const mine = [...hub.conns].find((c) => c.remotePort === s.localPort)
+    s.destroy()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(hub.conns.has(mine)).toBe(true) // the hub cannot see the close: nghttp2 stopped reading
+    await until(() => !hub.conns.has(mine), 9000, 'the connection dropped')
+  }, 15000)
+})
+
 describe('h2 bodies and streams', () => {
   let hub
   let port
