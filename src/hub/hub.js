@@ -756,8 +756,13 @@ class Hub extends EventEmitter {
       if (p.scheme === 'https') where.push({ port: p.port, host: p.hostKind === 'explicit' ? p.host : null, prefix: p.prefix })
     }
     if (where.length === 0) return
-    const options = decodeTlsOptions(material)
-    if (options !== null) this.tlsStore.setApp(q.name, where, options)
+    // where the config's certificate serves every handshake, the app's is never used,
+    // so it is not loaded either: an app that ships a certificate node would take but
+    // the hub refuses (expired, or not matching its key) still runs behind the
+    // operator's (README: "it wins over the app's")
+    const own = where.filter((w) => !this.tlsStore.configServes(w.port, w.host))
+    const options = own.length > 0 ? decodeTlsOptions(material) : null
+    if (options !== null) this.tlsStore.setApp(q.name, own, options)
     for (const w of where) {
       if (this.tlsStore.has(w.port, w.host)) continue
       const err = new codes.ERR_HTTPSYS_TLS_NO_CERT({ prefix: w.prefix, port: w.port, host: w.host || undefined })

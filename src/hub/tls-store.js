@@ -101,6 +101,20 @@ class TlsStore extends EventEmitter {
     if (!quiet) for (const port of ports) this.emit('change', port)
   }
 
+  /**
+   * Whether the config's entries serve every handshake for host (null: any host) on
+   * port, so that no app's certificate would ever be chosen there (slotFor's order).
+   */
+  configServes (port, host) {
+    const name = host ? String(host).toLowerCase() : null
+    const wild = name !== null && name.indexOf('.') > 0 ? '*' + name.slice(name.indexOf('.')) : null
+    for (const c of this.config) {
+      if (c.port !== port) continue
+      if (c.host === null || (name !== null && (c.host === name || c.host === wild))) return true
+    }
+    return false
+  }
+
   /** Whether a handshake for host (or any host) on port has a certificate to use. */
   has (port, host) {
     return this.slotFor(port, host || null) !== null

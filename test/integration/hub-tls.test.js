@@ -507,6 +507,31 @@ describe('certificate reload and redirect_http', () => {
     await hub.close()
   })
 
+  test('where the config\'s certificate serves the port, the app\'s is not used and so not checked: an app whose pair the hub would refuse still attaches', async () => {
+    // the same mismatched pair is ERR_HTTPSYS_TLS_CERT on a port without a config entry
+    // (the TLS_NO_CERT test above); here the operator's certificate wins over it
+    const served = []
+    const att = await hubClient.attach({
+      socketPath: hub.socketPath,
+      urls: [`https://+:${port}/shipped/`],
+      tls: { cert: certs.read(certs.a.cert), key: certs.read(certs.b.key) },
+      handlers: {
+        onRequest (req) {
+          served.push(req.url)
+          att.respond(req.id, 200, 'OK', ['Content-Length', '2'], Buffer.from('ok'), 0)
+        }
+      }
+    })
+    try {
+      const res = await get(port, { path: '/shipped/x' })
+      expect(res.status).toBe(200)
+      expect(served).toEqual(['/shipped/x'])
+      expect(res.peer.subject.CN).toBe('a.localhost') // the config's file (site.crt)
+    } finally {
+      att.close()
+    }
+  })
+
   test('a changed certificate is served to new connections; a connection already up keeps working', async () => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false })
     const keep = (p) => new Promise((resolve, reject) => {
