@@ -17,9 +17,9 @@
 // the load generator. When busy reaches the machine's cores, the run is bounded by the
 // machine: a target then serves more only by costing less CPU per request.
 //
-// The two targets run one after the other, in mirrored pairs of rounds (node first,
-// then httpsys first), so a machine getting faster or slower during a run does not
-// favour either.
+// The two targets run one after the other, in mirrored pairs of rounds (lib/stats.js
+// roundOrder, as the matrix's), so a machine getting faster or slower during a run does
+// not favour either.
 //
 //   node bench/https.js [--rounds 3] [--duration 5] [--connections 50] [--only keep-alive,new-conn,h2] [--json]
 
@@ -30,7 +30,7 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 const { hasWrk, parseWrk } = require('./lib/load')
 const { readProcs, treeTotals, cpuMsBetween, machineTicks, busyCoresBetween, systemUnits } = require('./lib/procstat')
-const { median } = require('./lib/stats')
+const { median, roundOrder } = require('./lib/stats')
 const { makeCert, withPairTarget } = require('./lib/targets')
 
 const { values: opts } = parseArgs({
@@ -112,14 +112,9 @@ async function main () {
       if (!SCENARIOS[scenario] || (scenario === 'h2' && !withH2)) continue
       const results = []
       for (let i = 0; i < rounds; i++) {
-        let node, hub
-        if (i % 2 === 0) {
-          node = await measure(scenario, 'node', cert)
-          hub = await measure(scenario, 'httpsys', cert)
-        } else {
-          hub = await measure(scenario, 'httpsys', cert)
-          node = await measure(scenario, 'node', cert)
-        }
+        const m = {}
+        for (const kind of roundOrder(['node', 'httpsys'], i)) m[kind] = await measure(scenario, kind, cert)
+        const { node, httpsys: hub } = m
         const ratio = hub.rps / node.rps
         results.push({ node, hub, ratio })
         console.log(`${scenario} round ${i + 1}: node ${node.rps.toFixed(0)} req/s, ${fmt(node.cpuUsPerRequest)} us CPU/req, ${cores(node)} | ` +

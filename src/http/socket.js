@@ -380,8 +380,8 @@ function nextRequest (socket, serverTimeout) {
   if (socket[kKeepAliveTimed] === true) {
     socket[kKeepAliveTimed] = false
     socket.setTimeout(serverTimeout)
-  } else if (socket[kTimer] !== null) {
-    socket[kTimer].refresh()
+  } else {
+    touch(socket, 0, 0)
   }
 }
 

@@ -160,11 +160,11 @@ class H2Connection {
       if (this.pingOut) return this.destroy()
       if (this.hub.bodyTimeout > 0) {
         const stale = now() - this.hub.bodyTimeout
-        for (const sc of [...this.open]) {
+        // (a reset stream leaves `open` on its 'close', a later tick)
+        for (const sc of this.open) {
           if (sc.bodyOpen && !sc.held && sc.lastData <= stale && !sc.stream.destroyed) sc.stream.close(NGHTTP2_CANCEL)
         }
       }
-      if (this.open.size === 0 || this.dead) return
       this.pingOut = true
       try {
         this.session.ping((err) => { if (!err) this.pingOut = false })

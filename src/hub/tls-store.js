@@ -106,13 +106,7 @@ class TlsStore extends EventEmitter {
    * port, so that no app's certificate would ever be chosen there (slotFor's order).
    */
   configServes (port, host) {
-    const name = host ? String(host).toLowerCase() : null
-    const wild = name !== null && name.indexOf('.') > 0 ? '*' + name.slice(name.indexOf('.')) : null
-    for (const c of this.config) {
-      if (c.port !== port) continue
-      if (c.host === null || (name !== null && (c.host === name || c.host === wild))) return true
-    }
-    return false
+    return this.configSlotFor(port, sniNames(host)) !== null
   }
 
   /** Whether a handshake for host (or any host) on port has a certificate to use. */
@@ -126,21 +120,27 @@ class TlsStore extends EventEmitter {
    * @returns {{context: tls.SecureContext, material: object}|null}
    */
   slotFor (port, servername) {
-    const name = servername ? String(servername).toLowerCase() : null
-    const wild = name !== null && name.indexOf('.') > 0 ? '*' + name.slice(name.indexOf('.')) : null
-    let byPort = null
-    for (const c of this.config) {
-      if (c.port !== port) continue
-      if (c.host === null) byPort = byPort || c.slot
-      else if (name !== null && (c.host === name || c.host === wild)) return c.slot
-    }
-    if (byPort !== null) return byPort
+    const names = sniNames(servername)
+    const fromConfig = this.configSlotFor(port, names)
+    if (fromConfig !== null) return fromConfig
+    const { name, wild } = names
     if (name !== null) {
       const list = this.claims.get(claimKey(port, name)) || (wild !== null ? this.claims.get(claimKey(port, wild)) : undefined)
       if (list !== undefined) return list[0].slot
     }
     const list = this.claims.get(claimKey(port, null))
     return list !== undefined ? list[0].slot : null
+  }
+
+  /** The config's slot for names (sniNames) on port: by host (exact, then *.wildcard), then the port's. */
+  configSlotFor (port, { name, wild }) {
+    let byPort = null
+    for (const c of this.config) {
+      if (c.port !== port) continue
+      if (c.host === null) byPort = byPort || c.slot
+      else if (name !== null && (c.host === name || c.host === wild)) return c.slot
+    }
+    return byPort
   }
 
   /** The SNICallback's answer. */
@@ -255,6 +255,13 @@ class TlsStore extends EventEmitter {
     }, 500)
     this.reloadTimer.unref()
   }
+}
+
+/** A server name as the entries are keyed: lower case, and its *.wildcard (null for none). */
+function sniNames (servername) {
+  const name = servername ? String(servername).toLowerCase() : null
+  const wild = name !== null && name.indexOf('.') > 0 ? '*' + name.slice(name.indexOf('.')) : null
+  return { name, wild }
 }
 
 function claimKey (port, host) {
