@@ -679,4 +679,4 @@ function insertSorted (list, entry) {
   list.splice(i, 0, entry)
 }
 
-module.exports = { parse, normalize, fromListen, RoutingTable, canonicalizeTarget, prefixPathMatcher }
+module.exports = { parse, normalize, fromListen, RoutingTable, canonicalizeTarget, prefixPathMatcher, hostnameOf }

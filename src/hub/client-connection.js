@@ -94,6 +94,10 @@ class ClientConnection {
     this.settings = settings || (hub.portSettings !== undefined && hub.portSettings.get(port)) || hub
     this.tls = tls
     this.secure = tls !== null
+    // the certificate entry the handshake used (TlsStore.judge), and the last Host
+    // checked against it (hub.route: 421 for another entry's host)
+    this.tlsSlot = null
+    this.tlsHost = null
     this.localAddress = socket.localAddress || ''
     this.remoteAddress = socket.remoteAddress || ''
     this.remotePort = socket.remotePort || 0

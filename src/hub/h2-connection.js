@@ -49,6 +49,7 @@ class H2Connection {
     this.id = id
     this.localPort = port
     this.tls = tls
+    this.tlsSlot = null // the certificate entry the handshake used (TlsStore.judge)
     this.secure = true
     this.localAddress = socket.localAddress || ''
     this.remoteAddress = socket.remoteAddress || ''
@@ -208,6 +209,8 @@ class H2StreamConn {
     this.req = null
     this.id = session.id // the client connection: its streams share it (contract.js connectionId)
     this.tls = session.tls
+    this.tlsSlot = session.tlsSlot
+    this.tlsHost = null
     this.secure = true
     this.localPort = session.localPort
     this.localAddress = session.localAddress

@@ -12,7 +12,7 @@ const fs = require('node:fs')
 const net = require('node:net')
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
-const { parse, RoutingTable } = require('../urlprefix')
+const { parse, RoutingTable, hostnameOf } = require('../urlprefix')
 const { Listeners } = require('./listeners')
 const { RequestQueue } = require('./request-queue')
 const { ClientConnection } = require('./client-connection')
@@ -127,7 +127,7 @@ class Hub extends EventEmitter {
         store: this.tlsStore,
         handshakeTimeout: this.headersTimeout,
         h2: this.h2,
-        onSecure: (socket, p) => this.onSecureSocket(socket, p),
+        onSecure: (socket, p, verdict) => this.onSecureSocket(socket, p, verdict),
         onFailure: (p, err, socket) => this.tlsFailed(p, err, socket)
       }),
       (port) => this.portClosed(port))
@@ -637,6 +637,16 @@ class Hub extends EventEmitter {
       req.respondLocal(r.status, variant, false)
       return
     }
+    // RFC 9110 15.5.20: a Host (or :authority, or absolute-form host) whose certificate
+    // entry is not the one the handshake used (SNI) would pass the client-certificate
+    // policy of another app, so it is answered 421 and the client reconnects for it
+    if (conn.tlsSlot !== null && head.host !== conn.tlsHost) {
+      if (this.tlsStore.misdirected(conn.localPort, conn.tlsSlot, hostnameOf(head.host))) {
+        req.respondLocal(421, null, true)
+        return
+      }
+      conn.tlsHost = head.host
+    }
     if (q.redirect !== null) {
       req.respondLocal(308, null, false, q.redirect.location(head, conn.localAddress))
       return
@@ -702,14 +712,14 @@ class Hub extends EventEmitter {
   }
 
   /** A TLS port's connection, its handshake done: HTTP/1.1 or h2 by what ALPN chose. */
-  onSecureSocket (socket, port) {
+  onSecureSocket (socket, port, verdict) {
     if (this.closing) {
       socket.destroy()
       return
     }
     this.tlsCounts.handshakes++
     this.connSeq = (this.connSeq + 1) >>> 0
-    const tls = encodeTlsInfo(tlsInfoOf(socket))
+    const tls = encodeTlsInfo(tlsInfoOf(socket, verdict))
     let conn
     if (socket.alpnProtocol === 'h2') {
       conn = new H2Connection(this, socket, this.connSeq, port, tls)
@@ -719,6 +729,7 @@ class Hub extends EventEmitter {
       socket.allowHalfOpen = true
       conn = new ClientConnection(this, socket, this.connSeq, port, tls)
     }
+    conn.tlsSlot = verdict.slot
     this.addConnection(conn)
   }
 

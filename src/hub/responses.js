@@ -115,6 +115,7 @@ const PAGES = {
   404: 'The requested resource is not found.',
   408: 'The request timed out.',
   413: 'The request body is too large.',
+  421: 'The request was sent on a connection made for another host: send it on a connection of its own.',
   431: 'The request header fields are too large.',
   308: 'The resource is served over https at the address in the Location header.',
   501: 'The server does not support the feature the response needed.',

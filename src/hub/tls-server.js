@@ -11,7 +11,8 @@
 // socket dropped. Client certificates: requestCert is per connection and decided
 // before the client says which host it wants, so a port asks for a certificate when any
 // of its entries does; whether a missing or unverified one is refused is the entry's
-// own rejectUnauthorized, checked once SNI chose the entry.
+// own rejectUnauthorized, checked once the handshake is done (TlsStore.judge), and a
+// request whose Host belongs to another entry than the handshake's is 421 (hub.route).
 
 const tls = require('node:tls')
 
@@ -23,7 +24,7 @@ const ALPN = ['h2', 'http/1.1']
  * @param {import('./tls-store').TlsStore} opts.store
  * @param {number} opts.handshakeTimeout ms (0: node's default)
  * @param {boolean} opts.h2 offer h2 by ALPN
- * @param {(socket: tls.TLSSocket, port: number) => void} opts.onSecure
+ * @param {(socket: tls.TLSSocket, port: number, verdict: object) => void} opts.onSecure verdict: TlsStore.judge's
  * @param {(port: number, err: Error, socket: tls.TLSSocket|null) => void} opts.onFailure
  * @returns {tls.Server}
  */
@@ -45,17 +46,18 @@ function createTlsServer ({ port, store, handshakeTimeout, h2 = true, onSecure, 
   })
   server.on('secureConnection', (socket) => {
     const p = port()
-    // only a port that asked for client certificates has anything to refuse
-    const slot = server.requestCert ? store.slotFor(p, socket.servername || null) : null
-    if (slot !== null && slot.material.rejectUnauthorized && !socket.authorized) {
-      const err = new Error(`client certificate refused: ${socket.authorizationError || 'none was sent'}`)
+    // the verdict is the hub's, never the session's (tls-store.js judge): a resumed
+    // session carries the verify result of the handshake that made it, for any entry
+    const verdict = store.judge(p, socket)
+    if (verdict.refuse) {
+      const err = new Error(`client certificate refused: ${verdict.authorizationError}`)
       err.code = 'ERR_HTTPSYS_TLS_CLIENT_CERT'
-      err.reason = socket.authorizationError || 'NO_CERTIFICATE'
+      err.reason = verdict.authorizationError
       onFailure(p, err, socket)
       socket.destroy()
       return
     }
-    onSecure(socket, p)
+    onSecure(socket, p, verdict)
   })
   server.on('tlsClientError', (err, socket) => {
     onFailure(port(), err, socket)
@@ -73,24 +75,18 @@ function refresh (server, store, port) {
 /**
  * The contract's TlsInfo (src/wire/contract.js) of a connection whose handshake is done.
  * @param {tls.TLSSocket} socket
+ * @param {{peer, authorized: boolean, authorizationError: string|null}} verdict TlsStore.judge's
  */
-function tlsInfoOf (socket) {
-  let peer = null
-  if (socket.authorized !== undefined) {
-    try {
-      const cert = socket.getPeerX509Certificate()
-      if (cert) peer = cert.raw
-    } catch {}
-  }
+function tlsInfoOf (socket, verdict) {
   const cipher = socket.getCipher() || null
   return {
     protocol: socket.getProtocol() || null,
     cipher: cipher && { name: cipher.name, standardName: cipher.standardName, version: cipher.version },
     alpnProtocol: socket.alpnProtocol || false,
     servername: typeof socket.servername === 'string' ? socket.servername : null,
-    authorized: socket.authorized === true,
-    authorizationError: socket.authorizationError ? String(socket.authorizationError) : null,
-    peerCertificate: peer
+    authorized: verdict.authorized,
+    authorizationError: verdict.authorizationError,
+    peerCertificate: verdict.peer === null ? null : verdict.peer.raw
   }
 }
 

@@ -11,18 +11,39 @@
 // Contexts are swapped, never mutated: a certificate file that changes (fs.watchFile,
 // which follows the path across the rename a renewal usually does) or `httpsys reload`
 // makes a new SecureContext for new handshakes; connections already up keep theirs.
-// Every context shares the hub's session ticket keys, so a client resumes its session
-// (RFC 8446 2.2) whichever context served it and across a certificate swap.
+//
+// Sessions (RFC 8446 2.2) resume on the port that issued them, across a certificate
+// swap, and never on another port: each port has its own ticket keys (OpenSSL encrypts
+// and decrypts tickets with the keys of the server's own context, whichever SNI context
+// served the handshake). Within a port a session resumes under any SNI name, and OpenSSL
+// decides that before node picks the name's context, with the verify result of the
+// handshake that made the session. So the client-certificate verdict is the hub's own,
+// taken once the handshake is done (judge()): a resumed session is verified for an entry
+// only if this hub verified its certificate for that entry's policy in a full handshake.
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const tls = require('node:tls')
 const { EventEmitter } = require('node:events')
+const { LRUCache } = require('lru-cache')
 const { loadMaterial, materialDigest } = require('../tls-material')
 
 // node's default session lifetime (seconds), kept explicit: tickets outlive a swap.
 const SESSION_TIMEOUT_S = 300
 const WATCH_INTERVAL_MS = 2000
+// Client certificates verified in a full handshake, by entry policy: what a resumed
+// session may claim. A record lives as long as a session could (renewed on each
+// resumption, which issues new tickets); the bound keeps a flood of distinct
+// certificates from growing the hub (an evicted one makes its next resumption a refusal,
+// and the client's next connection a full handshake).
+const VERIFIED_MAX = 100000
+
+/**
+ * The entry a connection whose resumed TLS 1.2 session lost its server name may serve:
+ * node reports none for it, so only the entries that ask no client certificate (and
+ * those its certificate was verified for) are known to be right for it.
+ */
+const UNNAMED = Object.freeze({ key: 'unnamed', material: Object.freeze({ requestCert: false }) })
 
 class TlsStore extends EventEmitter {
   /**
@@ -34,11 +55,10 @@ class TlsStore extends EventEmitter {
     super()
     this.log = log
     this.watchFiles = watch
-    // RFC 5077 4 keys: 16 name + 16 HMAC + 16 AES, one set for the hub's life
-    this.ticketKeys = crypto.randomBytes(48)
-    // one session id context for every context: a session resumes whichever context
-    // (SNI host, or a swapped certificate) serves the reconnecting client
-    this.sessionIdContext = crypto.randomBytes(16).toString('hex')
+    // per port: RFC 5077 4 ticket keys (16 name + 16 HMAC + 16 AES) and a session id
+    // context, for the hub's life (a session resumes across a certificate swap)
+    this.sessions = new Map() // port -> { ticketKeys, sessionIdContext }
+    this.verified = new LRUCache({ max: VERIFIED_MAX, ttl: SESSION_TIMEOUT_S * 1000, updateAgeOnGet: true })
     this.config = [] // { entry, port, host, slot }
     this.claims = new Map() // `${port} ${host|''}` -> [{ queue, slot }] (first claim serves)
     this.watched = new Map() // file -> listener
@@ -53,7 +73,7 @@ class TlsStore extends EventEmitter {
   setConfig (entries) {
     const next = entries.map((entry) => {
       const host = entry.host ? entry.host.toLowerCase() : null
-      return { entry, port: entry.port, host, slot: this.makeSlot(loadMaterial(entry, { port: entry.port, host })) }
+      return { entry, port: entry.port, host, slot: this.makeSlot(loadMaterial(entry, { port: entry.port, host }), configKey(entry.port, host)) }
     })
     this.config = next
     this.rewatch()
@@ -72,7 +92,7 @@ class TlsStore extends EventEmitter {
     const current = this.appSlotOf(queue)
     if (current !== null && current.material.digest === materialDigest(options, options)) return
     const first = where[0] || {}
-    const slot = this.makeSlot(loadMaterial(options, { fromApp: true, port: first.port, host: first.host || undefined }))
+    const slot = this.makeSlot(loadMaterial(options, { fromApp: true, port: first.port, host: first.host || undefined }), `app ${queue}`)
     this.removeApp(queue, true)
     const ports = new Set()
     for (const { port, host } of where) {
@@ -152,7 +172,64 @@ class TlsStore extends EventEmitter {
   /** What tls.Server.setSecureContext() gets for clients that send no SNI. */
   defaultOptions (port) {
     const slot = this.slotFor(port, null)
-    return { ...(slot === null ? {} : slot.material.options), ...this.sessionOptions() }
+    return { ...(slot === null ? {} : slot.material.options), ...this.sessionOptions(port) }
+  }
+
+  /**
+   * The hub's verdict on a connection whose handshake on port is done: the entry it
+   * serves (a slot, or UNNAMED), and whether its client certificate is verified for
+   * that entry. `refuse` when the entry requires a verified certificate and it is not.
+   * @param {number} port
+   * @param {import('node:tls').TLSSocket} socket
+   * @returns {{slot: object|null, peer: import('node:crypto').X509Certificate|null,
+   *   authorized: boolean, authorizationError: string|null, refuse: boolean}}
+   */
+  judge (port, socket) {
+    const name = typeof socket.servername === 'string' ? socket.servername : null
+    const reused = socket.isSessionReused()
+    const peer = peerOf(socket)
+    let slot
+    if (reused && name === null && socket.getProtocol() !== 'TLSv1.3') {
+      // TLS 1.2 binds the name to the session and node does not report it on resumption
+      slot = peer === null ? UNNAMED : this.verifiedSlot(port, peer)
+    } else {
+      slot = this.slotFor(port, name)
+    }
+    const v = { slot, peer, authorized: false, authorizationError: null, refuse: false }
+    if (slot === null || !slot.material.requestCert) return v
+    if (peer === null) {
+      v.authorizationError = reused ? 'NO_CERTIFICATE' : String(socket.authorizationError || 'NO_CERTIFICATE')
+    } else if (!reused) {
+      v.authorized = socket.authorized === true
+      if (!v.authorized) v.authorizationError = String(socket.authorizationError || 'UNABLE_TO_VERIFY')
+      else this.rememberVerified(port, slot, peer)
+    } else {
+      // the session's own verify result may be another entry's: only this hub's record counts
+      v.authorized = socket.authorized === true && this.verified.get(verifiedKey(port, slot, peer)) !== undefined
+      if (!v.authorized) v.authorizationError = 'SESSION_NOT_VERIFIED'
+    }
+    v.refuse = !v.authorized && slot.material.rejectUnauthorized
+    return v
+  }
+
+  /**
+   * Whether a request for host on a connection judged `slot` is misdirected (RFC 9110
+   * 15.5.20): host's certificate entry is another than the one the handshake used, so
+   * the client-certificate policy the request would pass is not the one its app has.
+   * @param {number} port
+   * @param {object|null} slot the connection's (judge)
+   * @param {string} hostname the request's host name, lower case, no port
+   */
+  misdirected (port, slot, hostname) {
+    // no host (HTTP/1.0): routed to a wildcard prefix, no entry is named
+    if (!hostname) return false
+    const target = this.slotFor(port, hostname)
+    if (target === slot || target === null) return false
+    if (slot === UNNAMED) {
+      // an unnamed resumed session: any entry that asks no certificate
+      return target.material.requestCert
+    }
+    return slot === null || target.key !== slot.key
   }
 
   /** Whether any certificate on port asks clients for theirs (requestCert is per connection, decided before SNI). */
@@ -183,7 +260,7 @@ class TlsStore extends EventEmitter {
       }
       const changed = material.digest !== c.slot.material.digest
       if (changed) {
-        c.slot = this.makeSlot(material)
+        c.slot = this.makeSlot(material, c.slot.key)
         ports.add(c.port)
         this.log.info({ event: 'tls-reload', port: c.port, host: c.host, subject: material.subject, validTo: material.validTo },
           `TLS certificate for ${c.host || '*'}:${c.port} reloaded from ${material.label} (${material.subject}, valid to ${material.validTo})`)
@@ -204,20 +281,46 @@ class TlsStore extends EventEmitter {
 
   // -------------------------------------------------------------------------
 
-  makeSlot (material) {
-    return { material, context: tls.createSecureContext({ ...material.options, ...this.sessionOptions() }) }
+  /**
+   * @param {object} material tls-material.js
+   * @param {string} key the entry's identity, kept across a reload of its files
+   */
+  makeSlot (material, key) {
+    const policy = material.requestCert ? caDigest(material.options.ca) : ''
+    return { key, policy, material, context: tls.createSecureContext({ ...material.options, ...SNI_CONTEXT_OPTIONS }) }
+  }
+
+  rememberVerified (port, slot, peer) {
+    this.verified.set(verifiedKey(port, slot, peer), true)
+    this.verified.set(`${port} ${peer.fingerprint256}`, slot.key)
+  }
+
+  /** The entry a certificate was last verified for on port (a resumed TLS 1.2 session), as it is now; UNNAMED if none. */
+  verifiedSlot (port, peer) {
+    const key = this.verified.get(`${port} ${peer.fingerprint256}`)
+    if (key === undefined) return UNNAMED
+    for (const c of this.config) if (c.port === port && c.slot.key === key) return c.slot
+    for (const [k, list] of this.claims) {
+      if (Number(k.split(' ')[0]) === port && list[0].slot.key === key) return list[0].slot
+    }
+    return UNNAMED
   }
 
   /**
-   * What every context of the hub shares: the session ticket keys and id context, and
-   * no renegotiation. A TLS 1.2 client may ask for a new handshake on a live connection;
+   * A port's server context: its session ticket keys and id context, and
+   * no renegotiation (an SNI context has its own SNI_CONTEXT_OPTIONS). A TLS 1.2 client may ask for a new handshake on a live connection;
    * node's limit on those (3 in 10 minutes) only raises an 'error' on the socket, and
    * each costs the server a signature, so the hub refuses them all, as HTTP.SYS does by
    * default: the client's request fails the connection (no_renegotiation), no handshake
    * is made. TLS 1.3 has no renegotiation.
    */
-  sessionOptions () {
-    return { ticketKeys: this.ticketKeys, sessionTimeout: SESSION_TIMEOUT_S, sessionIdContext: this.sessionIdContext, secureOptions: crypto.constants.SSL_OP_NO_RENEGOTIATION }
+  sessionOptions (port) {
+    let s = this.sessions.get(port)
+    if (s === undefined) {
+      s = { ticketKeys: crypto.randomBytes(48), sessionIdContext: crypto.randomBytes(16).toString('hex') }
+      this.sessions.set(port, s)
+    }
+    return { ...s, sessionTimeout: SESSION_TIMEOUT_S, secureOptions: crypto.constants.SSL_OP_NO_RENEGOTIATION }
   }
 
   appSlotOf (queue) {
@@ -257,6 +360,34 @@ class TlsStore extends EventEmitter {
   }
 }
 
+// An SNI context: tickets are the port's (the server context's keys), renegotiation refused.
+const SNI_CONTEXT_OPTIONS = { sessionTimeout: SESSION_TIMEOUT_S, secureOptions: crypto.constants.SSL_OP_NO_RENEGOTIATION }
+
+/** The client certificate of a connection, or null. */
+function peerOf (socket) {
+  try {
+    return socket.getPeerX509Certificate() || null
+  } catch {
+    return null
+  }
+}
+
+// A verification record: the certificate verified for this entry's CA on this port. The
+// key pairs with verifiedSlot's `${port} ${fingerprint}` record of the last entry.
+function verifiedKey (port, slot, peer) {
+  return `${port} ${peer.fingerprint256} ${slot.key} ${slot.policy}`
+}
+
+function caDigest (ca) {
+  const h = crypto.createHash('sha256')
+  for (const c of [].concat(ca || [])) h.update(String(c)).update('\0')
+  return h.digest('hex')
+}
+
+function configKey (port, host) {
+  return `config ${port} ${host || ''}`
+}
+
 /** A server name as the entries are keyed: lower case, and its *.wildcard (null for none). */
 function sniNames (servername) {
   const name = servername ? String(servername).toLowerCase() : null
@@ -268,4 +399,4 @@ function claimKey (port, host) {
   return `${port} ${host || ''}`
 }
 
-module.exports = { TlsStore, SESSION_TIMEOUT_S }
+module.exports = { TlsStore, SESSION_TIMEOUT_S, UNNAMED }
