@@ -216,6 +216,14 @@ define('ERR_HTTPSYS_CONFIG_INVALID', (d) =>
   (d.more && d.more.length
     ? `\nAlso (${d.more.length} more):` + d.more.map((p) => `\n  at ${p.key}: ${p.reason}.${p.fix ? ' ' + p.fix : ''}`).join('')
     : ''), TypeError)
+define('ERR_HTTPSYS_CONFIG_TIMEOUT', (d) =>
+  `The config file ${d.path} did not finish loading within ${d.timeout}: ${d.what || 'what it exports'} has not settled. ` +
+  'Make it resolve to { apps: [...] } (give what it awaits, a secret store or a network call, a timeout of its own), ' +
+  'or, if it needs longer, allow more with HTTPSYS_CONFIG_TIMEOUT (e.g. `HTTPSYS_CONFIG_TIMEOUT=30s`).')
+define('ERR_HTTPSYS_LOG_FILE_UNSAFE', (d) =>
+  `Refusing to write the log file ${d.file}: ${d.reason}. Someone who can write to ${d.dir} could send the apps' output, and any secret they print, elsewhere this way. ` +
+  `Remove it (\`${d.windows ? `del "${d.file}"` : `rm ${d.file}`}\`; httpsys creates the file again) and let only the account that runs httpsys write to the folder` +
+  `${d.windows ? '.' : ` (\`chmod 750 ${d.dir}\`).`}`)
 define('ERR_HTTPSYS_SCRIPT_NOT_FOUND', (d) =>
   `The app script ${d.script} does not exist${d.app ? ` (app ${str(d.app)})` : ''}. ` +
   'Check the path: in a config file it is relative to the app\'s cwd (the config file\'s folder by default), on the command line to the current directory.')

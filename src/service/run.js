@@ -18,6 +18,7 @@ const { codes } = require('../errors')
 const { stopTimeout } = require('./common')
 const { logFile } = require('./windows')
 const { ERROR } = require('./scm')
+const { openLogFile } = require('../supervisor/log-file')
 
 // kept below this size: renamed to service.log.1 at a start above it
 const ROTATE_AT = 10 * 1024 * 1024
@@ -148,7 +149,7 @@ function openLog (file) {
   try {
     if (fs.statSync(file).size > ROTATE_AT) fs.renameSync(file, `${file}.1`)
   } catch {}
-  return fs.openSync(file, 'a')
+  return openLogFile(file)
 }
 
 function defaultLogger (fd, level) {

@@ -11,6 +11,7 @@ const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const paths = require('./control-path')
+const { openLogFile } = require('./log-file')
 
 // the daemon's log: kept while below this, renamed to <file>.1 at the next start above it
 const ROTATE_AT = 10 * 1024 * 1024
@@ -37,7 +38,7 @@ async function startDaemon (config, argv, { bin = path.join(__dirname, '..', '..
     if (fs.statSync(log).size > ROTATE_AT) fs.renameSync(log, `${log}.1`)
   } catch {}
   const start = fs.existsSync(log) ? fs.statSync(log).size : 0
-  const fd = fs.openSync(log, 'a', 0o600)
+  const fd = openLogFile(log, 0o600)
   let child
   try {
     // detached: a session of its own, so closing the terminal (SIGHUP) or the shell

@@ -14,11 +14,25 @@
 // take the supervisor down: it hosts the router, every app would go with it. The file's
 // records are dropped (stdout still has them), onError reports it once, and opening is
 // tried again after retryMs.
+//
+// Every log file httpsys writes (these, the daemon's, the Windows service's) is opened
+// with openLogFile(): a symlink, hard link or FIFO planted in a shared folder would have
+// the supervisor append app output, secrets the apps print included, to a file the
+// planter chose (issue 23), and the files are created 0640, not world-readable.
 
 const fs = require('node:fs')
 const path = require('node:path')
+const { codes } = require('../errors')
 
 const RETRY_MS = 30 * 1000
+// created owner rw, group r: the apps' output is no one else's to read (the daemon's own
+// log is 0600); an existing file keeps the mode its owner gave it
+const FILE_MODE = 0o640
+const DIR_MODE = 0o750
+// Windows has neither flag (0): openLogFile() checks with lstat there. O_NONBLOCK: a FIFO
+// with no reader fails open() (ENXIO) instead of blocking the supervisor, which hosts
+// the router; on a regular file it changes nothing.
+const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW = 0, O_NONBLOCK = 0 } = fs.constants
 
 class LogFile {
   /**
@@ -53,8 +67,8 @@ class LogFile {
   }
 
   open () {
-    fs.mkdirSync(this.dir, { recursive: true })
-    this.fd = fs.openSync(this.file, 'a')
+    fs.mkdirSync(this.dir, { recursive: true, mode: DIR_MODE })
+    this.fd = openLogFile(this.file)
     this.size = fs.fstatSync(this.fd).size
     this.day = today()
   }
@@ -139,7 +153,7 @@ class LogFile {
     const fd = this.fd
     this.fd = null
     fs.closeSync(fd)
-    this.fd = fs.openSync(this.file, 'a')
+    this.fd = openLogFile(this.file)
     this.size = 0
     this.day = today()
     try {
@@ -185,9 +199,55 @@ class LogFile {
   }
 }
 
+/**
+ * Opens a log file for appending, creating it with `mode`; refuses (ERR_HTTPSYS_LOG_FILE_UNSAFE)
+ * a symlink, a file with other hard links, or anything but a regular file.
+ * @param {string} file
+ * @param {number} [mode=0o640] for a file that does not exist yet
+ * @returns {number} the fd
+ */
+function openLogFile (file, mode = FILE_MODE) {
+  // no O_NOFOLLOW (Windows): a link there takes SeCreateSymbolicLinkPrivilege, and this
+  // check leaves only the window until the open below
+  if (O_NOFOLLOW === 0) refuseUnsafe(file)
+  let fd
+  try {
+    fd = fs.openSync(file, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK, mode)
+  } catch (err) {
+    // ELOOP (EMLINK on FreeBSD) for a symlink, ENXIO for a FIFO: say what is there
+    refuseUnsafe(file)
+    throw err
+  }
+  try {
+    const stat = fs.fstatSync(fd)
+    if (!stat.isFile()) throw unsafe(file, 'it is not a regular file')
+    // a hard link to another file is followed by any open (macOS has no protected_hardlinks)
+    if (stat.nlink > 1) throw unsafe(file, `it has ${stat.nlink - 1} other hard link${stat.nlink > 2 ? 's' : ''}, so writing it would write another file too`)
+  } catch (err) {
+    fs.closeSync(fd)
+    throw err
+  }
+  return fd
+}
+
+function refuseUnsafe (file) {
+  let stat
+  try { stat = fs.lstatSync(file) } catch { return }
+  if (stat.isSymbolicLink()) {
+    let target = ''
+    try { target = ` to ${fs.readlinkSync(file)}` } catch {}
+    throw unsafe(file, `it is a symbolic link${target}`)
+  }
+  if (!stat.isFile()) throw unsafe(file, 'it is not a regular file')
+}
+
+function unsafe (file, reason) {
+  return new codes.ERR_HTTPSYS_LOG_FILE_UNSAFE({ file, dir: path.dirname(file), reason, windows: process.platform === 'win32' })
+}
+
 function today () {
   const d = new Date()
   return `${d.getFullYear()}-${d.getMonth() + 1}-${d.getDate()}`
 }
 
-module.exports = { LogFile }
+module.exports = { LogFile, openLogFile }
