@@ -14,7 +14,7 @@ function register (program) {
     .option('-c, --config <file>', 'the config file (default: ./httpsys.config.js, .cjs, .mjs or .json)')
     .option('--env <name>', 'merge each app\'s env_<name> over its env, as start --env does')
     .option('--env-file <file>', 'variables for every app, as start --env-file does')
-    .option('--show-secrets', 'print the values of variables that look secret (masked by default)')
+    .option('--show-secrets', 'print the values that look secret: variables, URL credentials, secret arguments (masked by default)')
     .action(action)
 }
 
@@ -30,17 +30,63 @@ async function action (options) {
 // tickets and chats, so their values are masked unless asked for.
 const SECRET = /TOKEN|SECRET|PASSW|PWD|KEY|CREDENTIAL|PRIVATE|AUTH|SESSION|COOKIE|SALT|SIGNATURE|DSN|CONN(ECTION)?_?STR/i
 const MASK = '*** (--show-secrets prints it)'
+// inside a longer value: the rest of it (a host, a flag's name) stays readable
+const INLINE = '***'
+// userinfo of a URL anywhere in a string (RFC 3986 3.2.1: "user:password@" is deprecated
+// but still how postgres://, redis://, amqp:// and git remotes carry credentials); up to
+// the authority's last @, so a password with an unencoded @ is masked whole
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^/?#\s]*)@/gi
+// a query parameter whose name looks secret (?token=, &api_key=, &sig= of an Azure SAS URL)
+const QUERY_PARAM = /([?&;])([^=&;#\s]+)=([^&;#\s]*)/g
+const SECRET_PARAM = /^sig$/i
+// an argument naming a secret: --api-key=x, DB_PASSWORD=x (the value masked), or
+// --token followed by its value as the next argument
+const NAMED_ARG = /^(-{0,2}[A-Za-z0-9_.-]+)=([\s\S]*)$/
+const FLAG = /^--?[A-Za-z0-9_.-]+$/
 
-/** The resolved config with secret-looking env values, TLS passphrases and PEM private keys masked. */
+/**
+ * The resolved config with secret-looking env values, credentials inside URLs and
+ * arguments, TLS passphrases and PEM private keys masked.
+ */
 function masked (config) {
   return {
     ...config,
     tls: config.tls.map(maskTls),
-    apps: config.apps.map((app) => ({
-      ...app,
-      env: Object.fromEntries(Object.entries(app.env).map(([k, v]) => [k, SECRET.test(k) && v !== '' ? MASK : v]))
-    }))
+    apps: config.apps.map((app) => {
+      const out = { ...app }
+      if (app.env) out.env = Object.fromEntries(Object.entries(app.env).map(([k, v]) => [k, maskVariable(k, v)]))
+      if (Array.isArray(app.args)) out.args = maskArgs(app.args)
+      if (Array.isArray(app.node_args)) out.node_args = maskArgs(app.node_args)
+      return out
+    })
   }
+}
+
+function maskVariable (name, value) {
+  if (typeof value !== 'string' || value === '') return value
+  return SECRET.test(name) ? MASK : maskInline(value)
+}
+
+function maskArgs (args) {
+  return args.map((arg, i) => {
+    if (typeof arg !== 'string') return arg
+    const named = NAMED_ARG.exec(arg)
+    if (named && SECRET.test(named[1]) && named[2] !== '') return `${named[1]}=${INLINE}`
+    const prev = args[i - 1]
+    if (typeof prev === 'string' && FLAG.test(prev) && SECRET.test(prev) && !arg.startsWith('-') && arg !== '') return INLINE
+    return maskInline(arg)
+  })
+}
+
+/** Credentials inside a value that is not secret as a whole: a URL's password, a secret query parameter. */
+function maskInline (text) {
+  return text
+    .replace(USERINFO, (all, scheme, userinfo) => {
+      const colon = userinfo.indexOf(':')
+      // user:password keeps the user; a lone userinfo may be a token (https://<token>@github.com)
+      return `${scheme}${colon === -1 ? INLINE : `${userinfo.slice(0, colon)}:${INLINE}`}@`
+    })
+    .replace(QUERY_PARAM, (all, sep, name, value) => (SECRET.test(name) || SECRET_PARAM.test(name)) && value !== '' ? `${sep}${name}=${INLINE}` : all)
 }
 
 // a passphrase, and a private key given as PEM text (a path is fine to print)

@@ -65,6 +65,9 @@ async function main (argv) {
     await program.parseAsync(argv)
   } catch (err) {
     process.exitCode = report(err)
+    // what the config still awaits (a socket to a secret store) would keep the process,
+    // and so a service manager's restart, waiting for ever
+    if (err && err.code === 'ERR_HTTPSYS_CONFIG_TIMEOUT') process.exit(process.exitCode)
   }
 }
 

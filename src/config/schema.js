@@ -22,13 +22,17 @@ const { onPath } = require('../sea/worker-node')
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const RESERVED_NAME = 'all'
 
+// Each instance is a node process of its own (tens of MB, a connection to the router):
+// a typo such as 10000 would fork until the machine runs out of memory or pids (issue 23)
+const MAX_INSTANCES = 1024
+
 /**
  * `instances` as users write it: an integer >= 1, a string of digits (from the CLI),
- * or 'max' for one per CPU.
+ * or 'max' for one per CPU (at most MAX_INSTANCES).
  * @returns {number|undefined} undefined when the value is none of these
  */
 function parseInstances (value) {
-  if (value === 'max') return cpuCount()
+  if (value === 'max') return Math.min(cpuCount(), MAX_INSTANCES)
   if (typeof value === 'string' && /^\d+$/.test(value)) value = Number(value)
   return Number.isSafeInteger(value) && value >= 1 ? value : undefined
 }
@@ -134,6 +138,10 @@ const appSchema = {
       const n = parseInstances(value)
       if (n === undefined) {
         ctx.fail(`must be an integer >= 1 or "max", got ${describe(value)}`, `For example ${ctx.ex('2')}, or ${ctx.ex('"max"')} for one per CPU.`)
+      }
+      if (n > MAX_INSTANCES) {
+        ctx.fail(`must be at most ${MAX_INSTANCES}, got ${describe(value)}`,
+          `Each instance is a node process of its own: ${ctx.ex('"max"')} runs one per CPU, usually the most that helps.`)
       }
       return n
     }

@@ -78,7 +78,12 @@ class MetricsServer {
   }
 
   async handle (req, res) {
-    const url = new URL(req.url, 'http://localhost')
+    let url
+    try {
+      url = new URL(req.url, 'http://localhost')
+    } catch {
+      return badRequest(res, 'not a request target this endpoint understands')
+    }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' })
       return res.end('only GET\n')
@@ -90,7 +95,17 @@ class MetricsServer {
       return res.end(req.method === 'HEAD' ? undefined : body)
     }
     const m = /^\/healthz(?:\/([^/]+))?\/?$/.exec(url.pathname)
-    if (m) return this.health(req, res, m[1] === undefined ? undefined : decodeURIComponent(m[1]))
+    if (m) {
+      let name
+      try {
+        name = m[1] === undefined ? undefined : decodeURIComponent(m[1])
+      } catch {
+        // a broken percent-escape (/healthz/%E0%A4) is the client's mistake: a 400, not a
+        // 500 with an error record and its stack on every probe
+        return badRequest(res, 'the app name has a malformed percent-escape')
+      }
+      return this.health(req, res, name)
+    }
     res.writeHead(404, { 'content-type': 'text/plain' })
     res.end('not found: /metrics, /healthz, /healthz/<app>\n')
   }
@@ -193,6 +208,11 @@ class MetricsServer {
         this.snapshot && typeof this.snapshot.connections === 'number' ? [{ labels: {}, value: this.snapshot.connections }] : [])
     ]
   }
+}
+
+function badRequest (res, reason) {
+  res.writeHead(400, { 'content-type': 'text/plain' })
+  res.end(`bad request: ${reason}\n`)
 }
 
 module.exports = { MetricsServer, LE_SECONDS }

@@ -16,8 +16,9 @@ beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-cmd-')) 
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 function run (...args) {
+  const env = typeof args[0] === 'object' ? args.shift() : {}
   const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8', timeout: 10000, cwd: dir, env: { ...process.env, HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') }
+    encoding: 'utf8', timeout: 10000, cwd: dir, env: { ...process.env, HTTPSYS_RUNTIME_DIR: path.join(dir, 'run'), ...env }
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }
@@ -68,6 +69,32 @@ test('config check masks values that look secret unless --show-secrets', () => {
   expect(shown.tls[0].passphrase).toBe('hunter2')
 })
 
+test('config check masks credentials inside URLs and arguments too (issue 23)', () => {
+  fs.writeFileSync(path.join(dir, 'app.js'), '')
+  fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [{
+    script: 'app.js',
+    env: { DATABASE_URL: 'postgres://shop:pg-s3cret@db.internal:5432/shop', CACHE: 'redis://:rd-s3cret@cache:6379/0', BLOB: 'https://acct.blob.core.windows.net/c?sv=2022&sig=sas-s3cret', HOME_PAGE: 'https://example.com/' },
+    args: ['--api-key=ak-s3cret', '--password', 'pw-s3cret', '--port', '3000', '--db=mysql://root:my-s3cret@h/x', '--verbose'],
+    node_args: ['--max-old-space-size=512']
+  }] }`)
+  const masked = run('config', 'check')
+  expect(masked.code).toBe(0)
+  expect(masked.stdout).not.toMatch(/s3cret/)
+  const { apps } = JSON.parse(masked.stdout)
+  // what is not secret stays readable: the user, host and database, the flag's name
+  expect(apps[0].env).toEqual({
+    DATABASE_URL: 'postgres://shop:***@db.internal:5432/shop',
+    CACHE: 'redis://:***@cache:6379/0',
+    BLOB: 'https://acct.blob.core.windows.net/c?sv=2022&sig=***',
+    HOME_PAGE: 'https://example.com/'
+  })
+  expect(apps[0].args).toEqual(['--api-key=***', '--password', '***', '--port', '3000', '--db=mysql://root:***@h/x', '--verbose'])
+  expect(apps[0].node_args).toEqual(['--max-old-space-size=512'])
+  const shown = JSON.parse(run('config', 'check', '--show-secrets').stdout)
+  expect(shown.apps[0].env.DATABASE_URL).toBe('postgres://shop:pg-s3cret@db.internal:5432/shop')
+  expect(shown.apps[0].args[0]).toBe('--api-key=ak-s3cret')
+})
+
 test('config check rejects a typo with the key it meant', () => {
   fs.writeFileSync(path.join(dir, 'app.js'), '')
   fs.writeFileSync(path.join(dir, 'my.config.js'), 'module.exports = { apps: [{ script: "app.js", max_memroy_restart: "300M" }] }')
@@ -75,6 +102,30 @@ test('config check rejects a typo with the key it meant', () => {
   expect(r.code).toBe(1)
   expect(r.stdout).toBe('')
   expect(r.stderr).toMatch(/^httpsys: Invalid config at apps\[0\]\.max_memroy_restart: is not a known key\. Did you mean "max_memory_restart"\?/)
+})
+
+// issue 23: node exited 0 once nothing but the config's promise was left, so a service
+// manager saw a clean stop and restarted nothing
+describe('a config whose export never settles: exit 1 with the file and the fix, not a silent 0', () => {
+  const timedOut = (r, file, which) => {
+    expect(r.code).toBe(1)
+    expect(r.stderr).toBe(`httpsys: The config file ${path.join(dir, file)} did not finish loading within 300ms: ${which} has not settled. ` +
+      'Make it resolve to { apps: [...] } (give what it awaits, a secret store or a network call, a timeout of its own), ' +
+      'or, if it needs longer, allow more with HTTPSYS_CONFIG_TIMEOUT (e.g. `HTTPSYS_CONFIG_TIMEOUT=30s`). (ERR_HTTPSYS_CONFIG_TIMEOUT)\n')
+  }
+  const runWith = (...args) => run({ HTTPSYS_CONFIG_TIMEOUT: '300ms' }, ...args)
+
+  test.each(['config check', 'start', 'start -d'])('httpsys %s', (command) => {
+    fs.writeFileSync(path.join(dir, 'httpsys.config.js'), 'module.exports = new Promise(() => {})\n')
+    timedOut(runWith(...command.split(' ')), 'httpsys.config.js', 'the promise it exports')
+  })
+
+  test('an ES module\'s top-level await, and a config that also holds a handle open (a socket it waits on)', () => {
+    fs.writeFileSync(path.join(dir, 'tla.config.mjs'), 'await new Promise(() => {})\nexport default { apps: [] }\n')
+    timedOut(runWith('config', 'check', '-c', 'tla.config.mjs'), 'tla.config.mjs', 'its top-level await')
+    fs.writeFileSync(path.join(dir, 'held.config.js'), 'setInterval(() => {}, 1000)\nmodule.exports = async () => new Promise(() => {})\n')
+    timedOut(runWith('start', '-c', 'held.config.js'), 'held.config.js', 'the promise its exported function returned')
+  })
 })
 
 test('control commands with no supervisor running say how to start one; ls says nothing runs (exit 0, [] as JSON)', () => {

@@ -71,3 +71,50 @@ test('resolveStartConfig: a script means one app from the flags', async () => {
   expect(config.apps).toHaveLength(1)
   expect(config.apps[0]).toMatchObject({ name: 'app', instances: 3 })
 })
+
+// issue 23: a promise that never settles left node nothing to wait for, and `httpsys
+// start` exited 0 without a word (a service manager then saw a clean stop)
+describe('what the config exports must settle in time', () => {
+  test.each([
+    ['an exported promise', 'promise.config.js', 'module.exports = new Promise(() => {})', 'the promise it exports'],
+    ['a function\'s promise', 'fnpromise.config.js', 'module.exports = async () => new Promise(() => {})', 'the promise its exported function returned']
+    // an ES module's top-level await: test/unit/cli/commands.test.js (jest's vm cannot import() here)
+  ])('%s that never settles is ERR_HTTPSYS_CONFIG_TIMEOUT naming the file and the way out', async (what, name, text, which) => {
+    const file = write(name, text)
+    const started = Date.now()
+    const err = await load(file, { timeout: '200ms' }).catch((e) => e)
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(err.code).toBe('ERR_HTTPSYS_CONFIG_TIMEOUT')
+    expect(err.message).toBe(`The config file ${file} did not finish loading within 200ms: ${which} has not settled. ` +
+      'Make it resolve to { apps: [...] } (give what it awaits, a secret store or a network call, a timeout of its own), ' +
+      'or, if it needs longer, allow more with HTTPSYS_CONFIG_TIMEOUT (e.g. `HTTPSYS_CONFIG_TIMEOUT=30s`).')
+  })
+
+  test('the default is 10 s; one that settles within it loads as before', async () => {
+    const file = write('slow.config.js', 'module.exports = new Promise(() => {})')
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] })
+    try {
+      let settled = null
+      const pending = load(file).then(() => { settled = 'resolved' }, (e) => { settled = e })
+      await new Promise((resolve) => setImmediate(resolve))
+      jest.advanceTimersByTime(9999)
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(settled).toBe(null)
+      jest.advanceTimersByTime(1)
+      await pending
+      expect(settled).toMatchObject({ code: 'ERR_HTTPSYS_CONFIG_TIMEOUT', message: expect.stringContaining('within 10s') })
+    } finally {
+      jest.useRealTimers()
+    }
+    const later = write('later.config.js', 'module.exports = new Promise((resolve) => setTimeout(() => resolve({ apps: [{ script: "a.js" }] }), 50))')
+    expect(await load(later, { timeout: '2s' })).toEqual({ apps: [{ script: 'a.js' }] })
+  })
+
+  test('HTTPSYS_CONFIG_TIMEOUT that is no duration is ERR_HTTPSYS_CONFIG_INVALID naming it', async () => {
+    const file = write('ok.config.js', 'module.exports = { apps: [] }')
+    await expect(load(file, { timeout: 'soon' })).rejects.toMatchObject({
+      code: 'ERR_HTTPSYS_CONFIG_INVALID',
+      message: expect.stringMatching(/^Invalid config at HTTPSYS_CONFIG_TIMEOUT: must be a duration such as "30s", got "soon"\. Set it to/)
+    })
+  })
+})

@@ -37,6 +37,8 @@ describe('rejects with the key path and the fix', () => {
     ['instances 0', app({ instances: 0 }), 'apps[0].instances', ['integer >= 1 or "max"', 'number 0', 'instances: 2']],
     ['instances fractional', app({ instances: 1.5 }), 'apps[0].instances', ['number 1.5']],
     ['instances a word', app({ instances: 'all' }), 'apps[0].instances', ['"all"', 'instances: "max"']],
+    ['instances past the bound', app({ instances: 5000 }), 'apps[0].instances', ['must be at most 1024, got number 5000', 'a node process of its own', 'instances: "max"']],
+    ['instances past the bound, as digits', app({ instances: '1025' }), 'apps[0].instances', ['must be at most 1024, got "1025"']],
     ['args not a list', app({ args: 5 }), 'apps[0].args', ['string or an array of strings', 'args: ["--verbose"']],
     ['args with a number', app({ args: ['--port', 3000] }), 'apps[0].args[1]', ['must be a string', 'Quote it: "3000"']],
     ['node_args an object', app({ node_args: {} }), 'apps[0].node_args', ['string or an array of strings']],
@@ -181,6 +183,15 @@ test('the result is frozen: nobody downstream edits it by accident', () => {
   expect(Object.isFrozen(config.apps[0].env)).toBe(true)
 })
 
+test('"max" on a machine with more than 1024 CPUs is 1024 instances', () => {
+  const cpus = jest.spyOn(os, 'availableParallelism').mockReturnValue(4096)
+  try {
+    expect(validate(app({ instances: 'max' }), { baseDir: dir }).apps[0].instances).toBe(1024)
+  } finally {
+    cpus.mockRestore()
+  }
+})
+
 test('the same prefix listed twice in one app is kept once', () => {
   expect(validate(app({ urls: ['http://+:8080/', 'http://+:8080'] }), { baseDir: dir }).apps[0].urls).toEqual(['http://+:8080/'])
 })
@@ -197,6 +208,12 @@ describe('from `httpsys start` flags', () => {
       .toThrow(/Invalid config at --name: .*For example --name api\./)
     expect(() => fromFlags({ script: 'app.js', cwd: 'nope' }, { baseDir: dir }))
       .toThrow(/Invalid config at --cwd: directory .*nope does not exist/)
+  })
+
+  test('--instances past 1024 names the flag and the way out (issue 23)', () => {
+    expect(() => fromFlags({ script: 'app.js', instances: 5000 }, { baseDir: dir }))
+      .toThrow(/^Invalid config at --instances: must be at most 1024, got number 5000\. .*--instances max runs one per CPU/)
+    expect(fromFlags({ script: 'app.js', instances: 1024 }, { baseDir: dir }).apps[0].instances).toBe(1024)
   })
 
   test('a script name that is not a valid app name gives a usable default name', () => {
