@@ -19,6 +19,7 @@ const http2 = require('node:http2')
 const { METHODS } = require('node:http')
 const { H2Request, CONTINUE_SENT } = require('./h2-request')
 const { canonicalizeTarget } = require('../urlprefix')
+const { isValidHostPort } = require('./request-target')
 const { after, now } = require('./clock')
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM } = http2.constants
@@ -353,7 +354,7 @@ function headOf (stream, headers, rawHeaders, maxHeaderSize) {
     if (host === null) raw.unshift('host', authority)
     host = authority
   }
-  if (host === null || !HOST_CHARS.test(host)) return bad(400, 'missing or invalid authority', 'hostname')
+  if (host === null || !HOST_CHARS.test(host) || !isValidHostPort(host)) return bad(400, 'missing or invalid authority', 'hostname')
   head.host = host
   return head
 }

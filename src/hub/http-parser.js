@@ -29,7 +29,9 @@
 //   (`PRI * HTTP/2.0`) is 400, for its method, as node answers it.
 // - Host: HTTP/1.1 needs one; repeats must be identical; the value must be made of
 //   URI host/port characters (RFC 9112 3.2 says 400 for an invalid Host; node does not
-//   check, but the router routes on it; strictHost false: not checked).
+//   check, but the router routes on it; strictHost false: not checked), and its port,
+//   like an absolute-form target's, digits only (RFC 3986 3.2.3; HTTP.SYS refuses the
+//   rest, and the app and the output cache see the port: request-target.js).
 // - Content-Length: digits only; repeats or list members must be identical (RFC 9110
 //   8.6); a value beyond 2^53 or above maxBodySize is 413.
 // - Transfer-Encoding: with Content-Length, in HTTP/1.0, chunked not last or applied
@@ -49,6 +51,7 @@
 
 const { METHODS } = require('node:http')
 const { codes } = require('../errors')
+const { isValidHostPort } = require('./request-target')
 
 /**
  * Bad input: `new ParseError({ status, reason })`; `status` is what the router answers
@@ -520,6 +523,10 @@ class RequestParser {
     }
     this._method = method
     this._url = te - ts === 1 && buf[ts] === 47 ? '/' : this._str(buf, ts, te)
+    // an absolute-form target's authority becomes the Host the app sees (urlprefix.js)
+    if (this.strictHost && buf[ts] !== 47 && buf[ts] !== 42 && !isValidHostPort(authorityOf(this._url))) {
+      return this._fail(400, 'invalid port in the request-target')
+    }
     this._minor = minor
     this._raw = []
     this._trailers = null
@@ -583,6 +590,7 @@ class RequestParser {
           for (let i = vs; i < ve; i++) {
             if (HOSTCH[buf[i]] !== 1) return this._failed(400, 'invalid Host header')
           }
+          if (!isValidHostPort(value)) return this._failed(400, 'invalid port in Host header')
         }
         this._flags |= F_HOST
         this._host = value
@@ -833,6 +841,15 @@ function isAbsoluteForm (buf, a, end) {
     if (SCHEME[buf[i]] !== 1) return false
   }
   return false
+}
+
+// The authority of an absolute-form target (isAbsoluteForm passed): from "//" to the
+// path, query or fragment.
+function authorityOf (url) {
+  const a = url.indexOf('//') + 2
+  let e = a
+  while (e < url.length && url[e] !== '/' && url[e] !== '?' && url[e] !== '#') e++
+  return url.slice(a, e)
 }
 
 // The common methods as constants, so the hot path makes no string for them.

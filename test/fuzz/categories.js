@@ -14,7 +14,7 @@
 // that differ), hubOn(buf) and llOn(buf) (the verdicts of each on other bytes).
 
 const { METHODS: HTTP_METHODS } = require('node:http')
-const { listOf, trimOws } = require('./hub-driver')
+const { listOf, trimOws, hostPortOk, authorityOf } = require('./hub-driver')
 
 const HOST_CHARS = /^[0-9A-Za-z\-._~%!$&'()*+,;=:[\]]*$/
 const LIMIT_REASONS = ['request header section too large', 'trailer section too large', 'chunk extensions too large']
@@ -154,6 +154,22 @@ const CATEGORIES = [
       '400; RFC 3986 3.2.2). llhttp does not look at Host; the router routes on it.',
     test: (ctx) => hubReason(ctx) === 'invalid Host header' && ctx.view.values('host').length > 0 &&
       !HOST_CHARS.test(ctx.view.values('host')[0])
+  },
+  {
+    id: 'invalid-host-port',
+    kinds: REJECTS,
+    reason: 'A Host whose port is not digits is 400 (RFC 3986 3.2.3 port = *DIGIT; HTTP.SYS refuses it; README ' +
+      '"The output cache": the app and the cache key see the port, issue 23). llhttp does not look at Host.',
+    test: (ctx) => hubReason(ctx) === 'invalid port in Host header' && ctx.view.values('host').length > 0 &&
+      HOST_CHARS.test(ctx.view.values('host')[0]) && !hostPortOk(ctx.view.values('host')[0])
+  },
+  {
+    id: 'invalid-target-port',
+    kinds: REJECTS,
+    reason: 'An absolute-form target whose authority\'s port is not digits is 400: that authority becomes the Host ' +
+      'the app sees (the Host port rule above). llhttp checks the characters of the authority, not the port.',
+    test: (ctx) => hubReason(ctx) === 'invalid port in the request-target' && typeof ctx.view.target === 'string' &&
+      /^[A-Za-z][A-Za-z0-9+\-.]*:\/\//.test(ctx.view.target) && !hostPortOk(authorityOf(ctx.view.target))
   },
   {
     id: 'several-hosts',

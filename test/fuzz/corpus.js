@@ -58,6 +58,8 @@ const SEEDS = [
   ['no-host-1.1', 'GET / HTTP/1.1\r\nAccept: */*\r\n\r\n'],
   ['two-hosts', 'GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n'],
   ['bad-host', 'GET / HTTP/1.1\r\nHost: a/b@c\r\n\r\n'],
+  ['host-port-not-digits', "GET / HTTP/1.1\r\nHost: localhost:'onmouseover='alert(1)'\r\n\r\n"],
+  ['target-port-not-digits', 'GET http://localhost:80a/ HTTP/1.1\r\nHost: localhost\r\n\r\n'],
   ['cl-te', 'POST / HTTP/1.1\r\n' + H + 'Content-Length: 4\r\n' + CHUNKED + '\r\n0\r\n\r\n'],
   ['te-cl', 'POST / HTTP/1.1\r\n' + H + CHUNKED + 'Content-Length: 4\r\n\r\n0\r\n\r\n'],
   ['cl-different', 'POST / HTTP/1.1\r\n' + H + 'Content-Length: 4\r\nContent-Length: 5\r\n\r\nabcde'],
@@ -119,6 +121,7 @@ const METHODS = [
 const TARGETS = [
   [30, '/'], [20, '/a/b?c=d&e'], [4, '/%7e/%zz/..;/x#frag'], [3, '*'], [4, 'http://example.com:8080/x?y'],
   [2, 'https://a:1'], [1, 'HTTP://A/'], [1, 'x-y+z.w://h/'], [1, 'example.com:443'], [1, 'a/b'],
+  [1, "http://a:'x'/"], [1, 'http://a:1b/'], [1, 'http://[::1]:8/'], [1, 'http://a:/'],
   [1, '/"<>{}|\\^`'], [1, "/!$&'()*+,;=:@"], [1, 'mailto:x'], [1, 'http:/x']
 ]
 const VERSIONS = [
@@ -127,7 +130,10 @@ const VERSIONS = [
 ]
 const HOSTS = [
   [30, 'example.com:8080'], [10, 'localhost'], [5, '127.0.0.1:80'], [3, '[::1]:8080'], [2, 'EXAMPLE.com'],
-  [1, ''], [1, 'a b'], [1, 'a/b'], [1, 'user@host'], [1, 'h\xe9'], [1, "a!$&'()*+,;=%~_-."]
+  [1, ''], [1, 'a b'], [1, 'a/b'], [1, 'user@host'], [1, 'h\xe9'], [1, "a!$&'()*+,;=%~_-."],
+  // the port rule (issue 23): digits only, after the first ":" or an IP literal's "]"
+  [1, "localhost:'x'"], [1, 'a:80a'], [1, 'a:1:2'], [1, 'localhost:'], [1, '[::1]x'], [1, '[::1]:'], [1, 'a:+1'],
+  [1, '[::1']
 ]
 const CONNECTION = [
   'close', 'keep-alive', 'Keep-Alive', 'CLOSE', 'upgrade', 'Upgrade, HTTP2-Settings', 'keep-alive, close',

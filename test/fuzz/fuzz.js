@@ -38,10 +38,13 @@ function show (buf, max = 600) {
 
 function optionsFor (rng) {
   if (rng.chance(0.85)) return {}
-  return {
+  const options = {
     maxHeaderSize: rng.pick([40, 64, 128, 256, 1024, 16384]),
     maxBodySize: rng.pick([0, 1, 10, 100, 4096, Infinity])
   }
+  // a server that owns its port: Host and authority as sent (client-connection.js)
+  if (rng.chance(0.2)) options.strictHost = false
+  return options
 }
 
 /**

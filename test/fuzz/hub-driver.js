@@ -17,6 +17,14 @@ const VCHARS = /^[\x21-\x7e]+$/
 // field-value after OWS trimming: field-vchar (obs-text included), SP and HTAB inside
 const FIELD_VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\x20-\x7e\x80-\xff\t]*[\x21-\x7e\x80-\xff])?)?$/
 const HOST_VALUE = /^[0-9A-Za-z\-._~%!$&'()*+,;=:[\]]*$/
+// the Host port rule (issue 23, RFC 3986 3.2.3 port = *DIGIT): digits after an IP
+// literal's "]" or after the first ":", nothing else; for Host and an absolute-form
+// target's authority alike
+const HOST_PORT = /^(?:\[[^\]]*\](?::[0-9]*)?|(?!\[)[^:]*(?::[0-9]*)?)$/
+const hostPortOk = (host) => HOST_PORT.test(host)
+// the authority of a `scheme://` target: to the first "/", "?" or "#" after the "//"
+const authorityOf = (url) => /^[^:]*:\/\/([^/?#]*)/.exec(url)[1]
+const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+\-.]*:\/\//
 
 class InvariantError extends Error {
   constructor (kind, message, details) {
@@ -275,7 +283,7 @@ function checkHead (head, s, options, known) {
   if (!HTTP_METHODS.includes(s.method)) fail('readme-rule', 'a method outside http.METHODS accepted', { method: s.method })
   if (s.method === 'CONNECT') fail('readme-rule', 'a CONNECT accepted (the router opens no tunnels)', { url: s.url })
   if (typeof s.url !== 'string' || !VCHARS.test(s.url)) fail('head-shape', 'url is empty or has bytes outside VCHAR', { url: s.url })
-  if (!(s.url[0] === '/' || (s.url === '*' && s.method === 'OPTIONS') || /^[A-Za-z][A-Za-z0-9+\-.]*:\/\//.test(s.url))) {
+  if (!(s.url[0] === '/' || (s.url === '*' && s.method === 'OPTIONS') || ABSOLUTE.test(s.url))) {
     fail('readme-rule', 'request-target neither origin-form, absolute-form nor OPTIONS *', { url: s.url })
   }
   if (s.versionMajor !== 1 || (s.versionMinor !== 0 && s.versionMinor !== 1)) fail('readme-rule', 'version other than 1.0/1.1 accepted')
@@ -289,7 +297,13 @@ function checkHead (head, s, options, known) {
   const hosts = values('host')
   if (s.versionMinor === 1 && hosts.length === 0) fail('readme-rule', 'HTTP/1.1 request without Host accepted')
   if (hosts.some((h) => h !== hosts[0])) fail('readme-rule', 'different Host values accepted', { hosts })
-  if (hosts.length && !HOST_VALUE.test(hosts[0])) fail('readme-rule', 'invalid Host value accepted', { host: hosts[0] })
+  // strictHost false (a server that owns its port): any Host, any authority, as on node
+  const strict = options.strictHost !== false
+  if (strict && hosts.length && !HOST_VALUE.test(hosts[0])) fail('readme-rule', 'invalid Host value accepted', { host: hosts[0] })
+  if (strict && hosts.length && !hostPortOk(hosts[0])) fail('readme-rule', 'a Host whose port is not digits accepted', { host: hosts[0] })
+  if (strict && ABSOLUTE.test(s.url) && !hostPortOk(authorityOf(s.url))) {
+    fail('readme-rule', 'an absolute-form target whose port is not digits accepted', { url: s.url })
+  }
   if (s.host !== (hosts[0] || '')) fail('head-field', 'host is not the first Host value')
   const cls = values('content-length')
   const tes = values('transfer-encoding')
@@ -323,4 +337,4 @@ function checkHead (head, s, options, known) {
   if (s.expectOther !== (s.versionMinor === 1 && expects.length > 0 && !cont)) fail('head-field', 'expectOther')
 }
 
-module.exports = { runHub, Splits, InvariantError, trimOws, listOf }
+module.exports = { runHub, Splits, InvariantError, trimOws, listOf, hostPortOk, authorityOf }

@@ -62,6 +62,28 @@ describe('hub http-parser fuzzing', () => {
     expect(slow).toEqual([])
   })
 
+  // issue 23: the app and the output cache see the Host's port, so one that is not digits
+  // must be 400 (HTTP.SYS's rule), in Host and in an absolute-form target alike
+  test('the Host port rule: the corpus\'s Host and target whose port is not digits are 400, and the driver fails a parser that accepts them', () => {
+    for (const [name, reason] of [['host-port-not-digits', 'invalid port in Host header'], ['target-port-not-digits', 'invalid port in the request-target']]) {
+      const [, text] = SEEDS.find((s) => s[0] === name)
+      const { events } = runHub(b(text), { splits: Splits.whole(text.length) })
+      expect(events).toEqual([['error', 400, reason], ['finish', null]])
+    }
+    // a parser without the rule (simulated: every Host and target as a server that owns its port gets them)
+    const execute = RequestParser.prototype.execute
+    const spy = jest.spyOn(RequestParser.prototype, 'execute').mockImplementation(function (buf) {
+      this.strictHost = false
+      return execute.call(this, buf)
+    })
+    try {
+      const [, text] = SEEDS.find((s) => s[0] === 'host-port-not-digits')
+      expect(() => runHub(b(text), { splits: Splits.whole(text.length) })).toThrow(/a Host whose port is not digits accepted/)
+    } finally {
+      spy.mockRestore()
+    }
+  })
+
   test('the chunk-line grammar used to judge disagreements is RFC 9112 7.1.1', () => {
     const valid = ['1', '1;a', '1;a=b', '1 ;a = b', '1;a="x\\"y"', '1;a;b=c', 'ff\t;\ta\t=\t""', '1;a="\xe9"']
     const invalid = ['1 ', '1;', '1;a=', '1;;a', '1;a=b""', '1;a="x', '1;a b', ';a', '1;a ', '1;a="\x01"', 'g']

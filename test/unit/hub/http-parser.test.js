@@ -450,6 +450,54 @@ describe('errors', () => {
   })
 })
 
+// Issue 23: the app (and the output cache's key) see the Host's port, and HTTP.SYS
+// refuses a Host whose port is not digits. A page that reflects its Host and is
+// cacheable must never be made with `Host: localhost:'onmouseover='...`.
+describe('the Host port rule', () => {
+  test.each([
+    ['a quote and an event handler', "localhost:'onmouseover='alert(1)'"],
+    ['letters', 'localhost:http'],
+    ['digits then a letter', 'localhost:80a'],
+    ['a second colon', 'a:80:80'],
+    ['a sign', 'localhost:+80'],
+    ['sub-delims only', "localhost:()=;!$&*+,'"],
+    ['an IP literal followed by something other than a port', '[::1]x'],
+    ['an IP literal with a bad port', '[::1]:8o'],
+    ['an IP literal that is not closed', '[::1:80']
+  ])('Host with %s is 400', (_, host) => {
+    const { events } = run([b(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`)])
+    expect(events).toEqual([['error', 400, 'invalid port in Host header']])
+  })
+
+  test.each([
+    'localhost', 'localhost:8080', 'a.test:1337', 'localhost:', '127.0.0.1:80', '[::1]', '[::1]:8080', '[::1]:',
+    "a!$&'()*+,;=%~_-."
+  ])('Host %s is accepted as sent', (host) => {
+    const head = firstHead(run([b(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`)]).events)
+    expect(head.host).toBe(host)
+  })
+
+  test.each([
+    ["http://localhost:'x'/", 400],
+    ['http://localhost:80a/p', 400],
+    ['https://[::1]x/', 400],
+    ['http://localhost:/p?q', 200],
+    ['http://localhost:8080', 200],
+    ['http://[::1]:8080/p', 200],
+    ['http://a.test/p#f', 200]
+  ])('an absolute-form target %s: %i (its authority becomes the Host)', (target, status) => {
+    const { events } = run([b(`GET ${target} HTTP/1.1\r\nHost: a\r\n\r\n`)])
+    if (status === 400) expect(events).toEqual([['error', 400, 'invalid port in the request-target']])
+    else expect(firstHead(events).url).toBe(target)
+  })
+
+  test('a server that owns its port (strictHost false) gets any Host and target, as on node', () => {
+    const options = { strictHost: false }
+    expect(firstHead(run([b("GET / HTTP/1.1\r\nHost: localhost:'x'\r\n\r\n")], { options }).events).host).toBe("localhost:'x'")
+    expect(firstHead(run([b("GET http://a:'x'/ HTTP/1.1\r\nHost: a\r\n\r\n")], { options }).events).url).toBe("http://a:'x'/")
+  })
+})
+
 describe('size limits', () => {
   // a request whose head (request line to the empty line, CRLFs included) is `size` bytes
   function headOf (size) {
