@@ -8,7 +8,12 @@
 // rules forbid. They are HTTP.SYS's and ASP.NET HttpSys's (EnableResponseCaching):
 //
 // - request: GET (a HEAD is answered from a cached GET), no Authorization, no body,
-//   no query string unless the app's config rule for the path allows one;
+//   no query string unless the app's config rule for the path allows one; the rule is
+//   looked up on the target the client sent (the one the router keys on), never on the
+//   req.url an app's router rewrote (a mount point strips its prefix): else
+//   /account/static/x.css under a /static/ rule stores an /account page (issue 23);
+// - a client certificate: like Authorization (RFC 9111 3.5), unless the response says
+//   Cache-Control: public (publicResponse);
 // - response: status 200, no Set-Cookie, Vary or Pragma, Cache-Control neither
 //   private, no-store nor no-cache;
 // - time to live: s-maxage (it speaks to shared caches, which the router is); else the
@@ -152,6 +157,22 @@ function responseTtl (status, rawHeaders, rule, now = Date.now()) {
 const ANY_RULE = { path: '/', ttl: 1, query: true }
 
 /**
+ * Whether the response says `Cache-Control: public`: a response to a client that sent a
+ * certificate is stored only then, and only such an entry answers such a client (RFC
+ * 9111 3.5 says the same of Authorization; issue 23). s-maxage alone is not enough: it
+ * says how long, not that the page is the same for every client.
+ * @param {string[]} rawHeaders [name, value, ...]
+ */
+function publicResponse (rawHeaders) {
+  let cc = null
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const n = rawHeaders[i]
+    if (n.length === 13 && n.toLowerCase() === 'cache-control') cc = cc === null ? String(rawHeaders[i + 1]) : cc + ',' + rawHeaders[i + 1]
+  }
+  return cc !== null && parseCacheControl(cc).public
+}
+
+/**
  * Whether the response's own headers forbid caching it (Set-Cookie, Vary, Pragma,
  * Cache-Control private, no-store, no-cache or s-maxage=0), whatever its time to live.
  * @param {string[]} rawHeaders [name, value, ...]
@@ -179,4 +200,4 @@ function storable (method, url, rawHeaders, hasBody, rules) {
   return { rule }
 }
 
-module.exports = { parseCacheControl, ruleFor, requestAllows, responseTtl, responseRefused, storable }
+module.exports = { parseCacheControl, ruleFor, requestAllows, responseTtl, responseRefused, publicResponse, storable }

@@ -13,7 +13,7 @@ const { codes } = require('../errors')
 const { RESPONSE_CLOSE, EXPECT_CONTINUE, EXPECT_OTHER } = require('../wire/contract')
 const { RequestSocket, kRequests, kDirect, closeFromRouter, idle, awaitNext, nextRequest, touch, ended } = require('./socket')
 const { headBytes, H_CACHE_CONTROL } = require('./out-head')
-const { storable, responseTtl, ruleFor } = require('../cache/rules')
+const { storable, responseTtl, ruleFor, publicResponse } = require('../cache/rules')
 const { readWorkerEnv } = require('../worker-interface')
 const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = require('./upgrade-socket')
 const perfEntries = require('./perf-entries')
@@ -282,7 +282,7 @@ class ServerHandle {
     const s = req[kSocket]
     if (s !== null) touch(s, 0, headBytes(status, message, rawHeaders) + (body !== null ? body.length : 0))
     const q = req[kQueueRequest]
-    const ttl = status === 200 && req.method === 'GET' && this.cacheRules !== null ? cacheTtl(req, q, rawHeaders, this.cacheRules) : 0
+    const ttl = status === 200 && q.method === 'GET' && this.cacheRules !== null ? cacheTtl(req, q, rawHeaders, this.cacheRules) : 0
     return a.respond(q.id, status, message, rawHeaders, body, flags, ttl)
   }
 
@@ -715,20 +715,28 @@ function checkRequests (handle) {
   }
 }
 
-/** Seconds the router may answer this request's URL from its output cache with this response. */
+/**
+ * Seconds the router may answer this request's URL from its output cache with this response.
+ * The rules see the target the client sent (q.url, what the router keys on), not req.url:
+ * an app's router rewrites that (express strips a mount point), and /account/static/x.css
+ * would match a /static/ rule (docs/output-cache.md, issue 23).
+ */
 function cacheTtl (req, q, rawHeaders, rules) {
   // the response first: most say nothing that makes them cacheable (no rule, no
   // Cache-Control), and the request's headers are then never read. Without a rule only
   // Cache-Control can: a head src/http built says whether it has one (a raw response's
   // head, written to the socket, is read in full)
-  const rule = ruleFor(rules, req.url)
+  const rule = ruleFor(rules, q.url)
   if (rule === null) {
     const st = req[kResponse][kState]
     if (!st.hijacked && (st.headBits & H_CACHE_CONTROL) === 0) return 0
   }
   const ttl = responseTtl(200, rawHeaders, rule)
   if (ttl === 0) return 0
-  return storable(req.method, req.url, req.rawHeaders, q.hasBody, rules) === null ? 0 : ttl
+  // a client certificate: private unless the app says public (as Authorization)
+  const tls = q.tls
+  if (tls && tls.peerCertificate && tls.peerCertificate.length > 0 && !publicResponse(rawHeaders)) return 0
+  return storable(q.method, q.url, q.rawHeaders, q.hasBody, rules) === null ? 0 : ttl
 }
 
 module.exports = { ServerHandle, rememberServer, forgetServer, listeningServers, closingServers }

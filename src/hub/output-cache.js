@@ -8,10 +8,15 @@
 // same URL are answered from memory without waking the app, with Age, Range (one
 // range) and conditional requests (If-None-Match, If-Modified-Since) answered here.
 //
-// Keys: scheme + host (lower case, without its port) + the listener's port + the
-// canonical request target (the path, and its query when the app's rule allowed one:
-// a query never reaches the store otherwise). One LRU (lru-cache) holds every app's
-// entries within a byte budget; a response above the per-response limit is not stored.
+// Keys: scheme + the listener's port + the Host as the app saw it (lower case, with its
+// port: a page that reflects its Host differs by it, issue 23) + the canonical request
+// target (the path, and its query when the app's rule allowed one: a query never
+// reaches the store otherwise). One LRU (lru-cache) holds every app's entries within a
+// byte budget that counts each entry's key, head and body copies and its objects, and
+// a bound on their number; a response above the per-response limit is not stored.
+// A request with a client certificate is treated like one with Authorization unless the
+// app says `Cache-Control: public`: its response is not stored, and it is answered only
+// from an entry whose response said public (RFC 9111 3.5, docs/output-cache.md).
 // An app's entries go when one of its instances attaches or leaves (a start, restart,
 // reload or crash: a new build is never answered by the old one's responses) and when
 // its queue goes (hub.invalidateCache, through clearQueue()).
@@ -26,8 +31,19 @@ const { CONNECTION_LINES } = require('./responses')
 const NOT_STORED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'age', 'proxy-connection', 'upgrade'])
 // Fields a 304 from the cache carries (RFC 9110 15.4.5), with Age.
 const IN_304 = new Set(['etag', 'cache-control', 'expires', 'date', 'content-location', 'last-modified'])
-// What an entry costs besides its bytes (key, object, strings).
-const ENTRY_OVERHEAD = 256
+// What an entry costs besides the bytes its size counts (its key, head lines and body
+// copies): the Entry, its Buffer objects, the LRU's map slot and arrays. Measured at about
+// 400 bytes on node 20 (100,000 entries of a short key), rounded up.
+const ENTRY_OVERHEAD = 512
+// Copies of an entry's head lines it may hold: its own string and the two heads built
+// for the common answer (bytes(): full and head only).
+const LINE_COPIES = 3
+// At most one entry per this many bytes of the budget: the number of entries is bounded
+// even where the count above is short of the real cost.
+const BYTES_PER_ENTRY = 1024
+// The flags byte a TLS connection's encoded session starts with (wire/protocol.js
+// encodeTlsInfo, wire-protocol.md): 2 when the client sent a certificate.
+const TLS_CLIENT_CERT = 2
 // Bodies below this are kept with their head in one buffer (one write), for the common
 // answer only (a keep-alive HTTP/1.1 client, ADD_NONE): an entry holds its body at most
 // twice, as its size says. Other answers write the head, then the body.
@@ -36,7 +52,12 @@ const JOINED_BODY = 16384
 const HTTP11 = 'HTTP/1.1 '
 
 class Entry {
-  constructor (queue, reason, lines, body, stored, ttlMs, etag, lastModified) {
+  /**
+   * @param {boolean} [shared=true] the response said Cache-Control: public (it may answer a
+   *   client with a certificate)
+   * @param {number} [keyLength=0] its key's length (counted in its size)
+   */
+  constructor (queue, reason, lines, body, stored, ttlMs, etag, lastModified, shared = true, keyLength = 0) {
     this.queue = queue
     this.reason = reason
     this.lines = lines // "Name: value\r\n" lines as stored (latin1)
@@ -45,10 +66,12 @@ class Entry {
     this.ttlMs = ttlMs
     this.etag = etag
     this.lastModified = lastModified
+    this.shared = shared
     this.age = -1 // the Age the built buffers say
-    // HTTP/1.1 bytes built for one Age: [add * 2 + (head only ? 1 : 0)]
-    this.built = [null, null, null, null, null, null, null, null]
-    this.size = ENTRY_OVERHEAD + lines.length + body.length * (body.length < JOINED_BODY ? 2 : 1)
+    // the common answer's HTTP/1.1 bytes (ADD_NONE), built for one Age: [head only ? 1 : 0];
+    // other answers are built each time (an entry holds at most LINE_COPIES of its head)
+    this.built = [null, null]
+    this.size = ENTRY_OVERHEAD + keyLength + lines.length * LINE_COPIES + body.length * (body.length < JOINED_BODY ? 2 : 1)
   }
 
   /** Seconds since it was stored (RFC 9111 4.2.3: the router's copy is the origin's). */
@@ -66,24 +89,29 @@ class Entry {
    * the head to write before `body`.
    */
   bytes (age, add, headOnly) {
+    if (add !== 0) return this.build(age, add, headOnly)
     if (age !== this.age) {
       this.age = age
-      this.built.fill(null)
+      this.built[0] = this.built[1] = null
     }
-    const i = add * 2 + (headOnly ? 1 : 0)
+    const i = headOnly ? 1 : 0
     let b = this.built[i]
     if (b === null) {
-      const head = Buffer.from(HTTP11 + '200 ' + this.reason + '\r\n' + this.lines + 'Content-Length: ' + this.body.length + '\r\nAge: ' + age + '\r\n' + CONNECTION_LINES[add] + '\r\n', 'latin1')
-      b = headOnly || !this.joins(add) ? head : Buffer.concat([head, this.body])
+      b = this.build(age, add, headOnly)
       this.built[i] = b
     }
     return b
+  }
+
+  build (age, add, headOnly) {
+    const head = Buffer.from(HTTP11 + '200 ' + this.reason + '\r\n' + this.lines + 'Content-Length: ' + this.body.length + '\r\nAge: ' + age + '\r\n' + CONNECTION_LINES[add] + '\r\n', 'latin1')
+    return headOnly || !this.joins(add) ? head : Buffer.concat([head, this.body])
   }
 }
 
 /** A response being copied as it passes, until it is complete. */
 class Capture {
-  constructor (key, queue, epoch, reason, lines, ttlMs, declared, etag, lastModified) {
+  constructor (key, queue, epoch, reason, lines, ttlMs, declared, etag, lastModified, shared) {
     this.key = key
     this.queue = queue
     this.epoch = epoch
@@ -93,6 +121,7 @@ class Capture {
     this.declared = declared // its Content-Length, -1 without
     this.etag = etag
     this.lastModified = lastModified
+    this.shared = shared
     this.chunked = false // the worker framed it (src/http: writeHead() then end()): stored bare
     this.chunks = []
     this.bytes = 0
@@ -105,9 +134,12 @@ class OutputCache {
    * @param {number} [opts.maxSize=67108864] bytes all entries may take together (0: no cache)
    * @param {number} [opts.maxResponseSize=262144] the largest response body stored
    *   (HTTP.SYS's default UriMaxUriBytes, 256 KB)
+   * @param {number} [opts.maxEntries] the most entries held (default: one per KB of maxSize)
    */
-  constructor ({ maxSize = 64 * 1024 * 1024, maxResponseSize = 256 * 1024 } = {}) {
+  constructor ({ maxSize = 64 * 1024 * 1024, maxResponseSize = 256 * 1024, maxEntries = Math.max(1, Math.floor(maxSize / BYTES_PER_ENTRY)) } = {}) {
     this.maxResponseSize = maxResponseSize
+    // (not lru-cache's own `max`: it allocates arrays of that length up front)
+    this.maxEntries = maxEntries
     this.lru = new LRUCache({
       maxSize,
       maxEntrySize: maxSize,
@@ -115,20 +147,21 @@ class OutputCache {
       dispose: (e, key, reason) => {
         const s = e.queue.cacheStats
         s.entries--
-        s.bytes -= e.body.length
+        s.bytes -= e.size
         if (reason === 'evict') s.evictions++
       }
     })
   }
 
-  /** The key of a request (its scheme, host and port from its connection). */
+  /**
+   * The key of a request: its scheme and listener port (from its connection), its Host
+   * with the port the app sees in it, and its target. Space-separated: the target has no
+   * space (VCHAR), so the Host between the port and it cannot be mistaken.
+   */
   static keyOf (req) {
     const conn = req.conn
     const head = req.head
-    let host = head.host || ''
-    const colon = host.lastIndexOf(':')
-    if (colon !== -1 && colon > host.lastIndexOf(']')) host = host.slice(0, colon)
-    return (conn.secure ? 'https://' : 'http://') + host.toLowerCase() + ':' + conn.localPort + head.url
+    return (conn.secure ? 'https ' : 'http ') + conn.localPort + ' ' + (head.host || '').toLowerCase() + ' ' + head.url
   }
 
   /**
@@ -142,7 +175,7 @@ class OutputCache {
       return false
     }
     const e = this.lru.get(OutputCache.keyOf(req))
-    if (e === undefined || e.queue !== q || !rules.requestAllows(req.head.rawHeaders)) {
+    if (e === undefined || e.queue !== q || !rules.requestAllows(req.head.rawHeaders) || (!e.shared && hasClientCert(req.conn))) {
       s.misses++
       return false
     }
@@ -167,6 +200,8 @@ class OutputCache {
     const bs = p + 14 + rlen
     const pairs = pairsOf(b.latin1Slice(bs, bodyStart))
     if (pairs === null || rules.responseRefused(pairs)) return null
+    const shared = rules.publicResponse(pairs)
+    if (!shared && hasClientCert(req.conn)) return null
     let lines = ''
     let chunked = false
     let declared = -1
@@ -194,7 +229,7 @@ class OutputCache {
     }
     if (declared > this.maxResponseSize || (chunked && declared !== -1)) return null
     const reason = rlen > 0 ? b.latin1Slice(p + 10, p + 10 + rlen) : 'OK'
-    const cap = new Capture(OutputCache.keyOf(req), q, req.cacheEpoch, reason, lines, ttl * 1000, declared, etag, lastModified)
+    const cap = new Capture(OutputCache.keyOf(req), q, req.cacheEpoch, reason, lines, ttl * 1000, declared, etag, lastModified, shared)
     cap.chunked = chunked
     if (end > bodyStart && !this.append(cap, b.subarray(bodyStart, end))) return null
     return cap
@@ -226,12 +261,14 @@ class OutputCache {
       if (body === null || seen.trailers) return
     }
     const now = Date.now()
-    const e = new Entry(q, cap.reason, cap.lines, body, now, cap.ttlMs, cap.etag, cap.lastModified)
+    const e = new Entry(q, cap.reason, cap.lines, body, now, cap.ttlMs, cap.etag, cap.lastModified, cap.shared, cap.key.length)
     if (e.size > this.lru.maxSize) return
+    // the least recently used entry makes room for a new key (lru-cache counts it an eviction)
+    if (this.lru.size >= this.maxEntries && !this.lru.has(cap.key)) this.lru.pop()
     this.lru.set(cap.key, e, { ttl: cap.ttlMs })
     if (this.lru.peek(cap.key) !== e) return
     q.cacheStats.entries++
-    q.cacheStats.bytes += body.length
+    q.cacheStats.bytes += e.size
     q.cacheStats.stores++
   }
 
@@ -247,6 +284,12 @@ class OutputCache {
   purge () {
     this.lru.purgeStale()
   }
+}
+
+/** Whether the client sent a certificate on the request's connection (an encoded TlsInfo). */
+function hasClientCert (conn) {
+  const tls = conn.tls
+  return tls !== null && tls !== undefined && (tls[0] & TLS_CLIENT_CERT) !== 0
 }
 
 /** "Name: value\r\n" lines as [name, value, ...]; null when a line is not one. */

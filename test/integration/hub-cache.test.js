@@ -4,7 +4,9 @@
 // HTTP/2 over TLS (GET, HEAD, Range, conditional, and one entry shared by HTTP/1.1 and
 // h2 clients), a standalone app (`node -r src/register.js app.js`, the in-process hub)
 // with and without HTTPSYS_CACHE=off, the parts of the key a client chooses (Host case
-// and port, dot segments, percent-encoding, absolute-form), and pipelined requests.
+// and port, dot segments, percent-encoding, absolute-form), a Host whose port is not
+// digits (400, never an app's page), client certificates (issue 23), and pipelined
+// requests.
 //
 // Every test talks to a real child process: an unmodified app (written to a temporary
 // folder below) with an http and an https server under the preload. Each body says how
@@ -13,6 +15,7 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
+const http2 = require('node:http2')
 const os = require('node:os')
 const path = require('node:path')
 const { request, RawClient } = require('../helpers/hub-harness')
@@ -20,8 +23,9 @@ const { makeCerts } = require('../helpers/tls-certs')
 const { httpsRequest, h2connect, closeSession, h2 } = require('../helpers/tls-clients')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 
-// /slow and /plain carry no Cache-Control (never cached); every other path is
-// `public, max-age=60` with an ETag naming the request that made it.
+// /slow and /plain carry no Cache-Control (never cached); /smax is `s-maxage=60` (cached,
+// not public); every other path is `public, max-age=60` with an ETag naming the request
+// that made it. Bodies end with the client certificate's CN (cert=none without one).
 const APP = `'use strict'
 const fs = require('node:fs')
 const http = require('node:http')
@@ -30,7 +34,9 @@ const https = require('node:https')
 let seen = 0
 function handle (req, res) {
   seen++
-  const stamp = 'n=' + seen + ' url=' + req.url + ' v=' + req.httpVersion + ' host=' + req.headers.host
+  const peer = req.socket.encrypted ? req.socket.getPeerCertificate() : null
+  const cert = peer && peer.subject ? peer.subject.CN : 'none'
+  const stamp = 'n=' + seen + ' url=' + req.url + ' v=' + req.httpVersion + ' host=' + req.headers.host + ' cert=' + cert
   if (req.url.startsWith('/slow')) {
     setTimeout(() => res.end(stamp), 300)
     return
@@ -41,7 +47,9 @@ function handle (req, res) {
     res.end(stamp + '\\n' + 'x'.repeat(200000))
     return
   }
-  if (!req.url.startsWith('/plain')) {
+  if (req.url.startsWith('/smax')) {
+    res.setHeader('Cache-Control', 's-maxage=60')
+  } else if (!req.url.startsWith('/plain')) {
     res.setHeader('Cache-Control', 'public, max-age=60')
     res.setHeader('ETag', '"e' + seen + '"')
   }
@@ -50,7 +58,9 @@ function handle (req, res) {
 }
 
 const plain = http.createServer(handle)
-const secure = https.createServer({ key: fs.readFileSync(process.env.KEY_FILE), cert: fs.readFileSync(process.env.CERT_FILE) }, handle)
+// CA_FILE: clients are asked for a certificate, and served without one too
+const asked = process.env.CA_FILE ? { requestCert: true, rejectUnauthorized: false, ca: fs.readFileSync(process.env.CA_FILE) } : {}
+const secure = https.createServer({ key: fs.readFileSync(process.env.KEY_FILE), cert: fs.readFileSync(process.env.CERT_FILE), ...asked }, handle)
 let left = 2
 function listening () {
   if (--left === 0) process.stdout.write(JSON.stringify({ http: plain.address().port, https: secure.address().port }) + '\\n')
@@ -214,6 +224,18 @@ describe('HTTP/2 over TLS through the hub', () => {
     expect(notModified.body.length).toBe(0)
   })
 
+  // issue 23: the Host port rule holds for :authority (and a Host field) as for HTTP/1.1
+  test('an :authority whose port is not digits is 400 and never reaches the app', async () => {
+    for (const authority of ["localhost:'onmouseover='x'", 'localhost:80a']) {
+      const bad = await h2(session, { ':path': '/h2/authority', ':authority': authority })
+      expect(bad.status).toBe(400)
+      expect(bad.body.toString()).not.toContain('n=')
+    }
+    const ok = await h2(session, { ':path': '/h2/authority', ':authority': `localhost:${app.https}` })
+    expect(ok.status).toBe(200)
+    expect(ok.body.toString()).toContain(`host=localhost:${app.https} `)
+  })
+
   test('one entry for HTTP/1.1 over TLS and h2 (same scheme, host, port and path); plain http is another', async () => {
     // stored from HTTP/1.1, served to h2
     const viaH1 = await httpsRequest(app.https, { path: '/cross/one' })
@@ -335,13 +357,13 @@ describe('the key: what a client chooses of its request target and Host', () => 
     await stopApp(app)
   })
 
-  test('Host is lower case and without its port (the listener\'s port counts): one entry; another host, another entry', async () => {
+  test('Host is lower case with its port, as the app saw it: one entry per port; another host, another entry', async () => {
     const first = await request(port, { path: '/key/host', headers: { host: `Example.COM:${port}` } })
     expect(first.status).toBe(200)
     expect(first.body.toString()).toContain(`host=Example.COM:${port}`)
     expect(first.headers.age).toBeUndefined()
 
-    for (const host of ['example.com', `example.com:${port}`, 'EXAMPLE.com']) {
+    for (const host of [`example.com:${port}`, `EXAMPLE.com:${port}`]) {
       const res = await request(port, { path: '/key/host', headers: { host } })
       expect(res.body.toString()).toBe(first.body.toString())
       expect(res.headers.age).toMatch(/^\d+$/)
@@ -350,15 +372,45 @@ describe('the key: what a client chooses of its request target and Host', () => 
     const absolute = await request(port, { path: `http://EXAMPLE.COM:${port}/key/host`, headers: { host: 'ignored.example' } })
     expect(absolute.body.toString()).toBe(first.body.toString())
 
+    // the same name without the port, or with another: the app made a page for that Host
+    const bare = await request(port, { path: '/key/host', headers: { host: 'example.com' } })
+    expect(bare.headers.age).toBeUndefined()
+    expect(bare.body.toString()).toContain('host=example.com ')
+    const wrongPort = await request(port, { path: '/key/host', headers: { host: 'example.com:1337' } })
+    expect(wrongPort.headers.age).toBeUndefined()
+    expect(wrongPort.body.toString()).toContain('host=example.com:1337 ')
+    // each is its own entry now, and none answers the others
+    expect((await request(port, { path: '/key/host', headers: { host: 'example.com' } })).body.toString()).toBe(bare.body.toString())
+    expect((await request(port, { path: '/key/host', headers: { host: `example.com:${port}` } })).body.toString()).toBe(first.body.toString())
+
     const other = await request(port, { path: '/key/host', headers: { host: `other.example:${port}` } })
     expect(other.status).toBe(200)
     expect(other.headers.age).toBeUndefined()
     expect(other.body.toString()).toContain(`host=other.example:${port}`)
     expect(seenBy(other.body)).toBeGreaterThan(seenBy(first.body))
-    const otherAgain = await request(port, { path: '/key/host', headers: { host: 'OTHER.example' } })
+    const otherAgain = await request(port, { path: '/key/host', headers: { host: `OTHER.example:${port}` } })
     expect(otherAgain.body.toString()).toBe(other.body.toString())
-    // and the first entry is still the first host's
-    expect((await request(port, { path: '/key/host', headers: { host: 'example.com' } })).body.toString()).toBe(first.body.toString())
+  })
+
+  // issue 23: HTTP.SYS refuses such a Host; had the app seen it, its page (which reflects
+  // the Host) would have been stored and served to every client of that Host
+  test.each([
+    ["localhost:'onmouseover='alert(1)'", 1],
+    ['localhost:80a', 2],
+    ['localhost:1:2', 3]
+  ])('a Host whose port is not digits (%s) is 400 and never reaches the app', async (host, n) => {
+    const before = seenBy((await request(port, { path: '/plain/count' })).body)
+    const bad = await request(port, { path: `/key/xss/${n}`, headers: { host } })
+    expect(bad.status).toBe(400)
+    expect(bad.body.toString()).not.toContain('n=')
+    const clean = await request(port, { path: `/key/xss/${n}`, headers: { host: 'localhost' } })
+    expect(clean.status).toBe(200)
+    expect(clean.body.toString()).toContain('host=localhost ')
+    expect(clean.body.toString()).not.toContain(host)
+    expect(seenBy((await request(port, { path: '/plain/count' })).body)).toBe(before + 2) // the clean request, /plain/count
+    // nor in an absolute-form target, whose authority becomes the Host
+    const absolute = await request(port, { path: `http://${host}/key/xss/${n}`, headers: { host: 'localhost' } })
+    expect(absolute.status).toBe(400)
   })
 
   test('a target with dot segments or escaped unreserved characters hits the entry of its canonical path', async () => {
@@ -379,6 +431,73 @@ describe('the key: what a client chooses of its request target and Host', () => 
     // a path differing only in case is another path
     const upper = await request(port, { path: '/STATIC/x' })
     expect(upper.body.toString()).not.toBe(direct.body.toString())
+  })
+})
+
+describe('client certificates (requestCert, rejectUnauthorized: false): like Authorization unless the app says public (issue 23)', () => {
+  let app
+  let client
+
+  beforeAll(async () => {
+    app = await startApp({ CA_FILE: certs.ca.cert })
+    client = { cert: certs.read(certs.client.cert), key: certs.read(certs.client.key) }
+  })
+
+  afterAll(async () => {
+    await stopApp(app)
+  })
+
+  /** An h2 session that presents the client certificate. */
+  function h2WithCert () {
+    return new Promise((resolve, reject) => {
+      const session = http2.connect(`https://127.0.0.1:${app.https}`, { rejectUnauthorized: false, ...client })
+      session.once('connect', () => resolve(session))
+      session.once('error', reject)
+    })
+  }
+
+  test('a response to a client with a certificate (s-maxage, not public) is never served to a client without one', async () => {
+    const mine = await httpsRequest(app.https, { path: '/smax/who', ...client })
+    expect(mine.status).toBe(200)
+    expect(mine.body.toString()).toMatch(/cert=test client$/)
+    for (let i = 0; i < 2; i++) {
+      const anonymous = await httpsRequest(app.https, { path: '/smax/who' })
+      expect(anonymous.status).toBe(200)
+      expect(anonymous.body.toString()).toMatch(/cert=none$/)
+      expect(anonymous.body.toString()).not.toContain('test client')
+    }
+    // the anonymous page was stored: a second anonymous client gets it
+    const a = await httpsRequest(app.https, { path: '/smax/who' })
+    expect(a.headers.age).toMatch(/^\d+$/)
+    // and over h2
+    const session = await h2WithCert()
+    try {
+      const viaH2 = await h2(session, { ':path': '/smax/who-h2' })
+      expect(viaH2.body.toString()).toMatch(/cert=test client$/)
+      const anonymous = await httpsRequest(app.https, { path: '/smax/who-h2' })
+      expect(anonymous.body.toString()).toMatch(/cert=none$/)
+    } finally {
+      await closeSession(session)
+    }
+  })
+
+  test('a client with a certificate is not answered from an entry that is not public', async () => {
+    const anonymous = await httpsRequest(app.https, { path: '/smax/page' })
+    expect(anonymous.body.toString()).toMatch(/cert=none$/)
+    expect((await httpsRequest(app.https, { path: '/smax/page' })).body.toString()).toBe(anonymous.body.toString())
+    const mine = await httpsRequest(app.https, { path: '/smax/page', ...client })
+    expect(mine.headers.age).toBeUndefined()
+    expect(mine.body.toString()).toMatch(/cert=test client$/)
+  })
+
+  test('Cache-Control: public is the app\'s word that the page is the same for everyone: stored and served both ways', async () => {
+    const mine = await httpsRequest(app.https, { path: '/public/cert', ...client })
+    expect(mine.body.toString()).toMatch(/cert=test client$/)
+    const anonymous = await httpsRequest(app.https, { path: '/public/cert' })
+    expect(anonymous.body.toString()).toBe(mine.body.toString())
+    expect(anonymous.headers.age).toMatch(/^\d+$/)
+    const again = await httpsRequest(app.https, { path: '/public/cert', ...client })
+    expect(again.body.toString()).toBe(mine.body.toString())
   })
 })
 

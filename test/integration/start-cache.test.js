@@ -4,7 +4,9 @@
 // a config rule and Cache-Control responses, two instances, on two ports. Every body
 // names the process that made it and how many requests that process had seen
 // (fixtures/apps/cache-app.js): the same body twice means the router answered the
-// second time without the app.
+// second time without the app. A second app, express with a router mounted at /account
+// and express.static at /static under a /static/ rule (fixtures/apps/cache-express-app.js),
+// checks that the rules see the URL the client sent, not the one express rewrote (issue 23).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -15,6 +17,7 @@ let run
 let dir
 let port
 let port2 // the app's second URL: the same paths on another listener
+let shopPort // the express app
 let env
 let config
 
@@ -22,7 +25,11 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-cache-'))
   port = await freePort()
   do port2 = await freePort(); while (port2 === port)
+  do shopPort = await freePort(); while (shopPort === port || shopPort === port2)
   env = { HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') }
+  const staticDir = path.join(dir, 'public')
+  fs.mkdirSync(staticDir)
+  fs.writeFileSync(path.join(staticDir, 'site.css'), 'body { color: teal }\n')
   config = writeConfig(dir, {
     limits: { cache_size: '150K', cache_max_response: '40K' },
     apps: [
@@ -32,11 +39,18 @@ beforeAll(async () => {
         urls: [`http://127.0.0.1:${port}/`, `http://127.0.0.1:${port2}/`],
         instances: 2,
         cache: [{ path: '/static/', ttl: '60s' }, { path: '/search', ttl: '60s', query: true }]
+      },
+      {
+        name: 'shop',
+        script: path.join(APPS, 'cache-express-app.js'),
+        urls: [`http://127.0.0.1:${shopPort}/`],
+        env: { STATIC_DIR: staticDir },
+        cache: [{ path: '/static/', ttl: '60s' }]
       }
     ]
   })
   run = start(['-c', config], { env })
-  await run.waitFor((r) => r.event === 'ready', { count: 2, timeout: 20000 })
+  await run.waitFor((r) => r.event === 'ready', { count: 3, timeout: 20000 })
 }, 30000)
 
 afterAll(async () => {
@@ -44,10 +58,10 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-async function cacheStats () {
+async function cacheStats (app = 'site') {
   const ls = await cli(['ls', '--json', '-c', config], { env })
   expect(ls.code).toBe(0)
-  return JSON.parse(ls.stdout)[0].apps[0].cache
+  return JSON.parse(ls.stdout)[0].apps.find((a) => a.name === app).cache
 }
 
 /** n GETs, `concurrency` at a time: their bodies. */
@@ -187,19 +201,72 @@ test('an entry lives for its time to live (s-maxage=1)', async () => {
   expect(later.body).not.toBe(first.body)
 })
 
+// issue 23: the rules see the URL the client sent, as the router keys on it; express
+// strips a mount point from req.url before its routers run
+test('cache deception: /account/static/x.css is the /account router\'s page, never stored under the /static/ rule', async () => {
+  const victim = await get(shopPort, '/account/static/x.css', { headers: { cookie: 'user=victim' } })
+  expect(victim.status).toBe(200)
+  expect(victim.body).toContain('account of victim')
+  expect(victim.body).toContain('path /static/x.css') // what the router saw as req.url
+  for (let i = 0; i < 3; i++) {
+    const anyone = await get(shopPort, '/account/static/x.css')
+    expect(anyone.status).toBe(200)
+    expect(anyone.headers.age).toBeUndefined()
+    expect(anyone.body).toContain('account of nobody')
+    expect(anyone.body).not.toContain('victim')
+  }
+  expect((await cacheStats('shop')).stores).toBe(0)
+})
+
+test('express.static mounted at /static is cached under a /static/ rule, as the README says', async () => {
+  const first = await get(shopPort, '/static/site.css')
+  expect(first.status).toBe(200)
+  expect(first.body).toBe('body { color: teal }\n')
+  expect(first.headers['cache-control']).toBe('public, max-age=0') // express.static's, for browsers
+  expect(first.headers.age).toBeUndefined()
+  for (let i = 0; i < 3; i++) {
+    const again = await get(shopPort, '/static/site.css')
+    expect(again.body).toBe(first.body)
+    expect(again.headers.age).toMatch(/^\d+$/)
+    expect(again.headers['x-seen']).toBe(first.headers['x-seen']) // the app made it once
+  }
+  const stats = await cacheStats('shop')
+  expect(stats.stores).toBe(1)
+  expect(stats.hits).toBeGreaterThanOrEqual(3)
+})
+
+// issue 23: the budget counts each entry's key (Host + URL, up to 16 KB), so long Hosts
+// cannot hold more than cache_size (3000 entries kept 48 MB under a 1 MB budget)
+test('entries with 8 KB Hosts count their Hosts: no more than the 150K budget holds stay', async () => {
+  const host = (i) => 'h'.repeat(8000) + i
+  for (let i = 0; i < 40; i++) {
+    const res = await get(port, '/public', { headers: { host: host(i) } })
+    expect(res.status).toBe(200)
+  }
+  let kept = 0
+  for (let i = 39; i >= 0; i--) { // most recent first: a miss stores again and evicts the least recently used
+    if ((await get(port, '/public', { headers: { host: host(i) } })).headers.age !== undefined) kept++
+  }
+  expect(kept).toBeGreaterThan(0)
+  expect(kept * 8000).toBeLessThanOrEqual(150 * 1024)
+  const stats = await cacheStats()
+  expect(stats.bytes).toBeLessThanOrEqual(150 * 1024)
+}, 30000)
+
 test('the byte budget evicts the least recently used entry; a response above cache_max_response is not stored', async () => {
   const before = await cacheStats()
   const big = async (n) => (await get(port, `/static/big/${n}`)).body
   const made = {}
-  for (const n of [30001, 30002, 30003, 30004]) made[n] = await big(n)
-  // the first is asked for again: of the four, 30002 is now the least recently used
-  expect(await big(30001)).toBe(made[30001])
-  for (const n of [30005, 30006]) made[n] = await big(n)
-  // budget 150K: five 30 KB entries fit, six do not; the least recently used go first
-  // (what earlier tests stored, then 30002), not the first stored (30001)
-  expect(await big(30006)).toBe(made[30006])
-  expect(await big(30001)).toBe(made[30001])
-  expect(await big(30002)).not.toBe(made[30002])
+  for (const n of [29001, 29002, 29003, 29004]) made[n] = await big(n)
+  // the first is asked for again: of the four, 29002 is now the least recently used
+  expect(await big(29001)).toBe(made[29001])
+  for (const n of [29005, 29006]) made[n] = await big(n)
+  // budget 150K: five 29 KB entries fit (with their keys, heads and objects), six do not;
+  // the least recently used go first (what earlier tests stored, then 29002), not the
+  // first stored (29001)
+  expect(await big(29006)).toBe(made[29006])
+  expect(await big(29001)).toBe(made[29001])
+  expect(await big(29002)).not.toBe(made[29002])
   const after = await cacheStats()
   expect(after.evictions).toBeGreaterThan(before.evictions)
   expect(after.bytes).toBeLessThanOrEqual(150 * 1024)

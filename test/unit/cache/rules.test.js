@@ -10,6 +10,7 @@ const {
   requestAllows,
   responseTtl,
   responseRefused,
+  publicResponse,
   storable
 } = require('../../../src/cache/rules')
 
@@ -354,6 +355,29 @@ describe('responseRefused', () => {
     [['ETag', '"x"', 'Last-Modified', 'Wed, 21 Oct 2015 07:28:00 GMT']]
   ])('not refused: %j', (raw) => {
     expect(responseRefused(raw)).toBe(false)
+  })
+})
+
+// issue 23: a client certificate is treated like Authorization unless the app says public
+describe('publicResponse', () => {
+  test.each([
+    [['Cache-Control', 'public']],
+    [['cache-control', 'Public, max-age=60']],
+    [['Cache-Control', 'max-age=60', 'Cache-Control', 'public']], // repeats are one list
+    [['Cache-Control', 's-maxage=10, public']]
+  ])('public: %j', (raw) => {
+    expect(publicResponse(raw)).toBe(true)
+  })
+
+  test.each([
+    [[]],
+    [['Cache-Control', 's-maxage=60']], // how long, not for whom
+    [['Cache-Control', 'max-age=60']],
+    [['Cache-Control', 'publicity']],
+    [['X-Cache-Control', 'public']],
+    [['Expires', 'Wed, 21 Oct 2037 07:28:00 GMT']]
+  ])('not public: %j', (raw) => {
+    expect(publicResponse(raw)).toBe(false)
   })
 })
 

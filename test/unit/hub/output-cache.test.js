@@ -1,9 +1,12 @@
 'use strict'
 
-// The pure parts of the hub's output cache (src/hub/output-cache.js): the Range parser,
-// the header block splitter, and an entry's prebuilt HTTP/1.1 bytes.
+// The hub's output cache (src/hub/output-cache.js): the Range parser, the header block
+// splitter, an entry's prebuilt HTTP/1.1 bytes, and the store itself driven with
+// RESPONSE frame payloads as the hub hands them over: its key, its byte budget and entry
+// bound, and client certificates (issue 23).
 
-const { Entry, parseRange, pairsOf } = require('../../../src/hub/output-cache')
+const { Entry, OutputCache, parseRange, pairsOf } = require('../../../src/hub/output-cache')
+const { encodeTlsInfo } = require('../../../src/wire/protocol')
 
 describe('parseRange', () => {
   test.each([
@@ -162,18 +165,18 @@ describe('Entry', () => {
     expect(e.bytes(1, 0, false).toString('latin1')).toBe(head(1, '', { length: 0 }))
   })
 
-  test('the same age returns the identical buffer, per variant', () => {
+  test('the same age returns the identical buffer for the common answer (keep-alive HTTP/1.1); others are built each time', () => {
     const e = make()
-    const full = e.bytes(3, 2, false)
-    const headOnly = e.bytes(3, 2, true)
-    const close = e.bytes(3, 1, false)
     const plain = e.bytes(3, 0, false)
-    expect(e.bytes(3, 2, false)).toBe(full)
-    expect(e.bytes(3, 2, true)).toBe(headOnly)
-    expect(e.bytes(3, 1, false)).toBe(close)
+    const headOnly = e.bytes(3, 0, true)
     expect(e.bytes(3, 0, false)).toBe(plain)
-    expect(close).not.toBe(full)
-    expect(plain).not.toBe(full)
+    expect(e.bytes(3, 0, true)).toBe(headOnly)
+    expect(headOnly).not.toBe(plain)
+    // an entry holds at most its lines and these two heads (what its size counts)
+    const close = e.bytes(3, 1, false)
+    expect(e.bytes(3, 1, false)).not.toBe(close)
+    expect(e.bytes(3, 1, false).equals(close)).toBe(true)
+    expect(e.bytes(3, 0, false)).toBe(plain)
   })
 
   test('a new age rebuilds every variant', () => {
@@ -198,7 +201,7 @@ describe('Entry', () => {
     const expected = head(2, 'Connection: keep-alive\r\n', { length: 16384 })
     expect(e.bytes(2, 2, false).toString('latin1')).toBe(expected)
     expect(e.bytes(2, 2, true).toString('latin1')).toBe(expected)
-    expect(e.size).toBe(256 + LINES.length + 16384)
+    expect(e.size).toBe(512 + 3 * LINES.length + 16384)
 
     const bigger = make(Buffer.alloc(100000, 0x62))
     expect(bigger.bytes(0, 0, false).toString('latin1')).toBe(head(0, '', { length: 100000 }))
@@ -212,7 +215,7 @@ describe('Entry', () => {
     expect(b.length).toBe(h.length + 16383)
     expect(b.subarray(0, h.length).toString('latin1')).toBe(h)
     expect(b.subarray(h.length).equals(body)).toBe(true)
-    expect(e.size).toBe(256 + LINES.length + 2 * 16383) // the joined copy counts
+    expect(e.size).toBe(512 + 3 * LINES.length + 2 * 16383) // the joined copy counts
   })
 
   test.each([
@@ -223,5 +226,170 @@ describe('Entry', () => {
     [STORED - 5000, 0] // a clock going back: never negative
   ])('ageAt(%i) → %i', (now, age) => {
     expect(make().ageAt(now)).toBe(age)
+  })
+})
+
+// ---------------------------------------------------------------------------------
+// the store, driven as the hub drives it
+
+/** A RESPONSE frame's payload (wire-protocol.md): status, flags, ttl, reason, header block, body. */
+function responseFrame (headers, body = '', { status = 200, ttl = 60 } = {}) {
+  const reason = Buffer.from('OK', 'latin1')
+  const block = Buffer.from(headers.map(([n, v]) => n + ': ' + v + '\r\n').join(''), 'latin1')
+  const fixed = Buffer.alloc(14 + reason.length)
+  fixed.writeUInt16LE(status, 0)
+  fixed.writeUInt32LE(ttl, 4)
+  fixed.writeUInt16LE(reason.length, 8)
+  reason.copy(fixed, 10)
+  fixed.writeUInt32LE(block.length, 10 + reason.length)
+  const b = Buffer.concat([fixed, block, Buffer.from(body, 'latin1')])
+  return { b, p: 0, bodyStart: fixed.length + block.length, end: b.length }
+}
+
+function queue () {
+  return { cacheEpoch: 0, deleted: false, cacheStats: { hits: 0, misses: 0, stores: 0, evictions: 0, entries: 0, bytes: 0 } }
+}
+
+// What a client certificate looks like to the hub: its connection's encoded TlsInfo.
+const WITH_CERT = encodeTlsInfo({ protocol: 'TLSv1.3', authorized: false, peerCertificate: Buffer.from('a DER certificate') })
+const WITHOUT_CERT = encodeTlsInfo({ protocol: 'TLSv1.3', authorized: false, peerCertificate: null })
+
+/** A GET as the hub routes it; `answered` collects what respondFromCache() sent. */
+function request (q, { url = '/x', host = 'a.test', secure = false, port = 8080, tls = null, headers = [] } = {}) {
+  const req = {
+    queue: q,
+    cacheEpoch: q.cacheEpoch,
+    isHead: false,
+    conn: { secure: secure || tls !== null, localPort: port, tls },
+    head: { method: 'GET', url, host, rawHeaders: ['Host', host, ...headers.flat()], hasBody: false },
+    answered: null,
+    respondFromCache (status, reason, lines, body, entry) {
+      this.answered = { status, body: entry !== null ? entry.body.toString('latin1') : body }
+    }
+  }
+  return req
+}
+
+/** The app's response to req, stored as the hub stores it; whether it was. */
+function store (cache, req, headers, body) {
+  const f = responseFrame(headers, body)
+  const cap = cache.begin(req, f.b, f.p, f.bodyStart, f.end, 60)
+  if (cap === null) return false
+  const before = req.queue.cacheStats.stores
+  cache.commit(cap)
+  return req.queue.cacheStats.stores > before
+}
+
+/** What a later request gets: the stored body, or null (it goes to the app). */
+function answer (cache, req) {
+  return cache.answer(req.queue, req) ? req.answered.body : null
+}
+
+const PUBLIC = [['Cache-Control', 'public, max-age=60'], ['Content-Type', 'text/html']]
+
+describe('OutputCache: the key is the Host as the app saw it, port included (issue 23)', () => {
+  // A page that reflects its Host (links, canonical URLs): what one Host made must never
+  // answer a client that sent another
+  const page = (host) => `<a href="http://${host}/next">next</a>`
+
+  test('a Host with another port is another entry: `Host: localhost:1337` cannot poison the links of `Host: localhost`', () => {
+    const cache = new OutputCache()
+    const q = queue()
+    expect(store(cache, request(q, { host: 'localhost:1337' }), PUBLIC, page('localhost:1337'))).toBe(true)
+    expect(answer(cache, request(q, { host: 'localhost' }))).toBeNull()
+    expect(answer(cache, request(q, { host: 'localhost:8080' }))).toBeNull()
+    expect(answer(cache, request(q, { host: 'localhost:1337' }))).toBe(page('localhost:1337'))
+    expect(store(cache, request(q, { host: 'localhost' }), PUBLIC, page('localhost'))).toBe(true)
+    expect(answer(cache, request(q, { host: 'localhost' }))).toBe(page('localhost'))
+    expect(answer(cache, request(q, { host: 'localhost:1337' }))).toBe(page('localhost:1337'))
+  })
+
+  test('the Host\'s case does not matter; the scheme, the listener\'s port and the target do', () => {
+    const cache = new OutputCache()
+    const q = queue()
+    store(cache, request(q, { host: 'A.Test:8080' }), PUBLIC, 'x')
+    expect(answer(cache, request(q, { host: 'a.test:8080' }))).toBe('x')
+    expect(answer(cache, request(q, { host: 'a.test:8080', port: 8081 }))).toBeNull()
+    expect(answer(cache, request(q, { host: 'a.test:8080', secure: true }))).toBeNull()
+    expect(answer(cache, request(q, { host: 'a.test:8080', url: '/y' }))).toBeNull()
+  })
+})
+
+describe('OutputCache: the byte budget counts keys, and the number of entries is bounded (issue 23)', () => {
+  // what an entry at least holds: its key (Host + URL), its head lines and its body
+  const held = (cache) => {
+    let n = 0
+    for (const [key, e] of cache.lru.entries()) n += key.length + e.lines.length + e.body.length
+    return n
+  }
+
+  test('3000 entries with 15 KB Hosts stay within a 1 MB budget', () => {
+    const cache = new OutputCache({ maxSize: 1024 * 1024 })
+    const q = queue()
+    const long = 'h'.repeat(15000)
+    for (let i = 0; i < 3000; i++) store(cache, request(q, { host: long + i }), PUBLIC, 'small page ' + i)
+    expect(held(cache)).toBeLessThanOrEqual(1024 * 1024)
+    expect(cache.lru.calculatedSize).toBeLessThanOrEqual(1024 * 1024)
+    expect(cache.lru.size).toBeLessThan(1024 * 1024 / 15000)
+    expect(q.cacheStats.entries).toBe(cache.lru.size)
+    expect(q.cacheStats.bytes).toBe(cache.lru.calculatedSize) // ls --json shows what the budget counts
+    expect(q.cacheStats.evictions).toBe(3000 - cache.lru.size)
+    // the most recent ones are kept
+    expect(answer(cache, request(q, { host: long + 2999 }))).toBe('small page 2999')
+  })
+
+  test('an entry is counted with its key: a 200 KB URL under a 100 KB budget is not stored', () => {
+    const cache = new OutputCache({ maxSize: 100 * 1024 })
+    const q = queue()
+    expect(store(cache, request(q, { url: '/' + 'u'.repeat(200 * 1024) }), PUBLIC, 'x')).toBe(false)
+    expect(cache.lru.size).toBe(0)
+  })
+
+  test('at most one entry per KB of the budget, however small the entries (the least recently used goes)', () => {
+    const cache = new OutputCache({ maxSize: 1024 * 1024 })
+    const q = queue()
+    for (let i = 0; i < 5000; i++) store(cache, request(q, { url: '/' + i }), PUBLIC, '')
+    expect(cache.lru.size).toBe(1024)
+    expect(q.cacheStats.entries).toBe(1024)
+    expect(q.cacheStats.evictions).toBe(5000 - 1024)
+    expect(answer(cache, request(q, { url: '/4999' }))).toBe('')
+    expect(answer(cache, request(q, { url: '/0' }))).toBeNull()
+    // an explicit bound
+    const small = new OutputCache({ maxSize: 1024 * 1024, maxEntries: 2 })
+    for (const url of ['/a', '/b', '/c']) store(small, request(q, { url }), PUBLIC, url)
+    expect([...small.lru.keys()].map((k) => k.split(' ').pop()).sort()).toEqual(['/b', '/c'])
+    // storing a key again replaces its entry and evicts nothing
+    store(small, request(q, { url: '/c' }), PUBLIC, 'again')
+    expect(small.lru.size).toBe(2)
+    expect(answer(small, request(q, { url: '/b' }))).toBe('/b')
+  })
+})
+
+describe('OutputCache: a client certificate is treated like Authorization unless the response says public (issue 23)', () => {
+  const PRIVATE_BY_DEFAULT = [['Cache-Control', 's-maxage=60'], ['Content-Type', 'text/html']]
+
+  test('a response to a client with a certificate is not stored unless it says Cache-Control: public', () => {
+    const cache = new OutputCache()
+    const q = queue()
+    expect(store(cache, request(q, { tls: WITH_CERT }), PRIVATE_BY_DEFAULT, 'hello CN=alice')).toBe(false)
+    expect(answer(cache, request(q, { tls: WITHOUT_CERT }))).toBeNull()
+    expect(answer(cache, request(q))).toBeNull()
+    expect(q.cacheStats.stores).toBe(0)
+    // public: the app says the page is the same for everyone
+    expect(store(cache, request(q, { url: '/pub', tls: WITH_CERT }), PUBLIC, 'the same for all')).toBe(true)
+    expect(answer(cache, request(q, { url: '/pub', tls: WITHOUT_CERT }))).toBe('the same for all')
+    expect(answer(cache, request(q, { url: '/pub', tls: WITH_CERT }))).toBe('the same for all')
+  })
+
+  test('a client with a certificate is answered only from an entry that said public', () => {
+    const cache = new OutputCache()
+    const q = queue()
+    // stored for a client without one (TLS or not): not given to one with a certificate
+    expect(store(cache, request(q, { tls: WITHOUT_CERT }), PRIVATE_BY_DEFAULT, 'hello anonymous')).toBe(true)
+    expect(answer(cache, request(q, { tls: WITH_CERT }))).toBeNull()
+    expect(answer(cache, request(q, { tls: WITHOUT_CERT }))).toBe('hello anonymous')
+    // the TLS session without a certificate is the same entry
+    expect(store(cache, request(q, { url: '/p', tls: WITHOUT_CERT }), PUBLIC, 'public page')).toBe(true)
+    expect(answer(cache, request(q, { url: '/p', tls: WITH_CERT }))).toBe('public page')
   })
 })
