@@ -104,9 +104,13 @@ class AttachmentConnection {
     if (head.expectContinue) flags |= P.REQ_EXPECT_CONTINUE
     else if (head.expectOther) flags |= P.REQ_EXPECT_OTHER
     if (head.upgrade) flags |= P.REQ_UPGRADE
+    if (req.grantsWindow) flags |= P.REQ_GRANTED_WINDOW
     this.writer.request(id, head, req.conn, flags)
     noteAttachment(req.conn.session || req.conn, this)
     this.schedule()
+    // (its first WINDOW follows the REQUEST in the same write: what the app answers at
+    // once goes out whole when the budget has room)
+    if (req.grantsWindow) req.windowStarted()
     if (head.hasBody) req.onDispatched()
   }
 
@@ -147,6 +151,12 @@ class AttachmentConnection {
     }
     req.ackPending = 0
     this.writer.u32(T.WINDOW, req.wireId, pending)
+    this.schedule()
+  }
+
+  /** Response credit the hub grants (REQ_GRANTED_WINDOW): one WINDOW frame, now. */
+  sendCredit (req, n) {
+    this.writer.u32(T.WINDOW, req.wireId, n)
     this.schedule()
   }
 

@@ -62,6 +62,7 @@ class H2Connection {
     this.seen = null // the attachments its streams went to (attachment-connection.js noteAttachment)
     this.deadline = after(hub.headersTimeout)
     this.pingOut = false // a liveness PING is unanswered (timeout)
+    this.charged = 0 // its streams' windows and held bytes (h2-request.js, the held-bytes budget)
     this.session = http2.performServerHandshake(socket, {
       settings: {
         enablePush: false,
@@ -93,7 +94,6 @@ class H2Connection {
     const head = headOf(stream, headers, rawHeaders, this.hub.maxHeaderSize)
     const req = new H2Request(sc, head)
     sc.req = req
-    stream.on('drain', () => req.onDrain())
     if (head.hasBody) {
       sc.bodyOpen = true
       stream.on('data', (chunk) => {
@@ -124,7 +124,10 @@ class H2Connection {
   streamClosed (sc) {
     this.open.delete(sc)
     const req = sc.req
-    if (req !== null && !req.resDone) req.abort()
+    if (req !== null) {
+      if (!req.resDone) req.abort()
+      req.track() // what it held is gone
+    }
     if (this.open.size === 0 && !this.dead) {
       if (this.closing) this.session.close()
       else this.deadline = after(this.hub.keepAliveTimeout)

@@ -10,10 +10,24 @@
 // The worker frames nothing for h2 (src/http/out-head.js finishHttp2Head): no chunked
 // framing, no Connection header. A raw worker that sends them anyway has them dropped
 // here rather than breaking the stream.
+//
+// The held-bytes budget (issue 23): a connection's streams together may make the hub
+// hold about HELD_BUDGET (1 MiB, HTTP/1.1's per connection), not 100 response windows
+// (25 MB for a client that opens 100 streams and never reads). The hub grants each
+// stream's response window itself (REQ_GRANTED_WINDOW, docs/wire-protocol.md "Flow
+// control"): the worker starts with GRANTED_WINDOW_START and sends nothing beyond what
+// it was granted. A stream's window (`win`: what its worker may send plus what its
+// stream still buffers) starts at START_WINDOW while the budget has room and grows,
+// by what the client took, up to RESPONSE_WINDOW, again as far as the budget goes; the
+// connection's total (`charged`) is the sum of its streams' windows. Every stream keeps
+// GRANTED_WINDOW_START whatever the others hold, so none waits for another (a client
+// may stall some streams and read the rest: RFC 9113 5.2 windows are per stream).
 
 const http2 = require('node:http2')
 const { HubRequest, CONTINUE_SENT } = require('./hub-request')
 const { RESPONSE_MORE, RESPONSE_OPAQUE } = require('../wire/contract')
+const { RESPONSE_WINDOW, GRANTED_WINDOW_START } = require('../wire/protocol')
+const { HELD_BUDGET } = require('./client-connection')
 const responses = require('./responses')
 const clock = require('./clock')
 
@@ -21,6 +35,13 @@ const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants
 
 // RFC 9113 8.2.2 (and :-prefixed names a worker must not set)
 const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'http2-settings'])
+
+// A stream's first window while its connection's budget has room: most responses go out
+// whole at once (the WINDOW follows the REQUEST in the same write).
+const START_WINDOW = 64 * 1024
+// Credit goes back in steps of at least this (or half a small window): a stream of small
+// messages (SSE) costs no WINDOW frame each (attachment-connection.js ACK_STEP).
+const CREDIT_STEP = RESPONSE_WINDOW / 8
 
 class H2Request extends HubRequest {
   /**
@@ -30,6 +51,11 @@ class H2Request extends HubRequest {
   constructor (conn, head) {
     super(conn, head)
     this.stream = conn.stream
+    this.grantsWindow = true
+    this.resCredit = 0 // response bytes its worker may still send (its granted window)
+    this.win = 0 // resCredit + held may reach this (the budget, above)
+    this.held = 0 // bytes its stream buffers (writableLength): not sent to the client yet
+    this.sentBound = () => this.track()
   }
 
   /** An INFO frame: an interim HEADERS frame on the stream (RFC 9113 8.1). */
@@ -83,14 +109,21 @@ class H2Request extends HubRequest {
     }
     if (more) {
       if (body !== null) {
-        if (this.noBody) this.attachment.sendWindow(this, body.length)
+        if (this.noBody) this.dropBody(body.length)
         else this.writeBody(body, body.length)
       }
       return
     }
     this.finish()
-    if (!endStream) stream.end(body === null || this.noBody ? undefined : body)
+    if (!endStream) {
+      if (body !== null && !this.noBody) this.writeBody(body, 0)
+      stream.end()
+    }
     this.closeIfBodyLeft()
+  }
+
+  dropBody (n) {
+    this.attachment.sendCredit(this, n) // (granted at once: not held)
   }
 
   /** The worker's last RES_BODY (HubRequest.resBody): the stream ends. */
@@ -101,31 +134,74 @@ class H2Request extends HubRequest {
   }
 
   /**
-   * Body bytes (a Buffer or a list of them) to the stream; the worker's window reopens as
-   * the stream takes them.
+   * Body bytes (a Buffer or a list of them) to the stream; `ack` of them used the
+   * worker's credit, which comes back as the client takes bytes (track).
    */
   writeBody (body, ack) {
+    this.resCredit -= ack
     const stream = this.stream
     if (stream.destroyed) return
-    let ok
     if (Array.isArray(body)) {
-      for (let i = 0; i < body.length; i++) ok = stream.write(body[i])
+      for (let i = 0; i < body.length; i++) stream.write(body[i], this.sentBound)
     } else {
-      ok = stream.write(body)
+      stream.write(body, this.sentBound)
     }
-    if (ack > 0 && this.attachment !== null) {
-      if (ok) this.attachment.sendWindow(this, ack)
-      else this.unacked += ack
+    this.track()
+  }
+
+  // -------------------------------------------------------------------------
+  // the held-bytes budget (the file's head)
+
+  /** Dispatched (attachment-connection.js): the worker has GRANTED_WINDOW_START, and more while the budget has room. */
+  windowStarted () {
+    this.resCredit = GRANTED_WINDOW_START
+    this.win = GRANTED_WINDOW_START
+    this.recharge()
+    const more = Math.min(START_WINDOW - GRANTED_WINDOW_START, HELD_BUDGET - this.conn.session.charged)
+    if (more > 0) {
+      this.win += more
+      this.resCredit += more
+      this.recharge()
+      this.attachment.sendCredit(this, more)
     }
   }
 
-  /** The stream took what it held ('drain'). */
-  onDrain () {
-    if (this.unacked > 0 && this.attachment !== null) {
-      const n = this.unacked
-      this.unacked = 0
-      this.attachment.sendWindow(this, n)
+  /**
+   * Its stream's buffer changed: a write, or bytes went to the client's socket (a write's
+   * callback: node's http2 stream calls it once nghttp2 sent the DATA). What was sent
+   * grows the window as far as the budget goes, and the worker gets its credit back.
+   */
+  track () {
+    const stream = this.stream
+    const held = stream.destroyed ? 0 : stream.writableLength
+    const sent = stream.destroyed ? 0 : this.held - held
+    this.held = held
+    const w = this.attachment
+    if (sent > 0 && w !== null && this.win < RESPONSE_WINDOW) {
+      const room = HELD_BUDGET - this.conn.session.charged
+      const g = Math.min(sent, RESPONSE_WINDOW - this.win, room)
+      if (g > 0) this.win += g
     }
+    this.recharge()
+    if (sent > 0 && w !== null) {
+      const want = this.win - this.held - this.resCredit
+      if (want > 0 && want >= Math.min(CREDIT_STEP, this.win >> 1)) {
+        this.resCredit += want
+        w.sendCredit(this, want)
+      }
+    }
+  }
+
+  /** Its charge against the connection's budget: its window while at a worker, else what its stream holds. */
+  recharge () {
+    const c = this.attachment !== null && this.win > this.held ? this.win : this.held
+    this.conn.session.charged += c - this.charge
+    this.charge = c
+  }
+
+  releaseWorker () {
+    super.releaseWorker()
+    this.recharge()
   }
 
   mustClose () {

@@ -57,6 +57,7 @@ class HubRequest {
     this.heldAck = 0
     this.unacked = 0
     this.ackPending = 0 // WINDOW credit not yet returned (attachment-connection.js sendWindow)
+    this.grantsWindow = false // the hub grants its response window (h2-request.js, REQ_GRANTED_WINDOW)
     this.tunnel = null // after a 101: the upgraded connection's relay (tunnel.js)
     this.cacheEpoch = 0 // its queue's instance generation when it went to a worker (output-cache.js)
     this.cap = null // its response, being copied into the output cache
@@ -225,7 +226,7 @@ class HubRequest {
     let ack = 0
     if (more) {
       if (this.noBody) {
-        if (bodyLen > 0) this.attachment.sendWindow(this, bodyLen)
+        if (bodyLen > 0) this.dropBody(bodyLen)
       } else {
         ack = bodyLen
       }
@@ -257,12 +258,17 @@ class HubRequest {
     if (n > 0) {
       if (this.cap !== null && !this.cap.queue.outputCache.append(this.cap, body)) this.cap = null
       if (this.noBody) {
-        if (more && this.attachment !== null) this.attachment.sendWindow(this, n)
+        if (more && this.attachment !== null) this.dropBody(n)
       } else {
         this.writeBody(body, more ? n : 0)
       }
     }
     if (!more) this.bodyEnded()
+  }
+
+  /** Body bytes of a response that has none (HEAD, 204, 304): dropped, and the worker's window reopens. */
+  dropBody (n) {
+    this.attachment.sendWindow(this, n)
   }
 
   /** Response body bytes to the client; `ack` bytes of window go back as it takes them. */

@@ -35,6 +35,10 @@ class HubRequestState extends RequestState {
     super(req)
     this.granted = BODY_WINDOW // the hub starts every request with this much credit
     this.readSent = false
+    // response body bytes it may send now: the hub grants them (REQ_GRANTED_WINDOW), or
+    // there is no limit but the window's (attachment-base.js)
+    this.credit = Infinity
+    this.waiting = null // [flags, chunk, ...] beyond the credit, until WINDOW
   }
 }
 
@@ -57,6 +61,7 @@ class HubAttachment extends AttachmentBase {
     this.failure = null
     this.connectError = null
     this.pendingAttach = null // { resolve, reject } until HELLO_OK / HELLO_ERR
+    this.waiting = new Map() // id -> HubRequestState with response bytes waiting for credit
   }
 
   // ---- transport: worker -> hub -------------------------------------------------
@@ -82,26 +87,84 @@ class HubAttachment extends AttachmentBase {
       else size = body.length
     }
     if (body !== null && typeof body !== 'string') size = body.length
+    else if (size > 0 && st.credit !== Infinity) size = Buffer.byteLength(body)
     let n
-    if (size >= SEPARATE_BODY) {
+    if (size >= SEPARATE_BODY || size > st.credit) {
       // the head alone, then the body in RES_BODY frames: a large RES_BODY reaches the
       // client from the hub's read buffers without a copy (FrameReader's onPieces)
       this.writer.response(id, statusCode, (flags | RESPONSE_MORE) & ~RESPONSE_CLOSE, cacheTtl, reason, headers, null)
-      n = this.pieces(id, body, flags)
+      n = this.sendWithin(id, st, body, flags)
     } else {
       n = this.writer.response(id, statusCode, flags, cacheTtl, reason, headers, body)
+      st.credit -= n
     }
     this.schedule()
     return n
   }
 
   [kSendBody] (id, st, chunk, flags) {
-    if (typeof chunk === 'string' && chunk.length > MAX_PIECE / 3) chunk = Buffer.from(chunk, 'utf8')
-    const n = chunk !== null && chunk.length > MAX_PIECE
-      ? this.pieces(id, chunk, flags)
-      : this.writer.resBody(id, flags & (RESPONSE_MORE | RESPONSE_CLOSE), chunk)
+    const n = this.sendWithin(id, st, chunk, flags)
     this.schedule()
     return n
+  }
+
+  /**
+   * Body bytes within the request's credit: where the hub grants the window
+   * (REQ_GRANTED_WINDOW, an h2 stream) what does not fit waits here for its WINDOW, so
+   * a client that does not read costs its app's process the bytes, not the hub (as
+   * node's own server holds what res.write() was given).
+   * @returns {number} the chunk's bytes (now in flight for attachment-base.js)
+   */
+  sendWithin (id, st, chunk, flags) {
+    if (st.credit === Infinity) return this.sendChunk(id, chunk, flags)
+    if (typeof chunk === 'string') chunk = Buffer.from(chunk, 'utf8')
+    const n = chunk === null ? 0 : chunk.length
+    if (st.waiting === null) {
+      if (n <= st.credit) {
+        st.credit -= n
+        return this.sendChunk(id, chunk, flags)
+      }
+      st.waiting = []
+      this.waiting.set(id, st)
+    }
+    st.waiting.push(flags, chunk)
+    this.sendWaiting(id, st)
+    return n
+  }
+
+  /** What waits for credit, in order, as far as the credit goes (the rest of a chunk stays). */
+  sendWaiting (id, st) {
+    const q = st.waiting
+    let i = 0
+    while (i < q.length) {
+      const chunk = q[i + 1]
+      const n = chunk === null ? 0 : chunk.length
+      if (n > st.credit) {
+        if (st.credit > 0) {
+          this.sendChunk(id, chunk.subarray(0, st.credit), RESPONSE_MORE)
+          q[i + 1] = chunk.subarray(st.credit)
+          st.credit = 0
+        }
+        break
+      }
+      st.credit -= n
+      this.sendChunk(id, chunk, q[i])
+      i += 2
+    }
+    if (i === q.length) {
+      st.waiting = null
+      this.waiting.delete(id)
+    } else if (i > 0) {
+      q.splice(0, i)
+    }
+    this.schedule()
+  }
+
+  sendChunk (id, chunk, flags) {
+    if (typeof chunk === 'string' && chunk.length > MAX_PIECE / 3) chunk = Buffer.from(chunk, 'utf8')
+    return chunk !== null && chunk.length > MAX_PIECE
+      ? this.pieces(id, chunk, flags)
+      : this.writer.resBody(id, flags & (RESPONSE_MORE | RESPONSE_CLOSE), chunk)
   }
 
   [kContinue] (id) {
@@ -120,6 +183,7 @@ class HubAttachment extends AttachmentBase {
   }
 
   [kCancel] (id) {
+    this.waiting.delete(id)
     this.writer.empty(T.CANCEL, id)
     this.schedule()
   }
@@ -212,7 +276,14 @@ class HubAttachment extends AttachmentBase {
       case T.REQUEST: {
         const req = P.decodeRequest(id, b, start)
         this.batchCount++
-        this.received(req, new HubRequestState(req))
+        const st = new HubRequestState(req)
+        if ((b[start] & P.REQ_GRANTED_WINDOW) !== 0) {
+          // what the hub has not granted yet counts as in flight (attachment-base.js),
+          // so the window opens as its WINDOW frames come
+          st.credit = P.GRANTED_WINDOW_START
+          st.outstanding = this.window - P.GRANTED_WINDOW_START
+        }
+        this.received(req, st)
         return
       }
       case T.BODY:
@@ -221,10 +292,19 @@ class HubAttachment extends AttachmentBase {
       case T.BODY_END:
         this.bodyEnd(id, P.decodeTrailers(b, start, end))
         return
-      case T.WINDOW:
-        this.acknowledged(id, b.readUInt32LE(start))
+      case T.WINDOW: {
+        const n = b.readUInt32LE(start)
+        // (a response already complete may still wait for credit: it is no longer live)
+        const st = this.waiting.get(id) || this.live.get(id)
+        if (st !== undefined && st.credit !== Infinity) {
+          st.credit += n
+          if (st.waiting !== null) this.sendWaiting(id, st)
+        }
+        this.acknowledged(id, n)
         return
+      }
       case T.ABORT:
+        this.waiting.delete(id)
         this.aborted(id)
         return
       case T.DETACH_OK:
@@ -280,6 +360,7 @@ class HubAttachment extends AttachmentBase {
 
   onSocketClose () {
     this.reader.stopped = true
+    this.waiting.clear()
     const p = this.pendingAttach
     if (p !== null) {
       this.pendingAttach = null

@@ -52,6 +52,10 @@ const REQ_ENCRYPTED = 4
 const REQ_EXPECT_CONTINUE = 8
 const REQ_UPGRADE = 16
 const REQ_EXPECT_OTHER = 32 // an Expect header other than 100-continue (HTTP/1.1)
+// the hub grants this request's response window (an h2 stream's: its connection's
+// budget, hub h2-request.js): the worker starts with GRANTED_WINDOW_START of it and
+// sends no body byte beyond what it was granted (docs/wire-protocol.md "Flow control")
+const REQ_GRANTED_WINDOW = 64
 
 // RESPONSE / RES_BODY flags: the contract's RESPONSE_MORE (1), RESPONSE_CLOSE (2),
 // RESPONSE_OPAQUE (4) and RESPONSE_KEEP_OPEN (8) travel as they are; this one is the
@@ -63,6 +67,7 @@ const RES_HAS_CONNECTION = 64 // the worker's headers carry a Connection header
 const DEFAULT_RECEIVE_WINDOW = 128
 const INITIAL_BODY_WINDOW = 64 * 1024
 const RESPONSE_WINDOW = 256 * 1024
+const GRANTED_WINDOW_START = 8 * 1024
 
 const EMPTY = Buffer.alloc(0)
 
@@ -762,10 +767,12 @@ module.exports = {
   REQ_EXPECT_CONTINUE,
   REQ_UPGRADE,
   REQ_EXPECT_OTHER,
+  REQ_GRANTED_WINDOW,
   RES_HAS_CONNECTION,
   DEFAULT_RECEIVE_WINDOW,
   INITIAL_BODY_WINDOW,
   RESPONSE_WINDOW,
+  GRANTED_WINDOW_START,
   FrameWriter,
   FrameReader,
   decodeRequest,
