@@ -1,0 +1,3 @@
+module httpsys/router
+
+go 1.24

@@ -1,0 +1,34 @@
+'use strict'
+
+// `npm run test:router`: the checks of the Go router in router/ (issue 25): go vet,
+// gofmt (any unformatted file fails the run) and go test ./... . `npm test` runs it
+// between eslint and jest. README "Development" says which Go it needs.
+
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const path = require('node:path')
+
+const ROUTER = path.join(__dirname, '..', 'router')
+// the router is built with cgo off for every target (issue 25), so it is tested that way
+const env = { ...process.env, CGO_ENABLED: '0' }
+
+function run (cmd, args, capture = false) {
+  const r = spawnSync(cmd, args, { cwd: ROUTER, env, encoding: 'utf8', stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'] })
+  if (r.error && r.error.code === 'ENOENT') {
+    console.error(`test:router: \`${cmd}\` is not on PATH. The router (router/) is Go: install Go 1.24 or later (README "Development").`)
+    process.exit(1)
+  }
+  if (r.error) throw r.error
+  if (r.status !== 0) process.exit(r.status === null ? 1 : r.status)
+  return r.stdout
+}
+
+const goroot = run('go', ['env', 'GOROOT'], true).trim()
+const bundled = path.join(goroot, 'bin', process.platform === 'win32' ? 'gofmt.exe' : 'gofmt')
+const unformatted = run(fs.existsSync(bundled) ? bundled : 'gofmt', ['-l', '.'], true).trim()
+if (unformatted !== '') {
+  console.error(`test:router: not gofmt-formatted (run \`gofmt -w .\` in router/):\n${unformatted}`)
+  process.exit(1)
+}
+run('go', ['vet', './...'])
+run('go', ['test', './...'])
