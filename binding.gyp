@@ -15,6 +15,7 @@
             'native/src/diagnostics.cc',
             'native/src/http-api.cc',
             'native/src/job.cc',
+            'native/src/property-call.cc',
             'native/src/queue.cc',
             'native/src/queue-io.cc',
             'native/src/request-convert.cc',

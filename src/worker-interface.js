@@ -56,6 +56,12 @@ const ENV = Object.freeze({
    */
   SETUP: 'HTTPSYS_SETUP',
   /**
+   * ms the supervisor gives a stopping worker before it kills it (the app's
+   * kill_timeout; HTTP.SYS router): a worker lets the responses already in the kernel
+   * finish until then (src/queue/httpsys/attachment.js)
+   */
+  KILL_TIMEOUT: 'HTTPSYS_KILL_TIMEOUT',
+  /**
    * HTTP.SYS: the config's `tls` entries that ask clients for a certificate, as JSON
    * ([{ port, host?, rejectUnauthorized, ca?: [PEM] }]); the worker checks the
    * certificates HTTP.SYS hands over against them (src/queue/httpsys/client-certs.js)
@@ -92,13 +98,14 @@ const MSG = Object.freeze({
  * @param {object} [env=process.env]
  * @returns {{hub: string|null, queue: string|null, queueToken: string|null, queueUrls: string[], backend: string,
  *   supervisorPid: number|null, app: string|null, instance: number|null, maxBodySize: number,
- *   noHttp: boolean, cache: object[]|null, setup: boolean}} cache: the config's cache rules, null when the
- *   cache is off; setup: under `httpsys start --setup`
+ *   noHttp: boolean, cache: object[]|null, setup: boolean, killTimeout: number}} cache: the config's cache
+ *   rules, null when the cache is off; setup: under `httpsys start --setup`; killTimeout: ms (Infinity: none)
  */
 function readWorkerEnv (env = process.env) {
   const pid = Number(env[ENV.SUPERVISOR_PID])
   const inst = Number(env[ENV.INSTANCE])
   const maxBody = Number(env[ENV.MAX_BODY_SIZE])
+  const kill = Number(env[ENV.KILL_TIMEOUT])
   return {
     hub: env[ENV.HUB] || null,
     queue: env[ENV.QUEUE] || null,
@@ -112,6 +119,7 @@ function readWorkerEnv (env = process.env) {
     noHttp: env[ENV.NO_HTTP] === '1',
     cache: cacheRules(env[ENV.CACHE]),
     setup: env[ENV.SETUP] === '1',
+    killTimeout: env[ENV.KILL_TIMEOUT] && kill > 0 ? kill : Infinity,
     clientCerts: decodeClientCerts(env[ENV.CLIENT_CERTS])
   }
 }

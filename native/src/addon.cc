@@ -5,6 +5,7 @@
 #include "diagnostics.h"
 #include "http-api.h"
 #include "job.h"
+#include "property-call.h"
 #include "queue.h"
 #include "service-config.h"
 #include "service-host.h"
@@ -80,6 +81,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   InitDiagnostics(env, exports);
   InitServiceHost(env, exports);
   InitJob(env, exports);
+  InitPropertyLayouts(env, exports);
   return exports;
 }
 

@@ -73,6 +73,34 @@ bool HasKeyLink(PCCERT_CONTEXT cert) {
   return CertGetCertificateContextProperty(cert, CERT_KEY_PROV_INFO_PROP_ID, nullptr, &size) != FALSE;
 }
 
+// The key link (CERT_KEY_PROV_INFO_PROP_ID) of a certificate: which provider holds
+// its private key and under what name. Reading it opens nothing: it is a property
+// of the certificate, readable by whoever can read the store.
+struct KeyLink {
+  std::vector<uint64_t> buffer;
+  CRYPT_KEY_PROV_INFO* info = nullptr;
+};
+
+bool ReadKeyLink(PCCERT_CONTEXT cert, KeyLink* link) {
+  DWORD size = 0;
+  if (!CertGetCertificateContextProperty(cert, CERT_KEY_PROV_INFO_PROP_ID, nullptr, &size)) return false;
+  link->buffer.assign((size + 7) / 8, 0);
+  link->info = reinterpret_cast<CRYPT_KEY_PROV_INFO*>(link->buffer.data());
+  return CertGetCertificateContextProperty(cert, CERT_KEY_PROV_INFO_PROP_ID, link->info, &size) != FALSE;
+}
+
+// { name, cng } of the provider holding the key, or null without a key link.
+// Provider type 0 is a CNG key storage provider; any other is a CryptoAPI CSP,
+// which cannot sign with RSA-PSS (what TLS 1.3 needs of an RSA key).
+Napi::Value KeyProvider(Napi::Env env, PCCERT_CONTEXT cert) {
+  KeyLink link;
+  if (!ReadKeyLink(cert, &link)) return env.Null();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("name", link.info->pwszProvName ? Narrow(link.info->pwszProvName) : std::string());
+  out.Set("cng", Napi::Boolean::New(env, link.info->dwProvType == 0));
+  return out;
+}
+
 // Whether the linked private key opens and matches the certificate's public key
 // (0), or why not: NTE_BAD_KEYSET (the key is gone), NTE_BAD_PUBLIC_KEY (another
 // key), ERROR_ACCESS_DENIED / NTE_PERM (not this account's to use).
@@ -95,11 +123,9 @@ DWORD CheckPrivateKey(PCCERT_CONTEXT cert) {
 // Deletes the persisted private key a certificate links to: an import that
 // could not finish must not leave a machine key behind.
 void DeleteLinkedKey(PCCERT_CONTEXT cert) {
-  DWORD size = 0;
-  if (!CertGetCertificateContextProperty(cert, CERT_KEY_PROV_INFO_PROP_ID, nullptr, &size)) return;
-  std::vector<uint64_t> buffer((size + 7) / 8);
-  auto* info = reinterpret_cast<CRYPT_KEY_PROV_INFO*>(buffer.data());
-  if (!CertGetCertificateContextProperty(cert, CERT_KEY_PROV_INFO_PROP_ID, info, &size)) return;
+  KeyLink link;
+  if (!ReadKeyLink(cert, &link)) return;
+  const CRYPT_KEY_PROV_INFO* info = link.info;
   if (info->dwProvType == 0) {  // a CNG key storage provider
     NCRYPT_PROV_HANDLE provider = 0;
     if (NCryptOpenStorageProvider(&provider, info->pwszProvName, 0) != ERROR_SUCCESS) return;
@@ -262,12 +288,18 @@ DWORD AddToStore(HCERTSTORE store, PCCERT_CONTEXT cert) {
   return rc;
 }
 
-Napi::Value ImportPfx(Napi::Env env, HCERTSTORE target, const Napi::Buffer<BYTE>& pfx, const std::string& passphrase) {
+Napi::Value ImportPfx(Napi::Env env, HCERTSTORE target, const Napi::Buffer<BYTE>& pfx, const std::string& passphrase,
+                      bool cng) {
   CRYPT_DATA_BLOB blob = {static_cast<DWORD>(pfx.Length()), pfx.Data()};
   std::wstring password = Widen(passphrase);
   // The key is persisted in the machine's key store (HTTP.SYS runs as SYSTEM),
-  // not exportable, replacing a key container of the same name.
-  const DWORD flags = CRYPT_MACHINE_KEYSET | PKCS12_ALLOW_OVERWRITE_KEY;
+  // not exportable, replacing a key container of the same name. cng: in a CNG key
+  // storage provider whatever CSP the file names (PKCS12_ALWAYS_CNG_KSP; with
+  // PKCS12_PREFER_CNG_KSP a CSP named in a PFX Windows exported still wins):
+  // without it an RSA key lands in a CryptoAPI CSP, which cannot sign with
+  // RSA-PSS, and Schannel needs that for TLS 1.3
+  // (https://learn.microsoft.com/windows/win32/api/wincrypt/nf-wincrypt-pfximportcertstore).
+  const DWORD flags = CRYPT_MACHINE_KEYSET | PKCS12_ALLOW_OVERWRITE_KEY | (cng ? PKCS12_ALWAYS_CNG_KSP : 0);
   Store pfxStore;
   pfxStore.handle = PFXImportCertStore(&blob, password.c_str(), flags);
   // A PFX written with no password at all is not the same as one with "".
@@ -279,21 +311,26 @@ Napi::Value ImportPfx(Napi::Env env, HCERTSTORE target, const Napi::Buffer<BYTE>
     return Result(env, rc != NO_ERROR ? rc : ERROR_NOT_SUPPORTED);
   }
 
-  // The end-entity certificate is the one that came with a private key; a
-  // chain's CA certificates in the file are not installed.
+  // The end-entity certificate is the one that came with a private key. The
+  // others (the chain's CA certificates) go back to JS, which decides where
+  // they belong.
   Cert cert;
+  Napi::Array chain = Napi::Array::New(env);
+  uint32_t n = 0;
   for (PCCERT_CONTEXT c = CertEnumCertificatesInStore(pfxStore.handle, nullptr); c;
        c = CertEnumCertificatesInStore(pfxStore.handle, c)) {
-    if (HasKeyLink(c)) {
+    if (!cert.context && HasKeyLink(c)) {
       cert.context = CertDuplicateCertificateContext(c);
-      CertFreeCertificateContext(c);
-      break;
+    } else if (!HasKeyLink(c)) {
+      chain.Set(n++, Napi::Buffer<BYTE>::Copy(env, c->pbCertEncoded, c->cbCertEncoded));
     }
   }
   if (!cert.context) return Result(env, static_cast<DWORD>(CRYPT_E_NO_KEY_PROPERTY));
   DWORD rc = AddToStore(target, cert.context);
   Napi::Object out = Result(env, rc);
   out.Set("thumbprint", rc == NO_ERROR ? Napi::Value(Napi::String::New(env, Thumbprint(cert.context))) : env.Null());
+  out.Set("keyProvider", rc == NO_ERROR ? KeyProvider(env, cert.context) : env.Null());
+  out.Set("chain", chain);
   return out;
 }
 
@@ -371,6 +408,8 @@ Napi::Value ImportPem(Napi::Env env, HCERTSTORE target, const std::string& certP
   }
   Napi::Object out = Result(env, rc);
   out.Set("thumbprint", rc == NO_ERROR ? Napi::Value(Napi::String::New(env, thumbprint)) : env.Null());
+  out.Set("keyProvider", rc == NO_ERROR ? KeyProvider(env, cert.context) : env.Null());
+  out.Set("chain", Napi::Array::New(env));
   return out;
 }
 
@@ -379,12 +418,15 @@ std::string StoreArg(const Napi::Object& spec) {
   return store.IsString() ? store.As<Napi::String>().Utf8Value() : std::string("My");
 }
 
-// certImport({ pfx: Buffer, passphrase?, store? }) or
+// certImport({ pfx: Buffer, passphrase?, cng?, store? }) or
 // certImport({ certPem: string, keyPem: string, passphrase?, store? })
-//   -> { code, thumbprint: lowercase hex SHA-1 | null }
+//   -> { code, thumbprint: lowercase hex SHA-1 | null, keyProvider: { name, cng } | null,
+//        chain: Buffer[] (a PFX's certificates that came without a key, DER) }
 // into LocalMachine\<store> ('My' by default; it must exist), with the private
-// key persisted as a machine key, so HTTP.SYS (SYSTEM) can use it. Needs an
-// elevated process: ERROR_ACCESS_DENIED (5) otherwise, before anything is made.
+// key persisted as a machine key, so HTTP.SYS (SYSTEM) can use it: a PEM key in the
+// Microsoft Software Key Storage Provider, a PFX's where cng says (true: a CNG
+// provider). Only the certificate with the key is added. Needs an elevated
+// process: ERROR_ACCESS_DENIED (5) otherwise, before anything is made.
 Napi::Value CertImport(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!info[0].IsObject()) {
@@ -397,6 +439,7 @@ Napi::Value CertImport(const Napi::CallbackInfo& info) {
   Napi::Value keyPem = spec.Get("keyPem");
   Napi::Value passphrase = spec.Get("passphrase");
   Napi::Value store = spec.Get("store");
+  Napi::Value cng = spec.Get("cng");
   bool isPfx = pfx.IsBuffer();
   if (!isPfx && !(certPem.IsString() && keyPem.IsString())) {
     ThrowType(env, "certImport needs { pfx: Buffer } or { certPem: string, keyPem: string }");
@@ -410,6 +453,10 @@ Napi::Value CertImport(const Napi::CallbackInfo& info) {
     ThrowType(env, "certImport: store must be a string such as 'My'");
     return env.Undefined();
   }
+  if (!cng.IsUndefined() && !cng.IsBoolean()) {
+    ThrowType(env, "certImport: cng must be a boolean");
+    return env.Undefined();
+  }
   std::string secret = passphrase.IsString() ? passphrase.As<Napi::String>().Utf8Value() : std::string();
 
   // The store first: an account that may not write it gets 5 with no key made.
@@ -419,13 +466,41 @@ Napi::Value CertImport(const Napi::CallbackInfo& info) {
   if (!target.handle) {
     result = Result(env, GetLastError());
   } else if (isPfx) {
-    result = ImportPfx(env, target.handle, pfx.As<Napi::Buffer<BYTE>>(), secret);
+    bool toCng = cng.IsBoolean() && cng.As<Napi::Boolean>().Value();
+    result = ImportPfx(env, target.handle, pfx.As<Napi::Buffer<BYTE>>(), secret, toCng);
   } else {
     result = ImportPem(env, target.handle, certPem.As<Napi::String>().Utf8Value(),
                        keyPem.As<Napi::String>().Utf8Value(), secret);
   }
   Napi::Object out = result.As<Napi::Object>();
   if (!out.Has("thumbprint")) out.Set("thumbprint", env.Null());
+  if (!out.Has("keyProvider")) out.Set("keyProvider", env.Null());
+  if (!out.Has("chain")) out.Set("chain", Napi::Array::New(env));
+  return out;
+}
+
+// certAdd({ der: Buffer, store }) -> { code, thumbprint | null }: a certificate
+// without a key into LocalMachine\<store> (a chain's intermediates into 'CA',
+// where Schannel finds them to send with the leaf). One that is there already
+// stays as it is (CERT_STORE_ADD_USE_EXISTING). Needs an elevated process.
+Napi::Value CertAdd(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object spec = info[0].IsObject() ? info[0].As<Napi::Object>() : Napi::Object();
+  if (!info[0].IsObject() || !spec.Get("der").IsBuffer() || !spec.Get("store").IsString()) {
+    ThrowType(env, "certAdd needs { der: Buffer, store: string such as 'CA' }");
+    return env.Undefined();
+  }
+  Napi::Buffer<BYTE> der = spec.Get("der").As<Napi::Buffer<BYTE>>();
+  Store target;
+  target.handle = OpenMachineStore(Widen(StoreArg(spec)), true);
+  if (!target.handle) return Result(env, GetLastError());
+  Cert cert;
+  if (!CertAddEncodedCertificateToStore(target.handle, kEncoding, der.Data(), static_cast<DWORD>(der.Length()),
+                                        CERT_STORE_ADD_USE_EXISTING, &cert.context)) {
+    return Result(env, GetLastError());
+  }
+  Napi::Object out = Result(env, NO_ERROR);
+  out.Set("thumbprint", Thumbprint(cert.context));
   return out;
 }
 
@@ -480,11 +555,15 @@ bool ParseThumbprint(const std::string& text, std::vector<BYTE>* out) {
 }
 
 // certFind({ thumbprint, store? }) -> { code, found, subject, issuer, notBefore,
-// notAfter (ms since the epoch), hasPrivateKey, privateKeyCode, dnsNames } from
-// LocalMachine\<store> ('My' by default). found false with code 0 when the store
-// has no such certificate; code 2 when there is no such store. hasPrivateKey:
-// a private key is linked to it; privateKeyCode: 0 if that key opens for this
-// account and matches, else why not (null without a key).
+// notAfter (ms since the epoch), hasPrivateKey, privateKeyCode, keyProvider, dnsNames }
+// from LocalMachine\<store> ('My' by default). found false with code 0 when the
+// store has no such certificate; code 2 when there is no such store. hasPrivateKey:
+// a private key is linked to it (read without opening the key); keyProvider: the
+// provider holding it, { name, cng } (null without a key); privateKeyCode: 0 if
+// that key opens for this account and matches, else why not (null without a key).
+// A machine key imported elevated usually does not open for another account or
+// an unelevated token, while HTTP.SYS uses it through LSASS: JS decides what a
+// code means.
 Napi::Value CertFind(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::vector<BYTE> hash;
@@ -515,6 +594,7 @@ Napi::Value CertFind(const Napi::CallbackInfo& info) {
   bool hasKey = HasKeyLink(cert.context);
   out.Set("hasPrivateKey", Napi::Boolean::New(env, hasKey));
   out.Set("privateKeyCode", hasKey ? Napi::Value(Napi::Number::New(env, CheckPrivateKey(cert.context))) : env.Null());
+  out.Set("keyProvider", KeyProvider(env, cert.context));
   out.Set("dnsNames", DnsNames(env, cert.context));
   return out;
 }
@@ -524,6 +604,7 @@ Napi::Value CertFind(const Napi::CallbackInfo& info) {
 void InitCertStore(Napi::Env env, Napi::Object exports) {
   exports.Set("certImport", Napi::Function::New(env, CertImport, "certImport"));
   exports.Set("certFind", Napi::Function::New(env, CertFind, "certFind"));
+  exports.Set("certAdd", Napi::Function::New(env, CertAdd, "certAdd"));
 }
 
 }  // namespace httpsys

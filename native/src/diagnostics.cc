@@ -190,9 +190,41 @@ Napi::Value ProcessName(const Napi::CallbackInfo& info) {
   return Napi::String::New(env, Narrow(path.c_str(), static_cast<int>(size)));
 }
 
+// machineTimeouts() -> { code, idleConnection, headerWait }: the HTTP Server API-wide
+// IdleConnection and HeaderWait timers in seconds (HttpServiceConfigTimeout), null where
+// none is set (HTTP.SYS's 120 s then). They govern a connection until its first request
+// reaches a queue: a URL group's own timers apply only after that ("Configuring the
+// Application Specific Timeouts").
+Napi::Value MachineTimeouts(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Result(env, InitConfig());
+  out.Set("idleConnection", env.Null());
+  out.Set("headerWait", env.Null());
+  if (out.Get("code").As<Napi::Number>().Uint32Value() != NO_ERROR) return out;
+  const struct {
+    const char* key;
+    HTTP_SERVICE_CONFIG_TIMEOUT_KEY timer;
+  } timers[] = {{"idleConnection", IdleConnectionTimeout}, {"headerWait", HeaderWaitTimeout}};
+  for (const auto& t : timers) {
+    HTTP_SERVICE_CONFIG_TIMEOUT_KEY key = t.timer;
+    HTTP_SERVICE_CONFIG_TIMEOUT_PARAM seconds = 0;
+    ULONG size = 0;
+    ULONG rc = HttpQueryServiceConfiguration(nullptr, static_cast<HTTP_SERVICE_CONFIG_ID>(kServiceConfigTimeout), &key,
+                                             sizeof(key), &seconds, sizeof(seconds), &size, nullptr);
+    if (rc == NO_ERROR) {
+      out.Set(t.key, Napi::Number::New(env, seconds));
+    } else if (rc != ERROR_FILE_NOT_FOUND) {
+      out.Set("code", Napi::Number::New(env, rc));
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void InitDiagnostics(Napi::Env env, Napi::Object exports) {
+  exports.Set("machineTimeouts", Napi::Function::New(env, MachineTimeouts, "machineTimeouts"));
   exports.Set("serviceStatus", Napi::Function::New(env, ServiceStatus, "serviceStatus"));
   exports.Set("isElevated", Napi::Function::New(env, IsElevated, "isElevated"));
   exports.Set("tcpListeners", Napi::Function::New(env, TcpListeners, "tcpListeners"));

@@ -30,6 +30,7 @@ constexpr ULONG kQueueFlagController = 0x2;    // HTTP_CREATE_REQUEST_QUEUE_FLAG
 constexpr ULONG kSendFlagOpaque = 0x40;        // HTTP_SEND_RESPONSE_FLAG_OPAQUE
 constexpr ULONG kResponseInfoPreserveOrder = 0x1;  // HTTP_RESPONSE_INFO_FLAGS_PRESERVE_ORDER
 constexpr int kRequestInfoTypeSslProtocol = 2;     // HttpRequestInfoTypeSslProtocol
+constexpr int kServiceConfigTimeout = 3;           // HttpServiceConfigTimeout
 constexpr int kServiceConfigSslSniCertInfo = 5;    // HttpServiceConfigSslSniCertInfo
 constexpr ULONG kRequestFlagHttp2 = 0x4;           // HTTP_REQUEST_FLAG_HTTP2
 constexpr ULONG kRequestFlagHttp3 = 0x8;           // HTTP_REQUEST_FLAG_HTTP3

@@ -37,36 +37,6 @@ std::string GetString(const Napi::Object& options, const char* key) {
 // Hot-path methods report Win32 codes as numbers; JS decides what they mean.
 Napi::Value Code(Napi::Env env, ULONG code) { return Napi::Number::New(env, code); }
 
-void ThrowArgument(Napi::Env env, bool range, const std::string& message) {
-  Napi::Error error = range ? Napi::Error(Napi::RangeError::New(env, message))
-                            : Napi::Error(Napi::TypeError::New(env, message));
-  error.Set("code", Napi::String::New(env, range ? "ERR_OUT_OF_RANGE" : "ERR_INVALID_ARG_TYPE"));
-  error.ThrowAsJavaScriptException();
-}
-
-// An optional whole-number option; undefined and null mean absent. A value the
-// C type cannot hold is refused (TypeError / RangeError with node's codes,
-// naming the option and its range), never cut to fit.
-enum class Read { Absent, Ok, Thrown };
-
-Read ReadInteger(Napi::Env env, const Napi::Object& from, const char* key, const std::string& label, double min,
-                 double max, const char* range, double* out) {
-  Napi::Value value = from.Get(key);
-  if (value.IsUndefined() || value.IsNull()) return Read::Absent;
-  if (!value.IsNumber()) {
-    const char* type = value.IsString() ? "string" : value.IsBoolean() ? "boolean" : "non-number";
-    ThrowArgument(env, false, label + " must be " + range + "; got a " + type);
-    return Read::Thrown;
-  }
-  double number = value.As<Napi::Number>().DoubleValue();
-  if (!(number >= min && number <= max) || number != static_cast<double>(static_cast<int64_t>(number))) {
-    ThrowArgument(env, true, label + " must be " + range + "; got " + value.ToString().Utf8Value());
-    return Read::Thrown;
-  }
-  *out = number;
-  return Read::Ok;
-}
-
 }  // namespace
 
 Napi::Function Queue::Init(Napi::Env env) {
@@ -74,7 +44,7 @@ Napi::Function Queue::Init(Napi::Env env) {
       InstanceMethod<&Queue::Start>("start"),
       InstanceMethod<&Queue::AddUrl>("addUrl"),
       InstanceMethod<&Queue::RemoveUrl>("removeUrl"),
-      InstanceMethod<&Queue::SetActive>("setActive"),
+      InstanceMethod<&Queue::SetPropertyJs>("setProperty"),
       InstanceMethod<&Queue::FlushCache>("flushCache"),
       InstanceMethod<&Queue::Respond>("respond"),
       InstanceMethod<&Queue::SendBody>("sendBody"),
@@ -93,8 +63,8 @@ Napi::Function Queue::Init(Napi::Env env) {
 //   options.name      queue name ('' = anonymous; required for open)
 //   options.urls      prefixes to register
 //   options.sddl      security descriptor of a created queue
-//   options.queueLength, options.verbosity, options.timeouts, options.maxConnections
-//                     (ReadTuning; a created queue or controller only, and not under Wine)
+//   options.properties the property calls (ReadProperties), bytes and all, built by
+//                     src/queue/httpsys/properties.js
 //   options.receives, options.bufferSize, options.bodyChunk, options.bufferData, options.watchDisconnect
 Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
   Napi::Env env = info.Env();
@@ -112,7 +82,7 @@ Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
   bufferSize_ = std::max<uint32_t>(GetUint(options, "bufferSize", 4096), sizeof(HTTP_REQUEST) + 256);
   bodyChunk_ = std::max<uint32_t>(GetUint(options, "bodyChunk", 65536), 1024);
   napi_add_env_cleanup_hook(env, EnvCleanup, this);
-  if (!ReadTuning(env, options)) return;  // before anything exists: nothing to undo
+  if (!ReadProperties(env, options)) return;  // before anything exists: nothing to undo
 
   ULONG rc = InitServer();
   if (rc != NO_ERROR) {
@@ -133,12 +103,15 @@ Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
       ThrowWin32(env, rc, "HttpCreateRequestQueue");
       return;
     }
-    rc = ApplyQueueProperties();
-    if (rc != NO_ERROR) {
-      CloseHandles();
-      ThrowWin32(env, rc, "HttpSetRequestQueueProperty");
-      return;
-    }
+  }
+  // A queue opened by name gets what JS passes too (nothing: only the creator may set
+  // a queue's properties).
+  rc = ApplyQueueProperties();
+  if (rc != NO_ERROR) {
+    std::string property = failedProperty_;
+    CloseHandles();
+    ThrowWin32(env, rc, "HttpSetRequestQueueProperty", "", property);
+    return;
   }
 
   Napi::Value urls = options.Get("urls");
@@ -148,8 +121,9 @@ Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
       std::string url = list.Get(i).ToString().Utf8Value();
       rc = RegisterUrl(Widen(url));
       if (rc != NO_ERROR) {
+        std::string property = failedProperty_;
         CloseHandles();
-        ThrowWin32(env, rc, failedCall_, url);
+        ThrowWin32(env, rc, failedCall_, url, property);
         return;
       }
     }
@@ -213,91 +187,51 @@ ULONG Queue::CreateQueue(const std::wstring& name, const std::string& sddl) {
   return rc;
 }
 
-// The kernel limits, checked against what HTTP.SYS's types hold
-// (https://learn.microsoft.com/windows/win32/http/http-server-api-version-2-0-structures):
-//   queueLength     1 .. 2147483647 requests (HTTP_MAX_SERVER_QUEUE_LENGTH; HTTP.SYS's default 1000)
-//   verbosity       0 Basic (a full queue resets the connection), 1 Limited (503, the
-//                   default here, as IIS), 2 Full (503 with a reason)
-//   timeouts        { entityBody, drainEntityBody, requestQueue, idleConnection,
-//                   headerWait: 0 .. 65535 seconds (USHORT; 0: HTTP.SYS's default),
-//                   minSendRate: 0 .. 4294967295 bytes/s (ULONG) } (HTTP_TIMEOUT_LIMIT_INFO)
-//   maxConnections  -1 (no limit: HTTP_LIMIT_INFINITE) or 1 .. 4294967294, per URL
-//                   group (HTTP_CONNECTION_LIMIT_INFO); absent: the machine's setting
+// options.properties: [{ call, property, name, data, handleAt, pointerAt, pointee }].
 // false with a JS exception pending when one is unusable.
-bool Queue::ReadTuning(Napi::Env env, const Napi::Object& options) {
-  double value = 0;
-  Read read = ReadInteger(env, options, "queueLength", "options.queueLength", 1, 2147483647.0,
-                          "an integer from 1 to 2147483647 (requests)", &value);
-  if (read == Read::Thrown) return false;
-  if (read == Read::Ok) {
-    hasQueueLength_ = true;
-    queueLength_ = static_cast<ULONG>(value);
-  }
-  read = ReadInteger(env, options, "verbosity", "options.verbosity", 0, 2,
-                     "0 (Basic), 1 (Limited) or 2 (Full)", &value);
-  if (read == Read::Thrown) return false;
-  if (read == Read::Ok) verbosity_ = static_cast<ULONG>(value);
-
-  Napi::Value timeouts = options.Get("timeouts");
-  if (!timeouts.IsUndefined() && !timeouts.IsNull()) {
-    if (!timeouts.IsObject()) {
-      ThrowArgument(env, false, "options.timeouts must be an object");
-      return false;
-    }
-    Napi::Object t = timeouts.As<Napi::Object>();
-    struct Field {
-      const char* key;
-      USHORT* slot;
-    };
-    const Field fields[] = {{"entityBody", &timeouts_.EntityBody},
-                            {"drainEntityBody", &timeouts_.DrainEntityBody},
-                            {"requestQueue", &timeouts_.RequestQueue},
-                            {"idleConnection", &timeouts_.IdleConnection},
-                            {"headerWait", &timeouts_.HeaderWait}};
-    for (const Field& field : fields) {
-      value = 0;
-      read = ReadInteger(env, t, field.key, std::string("options.timeouts.") + field.key, 0, 65535,
-                         "an integer from 0 to 65535 (seconds)", &value);
-      if (read == Read::Thrown) return false;
-      *field.slot = static_cast<USHORT>(value);
-    }
-    value = 0;
-    read = ReadInteger(env, t, "minSendRate", "options.timeouts.minSendRate", 0, 4294967295.0,
-                       "an integer from 0 to 4294967295 (bytes per second)", &value);
-    if (read == Read::Thrown) return false;
-    timeouts_.MinSendRate = static_cast<ULONG>(value);
-    timeouts_.Flags.Present = 1;
-    hasTimeouts_ = true;
-  }
-
-  read = ReadInteger(env, options, "maxConnections", "options.maxConnections", -1, 4294967294.0,
-                     "-1 (no limit) or an integer from 1 to 4294967294", &value);
-  if (read == Read::Thrown) return false;
-  if (read == Read::Ok && value == 0) {
-    ThrowArgument(env, true,
-                  "options.maxConnections must be -1 (no limit) or an integer from 1 to 4294967294; got 0");
+bool Queue::ReadProperties(Napi::Env env, const Napi::Object& options) {
+  Napi::Value value = options.Get("properties");
+  if (value.IsUndefined() || value.IsNull()) return true;
+  if (!value.IsArray()) {
+    Napi::Error error = Napi::TypeError::New(env, "options.properties must be an array");
+    error.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
+    error.ThrowAsJavaScriptException();
     return false;
   }
-  if (read == Read::Ok) {
-    hasMaxConnections_ = true;
-    maxConnections_ = value < 0 ? kLimitInfinite : static_cast<ULONG>(value);
+  Napi::Array list = value.As<Napi::Array>();
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    PropertyCall call;
+    if (!ReadPropertyCall(env, list.Get(i), "options.properties[" + std::to_string(i) + "]", &call)) return false;
+    (call.urlGroup ? groupProperties_ : queueProperties_).push_back(std::move(call));
   }
+  Napi::Value urls = options.Get("urls");
+  if (urls.IsArray() && urls.As<Napi::Array>().Length() > 0) return CheckBinding(env);
   return true;
 }
 
-ULONG Queue::ApplyQueueProperties() {
-  // Wine 8 answers ERROR_CALL_NOT_IMPLEMENTED: the kernel defaults apply there.
-  if (!GetApi().queueProperties) return NO_ERROR;
-  if (hasQueueLength_) {
-    ULONG rc = HttpSetRequestQueueProperty(queue_, HttpServerQueueLengthProperty, &queueLength_,
-                                           sizeof(queueLength_), 0, nullptr);
-    if (rc != NO_ERROR) return rc;
+// A URL group that is not bound to this queue would hold its URLs for nobody: the
+// binding is one of the calls JS passes, so its absence is refused, not patched here.
+bool Queue::CheckBinding(Napi::Env env) {
+  for (const PropertyCall& call : groupProperties_) {
+    if (call.property == HttpServerBindingProperty && call.handleAt >= 0) return true;
   }
-  // Always set: HTTP.SYS's own default (Basic) resets the connections a full
-  // queue turns away, which clients report as a network error, not a 503.
-  auto verbosity = static_cast<HTTP_503_RESPONSE_VERBOSITY>(verbosity_);
-  return HttpSetRequestQueueProperty(queue_, HttpServer503VerbosityProperty, &verbosity, sizeof(verbosity), 0,
-                                     nullptr);
+  Napi::Error error = Napi::TypeError::New(
+      env, "options.properties must hold the HttpServerBindingProperty call (queueSetup() in "
+           "src/queue/httpsys/properties.js) to register URLs");
+  error.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
+  error.ThrowAsJavaScriptException();
+  return false;
+}
+
+ULONG Queue::ApplyQueueProperties() {
+  for (PropertyCall& call : queueProperties_) {
+    ULONG rc = SetProperty(call, queue_, HTTP_NULL_ID);
+    if (rc != NO_ERROR) {
+      failedProperty_ = call.name;
+      return rc;
+    }
+  }
+  return NO_ERROR;
 }
 
 ULONG Queue::NewUrlGroup(HTTP_URL_GROUP_ID* group) {
@@ -311,34 +245,24 @@ ULONG Queue::NewUrlGroup(HTTP_URL_GROUP_ID* group) {
   rc = HttpCreateUrlGroup(session_, group, 0);
   if (rc != NO_ERROR) return rc;
   groups_.push_back(*group);
+  // JS ends the list with the binding to this queue (before any URL is added, as ASP.NET
+  // does: an add then reports a conflict at once, under Wine too).
   failedCall_ = "HttpSetUrlGroupProperty";
-  if (hasTimeouts_ && GetApi().queueProperties) {
-    rc = HttpSetUrlGroupProperty(*group, HttpServerTimeoutsProperty, &timeouts_, sizeof(timeouts_));
-    if (rc != NO_ERROR) return rc;
+  for (PropertyCall& call : groupProperties_) {
+    rc = SetProperty(call, queue_, *group);
+    if (rc != NO_ERROR) {
+      failedProperty_ = call.name;
+      return rc;
+    }
   }
-  if (hasMaxConnections_ && GetApi().queueProperties) {
-    // https://learn.microsoft.com/windows/win32/api/http/ns-http-http_qos_setting_info
-    HTTP_CONNECTION_LIMIT_INFO limit = {};
-    limit.Flags.Present = 1;
-    limit.MaxConnections = maxConnections_;
-    HTTP_QOS_SETTING_INFO qos = {};
-    qos.QosType = HttpQosSettingTypeConnectionLimit;
-    qos.QosSetting = &limit;
-    rc = HttpSetUrlGroupProperty(*group, HttpServerQosProperty, &qos, sizeof(qos));
-    if (rc != NO_ERROR) return rc;
-  }
-  // Bind before adding URLs (ASP.NET's order): an add then reports conflicts
-  // at once, under Wine too.
-  HTTP_BINDING_INFO binding = {};
-  binding.Flags.Present = 1;
-  binding.RequestQueueHandle = queue_;
-  return HttpSetUrlGroupProperty(*group, HttpServerBindingProperty, &binding, sizeof(binding));
+  return NO_ERROR;
 }
 
 // failedCall_ names the call that failed, for the error JS gets.
 ULONG Queue::RegisterUrl(const std::wstring& url) {
   HTTP_URL_GROUP_ID group = HTTP_NULL_ID;
   ULONG rc;
+  failedProperty_.clear();
   if (groups_.empty() || groupFull_) {
     rc = NewUrlGroup(&group);
     if (rc != NO_ERROR) return rc;
@@ -347,6 +271,7 @@ ULONG Queue::RegisterUrl(const std::wstring& url) {
     group = groups_.back();
   }
   failedCall_ = "HttpAddUrlToUrlGroup";
+  failedProperty_.clear();
   rc = HttpAddUrlToUrlGroup(group, url.c_str(), 0, 0);
   if (rc == ERROR_CALL_NOT_IMPLEMENTED) {
     // Wine 8 holds one URL per group; a group per prefix works everywhere.
@@ -381,16 +306,18 @@ void Queue::CloseHandles() {
   port_ = nullptr;
 }
 
-void Queue::ThrowWin32(Napi::Env env, ULONG code, const char* syscall, const std::string& prefix) {
+void Queue::ThrowWin32(Napi::Env env, ULONG code, const char* syscall, const std::string& prefix,
+                       const std::string& property) {
   const char* name = Win32ErrorName(code);
-  std::string message = std::string(syscall) + " failed: " + (name ? name : "Win32 error") + " (" +
-                        std::to_string(code) + ")";
+  std::string message = std::string(syscall) + (property.empty() ? "" : "(" + property + ")") + " failed: " +
+                        (name ? name : "Win32 error") + " (" + std::to_string(code) + ")";
   if (!prefix.empty()) message += " for " + prefix;
   Napi::Error error = Napi::Error::New(env, message);
   error.Set("win32", Napi::Number::New(env, code));
   error.Set("win32Name", name ? Napi::Value(Napi::String::New(env, name)) : env.Undefined());
   error.Set("syscall", Napi::String::New(env, syscall));
   if (!prefix.empty()) error.Set("prefix", Napi::String::New(env, prefix));
+  if (!property.empty()) error.Set("property", Napi::String::New(env, property));
   error.ThrowAsJavaScriptException();
 }
 
@@ -430,8 +357,9 @@ Napi::Value Queue::AddUrl(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   std::string url = info[0].ToString().Utf8Value();
   if (closing_ || !queue_) return Code(env, ERROR_INVALID_HANDLE);
+  if (!CheckBinding(env)) return env.Undefined();
   ULONG rc = RegisterUrl(Widen(url));
-  if (rc != NO_ERROR) ThrowWin32(env, rc, failedCall_, url);
+  if (rc != NO_ERROR) ThrowWin32(env, rc, failedCall_, url, failedProperty_);
   return env.Undefined();
 }
 
@@ -447,30 +375,46 @@ Napi::Value Queue::RemoveUrl(const Napi::CallbackInfo& info) {
   return Code(env, ERROR_FILE_NOT_FOUND);
 }
 
-// The controller turns an app's queue off while nothing can serve it (errored, stopped
-// by command): HTTP.SYS then answers its requests 503 at once, as IIS's stopped
-// application pools do, instead of holding them until the queue's timeout.
-Napi::Value Queue::SetActive(const Napi::CallbackInfo& info) {
+// setProperty(call) -> Win32 code: one property call (src/queue/httpsys/properties.js)
+// on this queue, or on each of its URL groups. The controller turns an app's queue off
+// with it while nothing can serve it (errored, stopped by command): HTTP.SYS then answers
+// its requests 503 at once, as IIS's stopped application pools do, instead of holding
+// them until the queue's timeout. Bad arguments throw.
+Napi::Value Queue::SetPropertyJs(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
+  PropertyCall call;
+  if (!ReadPropertyCall(env, info[0], "call", &call)) return env.Undefined();
   if (closing_ || !queue_) return Code(env, ERROR_INVALID_HANDLE);
-  if (!GetApi().queueProperties) return Code(env, ERROR_CALL_NOT_IMPLEMENTED);
-  HTTP_STATE_INFO state{};
-  state.Flags.Present = 1;
-  state.State = info[0].ToBoolean().Value() ? HttpEnabledStateActive : HttpEnabledStateInactive;
-  return Code(env, HttpSetRequestQueueProperty(queue_, HttpServerStateProperty, &state, sizeof(state), 0, nullptr));
+  if (!call.urlGroup) return Code(env, SetProperty(call, queue_, HTTP_NULL_ID));
+  ULONG rc = NO_ERROR;
+  for (HTTP_URL_GROUP_ID group : groups_) {
+    ULONG r = SetProperty(call, queue_, group);
+    if (r != NO_ERROR && rc == NO_ERROR) rc = r;
+  }
+  return Code(env, rc);
 }
 
-// flushCache() -> Win32 code: drops what HTTP.SYS's response cache holds under every
-// prefix this queue registered (a new build of the app must not be answered by the
-// old one's responses).
+// flushCache([prefixes]) -> Win32 code: HttpFlushResponseCache, recursively, under each
+// of `prefixes`, or without them under every prefix this queue registered. A worker
+// passes its queue's prefixes (it opened the queue and registered none): HTTP.SYS is
+// taken to drop only the entries the calling process cached, so the flush relied on
+// for a worker's entries is the worker's own (docs/output-cache.md "Invalidation on
+// HTTP.SYS"). Synchronous: it completes in the kernel, without I/O.
 Napi::Value Queue::FlushCache(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (closing_ || !queue_) return Code(env, ERROR_INVALID_HANDLE);
   auto flush = GetApi().flushResponseCache;
   if (flush == nullptr) return Code(env, ERROR_CALL_NOT_IMPLEMENTED);
+  std::vector<std::wstring> prefixes;
+  if (info.Length() > 0 && info[0].IsArray()) {
+    Napi::Array list = info[0].As<Napi::Array>();
+    for (uint32_t i = 0; i < list.Length(); i++) prefixes.push_back(Widen(list.Get(i).ToString().Utf8Value()));
+  } else {
+    for (const auto& url : urls_) prefixes.push_back(url.second);
+  }
   ULONG rc = NO_ERROR;
-  for (const auto& url : urls_) {
-    ULONG r = flush(queue_, url.second.c_str(), HTTP_FLUSH_RESPONSE_FLAG_RECURSIVE, nullptr);
+  for (const auto& prefix : prefixes) {
+    ULONG r = flush(queue_, prefix.c_str(), HTTP_FLUSH_RESPONSE_FLAG_RECURSIVE, nullptr);
     if (r != NO_ERROR && rc == NO_ERROR) rc = r;
   }
   return Code(env, rc);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "ops.h"
+#include "property-call.h"
 #include "request-convert.h"
 
 #include <napi.h>
@@ -78,7 +79,7 @@ class Queue : public Napi::ObjectWrap<Queue> {
   Napi::Value Start(const Napi::CallbackInfo& info);
   Napi::Value AddUrl(const Napi::CallbackInfo& info);
   Napi::Value RemoveUrl(const Napi::CallbackInfo& info);
-  Napi::Value SetActive(const Napi::CallbackInfo& info);
+  Napi::Value SetPropertyJs(const Napi::CallbackInfo& info);
   Napi::Value FlushCache(const Napi::CallbackInfo& info);
   Napi::Value Respond(const Napi::CallbackInfo& info);
   Napi::Value SendBody(const Napi::CallbackInfo& info);
@@ -92,12 +93,14 @@ class Queue : public Napi::ObjectWrap<Queue> {
 
   // set-up and tear-down (JS thread, or the IO thread once it owns the handles)
   ULONG CreateQueue(const std::wstring& name, const std::string& sddl);
-  bool ReadTuning(Napi::Env env, const Napi::Object& options);
+  bool ReadProperties(Napi::Env env, const Napi::Object& options);
+  bool CheckBinding(Napi::Env env);
   ULONG ApplyQueueProperties();
   ULONG RegisterUrl(const std::wstring& url);
   ULONG NewUrlGroup(HTTP_URL_GROUP_ID* group);
   void CloseHandles();
-  void ThrowWin32(Napi::Env env, ULONG code, const char* syscall, const std::string& prefix = "");
+  void ThrowWin32(Napi::Env env, ULONG code, const char* syscall, const std::string& prefix = "",
+                  const std::string& property = "");
 
   // IO thread
   static DWORD WINAPI ThreadMain(void* self);
@@ -145,13 +148,11 @@ class Queue : public Napi::ObjectWrap<Queue> {
   std::vector<std::pair<HTTP_URL_GROUP_ID, std::wstring>> urls_;
   bool groupFull_ = false;
   const char* failedCall_ = "HttpAddUrlToUrlGroup";  // what RegisterUrl's error came from
-  bool hasQueueLength_ = false;
-  ULONG queueLength_ = 0;
-  ULONG verbosity_ = Http503ResponseVerbosityLimited;
-  HTTP_TIMEOUT_LIMIT_INFO timeouts_ = {};
-  bool hasTimeouts_ = false;
-  bool hasMaxConnections_ = false;
-  ULONG maxConnections_ = 0;
+  std::string failedProperty_;                        // ... and which property, if one
+  // options.properties (src/queue/httpsys/properties.js): the queue's own, applied once
+  // it exists, and what every URL group gets, in order (the binding last)
+  std::vector<PropertyCall> queueProperties_;
+  std::vector<PropertyCall> groupProperties_;
   std::string name_;
 
   bool skipOnSuccess_ = false;

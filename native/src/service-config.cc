@@ -167,6 +167,8 @@ std::string Hex(const void* data, ULONG size) {
   return out;
 }
 
+// Every field of the binding's HTTP_SERVICE_CONFIG_SSL_PARAM: a binding netsh or
+// IIS made keeps what they set when JS writes it back with another certificate.
 void DescribeParam(Napi::Object& record, const HTTP_SERVICE_CONFIG_SSL_PARAM& param) {
   Napi::Env env = record.Env();
   record.Set("hash", Hex(param.pSslHash, param.SslHashLength));
@@ -174,27 +176,39 @@ void DescribeParam(Napi::Object& record, const HTTP_SERVICE_CONFIG_SSL_PARAM& pa
   record.Set("store", param.pSslCertStoreName ? Narrow(param.pSslCertStoreName) : std::string("MY"));
   record.Set("flags", Napi::Number::New(env, param.DefaultFlags));
   record.Set("checkMode", Napi::Number::New(env, param.DefaultCertCheckMode));
+  record.Set("revocationFreshnessTime", Napi::Number::New(env, param.DefaultRevocationFreshnessTime));
+  record.Set("urlRetrievalTimeout", Napi::Number::New(env, param.DefaultRevocationUrlRetrievalTimeout));
+  record.Set("ctlIdentifier", param.pDefaultSslCtlIdentifier ? Narrow(param.pDefaultSslCtlIdentifier) : std::string());
+  record.Set("ctlStoreName", param.pDefaultSslCtlStoreName ? Narrow(param.pDefaultSslCtlStoreName) : std::string());
 }
 
-// The key and parameters of one binding, with the storage they point into.
+// The key and parameters of one binding, with the storage they point into: filled
+// in place and never copied, so the pointers in param stay valid (a short wstring
+// moved would take its characters with it).
 struct Binding {
+  Binding() = default;
+  Binding(const Binding&) = delete;
+  Binding& operator=(const Binding&) = delete;
   SOCKADDR_STORAGE address = {};
   std::wstring host;
   std::wstring store;
+  std::wstring ctlIdentifier;
+  std::wstring ctlStoreName;
   std::vector<unsigned char> hash;
   HTTP_SERVICE_CONFIG_SSL_PARAM param = {};
   ULONG error = NO_ERROR;
 };
 
-// { ip, port, host?, hash: Buffer, appId, store?, flags?, checkMode? }
-Binding ReadBinding(const Napi::Object& spec, bool withParams) {
-  Binding b;
+// { ip, port, host?, hash: Buffer, appId, store?, flags?, checkMode?,
+//   revocationFreshnessTime?, urlRetrievalTimeout?, ctlIdentifier?, ctlStoreName? }
+void ReadBinding(const Napi::Object& spec, bool withParams, Binding* out) {
+  Binding& b = *out;
   std::string ip = spec.Has("ip") && spec.Get("ip").IsString() ? spec.Get("ip").As<Napi::String>().Utf8Value()
                                                               : std::string("0.0.0.0");
   uint16_t port = static_cast<uint16_t>(spec.Get("port").ToNumber().Uint32Value());
   if (!ParseAddress(ip, port, &b.address)) b.error = ERROR_INVALID_PARAMETER;
   b.host = WideArg(spec.Get("host"));
-  if (!withParams) return b;
+  if (!withParams) return;
   Napi::Value hash = spec.Get("hash");
   if (hash.IsBuffer()) {
     Napi::Buffer<unsigned char> bytes = hash.As<Napi::Buffer<unsigned char>>();
@@ -210,7 +224,14 @@ Binding ReadBinding(const Napi::Object& spec, bool withParams) {
   b.param.DefaultFlags = spec.Get("flags").IsNumber() ? spec.Get("flags").As<Napi::Number>().Uint32Value() : 0;
   b.param.DefaultCertCheckMode =
       spec.Get("checkMode").IsNumber() ? spec.Get("checkMode").As<Napi::Number>().Uint32Value() : 0;
-  return b;
+  Napi::Value freshness = spec.Get("revocationFreshnessTime");
+  b.param.DefaultRevocationFreshnessTime = freshness.IsNumber() ? freshness.As<Napi::Number>().Uint32Value() : 0;
+  Napi::Value timeout = spec.Get("urlRetrievalTimeout");
+  b.param.DefaultRevocationUrlRetrievalTimeout = timeout.IsNumber() ? timeout.As<Napi::Number>().Uint32Value() : 0;
+  b.ctlIdentifier = WideArg(spec.Get("ctlIdentifier"));
+  b.ctlStoreName = WideArg(spec.Get("ctlStoreName"));
+  b.param.pDefaultSslCtlIdentifier = b.ctlIdentifier.empty() ? nullptr : &b.ctlIdentifier[0];
+  b.param.pDefaultSslCtlStoreName = b.ctlStoreName.empty() ? nullptr : &b.ctlStoreName[0];
 }
 
 // sslCertSet(spec, update) -> Win32 code. update uses
@@ -221,7 +242,8 @@ Napi::Value SslCertSet(const Napi::CallbackInfo& info) {
   ULONG rc = InitConfig();
   if (rc != NO_ERROR || !info[0].IsObject()) return Napi::Number::New(env, rc ? rc : ERROR_INVALID_PARAMETER);
   bool update = info[1].ToBoolean().Value();
-  Binding b = ReadBinding(info[0].As<Napi::Object>(), true);
+  Binding b;
+  ReadBinding(info[0].As<Napi::Object>(), true, &b);
   if (b.error != NO_ERROR) return Napi::Number::New(env, b.error);
   UpdateServiceConfigurationFn updateFn = GetApi().updateServiceConfiguration;
   if (update && !updateFn) return Napi::Number::New(env, ERROR_NOT_SUPPORTED);
@@ -247,7 +269,8 @@ Napi::Value SslCertDelete(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   ULONG rc = InitConfig();
   if (rc != NO_ERROR || !info[0].IsObject()) return Napi::Number::New(env, rc ? rc : ERROR_INVALID_PARAMETER);
-  Binding b = ReadBinding(info[0].As<Napi::Object>(), false);
+  Binding b;
+  ReadBinding(info[0].As<Napi::Object>(), false, &b);
   if (b.error != NO_ERROR) return Napi::Number::New(env, b.error);
   if (!b.host.empty()) {
     SslSniSet set = {};
@@ -263,7 +286,8 @@ Napi::Value SslCertDelete(const Napi::CallbackInfo& info) {
   return Napi::Number::New(env, rc);
 }
 
-// sslCertList(sni) -> { code, records: [{ ip, port, host?, hash, appId, store, flags, checkMode }] }
+// sslCertList(sni) -> { code, records: [{ ip, port, host?, hash, appId, store, flags, checkMode,
+//   revocationFreshnessTime, urlRetrievalTimeout, ctlIdentifier, ctlStoreName }] }
 Napi::Value SslCertList(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object out = Result(env, InitConfig());

@@ -14,17 +14,18 @@ function register (program, deps) {
   cert.command('add')
     .summary('bind a certificate (from the store, a .pfx, or PEM files)')
     .description('Bind a certificate to --port on every IPv4 address (0.0.0.0), on --ip, or on --host by SNI. ' +
-      'A .pfx or PEM files are imported into LocalMachine\\My first. The certificate must have its private key and ' +
-      'be valid today. Binding another certificate where one is bound replaces it.')
+      'A .pfx or PEM files are imported into LocalMachine\\My first (the key into a CNG key storage provider, the ' +
+      'chain\'s intermediate CA certificates into LocalMachine\\CA). The certificate must have its private key and ' +
+      'be valid today. Binding another certificate where one is bound replaces it and keeps the binding\'s other settings.')
     .requiredOption('--port <port>', 'the TCP port, e.g. 443')
     .option('--ip <address>', 'bind on this address only (default: 0.0.0.0, every IPv4 address; [::] for IPv6)')
     .option('--host <name>', 'bind for this host name (SNI) instead of an address')
     .option('--thumbprint <sha1>', 'a certificate already in the store (40 hex digits)')
     .option('--store <name>', 'the LocalMachine store (default: My)')
     .option('--pfx <file>', 'import this .pfx (PKCS#12) first')
-    .option('--passphrase <text>', 'the .pfx passphrase (default: $HTTPSYS_PFX_PASSPHRASE, else none)')
-    .option('--cert <file>', 'import this PEM certificate first (with --key)')
-    .option('--key <file>', 'the PEM private key of --cert')
+    .option('--passphrase <text>', 'the passphrase of the .pfx or of an encrypted --key (default: $HTTPSYS_PFX_PASSPHRASE, else none)')
+    .option('--cert <file>', 'import this PEM certificate first (with --key; the file may hold its chain after it)')
+    .option('--key <file>', 'the PEM private key of --cert (PKCS#8, PKCS#1 or SEC1; encrypted with --passphrase)')
     .option('--client-cert', 'have HTTP.SYS ask clients for a certificate (for apps with requestCert; netsh\'s clientcertnegotiation=enable)')
     .option('--no-revocation-check', 'with --client-cert: do not check whether client certificates were revoked')
     .option('--json', 'print JSON (for scripts)')
@@ -58,6 +59,10 @@ function add (d, options) {
   if (r.result === 'unchanged') d.out(`${r.binding} already serves ${r.thumbprint}${asks}: nothing changed\n`)
   else if (r.result === 'replaced') d.out(`${r.binding} now serves ${r.thumbprint}${asks}${r.replaced ? ` (replaced ${r.replaced})` : ''}\n`)
   else d.out(`${r.binding} now serves ${r.thumbprint}${asks}\n`)
+  for (const i of r.intermediates || []) {
+    d.out(`  intermediate CA ${i.subject} (${i.thumbprint}) ${i.added ? 'added to' : 'already in'} LocalMachine\\CA, sent with it to clients\n`)
+  }
+  for (const w of r.warnings || []) d.out(`  warning: ${w}\n`)
 }
 
 function remove (d, options) {
@@ -95,6 +100,7 @@ function formatList (records) {
       r.ours ? 'httpsys' : 'other'
     ])
     if (r.problem) notes.push(`${r.binding}: ${r.problem}`)
+    if (r.keyUnreadable) notes.push(`${r.binding}: ${r.keyUnreadable}`)
     for (const note of r.notes) notes.push(`${r.binding}: ${note}`)
   }
   return table(rows) + '\n' + (notes.length ? '\n' + notes.map((n) => `  ${n}`).join('\n') + '\n' : '')

@@ -108,7 +108,8 @@ function setup (d, config) {
   }
   if (sc.isElevated() === false) {
     d.out('--setup: run these once from an elevated prompt (or `httpsys start --setup` there):\n')
-    for (const step of steps) d.out(`  ${step.command}\n`)
+    // several tls entries of PEM text have the same command: `httpsys start --setup`
+    for (const command of new Set(steps.map((step) => step.command))) d.out(`  ${command}\n`)
     const { codes } = require('../errors')
     throw new codes.ERR_HTTPSYS_SETUP_REQUIRED({ count: steps.length })
   }

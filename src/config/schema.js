@@ -423,11 +423,12 @@ Object.defineProperty(metricsSchema, 'after', {
   }
 })
 
-// HTTP.SYS keeps its timers in whole seconds in a USHORT (HTTP_TIMEOUT_LIMIT_INFO), and
-// cannot turn one off (0 means "the default"): the same range holds on the hub, so one
-// config means the same on both routers.
+// HTTP.SYS keeps its timers in whole seconds in a USHORT (HTTP_TIMEOUT_LIMIT_INFO), where
+// 0 means "the default" and 65535 (MAXUSHORT) turns the timer off ("Configuring the
+// Application Specific Timeouts"): the longest length is 65534 s, and the same range
+// holds on the hub, so one config means the same on both routers.
 // https://learn.microsoft.com/windows/win32/api/http/ns-http-http_timeout_limit_info
-const MAX_TIMER_S = 65535
+const MAX_TIMER_S = 65534
 const LIMIT_DEFAULTS = Object.freeze({
   cache_size: 64 * 1024 * 1024,
   cache_max_response: 256 * 1024,
@@ -526,7 +527,7 @@ Object.defineProperty(tlsSchema, 'after', {
 function timer (value, ctx, example) {
   const ms = duration(value, ctx, example, 1)
   if (ms < 1000 || ms > MAX_TIMER_S * 1000) {
-    ctx.fail(`must be between 1s and ${MAX_TIMER_S}s (HTTP.SYS keeps it in whole seconds in 16 bits and cannot turn it off), got ${describe(value)}`,
+    ctx.fail(`must be between 1s and ${MAX_TIMER_S}s (HTTP.SYS keeps it in whole seconds in 16 bits, and 65535 would turn it off), got ${describe(value)}`,
       `For example ${ctx.ex(example)}.`)
   }
   return Math.ceil(ms / 1000) * 1000

@@ -5,16 +5,22 @@
 // through SNI. Through the addon's service configuration, never by running netsh.
 //
 // A certificate can come by thumbprint (already in the store), or from a .pfx or a PEM
-// certificate + key, which are imported into LocalMachine\My first. Before binding, the
-// certificate must be in the store with a private key and not expired: HTTP.SYS would
-// accept the binding and fail every handshake later (ERROR_NO_SUCH_LOGON_SESSION at
+// certificate + key (files, or PEM text from a config's tls entry; an encrypted key with
+// its passphrase), which are imported into LocalMachine\My first, the chain's
+// intermediates into LocalMachine\CA (src/queue/httpsys/cert-import.js). Before binding,
+// the certificate must be in the store with a private key and not expired: HTTP.SYS
+// would accept the binding and fail every handshake later (ERROR_NO_SUCH_LOGON_SESSION at
 // best). Adding the same binding again changes nothing; binding another certificate to
-// the same key replaces it (a rotation) and says which one it replaced.
+// the same key replaces it (a rotation), says which one it replaced, and keeps what
+// else the binding said (its AppId, flags and revocation settings, as netsh or IIS made
+// them).
 
 const fs = require('node:fs')
 const net = require('node:net')
 const { codes } = require('../errors')
-const { thumbprint, where, certProblem, HTTPSYS_APP_ID } = require('../queue/httpsys/service-config')
+const { thumbprint, where, certProblem, keyNotes, sslParamFields, HTTPSYS_APP_ID } = require('../queue/httpsys/service-config')
+const { importCertificate } = require('../queue/httpsys/cert-import')
+const { PEM } = require('../tls-material')
 const { NEGOTIATE_CLIENT_CERT, NO_REVOCATION_CHECK } = require('../queue/httpsys/client-certs')
 
 const WILDCARD_V4 = '0.0.0.0'
@@ -45,25 +51,30 @@ function createCert (config, { now = () => new Date() } = {}) {
     return { port: p, ip: address }
   }
 
-  /** The certificate to bind: imported from a file, or found by thumbprint. */
-  function source ({ thumbprint: hash, pfx, passphrase, cert, key: keyFile, store }) {
+  /**
+   * The certificate to bind: imported (a .pfx, or PEM: a file or the text itself), or
+   * found by thumbprint. `from` names where PEM text came from, for messages (never the
+   * text: a key is never printed).
+   * @returns {{thumbprint: string, intermediates: object[]}}
+   */
+  function source ({ thumbprint: hash, pfx, passphrase, cert, key: keyFile, store, from }) {
     const given = [hash !== undefined, pfx !== undefined, cert !== undefined || keyFile !== undefined].filter(Boolean).length
     if (given !== 1) {
       throw new codes.ERR_INVALID_ARG_VALUE({ name: 'certificate', value: undefined, reason: 'is needed once: --thumbprint T, or --pfx file.pfx, or --cert file.pem with --key file.key' })
     }
-    if (hash !== undefined) return thumbprint(hash).toString('hex')
+    if (hash !== undefined) return { thumbprint: thumbprint(hash).toString('hex'), intermediates: [] }
     const context = { what: 'Importing a certificate into LocalMachine\\' + store, command: 'httpsys cert add ...' }
     if (pfx !== undefined) {
-      return config.certImport({ pfx: readFile(pfx), passphrase: passphrase || '' }, { store, file: pfx }, context)
+      const file = Buffer.isBuffer(pfx) ? `the pfx of ${from || 'the command'}` : pfx
+      return importCertificate(config, { pfx: Buffer.isBuffer(pfx) ? pfx : readFile(pfx), passphrase }, { store, file, context })
     }
     if (cert === undefined || keyFile === undefined) {
       throw new codes.ERR_INVALID_ARG_VALUE({ name: cert === undefined ? '--cert' : '--key', value: undefined, reason: 'is needed: --cert and --key go together' })
     }
-    const certPem = readFile(cert).toString('latin1')
-    const keyPem = readFile(keyFile).toString('latin1')
-    if (!/-----BEGIN CERTIFICATE-----/.test(certPem)) throw new codes.ERR_HTTPSYS_CERT_FILE({ file: cert, reason: 'it holds no PEM certificate (-----BEGIN CERTIFICATE-----)' })
-    if (!/-----BEGIN (RSA |EC )?PRIVATE KEY-----/.test(keyPem)) throw new codes.ERR_HTTPSYS_CERT_FILE({ file: keyFile, reason: 'it holds no PEM private key (-----BEGIN PRIVATE KEY-----)' })
-    return config.certImport({ certPem, keyPem }, { store, file: cert }, context)
+    const label = (v, what) => isText(v) ? `the PEM ${what} of ${from || 'the command'}` : v
+    return importCertificate(config, { cert: pemOf(cert), key: pemOf(keyFile), passphrase }, {
+      store, file: label(cert, 'certificate'), keyFile: label(keyFile, 'private key'), context
+    })
   }
 
   /** Why HTTP.SYS could not serve this certificate, or null. */
@@ -83,7 +94,9 @@ function createCert (config, { now = () => new Date() } = {}) {
         flags,
         checkMode,
         clientCert: (flags & NEGOTIATE_CLIENT_CERT) !== 0,
-        revocationCheck: (checkMode & NO_REVOCATION_CHECK) === 0
+        revocationCheck: (checkMode & NO_REVOCATION_CHECK) === 0,
+        // the binding's other HTTP_SERVICE_CONFIG_SSL_PARAM fields, kept by a rotation
+        params: sslParamFields(r)
       }
     }
     for (const r of config.sslCertList()) records.push({ kind: 'ip', ip: r.ip, port: r.port, ...more(r) })
@@ -93,43 +106,51 @@ function createCert (config, { now = () => new Date() } = {}) {
 
   return {
     /**
-     * @param {object} options { port, ip | host, thumbprint | pfx (+passphrase) | cert + key, store,
-     *   clientCert (HTTP.SYS asks clients for a certificate), revocationCheck (default true) }
-     * @returns {{binding: string, thumbprint: string, clientCert: boolean, result: 'added'|'unchanged'|'replaced', replaced?: string}}
+     * @param {object} options { port, ip | host, thumbprint | pfx (+passphrase) | cert + key
+     *   (paths or PEM text; an encrypted key with passphrase), from (where PEM text came
+     *   from, for messages), store, clientCert (HTTP.SYS asks clients for a certificate),
+     *   revocationCheck (default true) }
+     * @returns {{binding: string, thumbprint: string, clientCert: boolean, result: 'added'|'unchanged'|'replaced', replaced?: string,
+     *   intermediates: {thumbprint, subject, added}[], warnings: string[]}}
      */
     add (options) {
       const store = options.store || 'My'
       const k = key(options)
       const binding = where(k)
-      const hash = source({ ...options, store })
-      const why = problem(config.certFind(hash, { store }), store)
+      const { thumbprint: hash, intermediates } = source({ ...options, store })
+      const found = config.certFind(hash, { store })
+      const why = problem(found, store)
       if (why !== null && !config.wine()) {
         throw new codes.ERR_HTTPSYS_CERT_UNUSABLE({ thumbprint: hash, binding, store, port: k.port, reason: why })
       }
+      const warnings = [keyNotes(found).legacyProvider].filter(Boolean)
       if (options.revocationCheck === false && options.clientCert !== true) {
         throw new codes.ERR_INVALID_ARG_VALUE({ name: '--no-revocation-check', value: true, reason: 'goes with --client-cert (it is about client certificates)' })
       }
       const clientCert = options.clientCert === true
-      // the other flags of a binding being replaced stay as they were
+      // what else a binding being replaced says stays as it was: its AppId (whose it is),
+      // its other flags and check modes, its revocation and CTL settings
       const existing = all().find((r) => sameKey(r, k))
       const base = existing ? existing.flags & ~NEGOTIATE_CLIENT_CERT : 0
       const flags = base | (clientCert ? NEGOTIATE_CLIENT_CERT : 0)
-      const checkMode = clientCert && options.revocationCheck === false ? NO_REVOCATION_CHECK : 0
+      const checkBase = existing ? existing.checkMode & ~NO_REVOCATION_CHECK : 0
+      const checkMode = checkBase | (clientCert && options.revocationCheck === false ? NO_REVOCATION_CHECK : 0)
+      const done = { binding, thumbprint: hash, clientCert, intermediates, warnings }
       if (existing && existing.thumbprint.toLowerCase() === hash.toLowerCase() && existing.flags === flags && existing.checkMode === checkMode) {
-        return { binding, thumbprint: hash, clientCert, result: 'unchanged' }
+        return { ...done, result: 'unchanged' }
       }
       const context = {
         what: `Binding a certificate to ${binding}`,
         command: `httpsys cert add --port ${k.port}${k.host ? ` --host ${k.host}` : k.ip !== WILDCARD_V4 ? ` --ip ${k.ip}` : ''} --thumbprint ${hash}` +
-          (clientCert ? ' --client-cert' : '') + (checkMode !== 0 ? ' --no-revocation-check' : '')
+          (clientCert ? ' --client-cert' : '') + ((checkMode & NO_REVOCATION_CHECK) !== 0 ? ' --no-revocation-check' : '')
       }
-      const spec = { ...k, hash, store: store.toUpperCase(), appId: HTTPSYS_APP_ID, flags, checkMode }
+      const spec = { ...k, ...(existing ? existing.params : {}), hash, store: store.toUpperCase(), appId: existing ? existing.appId : HTTPSYS_APP_ID, flags, checkMode }
       let result = existing ? 'replaced' : 'added'
       if (existing || config.sslCertSet(spec, { update: false }, context) === 'exists') {
         config.sslCertSet(spec, { update: true }, context)
         result = 'replaced'
       }
-      return { binding, thumbprint: hash, clientCert, result, replaced: existing && existing.thumbprint.toLowerCase() !== hash.toLowerCase() ? existing.thumbprint : undefined }
+      return { ...done, result, replaced: existing && existing.thumbprint.toLowerCase() !== hash.toLowerCase() ? existing.thumbprint : undefined }
     },
 
     /** @returns {{binding: string, deleted: boolean}} */
@@ -150,10 +171,22 @@ function createCert (config, { now = () => new Date() } = {}) {
         r.binding = r.kind === 'sni' ? `${r.host}:${r.port}` : where(r)
         r.ours = String(r.appId).toLowerCase() === HTTPSYS_APP_ID
         const found = config.certFind(r.thumbprint, { store: r.store })
-        r.certificate = found && { subject: found.subject, notAfter: found.notAfter.toISOString(), hasPrivateKey: found.hasPrivateKey, dnsNames: found.dnsNames }
+        r.certificate = found && {
+          subject: found.subject,
+          notAfter: found.notAfter.toISOString(),
+          hasPrivateKey: found.hasPrivateKey,
+          privateKey: found.privateKey,
+          privateKeyProblem: found.privateKeyProblem,
+          keyProvider: found.keyProvider,
+          dnsNames: found.dnsNames
+        }
         r.problem = problem(found, r.store)
+        const notes = keyNotes(found)
+        // fine (HTTP.SYS uses the key as SYSTEM): said, never a problem
+        r.keyUnreadable = r.problem === null ? notes.unreadable : null
+        r.keyNotes = r.problem === null && notes.legacyProvider ? [notes.legacyProvider] : []
       }
-      for (const r of records) r.notes = shadowing(r, records)
+      for (const r of records) r.notes = [...shadowing(r, records), ...r.keyNotes]
       return records.sort((a, b) => a.port - b.port || a.binding.localeCompare(b.binding))
     },
 
@@ -195,6 +228,15 @@ function sameKey (r, k) {
 
 function normalIp (ip) {
   return String(ip).replace(/^\[|\]$/g, '').toLowerCase()
+}
+
+function isText (v) {
+  return typeof v === 'string' && PEM.test(v)
+}
+
+/** PEM text as it is; a Buffer as it is; a path read. */
+function pemOf (v) {
+  return Buffer.isBuffer(v) || isText(v) ? v : readFile(v)
 }
 
 function readFile (file) {

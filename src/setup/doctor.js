@@ -4,7 +4,9 @@
 // finding with the exact command that fixes it. On Windows (HTTP.SYS): the addon, the
 // HTTP service, who holds each configured port, the URL reservations that cover each
 // prefix (and for whom), the certificate bindings of https prefixes and the state of
-// their certificates, elevation. Elsewhere (the hub): reservations and bindings do not
+// their certificates (a private key this account cannot open is fine: a machine key an
+// elevated import made opens for administrators and for HTTP.SYS, which uses it as
+// SYSTEM through LSASS), elevation. Elsewhere (the hub): reservations and bindings do not
 // exist there; the ports must be free (or held by this config's running supervisor)
 // and the runtime directory private.
 //
@@ -77,8 +79,39 @@ function windowsChecks ({ config, serviceConfig, cert, loadAddon }) {
   }
   checkPorts(sc, prefixes, add)
   checkReservations(sc, prefixes, elevated, add)
-  checkBindings(cert(), config, prefixes, add)
+  checkBindings(cert(), config, prefixes, elevated, add)
+  checkTimers(sc, config, add)
   return findings
+}
+
+// HeaderWait and IdleConnection of a URL group (header_timeout, idle_timeout) apply only
+// once a connection's first request has reached a queue; until then the machine-wide
+// timers do (120 s unless set): a client that opens connections and sends nothing, or a
+// head slowly (slowloris), holds each that long. docs/http-sys.md 1.
+function checkTimers (sc, config, add) {
+  if (config === null) return
+  const machine = sc.machineTimeouts()
+  if (machine === null) {
+    add('warn', 'timers', 'HTTP.SYS\'s machine-wide timers could not be read')
+    return
+  }
+  const s = (ms) => Math.ceil(ms / 1000)
+  const timers = [
+    ['headerWait', 'header_timeout', 'headerwaittimeout', (t) => `a new connection has ${t} s to send its first request head`],
+    ['idleConnection', 'idle_timeout', 'idleconnectiontimeout', (t) => `a new connection may stay idle ${t} s before its first request`]
+  ]
+  for (const [key, limit, type, what] of timers) {
+    const want = s(config.limits[limit])
+    const have = machine[key]
+    if (have <= want) {
+      add('ok', 'timers', `${what(have)} (HTTP.SYS's machine-wide ${type}), within ${limit} (${want} s)`)
+      continue
+    }
+    add('warn', 'timers',
+      `${what(have)} (HTTP.SYS's machine-wide ${type}${machine.set ? '' : ', its default'}): ` +
+      `${limit} (${want} s) applies on HTTP.SYS only from a connection's second request`,
+      `run once, elevated: \`netsh http add timeout timeouttype=${type} value=${want}\` (every HTTP.SYS app on this machine gets it)`)
+  }
 }
 
 function checkPorts (sc, prefixes, add) {
@@ -118,7 +151,7 @@ function checkReservations (sc, prefixes, elevated, add) {
   for (const { app, prefix } of prefixes) {
     const covering = reservations.filter((r) => covers(r.prefix, prefix))
     if (!needsReservation(prefix)) {
-      add('ok', 'urlacl', `${prefix} (${app}) needs no reservation: HTTP.SYS lets any account register http://localhost above port 1024`)
+      add('ok', 'urlacl', `${prefix} (${app}) needs no reservation: HTTP.SYS lets any account register http:// and https://localhost above port 1024`)
       continue
     }
     if (covering.length === 0) {
@@ -144,7 +177,7 @@ function checkReservations (sc, prefixes, elevated, add) {
   }
 }
 
-function checkBindings (cert, config, prefixes, add) {
+function checkBindings (cert, config, prefixes, elevated, add) {
   const https = prefixes.filter((p) => p.prefix.startsWith('https://'))
   const bindings = cert.list()
   for (const { app, prefix } of https) {
@@ -168,7 +201,16 @@ function checkBindings (cert, config, prefixes, add) {
       add('error', 'cert', `the binding ${b.binding} uses the certificate ${b.thumbprint}, but ${b.problem}`,
         `bind a valid one: \`httpsys cert add --port ${b.port}${b.kind === 'sni' ? ` --host ${b.host}` : b.ip !== '0.0.0.0' ? ` --ip ${b.ip}` : ''} --pfx new.pfx\``)
     } else {
-      add('ok', 'cert', `the binding ${b.binding} serves ${b.certificate ? b.certificate.subject : b.thumbprint}${b.certificate ? ` until ${b.certificate.notAfter.slice(0, 10)}` : ''}`)
+      const serves = `the binding ${b.binding} serves ${b.certificate ? b.certificate.subject : b.thumbprint}${b.certificate ? ` until ${b.certificate.notAfter.slice(0, 10)}` : ''}`
+      if (b.keyUnreadable && elevated === true) {
+        // an administrator can open the machine keys an elevated import makes: this one may be gone
+        add('warn', 'cert', `${serves}, but its private key did not open even in this elevated prompt (${b.certificate.privateKeyProblem})`,
+          `if TLS handshakes on ${b.binding} fail, import the certificate again with its key: \`httpsys cert add --port ${b.port}${b.kind === 'sni' ? ` --host ${b.host}` : b.ip !== '0.0.0.0' ? ` --ip ${b.ip}` : ''} --pfx site.pfx\``)
+      } else {
+        // a machine key imported elevated does not open for another account or an
+        // unelevated token; HTTP.SYS uses it through LSASS, as SYSTEM
+        add('ok', 'cert', b.keyUnreadable ? `${serves} (${b.keyUnreadable})` : serves)
+      }
     }
     for (const note of b.notes || []) add('warn', 'cert', `${b.binding}: ${note}`)
   }

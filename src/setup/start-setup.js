@@ -6,11 +6,17 @@
 // commands to run once from an elevated prompt and nothing starts. The certificate an
 // https app passes to https.createServer() is bound later, by its worker when it
 // attaches (src/queue/httpsys/app-cert.js, under ENV.SETUP).
+//
+// A tls entry's cert and key are files or PEM text, and each step imports them the same
+// way (src/setup/cert.js). A printed command never holds key material or a passphrase: an
+// entry with PEM text has no file to name, so its command is `httpsys start --setup`
+// itself, which reads the config.
 
 const { currentUser } = require('../queue/httpsys/service-config')
 const { createUrlAcl, covers, needsReservation } = require('./urlacl')
 const { createCert } = require('./cert')
 const { parseSddl } = require('./sddl')
+const { PEM } = require('../tls-material')
 
 const EVERYONE_SIDS = new Set(['S-1-1-0', 'S-1-5-11', 'S-1-5-4', 'S-1-5-32-545'])
 
@@ -66,14 +72,20 @@ function planSetup (config, sc, { user = currentUser() } = {}) {
       })
       continue
     }
+    const from = `the config's tls entry for ${binding}`
+    const inline = isText(entry.cert) || isText(entry.key)
+    const passphrase = entry.passphrase ? ' --passphrase <the config\'s passphrase>' : ''
     const source = entry.thumbprint !== undefined
       ? ` --thumbprint ${entry.thumbprint}`
-      : entry.pfx !== undefined ? ` --pfx "${entry.pfx}"${entry.passphrase ? ' --passphrase <the config\'s passphrase>' : ''}` : ` --cert "${entry.cert}" --key "${entry.key}"`
+      : entry.pfx !== undefined ? ` --pfx "${entry.pfx}"${passphrase}` : ` --cert "${entry.cert}" --key "${entry.key}"${passphrase}`
+    const configFile = config.source && config.source.configFile
     steps.push({
       kind: 'cert',
-      what: `bind ${entry.thumbprint ? `the certificate ${entry.thumbprint}` : 'the certificate of ' + (entry.pfx || entry.cert)} to ${binding}`,
-      command: `httpsys cert add --port ${entry.port}${where}${source}${asks ? ' --client-cert' : ''}`,
-      run: () => cert.add({ ...key, thumbprint: entry.thumbprint, pfx: entry.pfx, passphrase: entry.passphrase, cert: entry.cert, key: entry.key, store: entry.store, clientCert: asks })
+      what: `bind ${entry.thumbprint ? `the certificate ${entry.thumbprint}` : inline ? `the certificate of ${from} (PEM text)` : 'the certificate of ' + (entry.pfx || entry.cert)} to ${binding}`,
+      command: inline
+        ? `httpsys start${configFile ? ` -c "${configFile}"` : ''} --setup`
+        : `httpsys cert add --port ${entry.port}${where}${source}${asks ? ' --client-cert' : ''}`,
+      run: () => cert.add({ ...key, thumbprint: entry.thumbprint, pfx: entry.pfx, passphrase: entry.passphrase, cert: entry.cert, key: entry.key, from, store: entry.store, clientCert: asks })
     })
   }
   for (const app of config.apps) {
@@ -88,6 +100,10 @@ function planSetup (config, sc, { user = currentUser() } = {}) {
     }
   }
   return { steps, notes }
+}
+
+function isText (v) {
+  return typeof v === 'string' && PEM.test(v)
 }
 
 module.exports = { planSetup }

@@ -110,12 +110,13 @@ function covers (reserved, registered) {
 
 /**
  * Whether registering `prefix` needs a reservation at all: an elevated process never
- * does; others do, except http://localhost:<port above 1024>/ (HTTP.SYS lets any
- * account register loopback HTTP there).
+ * does; others do, except http:// or https://localhost:<port above 1024>/ (HTTP.SYS
+ * lets any account register loopback there; an https one still needs a certificate
+ * binding, which is another matter: docs/http-sys.md 3).
  */
 function needsReservation (prefix) {
   const p = urlprefix.parse(prefix)
-  return !(p.scheme === 'http' && p.host === 'localhost' && p.port > 1024)
+  return !(p.host === 'localhost' && p.port > 1024)
 }
 
 module.exports = { createUrlAcl, covers, needsReservation }

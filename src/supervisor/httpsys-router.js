@@ -42,6 +42,7 @@ class HttpsysRouter extends EventEmitter {
     this.setup = setup
     this.clientCerts = clientCertEntries(tls || [])
     this.queues = new Map() // app name -> the controller's queue
+    this.active = new Map() // app name -> the state its queue was last given
     this.wine = null
   }
 
@@ -82,6 +83,8 @@ class HttpsysRouter extends EventEmitter {
     } catch (err) {
       throw withApp(err, app)
     }
+    // created active (properties.js queueSetup sets HttpEnabledStateActive with the rest)
+    this.active.set(app, true)
     this.queues.set(app, queue)
     this.logger.debug({ event: 'queue', app, queue: name, urls: queue.urls }, `request queue ${name} holds ${queue.urls.join(' ')}`)
     return { name, urls: queue.urls }
@@ -91,6 +94,7 @@ class HttpsysRouter extends EventEmitter {
     const queue = this.queues.get(app)
     if (queue === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: this.queueName(app) })
     this.queues.delete(app)
+    this.active.delete(app)
     queue.close()
   }
 
@@ -102,9 +106,16 @@ class HttpsysRouter extends EventEmitter {
    */
   setAvailable (app, available) {
     const queue = this.queues.get(app)
-    if (queue === undefined || typeof queue.setActive !== 'function') return
+    if (queue === undefined || typeof queue.setActive !== 'function' || this.active.get(app) === available) return
     const code = queue.setActive(available)
-    if (code !== 0) this.logger.debug({ app, queue: queue.name, code }, `could not turn request queue ${queue.name} ${available ? 'on' : 'off'} (Win32 ${code})`)
+    if (code === 0) {
+      this.active.set(app, available)
+      return
+    }
+    // the queue keeps its state: off, its requests wait for nobody; on, they get 503
+    this.logger.warn({ event: 'queue-state', app, queue: queue.name, code, available },
+      `could not turn request queue ${queue.name} ${available ? 'on' : 'off'} (Win32 ${code}): ` +
+      (available ? 'HTTP.SYS goes on answering its requests 503' : 'its requests wait in the queue until queue_timeout instead of getting 503 at once'))
   }
 
   stats () {
@@ -137,6 +148,8 @@ class HttpsysRouter extends EventEmitter {
       [ENV.CACHE]: cacheEnv(app.cache),
       // --setup: an https worker binds the certificate its app passes where its port has none
       [ENV.SETUP]: this.setup ? '1' : undefined,
+      // a stopping worker lets the responses in the kernel finish until just before its kill
+      [ENV.KILL_TIMEOUT]: app.kill_timeout > 0 ? String(app.kill_timeout) : undefined,
       [ENV.CLIENT_CERTS]: this.clientCerts.length > 0 ? JSON.stringify(this.clientCerts) : undefined
     }
   }

@@ -3,13 +3,26 @@
 // A stand-in for native/ (the addon, httpsys_native.node) that records every call, so
 // the JS side of the HTTP.SYS backend runs on Linux. It mirrors the addon's surface:
 //   platform(), errors(), events, new Queue(options) with start/respond/sendBody/
-//   readBody/cancel/stopReceiving/close/ref/unref/addUrl/removeUrl/info.
+//   readBody/cancel/stopReceiving/close/ref/unref/addUrl/removeUrl/setProperty/info.
+// Property calls (options.properties, setProperty) are taken as HTTP.SYS takes their
+// bytes (fake-properties.js): queue.kernel is what HTTP.SYS then holds for the queue
+// (shared by every process that opens a named queue), and addon.violations lists every
+// call whose structure differs from Microsoft's documentation.
 // Sends never complete by themselves: a test delivers [EVENT.SENT, id, code] when it
 // wants the kernel to have finished one.
 // Tests drive it with queue.emit([type, id, arg, ...]) exactly as the addon's batches
 // arrive, and make constructor calls fail with fail({ open, create, urls }).
 
+const crypto = require('node:crypto')
+
+const { newQueueState, applyProperty } = require('./fake-properties')
+
 const EVENT = { REQUEST: 1, BODY: 2, BODY_END: 3, SENT: 4, ABORT: 5, DETACHED: 6, CLOSED: 7, FATAL: 8 }
+
+// where a certificate's private key lives (CERT_KEY_PROV_INFO_PROP_ID): cng is a key
+// storage provider (provider type 0), else a CryptoAPI one
+const CNG_PROVIDER = Object.freeze({ name: 'Microsoft Software Key Storage Provider', cng: true })
+const LEGACY_PROVIDER = Object.freeze({ name: 'Microsoft Enhanced RSA and AES Cryptographic Provider', cng: false })
 
 const NAMES = {
   2: 'ERROR_FILE_NOT_FOUND',
@@ -18,12 +31,16 @@ const NAMES = {
   50: 'ERROR_NOT_SUPPORTED',
   87: 'ERROR_INVALID_PARAMETER',
   1332: 'ERROR_NONE_MAPPED',
+  120: 'ERROR_CALL_NOT_IMPLEMENTED',
   183: 'ERROR_ALREADY_EXISTS',
   1229: 'ERROR_CONNECTION_INVALID',
   1236: 'ERROR_CONNECTION_ABORTED',
   86: 'ERROR_INVALID_PASSWORD',
   1060: 'ERROR_SERVICE_DOES_NOT_EXIST',
-  1312: 'ERROR_NO_SUCH_LOGON_SESSION'
+  1312: 'ERROR_NO_SUCH_LOGON_SESSION',
+  0x80090010: 'NTE_PERM',
+  0x80090015: 'NTE_BAD_PUBLIC_KEY',
+  0x80090016: 'NTE_BAD_KEYSET'
 }
 
 // The service control manager (native/src/service-host.cc): services by name, and the
@@ -147,6 +164,14 @@ function win32Error (code, syscall, prefix) {
 function createFakeAddon ({ wine = null, streaming = wine === null, cancel = wine === null, kernel = null } = {}) {
   const queues = []
   const failures = { open: null, create: null, start: null, urls: new Map() }
+  const states = new Map() // queue name -> HTTP.SYS's state of that named queue
+  const violations = []
+
+  // Wine answers 120 to every property but the binding (docs/wine.md 2.10)
+  function kernelSet (call, state) {
+    if (wine !== null && call.name !== 'HttpServerBindingProperty') return 120
+    return applyProperty(call, state, violations)
+  }
 
   class Queue {
     constructor (options) {
@@ -159,6 +184,15 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       const mode = options.mode
       if (mode === 'open' && failures.open) throw win32Error(failures.open, 'HttpCreateRequestQueue')
       if (mode !== 'open' && failures.create) throw win32Error(failures.create, 'HttpCreateRequestQueue')
+      this.kernel = mode === 'open' && states.has(options.name) ? states.get(options.name) : newQueueState()
+      if (mode !== 'open' && options.name) states.set(options.name, this.kernel)
+      const calls = options.properties || []
+      this.groupCalls = calls.filter((c) => c.call === 'HttpSetUrlGroupProperty')
+      this.grouped = false
+      for (const call of calls.filter((c) => c.call !== 'HttpSetUrlGroupProperty')) {
+        const code = kernelSet(call, this.kernel)
+        if (code !== 0) throw Object.assign(win32Error(code, 'HttpSetRequestQueueProperty'), { property: call.name })
+      }
       this.urls = []
       for (const url of options.urls || []) this.addUrl(url)
       queues.push(this)
@@ -172,6 +206,17 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     }
 
     addUrl (url) {
+      // the addon's URL groups get the group calls, the binding last (queue.cc NewUrlGroup)
+      if (!this.groupCalls.some((c) => c.name === 'HttpServerBindingProperty')) {
+        throw Object.assign(new TypeError('options.properties must hold the HttpServerBindingProperty call'), { code: 'ERR_INVALID_ARG_TYPE' })
+      }
+      if (!this.grouped) {
+        for (const call of this.groupCalls) {
+          const code = kernelSet(call, this.kernel)
+          if (code !== 0) throw Object.assign(win32Error(code, 'HttpSetUrlGroupProperty', url), { property: call.name })
+        }
+        this.grouped = true
+      }
       const code = failures.urls.get(url)
       if (code) throw win32Error(code, 'HttpAddUrlToUrlGroup', url)
       this.urls.push(url)
@@ -184,18 +229,33 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       return 0
     }
 
-    // HttpSetRequestQueueProperty(HttpServerStateProperty): Wine answers 120
-    setActive (active) {
-      this.record('setActive', [active])
-      if (wine !== null) return 120
-      this.active = active
-      return 0
+    // one property call on this queue (or its URL groups), as HTTP.SYS takes its bytes
+    setProperty (call) {
+      this.calls.push(['setProperty', call])
+      return kernelSet(call, this.kernel)
     }
 
-    // HttpFlushResponseCache over the queue's prefixes: Wine has nothing to flush (120)
-    flushCache () {
-      this.record('flushCache', [])
+    // HttpFlushResponseCache under `prefixes` (default: the ones this handle registered;
+    // none: nothing is flushed). HTTP.SYS removes only what the calling process cached,
+    // so this empties cached() of this handle alone. Wine has nothing to flush (120).
+    flushCache (prefixes) {
+      this.record('flushCache', prefixes === undefined ? [] : [prefixes])
       return wine !== null ? 120 : 0
+    }
+
+    /**
+     * The ids of the responses HTTP.SYS holds in its cache from this handle (its
+     * process): a whole 200 sent with a time to live, not flushed since.
+     */
+    cached () {
+      let ids = []
+      for (const c of this.calls) {
+        // ['respond', id, status, reason, headers, body, flags, cacheTtl]: flags 1 is MORE
+        if (c[0] === 'respond' && c[2] === 200 && (c[6] & 1) === 0 && c[7] > 0) ids.push(c[1])
+        const under = c[0] === 'flushCache' ? (c[1] && c[1].length > 0 ? c[1] : this.urls) : []
+        if (under.length > 0 && wine === null) ids = []
+      }
+      return ids
     }
 
     respond (...args) { return this.record('respond', args) }
@@ -247,7 +307,7 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
   // Service configuration: an in-memory store of reservations and bindings.
   const acl = new Map()
   const certs = []
-  const accounts = new Map([['BUILD\\ci', 'S-1-5-21-1-2-3-1001'], ['Everyone', 'S-1-1-0']])
+  const accounts = new Map([['BUILD\\ci', 'S-1-5-21-1-2-3-1001'], ['Everyone', 'S-1-1-0'], ['WEB01\\svcuser', 'S-1-5-21-9-9-9-1002']])
   const keyOf = (spec) => spec.host ? `${spec.host}:${spec.port}` : `${spec.ip}:${spec.port}`
   const config = {
     configCalls: [],
@@ -277,7 +337,12 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       if (update && !config.canUpdate) return 50
       if (update && i === -1) return 2
       if (!update && i !== -1) return 183
+      // a code the set answers instead: a number, or (spec, update) => code (0: goes through)
+      const refused = typeof machine.codes.sslCertSet === 'function' ? machine.codes.sslCertSet(spec, update) : machine.codes.sslCertSet
+      if (refused) return refused
       const record = { ip: spec.ip, port: spec.port, host: spec.host, hash: spec.hash.toString('hex'), appId: spec.appId, store: spec.store, flags: spec.flags || 0, checkMode: spec.checkMode || 0 }
+      // the other HTTP_SERVICE_CONFIG_SSL_PARAM fields, where the caller gave them (netsh and IIS set them)
+      for (const k of ['revocationFreshnessTime', 'urlRetrievalTimeout', 'ctlIdentifier', 'ctlStoreName']) if (spec[k] !== undefined) record[k] = spec[k]
       if (i === -1) certs.push(record)
       else certs[i] = record
       return 0
@@ -310,11 +375,23 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       if (machine.denied) return { code: 5 }
       if (source.pfx && source.passphrase === 'wrong') return { code: 86 }
       const thumbprint = (source.pfx ? 'a1' : 'b2').repeat(20)
-      store.set(thumbprint, { subject: 'CN=imported', issuer: 'CN=imported', notBefore: Date.now() - 86400000, notAfter: Date.now() + 86400000 * 90, hasPrivateKey: true, dnsNames: ['imported.test'] })
+      // PFXImportCertStore puts an RSA key in a CryptoAPI provider unless asked for CNG
+      const keyProvider = source.pfx && source.cng !== true ? LEGACY_PROVIDER : CNG_PROVIDER
+      store.set(thumbprint, { subject: 'CN=imported', issuer: 'CN=imported', notBefore: Date.now() - 86400000, notAfter: Date.now() + 86400000 * 90, hasPrivateKey: true, privateKeyCode: 0, keyProvider, dnsNames: ['imported.test'] })
+      // a PFX's certificates without a key (its chain): machine.pfxChain, DER Buffers
+      return { code: 0, thumbprint, keyProvider, chain: source.pfx ? machine.pfxChain.slice() : [] }
+    },
+    // a certificate without a key into LocalMachine\<store> (the intermediates of a chain into CA)
+    certAdd ({ der, store: name }) {
+      const thumbprint = crypto.createHash('sha1').update(der).digest('hex')
+      config.configCalls.push(['certAdd', name, thumbprint])
+      if (machine.denied) return { code: 5 }
+      const x509 = new crypto.X509Certificate(der)
+      storeOf(name).set(thumbprint, { subject: x509.subject.replace(/\n/g, ', '), issuer: x509.issuer.replace(/\n/g, ', '), notBefore: Date.parse(x509.validFrom), notAfter: Date.parse(x509.validTo), hasPrivateKey: false, privateKeyCode: null, keyProvider: null, dnsNames: [] })
       return { code: 0, thumbprint }
     },
-    certFind ({ thumbprint }) {
-      const cert = store.get(thumbprint.toLowerCase())
+    certFind ({ thumbprint, store: name }) {
+      const cert = storeOf(name).get(thumbprint.toLowerCase())
       return cert ? { code: 0, found: true, ...cert } : { code: 0, found: false }
     },
     isElevated () { return machine.elevated },
@@ -322,19 +399,29 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       return machine.services[name] ? { code: 0, ...machine.services[name] } : { code: 1060 }
     },
     tcpListeners () { return { code: 0, list: machine.listeners.slice() } },
-    processName (pid) { return machine.processes[pid] || null }
+    processName (pid) { return machine.processes[pid] || null },
+    // HttpServiceConfigTimeout: null where none is set (native/src/diagnostics.cc)
+    machineTimeouts () { return { code: 0, headerWait: null, idleConnection: null, ...machine.timeouts } }
   }
   const scm = createFakeScm({ get denied () { return machine.denied }, get elevated () { return machine.elevated } })
   Object.assign(config, scm.api)
   // what doctor and the setup commands ask the machine; tests change it
-  const store = new Map()
+  const store = new Map() // LocalMachine\My
+  const stores = new Map([['my', store]]) // by lower-case name: 'ca', ...
+  const storeOf = (name = 'My') => {
+    const key = String(name).toLowerCase()
+    if (!stores.has(key)) stores.set(key, new Map())
+    return stores.get(key)
+  }
   const machine = {
     denied: false,
     elevated: true,
     services: { HTTP: { state: 'running', startType: 'demand' } },
     listeners: [],
     processes: { 4: 'System' },
-    codes: {} // a Win32 code a call answers instead: { urlAclSet: 87 }
+    timeouts: {}, // HTTP.SYS's machine-wide timers: { headerWait, idleConnection } (seconds)
+    codes: {}, // a Win32 code a call answers instead: { urlAclSet: 87 }
+    pfxChain: [] // the certificates without a key an imported PFX holds (DER)
   }
 
   return {
@@ -343,13 +430,21 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     get canUpdate () { return config.canUpdate },
     set canUpdate (v) { config.canUpdate = v },
     queues,
+    /** property calls whose bytes differ from Microsoft's documentation (fake-properties.js) */
+    violations,
     scm,
     EVENT,
     events: { ...EVENT },
     machine,
-    /** puts a certificate into the fake LocalMachine store */
-    addCertificate (thumbprint, cert = {}) {
-      store.set(thumbprint.toLowerCase(), { subject: 'CN=test', issuer: 'CN=test', notBefore: Date.now() - 86400000, notAfter: Date.now() + 86400000 * 30, hasPrivateKey: true, dnsNames: [], ...cert })
+    /** puts a certificate into the fake LocalMachine store (My, or cert.store) */
+    addCertificate (thumbprint, { store: name, ...cert } = {}) {
+      const c = { subject: 'CN=test', issuer: 'CN=test', notBefore: Date.now() - 86400000, notAfter: Date.now() + 86400000 * 30, hasPrivateKey: true, dnsNames: [], ...cert }
+      // the key's provider and whether it opened for this account: only where there is one
+      storeOf(name).set(thumbprint.toLowerCase(), { privateKeyCode: c.hasPrivateKey ? 0 : null, keyProvider: c.hasPrivateKey ? CNG_PROVIDER : null, ...c })
+    },
+    /** the certificates of LocalMachine\<name>, by thumbprint */
+    certificates (name) {
+      return storeOf(name)
     },
     /** Make the next constructions (or start()) fail: { open: 2 } / { create: 5 } / { start: 8 } / { urls: { prefix: 183 } } */
     fail ({ open = null, create = null, start = null, urls = {} } = {}) {

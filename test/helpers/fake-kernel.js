@@ -131,8 +131,9 @@ function createFakeKernel () {
         }
       }
       exchanges.set(id, ex)
-      if (queue === null) {
-        // HTTP.SYS answers a URL nobody holds with 503 (the app's queue is gone)
+      if (queue === null || (queue.kernel && queue.kernel.active === false)) {
+        // HTTP.SYS answers a URL nobody holds with 503 (the app's queue is gone), and at
+        // once every request to a queue turned off (HttpEnabledStateInactive)
         ex.res.status = 503
         finish(ex, {})
         return ex

@@ -38,3 +38,11 @@ test('npm pack ships the code, the prebuilt addon, and the addon\'s sources; no 
   if (fs.existsSync(path.join(ROOT, addon))) expect(files).toContain(addon)
   expect(files.filter((f) => /^(test|bench|scripts|router|\.ci)\//.test(f))).toEqual([])
 })
+
+test('the MSVC build (binding.gyp) compiles every addon source the mingw-w64 build does', () => {
+  // scripts/build-win.sh takes native/src/*.cc; node-gyp brings its own delay-load hook
+  const gyp = fs.readFileSync(path.join(ROOT, 'binding.gyp'), 'utf8')
+  const listed = [...gyp.matchAll(/'native\/src\/([\w-]+\.cc)'/g)].map((m) => m[1]).sort()
+  const sources = fs.readdirSync(path.join(ROOT, 'native', 'src')).filter((f) => f.endsWith('.cc') && f !== 'delay-load-hook.cc').sort()
+  expect(listed).toEqual(sources)
+})

@@ -2,9 +2,10 @@
 
 // The addon's own surface in node.exe under Wine, called directly (fixtures/addon-*.js
 // load prebuilds/win32-x64/httpsys_native.node): the constant tables, what a request
-// carries, one SENT event per issued send, the range checks on queue options, the
-// setup/diagnostic calls of `httpsys cert` and `httpsys doctor`, and receives whose
-// headers overflow the first buffer. Registered by run-tests.js.
+// carries, one SENT event per issued send, the checks on property calls (and the property
+// table against the SDK's layouts), the setup/diagnostic calls of `httpsys cert` and
+// `httpsys doctor`, and receives whose headers overflow the first buffer. Registered by
+// run-tests.js.
 //
 // Where Wine cannot answer like Windows, the test says what it checks instead and what
 // a real Windows shows (README.md lists those checks).
@@ -50,32 +51,35 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
     assert.equal(out.win32.ERROR_INVALID_PASSWORD, 86)
     assert.equal(out.win32.CRYPT_E_NOT_FOUND, 0x80092004)
     assert.deepEqual(out.mismatches, [])
+    // src/queue/httpsys/properties.js lays the property structures out as http.h does
+    assert.deepEqual(out.layouts, [])
   })
 
-  test('addon: queue options outside what HTTP.SYS holds throw a RangeError/TypeError naming the option and its range', async () => {
+  test('addon: property calls it cannot make are refused with node\'s codes before anything exists; the rest reach HTTP.SYS as given', async () => {
     const port = await W.freePort()
-    const out = await probe('options', { HTTPSYS_WINE_PREFIX: `http://+:${port}/opt/` })
-    const expect = {
-      queueLength: ['RangeError', 'options.queueLength must be an integer from 1 to 2147483647 (requests); got 0'],
-      queueLengthHuge: ['RangeError', 'options.queueLength must be an integer from 1 to 2147483647 (requests); got 2147483648'],
-      verbosity: ['RangeError', 'options.verbosity must be 0 (Basic), 1 (Limited) or 2 (Full); got 3'],
-      verbosityType: ['TypeError', 'options.verbosity must be 0 (Basic), 1 (Limited) or 2 (Full); got a string'],
-      entityBody: ['RangeError', 'options.timeouts.entityBody must be an integer from 0 to 65535 (seconds); got 65536'],
-      headerWait: ['RangeError', 'options.timeouts.headerWait must be an integer from 0 to 65535 (seconds); got -1'],
-      minSendRate: ['RangeError', 'options.timeouts.minSendRate must be an integer from 0 to 4294967295 (bytes per second); got 4294967296'],
-      fraction: ['RangeError', 'options.timeouts.idleConnection must be an integer from 0 to 65535 (seconds); got 1.5'],
-      maxConnections: ['RangeError', 'options.maxConnections must be -1 (no limit) or an integer from 1 to 4294967294; got 0'],
-      maxConnectionsType: ['TypeError', 'options.maxConnections must be -1 (no limit) or an integer from 1 to 4294967294; got a string']
+    const out = await probe('properties', { HTTPSYS_WINE_PREFIX: `http://+:${port}/opt/` })
+    const refused = {
+      notArray: ['TypeError', /^options\.properties must be an array$/],
+      badCall: ['TypeError', /options\.properties\[0\]\.call must be 'HttpSetRequestQueueProperty' or 'HttpSetUrlGroupProperty'/],
+      notBuffer: ['TypeError', /options\.properties\[0\]\.data must be a Buffer/],
+      tooLong: ['RangeError', /options\.properties\[0\]\.data must hold 1 to 256 bytes; got 300/],
+      unaligned: ['RangeError', /options\.properties\[0\]\.handleAt must be -1 or an 8-aligned offset inside the data; got 4/],
+      outside: ['RangeError', /handleAt must be -1 or an 8-aligned offset inside the data; got 16/],
+      noBinding: ['TypeError', /must hold the HttpServerBindingProperty call/],
+      setBad: ['TypeError', /call\.data must be a Buffer/]
     }
-    for (const [name, [type, message]] of Object.entries(expect)) {
+    for (const [name, [type, message]] of Object.entries(refused)) {
       assert.ok(out[name].error, `${name}: no error (${JSON.stringify(out[name])})`)
       assert.equal(out[name].error.name, type, name)
       assert.equal(out[name].error.code, type === 'RangeError' ? 'ERR_OUT_OF_RANGE' : 'ERR_INVALID_ARG_TYPE', name)
-      assert.equal(out[name].error.message, message, name)
+      assert.match(out[name].error.message, message, name)
     }
-    // in range: accepted (Wine implements none of these properties, so the addon does not
-    // set them there; Windows applies them: `netsh http show servicestate` shows them)
     assert.deepEqual(out.valid, { value: 'created' })
+    // Wine answers 120 to the queue's own properties and to URL group timeouts
+    // (docs/wine.md 2.10): the addon passed them through, and names the one refused
+    assert.match(out.queueLength.error.message, /^HttpSetRequestQueueProperty\(HttpServerQueueLengthProperty\) failed: ERROR_CALL_NOT_IMPLEMENTED \(120\)/)
+    assert.match(out.timeouts.error.message, /^HttpSetUrlGroupProperty\(HttpServerTimeoutsProperty\) failed: ERROR_CALL_NOT_IMPLEMENTED \(120\)/)
+    assert.deepEqual(out.setState, { value: 120 })
   })
 
   test('addon: a request carries httpVersion, expect and tls (null over plain HTTP); one SENT per issued send', async () => {
@@ -206,6 +210,10 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
     assert.match(out.processSelf.value, new RegExp(`\\\\${path.basename(W.NODE_EXE).replace('.', '\\.')}$`, 'i'))
     assert.equal(out.processSystem.value, 'System')
     assert.equal(out.processNone.value, null)
+    // HttpQueryServiceConfiguration(HttpServiceConfigTimeout): Wine stores nothing (2 for
+    // every query, docs/wine.md 2.8), so neither timer is set; Windows shows what
+    // `netsh http show timeout` shows
+    assert.deepEqual(out.machineTimeouts.value, { code: 0, idleConnection: null, headerWait: null })
     assert.equal(out.badArgument.error.name, 'TypeError')
     assert.equal(out.badPid.error.name, 'TypeError')
     assert.equal(out.tcpListeners.code, 0)
@@ -223,11 +231,13 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
   // NCryptImportKey has no PKCS#8 (NTE_NOT_SUPPORTED). What runs here: the PEM parsing
   // and PKCS#1 / SEC1 -> PKCS#8 conversion up to the key import, the errors decided
   // before it, the store lookups. On Windows, elevated, every import answers
-  // { code: 0, thumbprint } (the SHA-1 of the certificate), certFind then finds it with
-  // hasPrivateKey true, privateKeyCode 0 and its dnsNames; the wrong PFX passphrase is
-  // 86 (ERROR_INVALID_PASSWORD); an RSA key with the EC certificate is NTE_BAD_PUBLIC_KEY
-  // (0x80090015) with no key left behind; not elevated, every import is 5.
-  test('addon: cert calls: certImport (PFX; PEM PKCS#8, PKCS#1, encrypted PKCS#8, SEC1) and certFind', async () => {
+  // { code: 0, thumbprint, keyProvider, chain: [] } (the SHA-1 of the certificate; the
+  // key in the Microsoft Software Key Storage Provider, cng true, the PFX's too), certFind
+  // then finds it with hasPrivateKey true, privateKeyCode 0, the same keyProvider and its
+  // dnsNames; the wrong PFX passphrase is 86 (ERROR_INVALID_PASSWORD); an RSA key with the
+  // EC certificate is NTE_BAD_PUBLIC_KEY (0x80090015) with no key left behind; not
+  // elevated, every import and certAdd is 5.
+  test('addon: cert calls: certImport (PFX; PEM PKCS#8, PKCS#1, encrypted PKCS#8, SEC1), certFind and certAdd', async () => {
     const dir = path.join(W.LOG_DIR, 'certs')
     try {
       makeCertificates(dir)
@@ -258,6 +268,7 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
       notAfter: Date.parse(x509.validTo),
       hasPrivateKey: false,
       privateKeyCode: null,
+      keyProvider: null,
       dnsNames: ['httpsys.test', 'www.httpsys.test']
     })
     const code = (name) => out[name].value.code
@@ -268,11 +279,21 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
         const found = out[name].find.value
         assert.equal(found.found, true, name)
         assert.equal(found.hasPrivateKey, true, name)
+        // Windows: every key in a CNG key storage provider (the PFX's too: cng: true)
+        assert.deepEqual(out[name].value.keyProvider, found.keyProvider, name)
       } else {
         assert.ok([50, 0x80090029].includes(code(name)), `${name}: ${code(name)}`)
         assert.equal(out[name].value.thumbprint, null, name)
+        assert.equal(out[name].value.keyProvider, null, name)
       }
+      assert.ok(Array.isArray(out[name].value.chain), name)
     }
+    // LocalMachine\CA: Windows always has it (the certificate goes in, { code: 0, thumbprint });
+    // a Wine prefix has none until something writes one (2, ERROR_FILE_NOT_FOUND)
+    if (out.certAddCa.value.code === 0) assert.equal(out.certAddCa.value.thumbprint, rsaThumbprint)
+    else assert.equal(out.certAddCa.value.code, 2)
+    assert.equal(out.badCertAdd.error.name, 'TypeError')
+    assert.equal(out.badImportCng.error.name, 'TypeError')
     assert.notEqual(code('pfxWrongPassword'), 0)
     assert.notEqual(code('pemWrongKey'), 0)
     // decided before any key import, the same everywhere

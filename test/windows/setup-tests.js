@@ -98,6 +98,34 @@ function register (test) {
     assert.equal(ports.level, 'ok', `port ${port} is free: ${ports.message}`)
   }, { keep: true })
 
+  // An encrypted PEM key is opened by httpsys (node's crypto, with --passphrase) and
+  // reaches the addon's import as PKCS#8: on Windows, elevated, it is imported and bound;
+  // Wine's NCryptImportKey has no PKCS#8 (NTE_NOT_SUPPORTED, docs/wine.md 2.8), and a
+  // prefix without LocalMachine\My says so. A wrong passphrase is decided before the
+  // import, the same everywhere.
+  test('cert add: an encrypted PEM key opens with --passphrase and reaches the import in node.exe', async () => {
+    assert.ok(state.app, 'the install test did not run')
+    const ssl = (...args) => execFileSync('openssl', args, { cwd: state.dir, stdio: ['ignore', 'ignore', 'pipe'] })
+    try {
+      ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'plain.key', '-out', 'site.crt', '-days', '2', '-subj', '/CN=site.test')
+      ssl('pkcs8', '-topk8', '-in', 'plain.key', '-out', 'site-enc.key', '-passout', 'pass:secret')
+    } catch (err) {
+      W.skip(`openssl could not make the test certificate (${err.message.split('\n')[0]})`)
+    }
+    const run = (name, ...args) => W.runNode(name, ['node_modules/httpsys-cli/bin/httpsys', 'cert', 'add', '--port', '18443',
+      '--cert', path.join(state.dir, 'site.crt'), '--key', path.join(state.dir, 'site-enc.key'), ...args], { cwd: state.app })
+    const wrong = await run('cert-add-wrong', '--passphrase', 'wrong')
+    assert.equal(wrong.code, 1, wrong.output)
+    assert.match(wrong.output, /the private key is encrypted and the passphrase is wrong.*ERR_HTTPSYS_CERT_FILE/)
+    const right = await run('cert-add-encrypted', '--passphrase', 'secret')
+    if (right.code === 0) {
+      assert.match(right.output, /^0\.0\.0\.0:18443 now serves [0-9a-f]{40}$/m)
+    } else {
+      assert.match(right.output, /Windows could not import it \(NTE_NOT_SUPPORTED|LocalMachine\\My does not exist/)
+    }
+    assert.doesNotMatch(wrong.output + right.output, /PRIVATE KEY-----|secret/)
+  }, { keep: true })
+
   test('urlacl: add, list and delete run through the HTTP Server API in node.exe (Wine stores nothing)', async () => {
     const run = (name, args) => W.runNode(name, ['node_modules/httpsys-cli/bin/httpsys', 'urlacl', ...args], { cwd: state.app })
     const add = await run('urlacl-add', ['add', 'http://+:18123/wine/', '--sddl', 'D:(A;;GX;;;S-1-1-0)'])

@@ -5,9 +5,10 @@
 // an https prefix on a port no binding covers fails every handshake, and the app never
 // hears of it. Under `httpsys start --setup` (ENV.SETUP) the worker binds the app's own
 // certificate there: it checks it with node's crypto (the key belongs to the certificate,
-// valid today), imports it with its key into LocalMachine\My (the addon's certImport, as
-// `httpsys cert add` does) and binds it with httpsys's AppId to 0.0.0.0:port, or to
-// host:port (SNI) for a prefix that names its host. Without --setup, index.js warns.
+// valid today), imports it with its key into LocalMachine\My and its chain's intermediates
+// into LocalMachine\CA (cert-import.js, as `httpsys cert add` does) and binds it with
+// httpsys's AppId to 0.0.0.0:port, or to host:port (SNI) for a prefix that names its host.
+// Without --setup, index.js warns.
 //
 // What it never does:
 // - replace a binding: a port (or a host) some binding covers is left alone, and so is a
@@ -15,6 +16,8 @@
 // - log or write the private key: it goes from the app's options to the addon in memory
 //   (as PKCS#8 text, or the pfx with its passphrase); records carry the thumbprint, the
 //   subject and the dates;
+// - import a certificate already in the store with its key: one whose key this account
+//   cannot open is there all the same (HTTP.SYS uses it as SYSTEM; certProblem());
 // - stop the app: a certificate that cannot be bound is one error record with the fix.
 // Two instances of the app attaching at once: the certificate already in the store with
 // its key is not imported again, the import itself is idempotent by thumbprint (the addon
@@ -24,6 +27,7 @@
 const crypto = require('node:crypto')
 const { codes } = require('../../errors')
 const { certProblem, where, httpsPrefixes, HTTPSYS_APP_ID } = require('./service-config')
+const { importCertificate } = require('./cert-import')
 const { loadMaterial, subjectOf } = require('../../tls-material')
 const { NEGOTIATE_CLIENT_CERT } = require('./client-certs')
 
@@ -61,9 +65,9 @@ function covers (b, target) {
 
 /**
  * The certificate the app passed, checked as the hub checks it (src/tls-material.js:
- * the key belongs to the certificate, the passphrase opens it, valid today), and what the
- * addon imports: the leaf certificate the context serves with its own key (as `httpsys
- * cert add --cert` imports it), or the pfx with its passphrase.
+ * the key belongs to the certificate, the passphrase opens it, valid today), and what
+ * cert-import.js imports: the certificates the app passed (the one the context serves,
+ * and its chain) with the served one's key, or the pfx with its passphrase.
  * @param {object} options the app's TLS options: key + cert (PEM text or Buffers, arrays
  *   as node takes them, passphrase), or pfx + passphrase
  * @param {object} [where] { port, host, now } for the message and the dates
@@ -86,7 +90,9 @@ function appCertificate (options, { port, host, now = new Date() } = {}) {
       const object = k !== null && typeof k === 'object' && !Buffer.isBuffer(k)
       return crypto.createPrivateKey({ key: object ? k.pem : k, passphrase: object && k.passphrase !== undefined ? k.passphrase : m.options.passphrase })
     }).find((k) => x509.checkPrivateKey(k))
-    source = { certPem: x509.toString(), keyPem: key.export({ type: 'pkcs8', format: 'pem' }) }
+    // every certificate passed: the served one and the intermediates its chain needs
+    const certs = [].concat(m.options.cert).map((c) => Buffer.isBuffer(c) ? c.toString('latin1') : String(c)).join('\n')
+    source = { cert: certs, key: key.export({ type: 'pkcs8', format: 'pem' }) }
   }
   return { source, thumbprint: x509.fingerprint.replace(/:/g, '').toLowerCase(), subject: subjectOf(x509), notAfter: new Date(x509.validTo) }
 }
@@ -110,10 +116,14 @@ function bindTarget (sc, options, target, { now, store }) {
   let imported = false
   if (certProblem(sc.certFind(hash, { store }), store, now) !== null) {
     try {
-      hash = sc.certImport(cert.source, { store, file: APP_LABEL }, {
-        what: `Importing the certificate the app passed to https.createServer() (${cert.subject}) into LocalMachine\\${store}`,
-        command: context.command
-      })
+      hash = importCertificate(sc, cert.source, {
+        store,
+        file: APP_LABEL,
+        context: {
+          what: `Importing the certificate the app passed to https.createServer() (${cert.subject}) into LocalMachine\\${store}`,
+          command: context.command
+        }
+      }).thumbprint
     } catch (err) {
       if (err.code !== 'ERR_HTTPSYS_CERT_FILE') throw err
       // what Windows refused in the material itself (NTE_BAD_PUBLIC_KEY: not this certificate's key)

@@ -22,10 +22,12 @@ const {
 
 // Response bytes a request may have in flight before respond()/sendBody() say "wait".
 const RESPONSE_WINDOW = 256 * 1024
-// How long close() lets the kernel finish responses already handed over (a large
-// download to a slow client) before it cancels them. The supervisor's kill_timeout
-// bounds a stop in any case.
-const CLOSE_SEND_DEADLINE_MS = 10000
+// close() lets the kernel finish the responses already handed over (a large download to
+// a slow client) until just before the supervisor would kill the process (its
+// kill_timeout: HTTPSYS_KILL_TIMEOUT), then cancels them, so the process still ends by
+// itself; the margin is the preload's for upgraded sockets (src/register.js).
+// Standalone nothing kills it: as node's server.close(), it waits for them.
+const CLOSE_MARGIN_MS = 500
 // The methods a request may have (README "The router's rules"): node's, as the hub's
 // parser allows them. HTTP.SYS passes any verb through (HttpVerbUnknown).
 const KNOWN_METHODS = new Set(METHODS)
@@ -51,10 +53,13 @@ class HttpSysAttachment extends AttachmentBase {
    *   request is answered 413 here (HTTP.SYS has no such limit; the hub enforces its own)
    * @param {((req: object) => object|null)|null} [options.clientCerts] the client
    *   certificate policy of a request (client-certs.js policyLookup), null: none asked
+   * @param {number} [options.killTimeout=Infinity] ms a stop gives this process before
+   *   it is killed: how long close() lets the sends already in the kernel finish
    */
-  constructor (native, platform, handlers, info, errors, { maxBodySize = Infinity, clientCerts = null } = {}) {
+  constructor (native, platform, handlers, info, errors, { maxBodySize = Infinity, clientCerts = null, killTimeout = Infinity } = {}) {
     super(handlers, { window: RESPONSE_WINDOW })
     this.maxBodySize = maxBodySize
+    this.killTimeout = killTimeout
     this.clientCerts = clientCerts
     this.info = info
     // HTTP.SYS routed on its own decoded URL (it decodes %2F, which the app's target
@@ -68,6 +73,7 @@ class HttpSysAttachment extends AttachmentBase {
     this.failure = null
     this.closeTimer = null
     this.nativeClosed = false
+    this.cached = false // a response went to HTTP.SYS with a time to live
   }
 
   // ---- transport: worker -> HTTP.SYS --------------------------------------------
@@ -86,6 +92,10 @@ class HttpSysAttachment extends AttachmentBase {
       const bare = unframed(headers, body)
       if (bare !== null) ({ headers, body } = bare)
       headers = without(headers, 'content-length')
+    }
+    if (cacheTtl > 0 && !this.cached) {
+      this.cached = true
+      flushAtExit(this)
     }
     return this.issued(id, this.native.respond(id, statusCode, reason, headers, body, flags, cacheTtl), byteLength(body))
   }
@@ -114,10 +124,12 @@ class HttpSysAttachment extends AttachmentBase {
   }
 
   // Responses already handed to the kernel finish first (a stop or a reload must not cut
-  // a download short); the queue handle closes once they have, or at the deadline.
+  // a download short); the queue handle closes once they have, or just before the kill.
   [kClose] () {
     if (this.sendsInFlight === 0) return this.closeNative()
-    this.closeTimer = setTimeout(() => this.closeNative(), CLOSE_SEND_DEADLINE_MS)
+    if (!Number.isFinite(this.killTimeout)) return
+    const left = this.killTimeout - Math.min(CLOSE_MARGIN_MS, this.killTimeout / 4)
+    this.closeTimer = setTimeout(() => this.closeNative(), left)
     this.closeTimer.unref()
   }
 
@@ -132,8 +144,26 @@ class HttpSysAttachment extends AttachmentBase {
       this.closeTimer = null
     }
     if (this.nativeClosed) return
+    // What this process cached goes before its handle does: HTTP.SYS is taken to flush
+    // only the entries of the process that asks, so the supervisor's flush cannot be
+    // relied on for them (docs/output-cache.md "Invalidation on HTTP.SYS"). After the
+    // last send: a response finished during the drain may have been cached too.
+    if (this.cached) this.flushCache()
+    cachedBy.delete(this)
     this.nativeClosed = true
     this.native.close()
+  }
+
+  /**
+   * Empties HTTP.SYS's response cache of what this process cached under the queue's
+   * prefixes (HttpFlushResponseCache from this process's handle).
+   * @returns {number} the Win32 code: 0; 120 where the addon cannot (Wine); 6 once closed
+   */
+  flushCache () {
+    if (this.nativeClosed) return 6 // ERROR_INVALID_HANDLE
+    if (typeof this.native.flushCache !== 'function') return 120
+    const urls = this.info && Array.isArray(this.info.urls) ? this.info.urls : []
+    return urls.length > 0 ? this.native.flushCache(urls) : this.native.flushCache()
   }
 
   /** A send the addon was asked for: 0 means one SENT event will follow. */
@@ -288,6 +318,22 @@ class HttpSysAttachment extends AttachmentBase {
   }
 }
 
+// The attachments of this process that cached a response and are still open. An app
+// that ends with process.exit() (a SIGTERM listener often does) never closes its server:
+// its entries are flushed on the way out all the same. A crash or a kill runs no hook
+// (docs/output-cache.md "Invalidation on HTTP.SYS").
+const cachedBy = new Set()
+let exitHook = false
+
+function flushAtExit (attachment) {
+  cachedBy.add(attachment)
+  if (exitHook) return
+  exitHook = true
+  process.on('exit', () => {
+    for (const a of cachedBy) a.flushCache()
+  })
+}
+
 /** HTTP/1.1 with an Upgrade header and the "upgrade" token in Connection (RFC 9110 7.8). */
 function asksUpgrade (req) {
   if (req.httpVersionMajor !== 1 || req.httpVersionMinor !== 1) return false
@@ -356,4 +402,4 @@ function unframed (headers, body) {
   return bare === null ? null : { headers: without(headers, 'transfer-encoding'), body: bare }
 }
 
-module.exports = { HttpSysAttachment, HttpSysRequestState, unframed, without, RESPONSE_WINDOW, CLOSE_SEND_DEADLINE_MS }
+module.exports = { HttpSysAttachment, HttpSysRequestState, unframed, without, RESPONSE_WINDOW, CLOSE_MARGIN_MS }

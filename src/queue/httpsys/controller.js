@@ -5,6 +5,8 @@
 // never receives; requests wait in the kernel queue while workers restart. ASP.NET
 // Core's HttpSys calls this the Create mode, and the workers' side the Attach mode.
 
+const { queueSetup, queueState } = require('./properties')
+
 /**
  * @param {object} addon the loaded addon
  * @param {object} errors the error mapper (errors.js)
@@ -15,14 +17,17 @@
  * @param {number} [options.verbosity] the 503 verbosity (default: the addon's, Limited)
  * @param {object} [options.timeouts] HTTP.SYS timeouts (seconds; minSendRate bytes/s)
  * @param {number} [options.maxConnections]
+ * @param {boolean} [options.queueProperties=true] whether HTTP.SYS takes queue properties
+ *   (platform().features; Wine does not)
  * @param {string} [options.sddl] who may open the queue
  * @param {string} [options.app] for error messages
  * @returns {{name: string, urls: string[], addUrl: Function, removeUrl: Function, setActive: Function, flushCache: Function, close: Function}}
  */
-function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, timeouts, maxConnections, sddl, app } = {}) {
+function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, timeouts, maxConnections, queueProperties = true, sddl, app } = {}) {
+  const properties = queueSetup({ mode: 'controller', queueProperties, queueLength, verbosity, timeouts, maxConnections })
   let native
   try {
-    native = new addon.Queue({ mode: 'controller', name, urls, queueLength, verbosity, timeouts, maxConnections, sddl })
+    native = new addon.Queue({ mode: 'controller', name, urls, sddl, properties })
   } catch (err) {
     throw errors.toError(err, { queue: name, app })
   }
@@ -41,7 +46,7 @@ function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, 
      * Turns the queue off (false) while nothing can serve it: HTTP.SYS answers its
      * requests 503 at once. Returns the Win32 code (0; 120 where HTTP.SYS cannot, Wine).
      */
-    setActive (active) { return native.setActive(Boolean(active)) },
+    setActive (active) { return native.setProperty(queueState(Boolean(active))) },
     /**
      * Empties HTTP.SYS's response cache under the queue's prefixes (an addon without
      * the call: 120, as under Wine, whose cache keeps nothing). Returns the Win32 code.

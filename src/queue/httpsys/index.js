@@ -20,6 +20,7 @@ const { readWorkerEnv } = require('../../worker-interface')
 const { HttpSysAttachment } = require('./attachment')
 const { WineAttachment } = require('./wine-attachment')
 const { createQueue } = require('./controller')
+const { queueSetup, TIMER_MAX_S } = require('./properties')
 const { createErrorMapper, portOf } = require('./errors')
 const { createServiceConfig } = require('./service-config')
 const { unboundTargets, setupAppCertificate } = require('./app-cert')
@@ -60,13 +61,17 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
   // port fails every handshake, silently for the app): see certificates() below.
   // `settings` (src/http routerSettings) are what a router that serves this server alone
   // follows: a queue the worker creates for its own prefixes (standalone) is one.
-  async function attach ({ queue, urls, handlers, tls, settings, ...tuning } = {}) {
+  async function attach ({ queue, urls, handlers, tls, settings, queueLength, verbosity, timeouts, maxConnections, ...tuning } = {}) {
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
     }
     const b = addon()
     const prefixes = await withFreePorts(urls || [])
     if (tuning.receives === undefined) tuning.receives = defaultReceives(platform)
+    // the property calls (properties.js): the queue's own only where this process creates it
+    if (!queue && timeouts === undefined) timeouts = standaloneTimeouts(settings) || undefined
+    const queueProperties = platform.features.queueProperties !== false
+    const properties = (mode) => queueSetup({ mode, queueProperties, queueLength, verbosity, timeouts, maxConnections })
     const worker = readWorkerEnv()
     // client certificates (client-certs.js): checked here, never let through unasked
     const clientCerts = clientCertPolicies(tls, worker, queue ? worker.queueUrls : prefixes)
@@ -78,7 +83,7 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
       // Wine ignores queue names (an "opened" queue is a new empty one): the worker
       // registers the controller's prefixes itself (supervisor/httpsys-router.js).
       try {
-        native = new b.Queue({ ...tuning, mode: 'create', name: queue, urls: worker.queueUrls })
+        native = new b.Queue({ ...tuning, mode: 'create', name: queue, urls: worker.queueUrls, properties: properties('create') })
       } catch (err) {
         throw errors.toError(err, { queue })
       }
@@ -87,7 +92,7 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
       // adds none (an app on http://+:8080/api/ calling listen(8080) must not take the
       // port's root), whatever its listen() asked for.
       try {
-        native = new b.Queue({ ...tuning, mode: 'open', name: queue, urls: [] })
+        native = new b.Queue({ ...tuning, mode: 'open', name: queue, urls: [], properties: properties('open') })
         registered = worker.queueUrls
       } catch (err) {
         if (!errors.is(err, 'ERROR_FILE_NOT_FOUND') || err.syscall !== 'HttpCreateRequestQueue') throw errors.toError(err, { queue })
@@ -95,12 +100,8 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
       }
     }
     if (native === null) {
-      if (!queue && tuning.timeouts === undefined) {
-        const timeouts = standaloneTimeouts(settings)
-        if (timeouts !== null) tuning.timeouts = timeouts
-      }
       try {
-        native = new b.Queue({ ...tuning, mode: 'create', name: queue || '', urls: prefixes })
+        native = new b.Queue({ ...tuning, mode: 'create', name: queue || '', urls: prefixes, properties: properties('create') })
       } catch (err) {
         throw errors.toError(err, { queue })
       }
@@ -109,7 +110,7 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     const bound = own.length > 0 ? own : registered.length > 0 ? registered : prefixes
     const info = { queue: queue || null, urls: bound, ports: portsOf(bound) }
     const Attachment = platform.wine ? WineAttachment : HttpSysAttachment
-    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize, clientCerts })
+    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize, clientCerts, killTimeout: worker.killTimeout })
     try {
       native.start((events) => attachment.onEvents(events))
     } catch (err) {
@@ -198,7 +199,7 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     /** Controller side: see controller.js */
     createQueue (name, options) {
       const b = addon()
-      return createQueue(b, errors, name, options)
+      return createQueue(b, errors, name, { ...options, queueProperties: platform.features.queueProperties !== false })
     },
     /** { wine: string|null, features: {...}, events, errors } of the loaded addon */
     platform () {
@@ -226,16 +227,17 @@ function defaultReceives (platform) {
  * node applies them: an idle keep-alive connection ends after the server's
  * keepAliveTimeout (node's 5 s by default), where HTTP.SYS's own default is 120 s (a
  * client that keeps its connection would keep its process waiting that long). HTTP.SYS
- * counts whole seconds from 1 to 65535 and has no "never": a keepAliveTimeout of 0
+ * counts whole seconds up to 65534 (65535 turns the timer off): a keepAliveTimeout of 0
  * (node: no timeout) leaves HTTP.SYS's default. Set once, at listen(). Under Wine the
- * addon sets no timers (docs/wine.md 2.10).
+ * addon sets no timers (docs/wine.md 2.10). HTTP.SYS applies it only once a connection's
+ * first request has reached the queue (docs/http-sys.md 1).
  * @param {object} [settings] src/http routerSettings (keepAliveTimeout in ms)
  * @returns {object|null} options.timeouts of the addon's Queue, or null
  */
 function standaloneTimeouts (settings) {
   const ms = settings ? Number(settings.keepAliveTimeout) : 0
   if (!(ms > 0)) return null
-  return { idleConnection: Math.min(Math.ceil(ms / 1000), 65535) }
+  return { idleConnection: Math.min(Math.ceil(ms / 1000), TIMER_MAX_S) }
 }
 
 // A prefix asking for port 0 gets a free port now: HTTP.SYS has no "any port".

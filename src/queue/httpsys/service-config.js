@@ -13,6 +13,7 @@
 // the addon's own table); what is idempotent, what conflicts and what to print is
 // src/setup's policy. `context` gives the words: { what, command } for the fix.
 
+const os = require('node:os')
 const { codes } = require('../../errors')
 const urlprefix = require('../../urlprefix')
 
@@ -77,9 +78,9 @@ function createServiceConfig (getAddon) {
   return {
     nameOf,
 
-    /** Account name (DOMAIN\user, a group, a well-known name) -> { sid, domain, name, type } */
+    /** Account name (DOMAIN\user, .\user, a group, a well-known name) -> { sid, domain, name, type } */
     lookupAccount (name, context = {}) {
-      const result = addon().lookupAccount(name || '')
+      const result = addon().lookupAccount(onThisComputer(name || ''))
       check(result.code, 'LookupAccountNameW', { ...context, account: name })
       return { sid: result.sid, domain: result.domain, name: result.name, type: result.type }
     },
@@ -117,22 +118,33 @@ function createServiceConfig (getAddon) {
     /**
      * Binds a certificate of the LocalMachine store to ip:port, or host:port (SNI).
      * `update` replaces an existing binding (HttpUpdateServiceConfiguration where the OS
-     * has it, else delete and set).
+     * has it, else delete and set; a set that fails then puts the old binding back, so
+     * the port is not left unbound). The other fields of HTTP_SERVICE_CONFIG_SSL_PARAM
+     * (SSL_PARAM_FIELDS) are written as given: what sslCertList() read, for a rotation.
      * @returns {'set'|'exists'}
      */
-    sslCertSet ({ ip = '0.0.0.0', port, host, hash, appId = HTTPSYS_APP_ID, store = 'MY', flags = 0, checkMode = 0 }, { update = false } = {}, context = {}) {
+    sslCertSet ({ ip = '0.0.0.0', port, host, hash, appId = HTTPSYS_APP_ID, store = 'MY', flags = 0, checkMode = 0, ...rest }, { update = false } = {}, context = {}) {
       const b = addon()
-      const spec = { ip, port, host, hash: thumbprint(hash), appId, store, flags, checkMode }
+      const spec = { ip, port, host, hash: thumbprint(hash), appId, store, flags, checkMode, ...sslParamFields(rest) }
       let code = b.sslCertSet(spec, update)
-      if (update && is(code, 'ERROR_NOT_SUPPORTED')) {
-        b.sslCertDelete(spec)
-        code = b.sslCertSet(spec, false)
-      }
+      let restore = null
+      if (update && is(code, 'ERROR_NOT_SUPPORTED')) ({ code, restore } = deleteAndSet(b, spec))
       if (!update && is(code, 'ERROR_ALREADY_EXISTS')) return 'exists'
       const binding = where(spec)
-      check(code, update ? 'HttpUpdateServiceConfiguration' : 'HttpSetServiceConfiguration', {
-        ...context, binding, thumbprint: spec.hash.toString('hex'), store, port
-      })
+      try {
+        check(code, update ? 'HttpUpdateServiceConfiguration' : 'HttpSetServiceConfiguration', {
+          ...context, binding, thumbprint: spec.hash.toString('hex'), store, port
+        })
+      } catch (err) {
+        if (restore !== null) {
+          err.restored = restore.code === 0
+          if (!err.restored) {
+            err.message += ` The old binding of ${binding} (certificate ${restore.old.hash}) could not be put back (${nameOf(restore.code) || 'Win32 error'}, ${restore.code}): ` +
+              `${binding} has no certificate now. Bind one: \`${bindCommand(restore.old)}\`.`
+          }
+        }
+        throw err
+      }
       return 'set'
     },
 
@@ -153,13 +165,16 @@ function createServiceConfig (getAddon) {
     },
 
     /**
-     * Imports a certificate with its private key into LocalMachine\<store>.
-     * @param {object} source { pfx: Buffer, passphrase } or { certPem, keyPem }
-     * @returns {string} the imported certificate's thumbprint (hex)
+     * Imports a certificate with its private key into LocalMachine\<store> (only that
+     * certificate: cert-import.js puts a chain's intermediates where they belong).
+     * @param {object} source { pfx: Buffer, passphrase, cng } or { certPem, keyPem } (one
+     *   certificate, its key as PKCS#8)
+     * @returns {{thumbprint: string, keyProvider: {name: string, cng: boolean}|null, chain: Buffer[]}}
+     *   chain: the PFX's certificates that came without a key (DER)
      */
     certImport (source, { store = 'My', file } = {}, context = {}) {
       const result = addon().certImport({ ...source, store })
-      if (result.code === 0) return result.thumbprint
+      if (result.code === 0) return { thumbprint: result.thumbprint, keyProvider: result.keyProvider || null, chain: result.chain || [] }
       const name = nameOf(result.code)
       if (name === 'ERROR_INVALID_PASSWORD') {
         throw new codes.ERR_HTTPSYS_CERT_FILE({ file, reason: 'the passphrase is wrong', win32: result.code })
@@ -178,12 +193,27 @@ function createServiceConfig (getAddon) {
     },
 
     /**
+     * Adds a certificate without a key (DER) to LocalMachine\<store>; one that is there
+     * stays as it is.
+     * @returns {string} its thumbprint (hex)
+     */
+    certAdd (der, { store }, context = {}) {
+      const result = addon().certAdd({ der, store })
+      check(result.code, 'CertAddEncodedCertificateToStore', context)
+      return result.thumbprint
+    },
+
+    /**
      * A certificate of LocalMachine\<store> by thumbprint.
-     * @returns {{subject, issuer, notBefore: Date, notAfter: Date, hasPrivateKey, dnsNames}|null}
+     * @returns {{subject, issuer, notBefore: Date, notAfter: Date, hasPrivateKey, privateKey, keyProvider, dnsNames}|null}
+     *   privateKey: 'none', 'usable' (opens for this account and matches), 'mismatch'
+     *   (another certificate's key) or 'unreadable' (there, but this account cannot open it)
      */
     certFind (hash, { store = 'My' } = {}) {
       const result = addon().certFind({ thumbprint: thumbprint(hash).toString('hex'), store })
       if (result.code !== 0 || !result.found) return null
+      const code = result.privateKeyCode === undefined ? null : result.privateKeyCode
+      const codeName = code ? (nameOf(code) || `code ${code}`) : null
       return {
         thumbprint: thumbprint(hash).toString('hex'),
         subject: result.subject,
@@ -191,9 +221,11 @@ function createServiceConfig (getAddon) {
         notBefore: new Date(result.notBefore),
         notAfter: new Date(result.notAfter),
         hasPrivateKey: result.hasPrivateKey,
+        privateKey: !result.hasPrivateKey ? 'none' : !code ? 'usable' : codeName === 'NTE_BAD_PUBLIC_KEY' ? 'mismatch' : 'unreadable',
         // 0: this account can open the key and it matches; else why not (a Win32 code)
-        privateKeyCode: result.privateKeyCode === undefined ? null : result.privateKeyCode,
-        privateKeyProblem: result.privateKeyCode ? (nameOf(result.privateKeyCode) || `code ${result.privateKeyCode}`) : null,
+        privateKeyCode: code,
+        privateKeyProblem: codeName,
+        keyProvider: result.keyProvider || null,
         dnsNames: result.dnsNames || []
       }
     },
@@ -221,6 +253,21 @@ function createServiceConfig (getAddon) {
       return addon().processName(pid) || null
     },
 
+    /**
+     * HTTP.SYS's machine-wide HeaderWait and IdleConnection timers, in seconds: what
+     * holds a connection until its first request reaches a queue (docs/http-sys.md 1).
+     * @returns {{headerWait: number, idleConnection: number, set: boolean}|null} the 120 s
+     *   default where none is set (set: false); null when they could not be read
+     */
+    machineTimeouts () {
+      const b = addon()
+      if (typeof b.machineTimeouts !== 'function') return null
+      const result = b.machineTimeouts()
+      if (!result || result.code !== 0) return null
+      const { headerWait, idleConnection } = result
+      return { headerWait: headerWait ?? 120, idleConnection: idleConnection ?? 120, set: headerWait != null || idleConnection != null }
+    },
+
     /** whether the addon runs under Wine (its configuration calls store nothing) */
     wine () {
       return addon().platform().wine || null
@@ -242,7 +289,10 @@ function thumbprint (hash) {
  * Why HTTP.SYS could not serve a certificate of the store (certFind()'s answer), or
  * null: HTTP.SYS accepts a binding to such a certificate and fails every handshake later
  * (docs/http-sys.md 4). `httpsys cert add` and a worker under `httpsys start --setup`
- * (app-cert.js) check it before they bind.
+ * (app-cert.js) check it before they bind; `cert list` and `doctor` report it.
+ * A private key that is there but does not open for this account is not a problem:
+ * a machine key imported elevated usually does not open for another account or an
+ * unelevated token, and HTTP.SYS uses it as SYSTEM, through LSASS (keyNotes() says so).
  * @param {object|null} found certFind()'s answer
  * @param {string} store
  * @param {Date} now
@@ -251,10 +301,30 @@ function thumbprint (hash) {
 function certProblem (found, store, now) {
   if (found === null) return `it is not in LocalMachine\\${store}`
   if (!found.hasPrivateKey) return `it has no private key in LocalMachine\\${store}`
-  if (found.privateKeyProblem) return `its private key cannot be used (${found.privateKeyProblem})`
+  if (found.privateKey === 'mismatch') return `its private key belongs to another certificate (${found.privateKeyProblem})`
   if (found.notAfter.getTime() < now.getTime()) return `it expired on ${found.notAfter.toISOString().slice(0, 10)}`
   if (found.notBefore.getTime() > now.getTime()) return `it is not valid before ${found.notBefore.toISOString().slice(0, 10)}`
   return null
+}
+
+/**
+ * What is worth knowing about a usable certificate's private key (certFind()'s answer):
+ * `unreadable`, there but not for this account (fine: HTTP.SYS uses it as SYSTEM), and
+ * `legacyProvider`, held by a CryptoAPI provider, which cannot sign with RSA-PSS, so
+ * TLS 1.3 handshakes (Windows Server 2022, Windows 11) may fail.
+ * @returns {{unreadable: string|null, legacyProvider: string|null}}
+ */
+function keyNotes (found) {
+  const out = { unreadable: null, legacyProvider: null }
+  if (found === null || !found.hasPrivateKey) return out
+  if (found.privateKey === 'unreadable') {
+    out.unreadable = `its private key is there but this account cannot open it (${found.privateKeyProblem}); HTTP.SYS can, as SYSTEM`
+  }
+  if (found.keyProvider && found.keyProvider.cng === false) {
+    out.legacyProvider = `its private key is in ${found.keyProvider.name || 'a CryptoAPI provider'}, a CryptoAPI provider that cannot sign with RSA-PSS, ` +
+      'so TLS 1.3 clients may fail to connect (Windows Server 2022, Windows 11): import it again with `httpsys cert add`, which puts the key in a CNG provider'
+  }
+  return out
 }
 
 /** The https prefixes among urls, parsed (urlprefix.js); others and unparsable ones left out. */
@@ -276,10 +346,61 @@ function where ({ ip, port, host }) {
   return host ? `${host}:${port}` : `${ip && ip.includes(':') ? `[${ip}]` : ip}:${port}`
 }
 
+// The fields of HTTP_SERVICE_CONFIG_SSL_PARAM besides the certificate, the AppId and the
+// two httpsys sets (flags, checkMode): netsh (revocationfreshnesstime,
+// urlretrievaltimeout, sslctlidentifier, sslctlstorename) and IIS set them, and a rotation
+// must keep them (https://learn.microsoft.com/windows/win32/api/http/ns-http-http_service_config_ssl_param).
+const SSL_PARAM_FIELDS = ['revocationFreshnessTime', 'urlRetrievalTimeout', 'ctlIdentifier', 'ctlStoreName']
+
+/** The SSL_PARAM_FIELDS of a binding record (or spec) that are set. */
+function sslParamFields (r) {
+  const out = {}
+  for (const k of SSL_PARAM_FIELDS) if (r[k] !== undefined && r[k] !== null && r[k] !== '' && r[k] !== 0) out[k] = r[k]
+  return out
+}
+
+/**
+ * A rotation where the OS has no HttpUpdateServiceConfiguration: delete, then set. The
+ * old binding is read first, and put back if the set fails (a certificate HTTP.SYS
+ * refuses, 1312): the port keeps serving what it served.
+ * @returns {{code: number, restore: {old: object, code: number}|null}}
+ */
+function deleteAndSet (b, spec) {
+  const { records } = b.sslCertList(Boolean(spec.host))
+  const old = (records || []).find((r) => sameBinding(r, spec)) || null
+  const deleted = b.sslCertDelete(spec)
+  if (deleted !== 0 && old !== null) return { code: deleted, restore: null } // nothing changed
+  const code = b.sslCertSet(spec, false)
+  if (code === 0 || old === null) return { code, restore: null }
+  const back = { ...old, port: Number(old.port), hash: thumbprint(old.hash), flags: Number(old.flags) || 0, checkMode: Number(old.checkMode) || 0 }
+  return { code, restore: { old, code: b.sslCertSet(back, false) } }
+}
+
+function sameBinding (r, spec) {
+  if (Number(r.port) !== Number(spec.port)) return false
+  if (spec.host) return String(r.host || '').toLowerCase() === String(spec.host).toLowerCase()
+  const ip = (v) => String(v || '').replace(/^\[|\]$/g, '').toLowerCase()
+  return !r.host && ip(r.ip) === ip(spec.ip)
+}
+
+function bindCommand (r) {
+  const key = r.host ? ` --host ${r.host}` : r.ip && r.ip !== '0.0.0.0' ? ` --ip ${r.ip}` : ''
+  return `httpsys cert add --port ${r.port}${key} --thumbprint ${r.hash}`
+}
+
+/**
+ * `.\user`, a local account as sc.exe and the services console write it, as
+ * COMPUTERNAME\user: LookupAccountNameW knows no `.`.
+ */
+function onThisComputer (name, env = process.env) {
+  if (!name.startsWith('.\\')) return name
+  return `${env.COMPUTERNAME || os.hostname()}\\${name.slice(2)}`
+}
+
 /** DOMAIN\user of this process (Windows sets both variables for every logon). */
 function currentUser (env = process.env) {
   const { USERDOMAIN, USERNAME } = env
   return USERNAME ? (USERDOMAIN ? `${USERDOMAIN}\\${USERNAME}` : USERNAME) : undefined
 }
 
-module.exports = { createServiceConfig, currentUser, thumbprint, where, httpsPrefixes, certProblem, HTTPSYS_APP_ID }
+module.exports = { createServiceConfig, currentUser, thumbprint, where, httpsPrefixes, certProblem, keyNotes, sslParamFields, HTTPSYS_APP_ID }

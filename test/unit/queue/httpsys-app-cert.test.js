@@ -16,6 +16,7 @@ const { HttpsysRouter } = require('../../../src/supervisor/httpsys-router')
 const { setupEnv } = require('../../../src/cli/start')
 const { createFakeAddon } = require('../../helpers/fake-addon')
 const { makeCerts, selfSigned } = require('../../helpers/tls-certs')
+const { makeChain } = require('../../helpers/tls-chain')
 
 const OTHER = 'cc'.repeat(20)
 const PASSPHRASE = 'correct horse battery staple'
@@ -127,10 +128,34 @@ describe('httpsys start --setup: an https app\'s own certificate on a port with 
 
   test('a pfx is imported with its passphrase; an encrypted PEM key is opened with it', async () => {
     const p = await attachHttps({ tls: { pfx, passphrase: PASSPHRASE } })
-    expect(p.calls('certImport')).toEqual([['certImport', ['passphrase', 'pfx', 'store']]])
+    // cng: the key goes into a CNG key storage provider (PKCS12_ALWAYS_CNG_KSP), where it can sign for TLS 1.3
+    expect(p.calls('certImport')).toEqual([['certImport', ['cng', 'passphrase', 'pfx', 'store']]])
     expect(p.records[0].fields).toMatchObject({ event: 'tls-bound', thumbprint: 'a1'.repeat(20), subject: 'CN=localhost' })
     const e = await attachHttps({ tls: { key: encryptedKey, cert: site.cert, passphrase: PASSPHRASE } })
     expect(e.records[0].fields).toMatchObject({ event: 'tls-bound', binding: '0.0.0.0:8443' })
+  })
+
+  test('a certificate in the store whose machine key this account cannot open is bound as it is, not imported again', async () => {
+    // what CryptAcquireCertificatePrivateKey answers an unelevated token for a key an
+    // elevated import made; HTTP.SYS uses it through LSASS all the same
+    const addon = createFakeAddon()
+    addon.addCertificate(thumbprint, { privateKeyCode: 0x80090016 })
+    const { records, calls } = await attachHttps({ addon })
+    expect(calls('certImport')).toEqual([])
+    expect(addon.sslCertList(false).records).toEqual([expect.objectContaining({ port: 8443, hash: thumbprint })])
+    expect(records[0].fields).toMatchObject({ event: 'tls-bound', thumbprint, imported: false })
+  })
+
+  test('a certificate passed with its chain: the intermediate goes into LocalMachine\\CA, where HTTP.SYS sends it from', async () => {
+    const chain = makeChain()
+    try {
+      const { addon, records } = await attachHttps({ tls: { key: chain.pem.key, cert: chain.pem.bundle }, urls: ['https://site.test:8443/'] })
+      expect(records.map((r) => r.fields.event)).toEqual(['tls-bound'])
+      expect([...addon.certificates('CA').keys()]).toEqual([chain.thumbprint.intermediate])
+      expect(addon.certificates('Root').size).toBe(0)
+    } finally {
+      chain.cleanup()
+    }
   })
 
   test('a certificate already in the store with its key is bound without importing it again', async () => {

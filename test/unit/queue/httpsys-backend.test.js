@@ -2,6 +2,7 @@
 
 const { createBackend } = require('../../../src/queue/httpsys')
 const { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE } = require('../../../src/wire/contract')
+const { createFakeKernel } = require('../../helpers/fake-kernel')
 const { createFakeAddon, fakeRequest, EVENT } = require('../../helpers/fake-addon')
 const fs = require('node:fs')
 const { X509Certificate } = require('node:crypto')
@@ -78,22 +79,28 @@ describe('httpsys backend: attaching', () => {
   test('a standalone queue ends idle keep-alive connections after the server\'s keepAliveTimeout, not HTTP.SYS\'s 120 s', async () => {
     // Real Windows would show: `curl -v http://localhost:8080/ --next ...` with a 5 s
     // keepAliveTimeout sees its idle connection closed after 5 s (HTTP.SYS's default: 2 min)
-    const at = async (options) => (await attached({}, options)).queue.options.timeouts
-    expect(await at({ settings: { keepAliveTimeout: 5000 } })).toEqual({ idleConnection: 5 })
-    expect(await at({ settings: { keepAliveTimeout: 2500 } })).toEqual({ idleConnection: 3 }) // whole seconds, never shorter
-    expect(await at({ settings: { keepAliveTimeout: 1e9 } })).toEqual({ idleConnection: 65535 })
+    // what HTTP.SYS reads from the HTTP_TIMEOUT_LIMIT_INFO the addon passes (fake-properties.js)
+    const at = async (options) => (await attached({}, options)).queue.kernel.timeouts
+    const only = (idle) => ({ EntityBody: 'default', DrainEntityBody: 'default', RequestQueue: 'default', IdleConnection: idle, HeaderWait: 'default', MinSendRate: 'default' })
+    expect(await at({ settings: { keepAliveTimeout: 5000 } })).toEqual(only(5))
+    expect(await at({ settings: { keepAliveTimeout: 2500 } })).toEqual(only(3)) // whole seconds, never shorter
+    // the longest timer HTTP.SYS has: 65535 s would turn it off (MAXUSHORT), not wait 18 h
+    expect(await at({ settings: { keepAliveTimeout: 1e9 } })).toEqual(only(65534))
     // node's 0 is "no timeout", which HTTP.SYS cannot do: its default stays
-    expect(await at({ settings: { keepAliveTimeout: 0 } })).toBeUndefined()
-    expect(await at({})).toBeUndefined()
+    expect(await at({ settings: { keepAliveTimeout: 0 } })).toBeNull()
+    expect(await at({})).toBeNull()
     // tuning given outright wins
-    expect(await at({ settings: { keepAliveTimeout: 5000 }, timeouts: { idleConnection: 9 } })).toEqual({ idleConnection: 9 })
+    expect(await at({ settings: { keepAliveTimeout: 5000 }, timeouts: { idleConnection: 9 } })).toEqual(only(9))
     // the settings are not an option of the addon's queue
     expect((await attached({}, { settings: { keepAliveTimeout: 5000 } })).queue.options.settings).toBeUndefined()
   })
 
   test('a named queue (under the supervisor) keeps the config\'s timers: a server\'s keepAliveTimeout sets none', async () => {
-    const { queue } = await attached({}, { queue: 'api', urls: [], settings: { keepAliveTimeout: 5000 } })
-    expect(queue.options.timeouts).toBeUndefined()
+    const { queue, binding } = await attached({}, { queue: 'api', urls: [], settings: { keepAliveTimeout: 5000 } })
+    expect(queue.kernel.timeouts).toBeNull()
+    // a worker sets nothing on a queue it opened (only the creator may)
+    expect(queue.options.properties.map((p) => p.name)).toEqual(['HttpServerBindingProperty'])
+    expect(binding.violations).toEqual([])
   })
 
   test('a request body over the limit gets 413 and a close, and never reaches the app', async () => {
@@ -555,16 +562,35 @@ describe('httpsys backend: detach and close', () => {
     expect(seen[seen.length - 1]).toEqual(['close', null])
   })
 
-  test('close() waits for sends in the kernel at most 10 s, then closes the handle anyway', async () => {
+  test('close() under the supervisor lets sends in the kernel finish until just before the stop\'s kill (kill_timeout), then closes the handle', async () => {
+    // a download to a slow client on a stop with kill_timeout: 60s gets 59.5 s, not 10
+    process.env.HTTPSYS_KILL_TIMEOUT = '60000'
     jest.useFakeTimers()
     try {
       const { queue, attachment } = await attached()
       queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
       attachment.respond(1, 200, 'OK', ['Content-Length', '5'], Buffer.from('hello'), 0)
       attachment.close()
-      jest.advanceTimersByTime(9999)
+      jest.advanceTimersByTime(59499)
       expect(queue.closed).toBe(false)
       jest.advanceTimersByTime(1)
+      expect(queue.closed).toBe(true)
+    } finally {
+      jest.useRealTimers()
+      delete process.env.HTTPSYS_KILL_TIMEOUT
+    }
+  })
+
+  test('close() of a standalone server waits for sends in the kernel as long as they take, as node\'s close() does', async () => {
+    jest.useFakeTimers()
+    try {
+      const { queue, attachment } = await attached()
+      queue.emit([EVENT.REQUEST, 1, fakeRequest(1)])
+      attachment.respond(1, 200, 'OK', ['Content-Length', '5'], Buffer.from('hello'), 0)
+      attachment.close()
+      jest.advanceTimersByTime(3600 * 1000)
+      expect(queue.closed).toBe(false)
+      queue.emit([EVENT.SENT, 1, 0])
       expect(queue.closed).toBe(true)
     } finally {
       jest.useRealTimers()
@@ -593,12 +619,41 @@ describe('httpsys backend: controller queues (the supervisor)', () => {
   test('createQueue makes a controller queue holding the prefixes', () => {
     const { binding, backend } = setup()
     const q = backend.createQueue('api', { urls: ['http://+:8080/api/'], queueLength: 500 })
-    expect(binding.queues[0].options).toMatchObject({ mode: 'controller', name: 'api', urls: ['http://+:8080/api/'], queueLength: 500 })
+    expect(binding.queues[0].options).toMatchObject({ mode: 'controller', name: 'api', urls: ['http://+:8080/api/'] })
+    // what HTTP.SYS holds for the queue, read from the bytes the addon passes
+    expect(binding.queues[0].kernel).toMatchObject({ active: true, queueLength: 500, verbosity: 'limited', bound: true })
+    expect(binding.violations).toEqual([])
     expect(binding.queues[0].started).toBe(false)
     q.addUrl('http://+:8080/v2/')
     expect(q.urls).toEqual(['http://+:8080/api/', 'http://+:8080/v2/'])
     q.close()
     expect(binding.queues[0].closed).toBe(true)
+  })
+
+  test('a queue the controller turns off gets 503 from HTTP.SYS at once, and its workers get requests again once it is on', async () => {
+    const kernel = createFakeKernel()
+    const binding = createFakeAddon({ kernel })
+    const backend = createBackend(() => binding)
+    const q = backend.createQueue('api', { urls: ['http://+:8080/api/'] })
+    const seen = []
+    process.env.HTTPSYS_QUEUE_URLS = 'http://+:8080/api/'
+    let attachment
+    try {
+      attachment = await backend.attach({ queue: 'api', urls: [], handlers: { onRequest: (req) => seen.push(req.url), onClose () {} } })
+    } finally {
+      delete process.env.HTTPSYS_QUEUE_URLS
+    }
+    kernel.request({ url: '/api/1' })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(seen).toEqual(['/api/1'])
+    expect(q.setActive(false)).toBe(0)
+    expect((await kernel.request({ url: '/api/2' }).response).status).toBe(503)
+    expect(q.setActive(true)).toBe(0)
+    kernel.request({ url: '/api/3' })
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(seen).toEqual(['/api/1', '/api/3'])
+    expect(binding.violations).toEqual([])
+    attachment.close()
   })
 
   test('createQueue conflicts are coded errors', () => {

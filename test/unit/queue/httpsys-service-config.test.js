@@ -32,6 +32,20 @@ describe('httpsys service config: what each Win32 code becomes', () => {
     }))
   })
 
+  test('.\\user (a local account, as sc.exe writes it) is looked up on this computer: LookupAccountNameW knows no "."', () => {
+    const { config } = setup()
+    const saved = process.env.COMPUTERNAME
+    process.env.COMPUTERNAME = 'WEB01'
+    try {
+      expect(config.lookupAccount('.\\svcuser')).toMatchObject({ sid: 'S-1-5-21-9-9-9-1002', domain: 'WEB01' })
+      // an unknown one still names what the user typed
+      expect(() => config.lookupAccount('.\\nobody')).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_ACCOUNT_UNKNOWN', account: '.\\nobody' }))
+    } finally {
+      if (saved === undefined) delete process.env.COMPUTERNAME
+      else process.env.COMPUTERNAME = saved
+    }
+  })
+
   test('183 and 2 are answers: "exists" and false', () => {
     const { config } = setup()
     expect(config.urlAclSet('http://+:80/', 'D:(A;;GX;;;S-1-1-0)')).toBe('set')
@@ -49,6 +63,18 @@ describe('httpsys service config: what each Win32 code becomes', () => {
     config.sslCertSet({ port: 443, hash: '11'.repeat(20) }, { update: true })
     expect(config.sslCertList()[0].hash).toBe('11'.repeat(20))
     expect(addon.configCalls.map((c) => c[0])).toEqual(['sslCertSet', 'sslCertSet', 'sslCertDelete', 'sslCertSet'])
+  })
+
+  test('an update by delete and set whose set fails puts the old binding back, every field of it', () => {
+    const { addon, config } = setup()
+    config.sslCertSet({ port: 443, hash: HASH, appId: '{4dc3e181-e14b-4a21-b022-59fc669b0914}', flags: 0x1, revocationFreshnessTime: 600, ctlStoreName: 'Root' })
+    const before = config.sslCertList()
+    addon.canUpdate = false
+    addon.machine.codes.sslCertSet = (spec) => spec.hash.toString('hex') === '11'.repeat(20) ? 1312 : 0
+    expect(() => config.sslCertSet({ port: 443, hash: '11'.repeat(20) }, { update: true }, { thumbprint: '11'.repeat(20) }))
+      .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_CERT_UNUSABLE', win32: 1312, restored: true }))
+    expect(config.sslCertList()).toEqual(before)
+    expect(before[0]).toMatchObject({ flags: 0x1, revocationFreshnessTime: 600, ctlStoreName: 'Root' })
   })
 
   test('a wrong PFX passphrase is ERR_HTTPSYS_CERT_FILE saying so', () => {

@@ -131,8 +131,11 @@ describe('which reservation covers a prefix', () => {
     expect(covers(reserved, registered)).toBe(expected)
   })
 
-  test('http://localhost above port 1024 needs no reservation; everything else does', () => {
+  test('http:// and https://localhost above port 1024 need no reservation; everything else does', () => {
     expect(needsReservation('http://localhost:8080/')).toBe(false)
+    // https too: the reservation is about the prefix, the certificate binding is separate
+    expect(needsReservation('https://localhost:8443/')).toBe(false)
+    expect(needsReservation('https://localhost:443/')).toBe(true)
     expect(needsReservation('http://localhost:80/')).toBe(true)
     expect(needsReservation('http://127.0.0.1:8080/')).toBe(true)
     expect(needsReservation('http://+:8080/')).toBe(true)

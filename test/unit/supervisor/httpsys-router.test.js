@@ -75,13 +75,26 @@ test('the config\'s limits reach HTTP.SYS: queue length, seconds for the timers,
   const supervisor = new Supervisor(config, { logger, preload: PRELOAD, native: createBackend(() => binding), backendChoice: { platform: 'win32', loadNative: () => binding } })
   running.push(supervisor)
   await supervisor.start()
-  expect(binding.queues[0].options).toMatchObject({
-    mode: 'controller',
+  expect(binding.queues[0].options.mode).toBe('controller')
+  // what HTTP.SYS reads from the bytes the addon passes (test/helpers/fake-properties.js)
+  expect(binding.queues[0].kernel).toMatchObject({
+    active: true,
     queueLength: 77,
+    verbosity: 'limited',
     maxConnections: 500,
-    timeouts: { headerWait: 9, idleConnection: 3, entityBody: 60, drainEntityBody: 60, requestQueue: 30 }
+    bound: true,
+    timeouts: { HeaderWait: 9, IdleConnection: 3, EntityBody: 60, DrainEntityBody: 60, RequestQueue: 30, MinSendRate: 'default' }
   })
+  expect(binding.violations).toEqual([])
   expect(supervisor.instances[0].proc.env.HTTPSYS_MAX_BODY_SIZE).toBe(String(1024 * 1024))
+})
+
+test('a timer of 65535 s is refused in the config: HTTP.SYS would turn the timer off, not wait 18 hours', () => {
+  const config = (limits) => validate({ backend: 'httpsys', limits, apps: [{ name: 'api', script: path.join(FIXTURES, 'attach-app.js'), urls: ['http://+:8080/'] }] }, { baseDir: APPS })
+  for (const key of ['header_timeout', 'idle_timeout', 'body_timeout', 'queue_timeout']) {
+    expect(() => config({ [key]: '65535s' })).toThrow(new RegExp(`limits\\.${key}: must be between 1s and 65534s .*65535 would turn it off`))
+    expect(config({ [key]: '65534s' }).limits[key]).toBe(65534000)
+  }
 })
 
 test('under Wine (queue names ignored there) no controller queue is made: each worker registers the prefixes itself', async () => {
@@ -112,7 +125,9 @@ test('workers learn their queue and its prefixes, and nothing of a hub', async (
         HTTPSYS_APP: 'api',
         HTTPSYS_INSTANCE: String(inst),
         HTTPSYS_SUPERVISOR_PID: String(process.pid),
-        PORT: '8080'
+        PORT: '8080',
+        // how long a stopping worker may let the kernel finish its responses
+        HTTPSYS_KILL_TIMEOUT: '2000'
       })
       expect(env).not.toHaveProperty('HTTPSYS_HUB')
     }
@@ -185,12 +200,29 @@ test('an app stopped by command has its queue turned off (HTTP.SYS answers 503 a
   await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
   await waitFor(records, (r) => r.event === 'ready' && r.app === 'web')
   const [api, web] = binding.queues
+  // HTTP.SYS's state of each queue, read from the bytes the addon passed: the apps started,
+  // so their queues serve (issue 24: an HTTP_STATE_INFO read as HTTP_ENABLED_STATE turned
+  // every queue off at its first start)
+  expect([api.kernel.active, web.kernel.active]).toEqual([true, true])
   await supervisor.stopApps('api')
-  expect(api.active).toBe(false)
-  expect(web.active).not.toBe(false) // the other app keeps serving
+  expect(api.kernel.active).toBe(false)
+  expect(web.kernel.active).toBe(true) // the other app keeps serving
   await supervisor.restart('api')
-  expect(api.active).toBe(true)
-  expect(api.callsOf('setActive').slice(-2)).toEqual([[false], [true]])
+  expect(api.kernel.active).toBe(true)
+  expect(api.kernel.history.slice(-2)).toEqual(['inactive', 'active'])
+  expect(binding.violations).toEqual([])
+})
+
+test('a queue HTTP.SYS would not turn off or on is a warning naming what clients get', async () => {
+  const { supervisor, records, binding } = makeSupervisor([{ name: 'api', urls: ['http://+:8080/api/'] }])
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
+  const [api] = binding.queues
+  api.setProperty = () => 6 // ERROR_INVALID_HANDLE
+  await supervisor.stopApps('api')
+  const warning = records.find((r) => r.event === 'queue-state')
+  expect(warning).toMatchObject({ level: 40, app: 'api', code: 6, available: false })
+  expect(warning.msg).toMatch(/wait in the queue until queue_timeout/)
 })
 
 test('HTTP.SYS\'s response cache of an app is emptied when an instance starts or ends (a new build never gets the old one\'s responses)', async () => {
