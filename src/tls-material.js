@@ -3,7 +3,7 @@
 // A certificate the hub serves, from where users give it: a `tls` entry of the config
 // (file paths or PEM text) or the options an app passed to https.createServer() (PEM
 // text or Buffers, sent in HELLO); and on HTTP.SYS the app's own certificate that
-// `httpsys start --setup` binds (src/queue/httpsys/app-cert.js). Loaded and checked once, before any client sees it:
+// `httpsys start --setup` binds (src/httpsys/app-cert.js). Loaded and checked once, before any client sees it:
 // a file that cannot be read, a key that does not match, a wrong passphrase, a
 // certificate that is expired or not valid yet all fail here with the file named
 // (ERR_HTTPSYS_TLS_CERT), never as a handshake failure later.

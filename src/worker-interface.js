@@ -52,7 +52,7 @@ const ENV = Object.freeze({
    * environment, so the daemon of `start -d --setup` has it too; the HTTP.SYS router
    * hands it on): a worker whose https server attaches to a port no certificate binding
    * covers imports the key and certificate the app passed to https.createServer() into
-   * LocalMachine\My and binds them (src/queue/httpsys/app-cert.js). Unset, it only warns.
+   * LocalMachine\My and binds them (src/httpsys/app-cert.js). Unset, it only warns.
    */
   SETUP: 'HTTPSYS_SETUP',
   /**
@@ -64,7 +64,7 @@ const ENV = Object.freeze({
   /**
    * HTTP.SYS: the config's `tls` entries that ask clients for a certificate, as JSON
    * ([{ port, host?, rejectUnauthorized, ca?: [PEM] }]); the worker checks the
-   * certificates HTTP.SYS hands over against them (src/queue/httpsys/client-certs.js)
+   * certificates HTTP.SYS hands over against them (src/httpsys/client-certs.js)
    */
   CLIENT_CERTS: 'HTTPSYS_CLIENT_CERTS'
 })

@@ -7,7 +7,7 @@ namespace httpsys {
 
 namespace {
 
-// The table's layouts are x64's (src/queue/httpsys/properties.js).
+// The table's layouts are x64's (src/httpsys/properties.js).
 static_assert(sizeof(void*) == 8 && sizeof(HANDLE) == 8, "the property table lays out x64 structures");
 
 constexpr size_t kMaxPropertyBytes = 256;
@@ -108,7 +108,7 @@ ULONG SetProperty(PropertyCall& call, HANDLE queue, HTTP_URL_GROUP_ID group) {
 
 // layouts: { properties: { HttpServerStateProperty: 5, ... }, structs: { NAME: { size,
 // fields: { Field: offset } } } }, from the Windows SDK's http.h as this addon was built
-// with it: what the Wine suite holds src/queue/httpsys/properties.js against.
+// with it: what the Wine suite holds src/httpsys/properties.js against.
 void InitPropertyLayouts(Napi::Env env, Napi::Object exports) {
   Napi::Object properties = Napi::Object::New(env);
 #define HTTPSYS_PROPERTY(name) properties.Set(#name, Napi::Number::New(env, name));

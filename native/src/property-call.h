@@ -1,5 +1,5 @@
 // Request queue and URL group properties, as bytes JavaScript built
-// (src/queue/httpsys/properties.js, the one table of these calls): the addon knows no
+// (src/httpsys/properties.js, the one table of these calls): the addon knows no
 // property structure, it copies the bytes into an aligned buffer, writes its queue
 // handle or the address of a pointed-to structure where the call says, and passes
 // exactly that many bytes. The `layouts` export gives the Windows SDK's sizes and

@@ -64,7 +64,7 @@ Napi::Function Queue::Init(Napi::Env env) {
 //   options.urls      prefixes to register
 //   options.sddl      security descriptor of a created queue
 //   options.properties the property calls (ReadProperties), bytes and all, built by
-//                     src/queue/httpsys/properties.js
+//                     src/httpsys/properties.js
 //   options.receives, options.bufferSize, options.bodyChunk, options.bufferData, options.watchDisconnect
 Queue::Queue(const Napi::CallbackInfo& info) : Napi::ObjectWrap<Queue>(info) {
   Napi::Env env = info.Env();
@@ -217,7 +217,7 @@ bool Queue::CheckBinding(Napi::Env env) {
   }
   Napi::Error error = Napi::TypeError::New(
       env, "options.properties must hold the HttpServerBindingProperty call (queueSetup() in "
-           "src/queue/httpsys/properties.js) to register URLs");
+           "src/httpsys/properties.js) to register URLs");
   error.Set("code", Napi::String::New(env, "ERR_INVALID_ARG_TYPE"));
   error.ThrowAsJavaScriptException();
   return false;
@@ -375,7 +375,7 @@ Napi::Value Queue::RemoveUrl(const Napi::CallbackInfo& info) {
   return Code(env, ERROR_FILE_NOT_FOUND);
 }
 
-// setProperty(call) -> Win32 code: one property call (src/queue/httpsys/properties.js)
+// setProperty(call) -> Win32 code: one property call (src/httpsys/properties.js)
 // on this queue, or on each of its URL groups. The controller turns an app's queue off
 // with it while nothing can serve it (errored, stopped by command): HTTP.SYS then answers
 // its requests 503 at once, as IIS's stopped application pools do, instead of holding

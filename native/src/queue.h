@@ -149,7 +149,7 @@ class Queue : public Napi::ObjectWrap<Queue> {
   bool groupFull_ = false;
   const char* failedCall_ = "HttpAddUrlToUrlGroup";  // what RegisterUrl's error came from
   std::string failedProperty_;                        // ... and which property, if one
-  // options.properties (src/queue/httpsys/properties.js): the queue's own, applied once
+  // options.properties (src/httpsys/properties.js): the queue's own, applied once
   // it exists, and what every URL group gets, in order (the binding last)
   std::vector<PropertyCall> queueProperties_;
   std::vector<PropertyCall> groupProperties_;

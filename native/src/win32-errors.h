@@ -1,5 +1,5 @@
 // The one table that turns Win32 codes into stable strings. JS builds the
-// error objects (src/queue/httpsys/errors.js); C++ only reports codes.
+// error objects (src/httpsys/errors.js); C++ only reports codes.
 #pragma once
 
 #include <cstdint>

@@ -7,7 +7,7 @@
 /**
  * @param {object} [deps]
  * @param {string} [deps.platform]
- * @param {object} [deps.serviceConfig] src/queue/httpsys/service-config.js's object
+ * @param {object} [deps.serviceConfig] src/httpsys/service-config.js's object
  * @param {() => object} [deps.loadAddon]
  */
 function setupDeps (deps = {}) {
@@ -17,10 +17,10 @@ function setupDeps (deps = {}) {
     platform,
     windows: platform === 'win32',
     serviceConfig () {
-      if (config === null) config = require('../queue/httpsys').serviceConfig
+      if (config === null) config = require('../httpsys').serviceConfig
       return config
     },
-    loadAddon: deps.loadAddon || (() => require('../queue/httpsys/loader').load()),
+    loadAddon: deps.loadAddon || (() => require('../httpsys/loader').load()),
     out: deps.out || ((text) => process.stdout.write(text))
   }
 }

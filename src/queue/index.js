@@ -22,7 +22,7 @@ function getBackend (env = process.env) {
   const { backend, hub } = readWorkerEnv(env)
   if (backend === 'httpsys') return require('./httpsys')
   if (hub !== null) return hubClient
-  if (backend === 'auto' && process.platform === 'win32' && require('./httpsys/loader').isAvailable()) {
+  if (backend === 'auto' && process.platform === 'win32' && require('../httpsys/loader').isAvailable()) {
     return require('./httpsys')
   }
   return null

@@ -128,7 +128,7 @@ function extract (name, file = name) {
 
 /**
  * The preload as a file a real node can --require, with the addon next to it (the
- * preload's loader looks there, src/queue/httpsys/loader.js).
+ * preload's loader looks there, src/httpsys/loader.js).
  * @returns {string} the preload's path
  */
 function extractPreload () {

@@ -45,7 +45,7 @@ function serviceDeps (deps = {}) {
     fsys: deps.fsys || fs,
     lookupUser: deps.lookupUser || lookupUser,
     runtimeDir: deps.runtimeDir || (() => require('../supervisor/control-path').runtimeDir(env)),
-    getAddon: deps.loadAddon || (() => require('../queue/httpsys/loader').load()),
+    getAddon: deps.loadAddon || (() => require('../httpsys/loader').load()),
     serviceConfig: deps.serviceConfig || null,
     password: deps.password || ((account) => readPassword(account, env)),
     sleep: deps.sleep,
@@ -73,7 +73,7 @@ function scmOf (d) {
 }
 
 function scOf (d) {
-  if (!d.serviceConfig) d.serviceConfig = require('../queue/httpsys/service-config').createServiceConfig(d.getAddon)
+  if (!d.serviceConfig) d.serviceConfig = require('../httpsys/service-config').createServiceConfig(d.getAddon)
   return d.serviceConfig
 }
 

@@ -89,8 +89,7 @@ function resolveAccount (user, name, sc) {
  * @returns {{what: string, command: string, run: Function}[]}
  */
 function setupSteps (config, sc, account) {
-  const { createUrlAcl, covers, needsReservation } = require('../setup/urlacl')
-  const { parseSddl } = require('../setup/sddl')
+  const { createUrlAcl, needsReservation, reservedFor } = require('../setup/urlacl')
   const { planSetup } = require('../setup/start-setup')
   const steps = []
   if (!account.admin) {
@@ -101,9 +100,7 @@ function setupSteps (config, sc, account) {
       for (const prefix of app.urls) {
         if (seen.has(prefix) || !needsReservation(prefix)) continue
         seen.add(prefix)
-        const mine = reservations.some((r) => covers(r.prefix, prefix) &&
-          (parseSddl(r.sddl) || []).some((e) => e.sid === account.sid && e.rights.includes('listen')))
-        if (mine) continue
+        if (reservedFor(reservations, prefix, account.sid, 'service')) continue
         steps.push({
           what: `reserve ${prefix} for ${account.shown}`,
           command: `httpsys urlacl add ${prefix} --user "${account.shown}"`,

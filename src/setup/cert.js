@@ -7,7 +7,7 @@
 // A certificate can come by thumbprint (already in the store), or from a .pfx or a PEM
 // certificate + key (files, or PEM text from a config's tls entry; an encrypted key with
 // its passphrase), which are imported into LocalMachine\My first, the chain's
-// intermediates into LocalMachine\CA (src/queue/httpsys/cert-import.js). Before binding,
+// intermediates into LocalMachine\CA (src/httpsys/cert-import.js). Before binding,
 // the certificate must be in the store with a private key and not expired: HTTP.SYS
 // would accept the binding and fail every handshake later (ERROR_NO_SUCH_LOGON_SESSION at
 // best). Adding the same binding again changes nothing; binding another certificate to
@@ -18,16 +18,16 @@
 const fs = require('node:fs')
 const net = require('node:net')
 const { codes } = require('../errors')
-const { thumbprint, where, certProblem, keyNotes, sslParamFields, HTTPSYS_APP_ID } = require('../queue/httpsys/service-config')
-const { importCertificate } = require('../queue/httpsys/cert-import')
+const { thumbprint, where, certProblem, keyNotes, sslParamFields, HTTPSYS_APP_ID } = require('../httpsys/service-config')
+const { importCertificate } = require('../httpsys/cert-import')
 const { PEM } = require('../tls-material')
-const { NEGOTIATE_CLIENT_CERT, NO_REVOCATION_CHECK } = require('../queue/httpsys/client-certs')
+const { NEGOTIATE_CLIENT_CERT, NO_REVOCATION_CHECK } = require('../httpsys/client-certs')
 
 const WILDCARD_V4 = '0.0.0.0'
 const WILDCARD_V6 = '::'
 
 /**
- * @param {object} config the service configuration (src/queue/httpsys/service-config.js)
+ * @param {object} config the service configuration (src/httpsys/service-config.js)
  * @param {object} [options]
  * @param {() => Date} [options.now]
  */

@@ -18,7 +18,7 @@ const fs = require('node:fs')
 const net = require('node:net')
 const urlprefix = require('../urlprefix')
 const { covers, needsReservation } = require('./urlacl')
-const { currentUser } = require('../queue/httpsys/service-config')
+const { currentUser } = require('../httpsys/service-config')
 const { parseSddl } = require('./sddl')
 
 // Accounts every user is part of: a reservation for them covers the current user too.

@@ -5,25 +5,22 @@
 // its `tls` entries give. Elevated, it makes them; not elevated, it lists the exact
 // commands to run once from an elevated prompt and nothing starts. The certificate an
 // https app passes to https.createServer() is bound later, by its worker when it
-// attaches (src/queue/httpsys/app-cert.js, under ENV.SETUP).
+// attaches (src/httpsys/app-cert.js, under ENV.SETUP).
 //
 // A tls entry's cert and key are files or PEM text, and each step imports them the same
 // way (src/setup/cert.js). A printed command never holds key material or a passphrase: an
 // entry with PEM text has no file to name, so its command is `httpsys start --setup`
 // itself, which reads the config.
 
-const { currentUser } = require('../queue/httpsys/service-config')
-const { createUrlAcl, covers, needsReservation } = require('./urlacl')
+const { currentUser } = require('../httpsys/service-config')
+const { createUrlAcl, needsReservation, reservedFor } = require('./urlacl')
 const { createCert } = require('./cert')
-const { parseSddl } = require('./sddl')
 const { PEM } = require('../tls-material')
-
-const EVERYONE_SIDS = new Set(['S-1-1-0', 'S-1-5-11', 'S-1-5-4', 'S-1-5-32-545'])
 
 /**
  * What the config still needs on this machine.
  * @param {object} config a validated config
- * @param {object} sc the service configuration (src/queue/httpsys/service-config.js)
+ * @param {object} sc the service configuration (src/httpsys/service-config.js)
  * @param {object} [options]
  * @param {string} [options.user] the account the reservations are for (default: current)
  * @returns {{steps: {kind: string, what: string, command: string, run: Function}[], notes: string[]}}
@@ -43,9 +40,7 @@ function planSetup (config, sc, { user = currentUser() } = {}) {
     for (const prefix of app.urls) {
       if (seen.has(prefix) || !needsReservation(prefix)) continue
       seen.add(prefix)
-      const mine = reservations.some((r) => covers(r.prefix, prefix) &&
-        (parseSddl(r.sddl) || []).some((e) => e.rights.includes('listen') && (e.sid === sid || EVERYONE_SIDS.has(e.sid))))
-      if (mine) continue
+      if (reservedFor(reservations, prefix, sid, 'interactive')) continue
       steps.push({
         kind: 'urlacl',
         what: `reserve ${prefix} for ${user || 'this account'}`,

@@ -11,11 +11,11 @@
 
 const urlprefix = require('../urlprefix')
 const { codes } = require('../errors')
-const { currentUser } = require('../queue/httpsys/service-config')
+const { currentUser } = require('../httpsys/service-config')
 const { parseSddl, listenSddl, sameAccess } = require('./sddl')
 
 /**
- * @param {object} config the service configuration (src/queue/httpsys/service-config.js)
+ * @param {object} config the service configuration (src/httpsys/service-config.js)
  */
 function createUrlAcl (config) {
   /** The accounts a descriptor names, as DOMAIN\name where Windows can say. */
@@ -119,4 +119,27 @@ function needsReservation (prefix) {
   return !(p.host === 'localhost' && p.port > 1024)
 }
 
-module.exports = { createUrlAcl, covers, needsReservation }
+// Groups every account of a kind is in, so a reservation granting listen to one of them
+// lets that account register: Everyone, Authenticated Users, BUILTIN\Users (which holds
+// Authenticated Users by default), and the logon's own group: INTERACTIVE for a person at
+// a prompt, SERVICE for a service's account (well-known SIDs:
+// https://learn.microsoft.com/windows/win32/secauthz/well-known-sids).
+const ANY_ACCOUNT_SIDS = ['S-1-1-0', 'S-1-5-11', 'S-1-5-32-545']
+const LOGON_SIDS = { interactive: 'S-1-5-4', service: 'S-1-5-6' }
+
+/**
+ * Whether one of `reservations` lets the account `sid` register `prefix`: a reservation
+ * covering the prefix whose DACL allows listen to that SID or to a group every such
+ * account is in. The one check `start --setup` and `service install` make.
+ * @param {{prefix: string, sddl: string}[]} reservations sc.urlAclList()
+ * @param {string} prefix
+ * @param {string|null} sid the account's SID (null: only the groups count)
+ * @param {'interactive'|'service'} [logon='interactive'] how the account runs
+ */
+function reservedFor (reservations, prefix, sid, logon = 'interactive') {
+  const groups = new Set([...ANY_ACCOUNT_SIDS, LOGON_SIDS[logon]])
+  return reservations.some((r) => covers(r.prefix, prefix) &&
+    (parseSddl(r.sddl) || []).some((e) => e.rights.includes('listen') && (e.sid === sid || groups.has(e.sid))))
+}
+
+module.exports = { createUrlAcl, covers, needsReservation, reservedFor }

@@ -17,13 +17,13 @@ const { codes } = require('../errors')
  * @param {object} [options]
  * @param {string} [options.platform=process.platform]
  * @param {() => object} [options.loadNative] loads the addon or throws
- *   ERR_HTTPSYS_NATIVE_UNAVAILABLE (default: src/queue/httpsys/loader.js)
+ *   ERR_HTTPSYS_NATIVE_UNAVAILABLE (default: src/httpsys/loader.js)
  * @returns {{ backend: 'hub'|'httpsys', reason: string, detail?: string, fallback?: boolean, fix?: string }}
  *   fallback: Windows, where HTTP.SYS was wanted (auto) and could not be had
  * @throws ERR_HTTPSYS_NATIVE_UNAVAILABLE, ERR_HTTPSYS_CONFIG_INVALID (httpsys asked for)
  */
 function chooseBackend (config, { platform = process.platform, loadNative } = {}) {
-  const load = loadNative || (() => require('../queue/httpsys/loader').load({ platform }))
+  const load = loadNative || (() => require('../httpsys/loader').load({ platform }))
   const asked = config.backend || 'auto'
   if (asked === 'hub') return { backend: 'hub', reason: askedFor(config) }
   if (asked === 'httpsys') {

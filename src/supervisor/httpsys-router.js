@@ -22,7 +22,7 @@ class HttpsysRouter extends EventEmitter {
   /**
    * @param {object} options
    * @param {import('pino').Logger} options.logger
-   * @param {object} [options.native] the backend (default: src/queue/httpsys;
+   * @param {object} [options.native] the backend (default: src/httpsys;
    *   tests pass createBackend() over a fake addon)
    * @param {number|string} [options.runId=process.pid] part of every queue name
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
@@ -42,6 +42,7 @@ class HttpsysRouter extends EventEmitter {
     this.setup = setup
     this.clientCerts = clientCertEntries(tls || [])
     this.queues = new Map() // app name -> the controller's queue
+    this.configUrls = new Map() // app name -> the prefixes its config gives, as registered
     this.active = new Map() // app name -> the state its queue was last given
     this.wine = null
   }
@@ -51,7 +52,7 @@ class HttpsysRouter extends EventEmitter {
   get tracksWorkers () { return false }
 
   async start () {
-    if (this.native === null) this.native = require('../queue/httpsys')
+    if (this.native === null) this.native = require('../httpsys')
     const { wine, features } = this.native.platform()
     this.wine = wine || null
     this.logger.debug({ event: 'httpsys', wine, features }, wine ? `HTTP.SYS under Wine ${wine}` : 'HTTP.SYS')
@@ -86,6 +87,7 @@ class HttpsysRouter extends EventEmitter {
     // created active (properties.js queueSetup sets HttpEnabledStateActive with the rest)
     this.active.set(app, true)
     this.queues.set(app, queue)
+    this.configUrls.set(app, urls.slice())
     this.logger.debug({ event: 'queue', app, queue: name, urls: queue.urls }, `request queue ${name} holds ${queue.urls.join(' ')}`)
     return { name, urls: queue.urls }
   }
@@ -95,7 +97,46 @@ class HttpsysRouter extends EventEmitter {
     if (queue === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: this.queueName(app) })
     this.queues.delete(app)
     this.active.delete(app)
+    this.configUrls.delete(app)
     queue.close()
+  }
+
+  /**
+   * A config edit (`httpsys reload`): the queue's URL group takes the new prefixes
+   * first (one that fails undoes the ones added and throws: nothing changed), then
+   * drops the old ones; HTTP.SYS finishes the requests it already queued. Under Wine
+   * each worker registers its app's prefixes itself, so the reload's new processes do.
+   * @returns {Promise<{ urls: string[] }>}
+   */
+  async setUrls (app, urls) {
+    const queue = this.queues.get(app)
+    if (queue === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: this.queueName(app) })
+    const old = this.configUrls.get(app) || []
+    if (this.wine) {
+      queue.urls = urls.slice()
+    } else {
+      const added = []
+      try {
+        for (const url of urls.filter((u) => !old.includes(u))) {
+          queue.addUrl(url)
+          added.push(url)
+        }
+      } catch (err) {
+        for (const url of added) queue.removeUrl(url)
+        throw withApp(err, app)
+      }
+      for (const url of old.filter((u) => !urls.includes(u))) queue.removeUrl(url)
+    }
+    this.configUrls.set(app, urls.slice())
+    return { urls: queue.urls }
+  }
+
+  /** The app leaves the config: its prefixes go first, so no new request reaches it. */
+  unroute (app) {
+    const queue = this.queues.get(app)
+    if (queue === undefined || this.wine) return
+    for (const url of this.configUrls.get(app) || []) queue.removeUrl(url)
+    this.configUrls.set(app, [])
   }
 
   /**

@@ -19,7 +19,7 @@ function containProcessTree ({ logger, platform = process.platform, loadNative }
   if (platform !== 'win32') return null
   let addon
   try {
-    addon = (loadNative || (() => require('../queue/httpsys/loader').load({ platform })))()
+    addon = (loadNative || (() => require('../httpsys/loader').load({ platform })))()
   } catch (err) {
     logger.warn({ event: 'job', code: err.code }, 'the HTTP.SYS addon does not load, so there is no job object: a process an app starts may outlive a supervisor that is killed outright')
     return false

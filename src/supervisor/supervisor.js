@@ -37,7 +37,7 @@ class Supervisor extends EventEmitter {
    * @param {string} [options.logLevel] passed to workers as HTTPSYS_LOG_LEVEL
    * @param {string} [options.socketPath] the hub's socket (default: per run, in the user's private runtime directory)
    * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
-   * @param {object} [options.native] the HTTP.SYS backend (default: src/queue/httpsys; tests swap it)
+   * @param {object} [options.native] the HTTP.SYS controller (default: src/httpsys; tests swap it)
    * @param {object} [options.backendChoice] options of chooseBackend() (platform, loadNative; tests)
    * @param {string} [options.preload] the workers' --require module (default: src/register.js)
    * @param {boolean} [options.control=false] answer `httpsys ls|reload|...` on the control channel
@@ -166,7 +166,7 @@ class Supervisor extends EventEmitter {
     const limits = this.config.limits
     if (backend === 'httpsys') {
       // requestCert entries go to the workers, which check the certificates (and refuse to
-      // serve a port whose binding does not ask for them: src/queue/httpsys/client-certs.js)
+      // serve a port whose binding does not ask for them: src/httpsys/client-certs.js)
       return new HttpsysRouter({ logger: this.logger, native, limits, tls: this.config.tls })
     }
     // what earlier supervisors that crashed left next to ours

@@ -1,7 +1,7 @@
 'use strict'
 
 // What HTTP.SYS makes of the bytes of a property call, for the fake addon: the layouts
-// below are copied from Microsoft's pages (linked), not from src/queue/httpsys/properties.js,
+// below are copied from Microsoft's pages (linked), not from src/httpsys/properties.js,
 // so that file's table is checked against the documentation by every test that creates a
 // queue or turns one off. HTTP.SYS reads what the documented structure says from the bytes
 // it is given (a buffer too short is 87); a length other than the documented size is a

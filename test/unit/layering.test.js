@@ -48,6 +48,8 @@ const FORBIDDEN = {
   cache: ['wire', 'queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   wire: ['queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   queue: ['hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
+  // the addon's JS layer: below the worker's attachment (src/queue/httpsys), the supervisor, setup and service
+  httpsys: ['wire', 'cache', 'queue', 'hub', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   hub: ['queue', 'http', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   http: ['hub', 'supervisor', 'config', 'cli', 'setup', 'preload', 'register', 'service'],
   config: ['supervisor', 'hub', 'queue', 'http', 'cli', 'setup', 'preload', 'register', 'service'],

@@ -10,7 +10,7 @@ module.exports = {
   group: 'addon',
   checks: [
     {
-      name: 'the addon loads through src/queue/httpsys/loader.js and finds the HTTP Server API calls it needs',
+      name: 'the addon loads through src/httpsys/loader.js and finds the HTTP Server API calls it needs',
       async run (t) {
         const { platform, addonPath } = t.host
         t.note(`${addonPath}; ${platform.wine ? `Wine ${platform.wine}` : `Windows build ${t.host.windowsBuild()}`}`)

@@ -51,7 +51,7 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
     assert.equal(out.win32.ERROR_INVALID_PASSWORD, 86)
     assert.equal(out.win32.CRYPT_E_NOT_FOUND, 0x80092004)
     assert.deepEqual(out.mismatches, [])
-    // src/queue/httpsys/properties.js lays the property structures out as http.h does
+    // src/httpsys/properties.js lays the property structures out as http.h does
     assert.deepEqual(out.layouts, [])
   })
 

@@ -19,12 +19,12 @@ const urlprefix = require('../../urlprefix')
 const { readWorkerEnv } = require('../../worker-interface')
 const { HttpSysAttachment } = require('./attachment')
 const { WineAttachment } = require('./wine-attachment')
-const { createQueue } = require('./controller')
-const { queueSetup, TIMER_MAX_S } = require('./properties')
-const { createErrorMapper, portOf } = require('./errors')
-const { createServiceConfig } = require('./service-config')
-const { unboundTargets, setupAppCertificate } = require('./app-cert')
-const { policyLookup, bindingsWithoutNegotiation, negotiateCommand } = require('./client-certs')
+const { queueSetup, TIMER_MAX_S } = require('../../httpsys/properties')
+const { portOf } = require('../../httpsys/errors')
+const { createAddonLayer } = require('../../httpsys')
+const { createServiceConfig } = require('../../httpsys/service-config')
+const { unboundTargets, setupAppCertificate } = require('../../httpsys/app-cert')
+const { policyLookup, bindingsWithoutNegotiation, negotiateCommand } = require('../../httpsys/client-certs')
 
 /**
  * The backend over an addon (the real one, or a fake one in tests).
@@ -36,13 +36,14 @@ const { policyLookup, bindingsWithoutNegotiation, negotiateCommand } = require('
  * @param {() => Date} [options.now] the clock certificates are checked against
  */
 function createBackend (getAddon, { log = defaultLog, warn = (fields, message) => log('warn', fields, message), now = () => new Date() } = {}) {
+  const layer = createAddonLayer(getAddon)
   let platform = null
   let errors = null
   const addon = () => {
-    const b = getAddon()
+    const b = layer.addon()
     if (platform === null) {
-      platform = { ...b.platform(), events: b.events, errors: b.errors() }
-      errors = createErrorMapper(platform)
+      platform = layer.platform()
+      errors = layer.errors()
     }
     return b
   }
@@ -196,20 +197,9 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
 
   return {
     attach,
-    /** Controller side: see controller.js */
-    createQueue (name, options) {
-      const b = addon()
-      return createQueue(b, errors, name, { ...options, queueProperties: platform.features.queueProperties !== false })
-    },
-    /** { wine: string|null, features: {...}, events, errors } of the loaded addon */
-    platform () {
-      addon()
-      return platform
-    },
-    toError (err, context) {
-      addon()
-      return errors.toError(err, context)
-    }
+    createQueue: layer.createQueue,
+    platform: layer.platform,
+    toError: layer.toError
   }
 }
 
@@ -275,7 +265,7 @@ function portsOf (urls) {
   return [...new Set(urls.map(portOf).filter((p) => p !== undefined))]
 }
 
-const loadAddon = () => require('./loader').load()
+const loadAddon = () => require('../../httpsys/loader').load()
 const backend = createBackend(loadAddon)
 
 module.exports = {
@@ -285,6 +275,5 @@ module.exports = {
   createQueue: backend.createQueue,
   platform: backend.platform,
   toError: backend.toError,
-  serviceConfig: createServiceConfig(loadAddon),
   createBackend
 }

@@ -1,6 +1,6 @@
 'use strict'
 
-// `httpsys start --setup` on HTTP.SYS, worker side (src/queue/httpsys/app-cert.js): an
+// `httpsys start --setup` on HTTP.SYS, worker side (src/httpsys/app-cert.js): an
 // https server attaching to a port with no certificate binding has the key and
 // certificate its app passed imported into LocalMachine\My and bound, over the fake addon
 // (the real store and bindings: test/windows/README.md, "The setup commands").
@@ -10,7 +10,7 @@ const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
 const { createBackend } = require('../../../src/queue/httpsys')
-const { HTTPSYS_APP_ID } = require('../../../src/queue/httpsys/service-config')
+const { HTTPSYS_APP_ID } = require('../../../src/httpsys/service-config')
 const { ENV } = require('../../../src/worker-interface')
 const { HttpsysRouter } = require('../../../src/supervisor/httpsys-router')
 const { setupEnv } = require('../../../src/cli/start')

@@ -7,7 +7,7 @@ const fs = require('node:fs')
 const path = require('node:path')
 const service = require('../../../src/service')
 const { stopTimeout, defaultName, nameProblem } = require('../../../src/service/common')
-const { createServiceConfig } = require('../../../src/queue/httpsys/service-config')
+const { createServiceConfig } = require('../../../src/httpsys/service-config')
 const { createFakeAddon } = require('../../helpers/fake-addon')
 const { project, cli } = require('./helpers')
 

@@ -9,7 +9,7 @@
 const service = require('../../../src/service')
 const windows = require('../../../src/service/windows')
 const { createScm } = require('../../../src/service/scm')
-const { createServiceConfig } = require('../../../src/queue/httpsys/service-config')
+const { createServiceConfig } = require('../../../src/httpsys/service-config')
 const { createFakeAddon } = require('../../helpers/fake-addon')
 const { project } = require('./helpers')
 

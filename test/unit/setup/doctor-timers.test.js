@@ -11,7 +11,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { doctor } = require('../../../src/setup/doctor')
 const { createCert } = require('../../../src/setup/cert')
-const { createServiceConfig } = require('../../../src/queue/httpsys/service-config')
+const { createServiceConfig } = require('../../../src/httpsys/service-config')
 const { validate } = require('../../../src/config')
 const { createFakeAddon } = require('../../helpers/fake-addon')
 

@@ -7,7 +7,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
-const { createServiceConfig } = require('../../../src/queue/httpsys/service-config')
+const { createServiceConfig } = require('../../../src/httpsys/service-config')
 const { validate } = require('../../../src/config')
 const { setup } = require('../../../src/cli/start')
 const { setupDeps } = require('../../../src/cli/setup-deps')

@@ -3,7 +3,7 @@
 // `httpsys urlacl`: reservations by SID, idempotent adds, conflicts that name the owner,
 // prefixes checked before any call.
 
-const { createServiceConfig } = require('../../../src/queue/httpsys/service-config')
+const { createServiceConfig } = require('../../../src/httpsys/service-config')
 const { createUrlAcl, covers, needsReservation } = require('../../../src/setup/urlacl')
 const { createFakeAddon } = require('../../helpers/fake-addon')
 
@@ -139,5 +139,25 @@ describe('which reservation covers a prefix', () => {
     expect(needsReservation('http://localhost:80/')).toBe(true)
     expect(needsReservation('http://127.0.0.1:8080/')).toBe(true)
     expect(needsReservation('http://+:8080/')).toBe(true)
+  })
+})
+
+describe('reservedFor: the one check of start --setup and service install', () => {
+  const { reservedFor } = require('../../../src/setup/urlacl')
+  const r = (prefix, sid) => ({ prefix, sddl: `D:(A;;GX;;;${sid})` })
+  const ME = 'S-1-5-21-1-2-3-1001'
+
+  test('a reservation covering the prefix for the account itself, or for a group every account is in', () => {
+    expect(reservedFor([r('http://+:8080/', ME)], 'http://+:8080/api/', ME)).toBe(true)
+    expect(reservedFor([r('http://+:8080/', 'S-1-1-0')], 'http://+:8080/', ME)).toBe(true) // Everyone
+    expect(reservedFor([r('http://+:8080/', 'S-1-5-11')], 'http://+:8080/', ME, 'service')).toBe(true) // Authenticated Users
+    expect(reservedFor([r('http://+:8080/', 'S-1-5-21-9-9-9-500')], 'http://+:8080/', ME)).toBe(false)
+    expect(reservedFor([r('http://+:8081/', ME)], 'http://+:8080/', ME)).toBe(false)
+  })
+
+  test('INTERACTIVE counts for a person at a prompt, not for a service; SERVICE the other way', () => {
+    expect(reservedFor([r('http://+:8080/', 'S-1-5-4')], 'http://+:8080/', ME, 'interactive')).toBe(true)
+    expect(reservedFor([r('http://+:8080/', 'S-1-5-4')], 'http://+:8080/', ME, 'service')).toBe(false)
+    expect(reservedFor([r('http://+:8080/', 'S-1-5-6')], 'http://+:8080/', ME, 'service')).toBe(true)
   })
 })

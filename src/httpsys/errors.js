@@ -7,7 +7,7 @@
 // https://learn.microsoft.com/windows/win32/http/httpaddurltourlgroup lists the codes
 // HttpAddUrlToUrlGroup returns.
 
-const { codes } = require('../../errors')
+const { codes } = require('../errors')
 const { currentUser } = require('./service-config')
 
 /**

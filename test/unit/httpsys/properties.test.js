@@ -1,11 +1,11 @@
 'use strict'
 
-// The property calls the addon makes, as bytes (src/queue/httpsys/properties.js), held
+// The property calls the addon makes, as bytes (src/httpsys/properties.js), held
 // against what Microsoft documents HTTP.SYS reads (test/helpers/fake-properties.js): every
 // entry of the table, every call the backend builds, and the values HTTP.SYS gives a
 // meaning other than a length (65535 s turns a timer off).
 
-const { CALLS, encode, queueSetup, queueState, TIMER_MAX_S } = require('../../../src/queue/httpsys/properties')
+const { CALLS, encode, queueSetup, queueState, TIMER_MAX_S } = require('../../../src/httpsys/properties')
 const { DOCUMENTED, newQueueState, applyProperty } = require('../../helpers/fake-properties')
 
 function apply (calls) {

@@ -22,8 +22,8 @@
 //   machine owner's decision, not an import's.
 
 const crypto = require('node:crypto')
-const { codes } = require('../../errors')
-const { subjectOf } = require('../../tls-material')
+const { codes } = require('../errors')
+const { subjectOf } = require('../tls-material')
 
 const CA_STORE = 'CA'
 const PEM_CERT = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g

@@ -14,8 +14,8 @@
 // src/setup's policy. `context` gives the words: { what, command } for the fix.
 
 const os = require('node:os')
-const { codes } = require('../../errors')
-const urlprefix = require('../../urlprefix')
+const { codes } = require('../errors')
+const urlprefix = require('../urlprefix')
 
 // The AppId recorded with the certificate bindings httpsys makes. HTTP.SYS only stores
 // it; `netsh http show sslcert` shows it, so httpsys's bindings can be told apart.

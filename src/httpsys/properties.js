@@ -14,7 +14,7 @@
 //
 // Layouts are x64's (the only build): pointers and handles are 8 bytes, 8-aligned.
 
-const { codes } = require('../../errors')
+const { codes } = require('../errors')
 
 const DOCS = 'https://learn.microsoft.com/windows/win32/api/http/'
 const QUEUE = 'HttpSetRequestQueueProperty'

@@ -3,7 +3,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const loader = require('../../../src/queue/httpsys/loader')
+const loader = require('../../../src/httpsys/loader')
 
 describe('httpsys addon loader', () => {
   test('nothing is loaded off Windows: one coded error says why', () => {

@@ -17,8 +17,8 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
-const { codes } = require('../../errors')
-const sea = require('../../sea')
+const { codes } = require('../errors')
+const sea = require('../sea')
 
 const FILE = 'httpsys_native.node'
 const ROOT = path.join(__dirname, '..', '..', '..')

@@ -3,7 +3,7 @@
 // The thin layer over the addon's service configuration: Win32 codes become the coded
 // errors a user can act on; "not there" and "already there" are answers, not errors.
 
-const { createServiceConfig, thumbprint } = require('../../../src/queue/httpsys/service-config')
+const { createServiceConfig, thumbprint } = require('../../../src/httpsys/service-config')
 const { createFakeAddon } = require('../../helpers/fake-addon')
 
 const HASH = 'ab:cd ef 01 23 45 67 89 ab cd ef 01 23 45 67 89 ab cd ef 01'

@@ -25,10 +25,10 @@
 // first one's binding (183).
 
 const crypto = require('node:crypto')
-const { codes } = require('../../errors')
+const { codes } = require('../errors')
 const { certProblem, where, httpsPrefixes, HTTPSYS_APP_ID } = require('./service-config')
 const { importCertificate } = require('./cert-import')
-const { loadMaterial, subjectOf } = require('../../tls-material')
+const { loadMaterial, subjectOf } = require('../tls-material')
 const { NEGOTIATE_CLIENT_CERT } = require('./client-certs')
 
 const APP_LABEL = 'the key and certificate the app passed to https.createServer()'

@@ -1,6 +1,6 @@
 'use strict'
 
-// Client certificates on HTTP.SYS (src/queue/httpsys/client-certs.js): the worker checks
+// Client certificates on HTTP.SYS (src/httpsys/client-certs.js): the worker checks
 // the certificate HTTP.SYS hands over against the app's `ca`, and must come to what node
 // says of the same certificate in a real handshake. Each case below is run through both:
 // a node tls server with requestCert (rejectUnauthorized false, so it reports instead of
@@ -16,7 +16,7 @@ const os = require('node:os')
 const path = require('node:path')
 const tls = require('node:tls')
 const { X509Certificate } = require('node:crypto')
-const cc = require('../../../src/queue/httpsys/client-certs')
+const cc = require('../../../src/httpsys/client-certs')
 const { readWorkerEnv } = require('../../../src/worker-interface')
 
 let dir
