@@ -21,7 +21,7 @@ const { codes } = require('../errors')
 const sea = require('../sea')
 
 const FILE = 'httpsys_native.node'
-const ROOT = path.join(__dirname, '..', '..', '..')
+const ROOT = path.join(__dirname, '..', '..') // src/httpsys/ -> the package root
 
 let cached = null
 

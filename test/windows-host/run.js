@@ -48,7 +48,7 @@ function groups () {
 
 /** The addon as src/queue/httpsys loads it, built with node-gyp (MSVC) if the checkout has none. */
 function loadAddon (logDir) {
-  const loader = require(path.join(ROOT, 'src', 'queue', 'httpsys', 'loader.js'))
+  const loader = require(path.join(ROOT, 'src', 'httpsys', 'loader.js'))
   const found = () => loader.candidates().find((f) => fs.existsSync(f))
   try {
     return { addon: loader.load(), file: found() }

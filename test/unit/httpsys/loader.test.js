@@ -11,6 +11,15 @@ describe('httpsys addon loader', () => {
       .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_NATIVE_UNAVAILABLE', reason: expect.stringMatching(/only on Windows/) }))
   })
 
+  test('from a checkout, the package\'s own prebuilds/ and build/ (what npm run build:win and node-gyp write)', () => {
+    const root = path.join(__dirname, '..', '..', '..')
+    const list = loader.candidates({ env: {}, platform: 'win32', arch: 'x64', execPath: path.join(os.tmpdir(), 'node.exe'), inSea: false, bundleDir: null })
+    expect(list).toEqual(expect.arrayContaining([
+      path.join(root, 'prebuilds', 'win32-x64', 'httpsys_native.node'),
+      path.join(root, 'build', 'Release', 'httpsys_native.node')
+    ]))
+  })
+
   test('HTTPSYS_NATIVE_PATH is tried first', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-loader-'))
     const file = path.join(dir, 'custom.node')
