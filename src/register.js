@@ -121,6 +121,11 @@ function defaultBackend (sayReady, supervised) {
       const b = choose()
       return typeof b.reserve === 'function' ? b.reserve(options) : null
     },
+    // streams the app hands a server (server.emit('connection', socket)) are this
+    // process's to serve, whatever router its listen() uses
+    adopt (options) {
+      return require('./preload/standalone-hub').adopt(options)
+    },
     attach (options) {
       choose()
       if (supervised) options = { ...options, handlers: watchRouter(options.handlers) }

@@ -16,6 +16,11 @@
 // - otherwise (chunked, or delimited by the close) when the app ends the socket, and
 //   the connection closes after it.
 // Only a request whose response has not begun can be answered this way, on HTTP/1.x.
+//
+// An interim head written this way ("HTTP/1.1 103 Early Hints\r\n...\r\n\r\n", what
+// node's own writeProcessing() and writeEarlyHints() write with res._writeRaw()) goes out
+// as the router's interim response (writeInformational; 100 as writeContinue), and res
+// is the app's again for the final one.
 
 const { codes } = require('../errors')
 const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../wire/contract')
@@ -95,6 +100,7 @@ function feed (socket, handle, raw, buf) {
       badHead(socket, parsed)
       return true
     }
+    if (parsed.status < 200) return interim(socket, handle, raw, parsed)
     raw.started = true
     let body = parsed.rest
     const { status, reason, rawHeaders, contentLength } = parsed
@@ -117,6 +123,21 @@ function feed (socket, handle, raw, buf) {
     }
   }
   return buf.length === 0 ? true : handle.sendBody(req, buf, RESPONSE_MORE)
+}
+
+/** A whole interim head: sent as one, then what was written after it is read on. */
+function interim (socket, handle, raw, parsed) {
+  const req = raw.req
+  if (parsed.status === 100) handle.writeContinue(req)
+  else handle.writeInformational(req, parsed.status, parsed.reason, parsed.rawHeaders)
+  // the response is not taken over (yet): the next bytes may be its final head, or res
+  // may write it
+  socket[kRaw] = null
+  req[kResponse][kState].hijacked = false
+  if (parsed.rest.length === 0) return true
+  const next = socket[kRaw] = new RawResponse(req)
+  req[kResponse][kState].hijacked = true
+  return feed(socket, handle, next, parsed.rest)
 }
 
 function finish (socket, handle, raw, flags, last = null) {
@@ -165,7 +186,9 @@ function gatherHead (state, buf, upgrade) {
 
 /**
  * "HTTP/1.1 200 OK\r\nName: value\r\n..." (without the blank line)
- * @param {boolean} [upgrade] the socket of an 'upgrade' event: 101 is the answer it may give
+ * @param {boolean} [upgrade] the socket of an 'upgrade' event: 101 is the answer it may
+ *   give, and no interim response goes before it; elsewhere 100 and 102-199 are interim
+ *   heads (raw responses), 101 is refused
  * @returns {object|string} { status, reason, rawHeaders, contentLength } or what is wrong
  */
 function parseHead (text, upgrade = false) {
@@ -173,8 +196,9 @@ function parseHead (text, upgrade = false) {
   const m = STATUS_LINE.exec(lines[0])
   if (m === null) return `the status line ${JSON.stringify(lines[0].slice(0, 64))} is not "HTTP/1.1 <status> <reason>"`
   const status = Number(m[1])
-  // an interim response is not the answer: res.writeContinue()/writeEarlyHints() send those
-  if (status < 200 && !(upgrade && status === 101)) return `status ${status} is an interim response (use res.writeContinue() or res.writeEarlyHints())`
+  if (status < 100) return `status ${status} is not 100-999`
+  if (status === 101 && !upgrade) return 'status 101 switches protocols: only an \'upgrade\' listener\'s socket may answer it'
+  if (status < 200 && status !== 101 && upgrade) return `status ${status} is an interim response (use res.writeContinue() or res.writeEarlyHints())`
   const rawHeaders = []
   let contentLength = -1
   let chunked = false

@@ -82,6 +82,9 @@ class OutState {
     this.heldFlags = 0 // respond() flags for that end (RESPONSE_CLOSE)
     this.unique = null // the server's uniqueHeaders: lower-cased names whose values join with '; '
     this.detached = false
+    // it ended without a response (_onAbort): res.socket stays the connection's, closed,
+    // as node's (on-finished then takes the response as done)
+    this.aborted = false
     // made outside a server (no queue): writes go to the socket assignSocket() gives
     this.direct = req[kHandle] === undefined || req[kHandle] === null
     this.endHead = false // end() made the head: its whole body is known (Content-Length)
@@ -141,7 +144,7 @@ function ServerResponse (req, options) {
 class ServerResponseMembers extends Stream {
   get socket () {
     const st = this[kState]
-    if (st.detached) return null
+    if (st.detached && !st.aborted) return null
     let s = this[kSocket]
     if (s === null && this[kHandle] !== null && !st.direct) s = this[kSocket] = this.req.socket
     return s
@@ -440,6 +443,23 @@ class ServerResponseMembers extends Stream {
     if (typeof cb === 'function') process.nextTick(cb)
   }
 
+  /**
+   * node's: bytes written on the response's connection as they are. node's own
+   * writeProcessing() and writeEarlyHints() write their interim heads with it, and so
+   * does code that sends other 1xx; here they are read back as a raw response's bytes
+   * (raw-response.js): an interim head goes out as one, anything else takes the
+   * response over as req.socket.write() does.
+   */
+  _writeRaw (data, encoding, callback) {
+    if (typeof encoding === 'function') {
+      callback = encoding
+      encoding = undefined
+    }
+    const socket = this.socket
+    if (socket === null || this.destroyed) return false
+    return socket.write(data, encoding, callback)
+  }
+
   informational (status, reason, raw) {
     const handle = this[kHandle]
     if (handle !== null && this[kState].head === null && !this.destroyed) handle.writeInformational(this.req, status, reason, raw)
@@ -558,6 +578,7 @@ class ServerResponseMembers extends Stream {
   _onAbort () {
     const st = this[kState]
     st.detached = true
+    st.aborted = true
     this.destroyed = true
     const cbs = st.callbacks
     st.callbacks = null

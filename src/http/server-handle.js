@@ -46,6 +46,9 @@ class ServerHandle {
     this.requestCounts = new Map() // connectionId -> requests seen (only with maxRequestsPerSocket)
     this.connections = new Set() // open client connections seen (where the router reports closes)
     this.own = null // a standalone server's client connections: id -> the router's connection
+    // serves the streams handed to the server (server.js adopt), not a listen(): the
+    // server's 'connection' and 'close' are not its to emit
+    this.adopted = false
     this.dispatching = null // the request whose 'request' listeners are running
     this.detachWhenIdle = false // close() waits for those to end before it detaches
     this.closing = false // close() was called: no new requests
@@ -64,7 +67,8 @@ class ServerHandle {
       onAbort: (id) => this.onAbort(id),
       onDrain: (id) => this.onDrain(id),
       onClose: (err) => this.onClose(err),
-      onConnectionClose: (id) => this.onConnectionClose(id)
+      onConnectionClose: (id) => this.onConnectionClose(id),
+      onConnectionFin: (id) => this.onConnectionFin(id)
     }
   }
 
@@ -92,8 +96,13 @@ class ServerHandle {
     req.complete = !q.hasBody
     if (this.attachment !== null && this.attachment.tellsConnectionClose === true) this.connections.add(q.connectionId)
     // node emits 'upgrade' for a request that asks to switch protocols when the server
-    // listens for it, and an ordinary 'request' otherwise (req.upgrade false then)
-    if (q.upgrade === true && server.listenerCount('upgrade') > 0) return this.upgrade(req, q)
+    // listens for it, and an ordinary 'request' otherwise (req.upgrade false then); a
+    // CONNECT (only a router that serves one sends it) is 'connect', and without a
+    // listener node destroys its socket
+    if (q.upgrade === true) {
+      if (q.method === 'CONNECT') return this.connect(req, q)
+      if (server.listenerCount('upgrade') > 0) return this.upgrade(req, q, 'upgrade')
+    }
     req.upgrade = false
 
     if (server.highWaterMark !== undefined) req._readableState.highWaterMark = server.highWaterMark
@@ -168,14 +177,23 @@ class ServerHandle {
     }
   }
 
-  /** 'upgrade': the app gets the connection's bytes through an UpgradeSocket. */
-  upgrade (req, q) {
+  /**
+   * 'upgrade' (and 'connect'): the app gets the connection's bytes through an
+   * UpgradeSocket, and those the router had read after the head as `head`.
+   */
+  upgrade (req, q, event) {
     req.upgrade = true
     const socket = new UpgradeSocket(this, q)
     req[kSocket] = socket
     this.tunnels.set(q.id, socket)
     req.push(null)
-    this.server.emit('upgrade', req, socket, NO_HEAD)
+    this.server.emit(event, req, socket, q.head || NO_HEAD)
+  }
+
+  /** A CONNECT: 'connect' when the server listens for it; else, as node, the connection goes. */
+  connect (req, q) {
+    if (this.server.listenerCount('connect') > 0) return this.upgrade(req, q, 'connect')
+    if (this.attachment !== null) this.attachment.cancel(q.id)
   }
 
   /**
@@ -245,6 +263,11 @@ class ServerHandle {
     this.own = null
     this.detachWhenIdle = false
     this.stopChecker()
+    if (this.adopted) {
+      this.closed = true
+      this.ended = true
+      return
+    }
     const closing = this.closing
     this.closing = true
     this.detached = true
@@ -329,6 +352,10 @@ class ServerHandle {
     if (s !== null) {
       release(this, s, req)
       closeFromRouter(s)
+    } else {
+      // asked for later, req.socket and res.socket are a closed one, as node's after an
+      // abort (express's sendFile() in an on-finished callback then gets ECONNABORTED)
+      closeFromRouter(req[kSocket] = new RequestSocket(req[kQueueRequest], this))
     }
     this.maybeClosed()
   }
@@ -416,7 +443,8 @@ class ServerHandle {
     if (this.closing || this.sockets.has(conn.id)) return
     // node's server timeout runs from the accept: a connection that sends nothing times out too
     if (this.server.timeout > 0) this.connectionSocket(conn).setTimeout(this.server.timeout)
-    if (this.server.listenerCount('connection') > 0) this.server.emit('connection', this.connectionSocket(conn))
+    // (an adopted stream was the app's 'connection' already)
+    if (this.server.listenerCount('connection') > 0 && !this.adopted) this.server.emit('connection', this.connectionSocket(conn))
   }
 
   /**
@@ -499,6 +527,22 @@ class ServerHandle {
    */
   get keepsSockets () {
     return this.attachment !== null && this.attachment.tellsConnectionClose === true
+  }
+
+  /**
+   * The client sent its FIN (the router of a port this server owns says so at once):
+   * as node's server reads one, the requests of that connection whose response the app
+   * has not ended are aborted ('aborted', 'close'); ended ones still go out.
+   */
+  onConnectionFin (connectionId) {
+    let gone = null
+    for (const req of this.inflight.values()) {
+      if (req[kQueueRequest].connectionId === connectionId && !req[kResponse].writableEnded) {
+        if (gone === null) gone = []
+        gone.push(req)
+      }
+    }
+    if (gone !== null) for (const req of gone) this.abort(req)
   }
 
   /** The router says a client connection closed: its socket object says 'close'. */

@@ -22,14 +22,20 @@
 // https://nodejs.org/api/http.html#class-httpserver
 
 const EventEmitter = require('node:events')
-const { STATUS_CODES } = require('node:http')
+const nodeHttp = require('node:http')
+const { STATUS_CODES } = nodeHttp
 const { codes } = require('../errors')
 const { IncomingMessage } = require('./incoming')
 const { ServerResponse } = require('./response')
 const { ServerHandle, rememberServer, forgetServer } = require('./server-handle')
 const { targetFor } = require('./listen-target')
 const { defineLegacyClass } = require('./legacy-class')
+const { RequestSocket } = require('./socket')
 const { kBackend, kHandle, kClosing, kResponseOptions, kIncomingClass, kResponseClass, kScheme, kTlsOptions, kUniqueHeaders } = require('./symbols')
+
+// the handle that serves the streams handed to the server (adopt): { handle, take } or
+// false where the backend cannot take one
+const kAdopter = Symbol('httpsys.adopter')
 
 // how soon the hub hears a client's FIN on a port the server owns (routerSettings)
 const OWN_PORT_FIN_GRACE_MS = 10
@@ -67,6 +73,7 @@ function Server (options, requestListener) {
   this[kBackend] = options.queueBackend || null
   this[kHandle] = null
   this[kClosing] = new Set() // handles close() was called on, until their 'close'
+  this[kAdopter] = null
   this[kIncomingClass] = options.IncomingMessage || IncomingMessage
   this[kResponseClass] = options.ServerResponse || ServerResponse
   // node's storeHTTPOptions: the same checks, the same defaults
@@ -100,6 +107,18 @@ function Server (options, requestListener) {
 }
 
 class ServerMembers extends EventEmitter {
+  /**
+   * node's server serves every socket emitted as 'connection' (its connectionListener,
+   * registered first): `server.emit('connection', socket)` hands it one the app holds
+   * (a socket it accepted itself, one passed from another process, a duplex stream).
+   * Here such a stream is served by this process's hub (adopt). The socket objects this
+   * server emits itself (RequestSocket) stand for the router's connections: not taken.
+   */
+  emit (type, socket) {
+    if (type === 'connection' && socket !== null && typeof socket === 'object' && !(socket instanceof RequestSocket)) adopt(this, socket)
+    return EventEmitter.prototype.emit.apply(this, arguments)
+  }
+
   get listening () {
     const b = this[kHandle]
     return b !== null && !b.closing && (b.attachment !== null || (b.reservation !== null && b.reservation.known))
@@ -182,8 +201,7 @@ class ServerMembers extends EventEmitter {
   }
 
   closeAllConnections () {
-    const handles = [...this[kClosing]]
-    if (this[kHandle] !== null) handles.push(this[kHandle])
+    const handles = handlesOf(this)
     for (const handle of handles) {
       for (const req of [...handle.inflight.values()]) handle.cancel(req)
       // a standalone server's connections, idle or with a head still coming
@@ -198,8 +216,7 @@ class ServerMembers extends EventEmitter {
   // Ended, not reset: the router calls a connection idle once its last response is
   // handed to the socket, and a slow client may still be reading it.
   closeIdleConnections () {
-    const handles = [...this[kClosing]]
-    if (this[kHandle] !== null) handles.push(this[kHandle])
+    const handles = handlesOf(this)
     for (const handle of handles) {
       if (handle.own === null) continue
       for (const conn of [...handle.own.values()]) {
@@ -291,7 +308,7 @@ defineLegacyClass(Server, EventEmitter, ServerMembers)
 /**
  * What a router that serves this server alone (the standalone hub) takes from it, read
  * live as node reads them per connection: the head timeout (headersTimeout, bounded by
- * requestTimeout), keepAliveTimeout, maxHeaderSize, node's 408 for a head that did not
+ * requestTimeout), keepAliveTimeout, maxHeaderSize, insecureHTTPParser, node's 408 for a head that did not
  * come in time, each accepted connection ('connection') and 'clientError'. A missing
  * Host is not the router's to reject here: the server checks requireHostHeader itself,
  * after 'upgrade' took its requests, as node does (server-handle.js onRequest). A server
@@ -318,12 +335,75 @@ function routerSettings (server, handle, target) {
     // beyond the advertised value, its HTTP_SERVER_KEEP_ALIVE_TIMEOUT_BUFFER)
     get keepAliveTimeout () { return Number(server.keepAliveTimeout) || 0 },
     get maxHeaderSize () {
-      const n = Number(server.maxHeaderSize)
+      // (node's default is http.maxHeaderSize: --max-http-header-size, else 16 KiB)
+      const n = Number(server.maxHeaderSize) || Number(nodeHttp.maxHeaderSize)
       return n > 0 ? Math.min(n, 65535) : 16384
     },
+    // node's lenient parser (the option, else --insecure-http-parser), on the port the
+    // server owns: the hub's parser then takes any header value byte but CR and LF
+    get insecureHTTPParser () {
+      return typeof server.insecureHTTPParser === 'boolean' ? server.insecureHTTPParser : insecureFlag()
+    },
+    // node's: a client's FIN aborts nothing, every request it sent is answered
+    get allowHalfOpen () { return server.httpAllowHalfOpen === true },
     requireHostHeader: false
   }
 }
+
+// node's --insecure-http-parser, given on the command line or in NODE_OPTIONS
+let insecureFlagValue = null
+function insecureFlag () {
+  if (insecureFlagValue === null) {
+    insecureFlagValue = process.execArgv.includes('--insecure-http-parser') ||
+      /(?:^|\s)--insecure-http-parser(?:\s|$)/.test(process.env.NODE_OPTIONS || '')
+  }
+  return insecureFlagValue
+}
+
+/** The server's handles that have connections: the listening one, those closing, the adopter's. */
+function handlesOf (server) {
+  const handles = [...server[kClosing]]
+  if (server[kHandle] !== null) handles.push(server[kHandle])
+  const a = server[kAdopter]
+  if (a !== null && a !== false) handles.push(a.handle)
+  return handles
+}
+
+/**
+ * A stream handed to the server ('connection'): served as a connection of a port the
+ * server owns (node's parser rules, 'clientError', its timeouts), on a queue of its own
+ * in this process's hub, through a handle that is not the listening one (listen() and
+ * close() leave it alone, as node's close() leaves such a socket alone).
+ */
+function adopt (server, socket) {
+  if (typeof socket.on !== 'function' || typeof socket.write !== 'function' || socket.destroyed === true) return
+  // (an https server's stream would need its TLS handshake first: not served here)
+  if (server[kTlsOptions]) return
+  let a = server[kAdopter]
+  if (a === null) {
+    const backend = backendOf(server)
+    a = false
+    if (typeof backend.adopt === 'function') {
+      const handle = new ServerHandle(server, ADOPTED)
+      handle.adopted = true
+      const adopter = backend.adopt({ handlers: handle.handlers, settings: routerSettings(server, handle, ADOPTED) })
+      a = { handle, take: adopter.take }
+      adopter.attaching.then((attachment) => {
+        handle.attachment = attachment
+        handle.startChecker()
+      }, (err) => {
+        server[kAdopter] = false
+        server.emit('error', err)
+      })
+    }
+    server[kAdopter] = a
+  }
+  if (a === false) return
+  a.take(socket)
+}
+
+// what an adopted stream's handle stands for: no address, the server's own rules
+const ADOPTED = Object.freeze({ byPort: true, adopted: true, queue: undefined, urls: [], path: undefined, callback: null, signal: null })
 
 function optionalInteger (options, key, fallback) {
   const value = options[key]
@@ -404,6 +484,7 @@ function onAttachFailed (server, handle, err) {
     process.nextTick(emitClose, server)
     return
   }
+  if (err && typeof err === 'object' && unhandledUnderSupervisor(server, err)) return
   if (err && typeof err === 'object') {
     const mapped = NODE_CODES[err.code]
     if (mapped !== undefined) {
@@ -416,6 +497,19 @@ function onAttachFailed (server, handle, err) {
     if (err.syscall === undefined) err.syscall = 'listen'
   }
   server.emit('error', err)
+}
+
+// Under `httpsys start`, an app that does not listen for its server's 'error' would die
+// of an attach failure (a port someone holds, an https prefix with no certificate) with
+// a stack of httpsys's own frames, once per restart attempt: it reads as an httpsys
+// crash (issue 28). The same exit, with the one line the CLI prints for the same error
+// from -u. Standalone, and with an 'uncaughtException' listener, node's behaviour stays.
+function unhandledUnderSupervisor (server, err) {
+  if (typeof err.code !== 'string' || !err.code.startsWith('ERR_HTTPSYS_') || server.listenerCount('error') > 0) return false
+  if (require('../worker-interface').readWorkerEnv().supervisorPid === null || process.listenerCount('uncaughtException') > 0) return false
+  // synchronous: a pipe's stderr is not on every platform, and the process ends now
+  require('node:fs').writeSync(2, `httpsys: ${err.message} (${err.code})\n`)
+  process.exit(1)
 }
 
 function watchSignal (server, signal) {

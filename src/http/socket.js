@@ -51,6 +51,8 @@ class RequestSocket extends net.Socket {
     this.authorizationError = q.encrypted === true ? (q.tls && q.tls.authorizationError) || null : undefined
     this.alpnProtocol = q.encrypted === true ? (q.tls && q.tls.alpnProtocol) || false : undefined
     this.servername = q.encrypted === true ? (q.tls && q.tls.servername) || false : undefined
+    // tls.TLSSocket's flag for a completed handshake, which code checks for "is this https"
+    this._secureEstablished = q.encrypted === true ? true : undefined
     this.server = handle !== null ? handle.server : null
     this.destroyed = false
     this.readable = true

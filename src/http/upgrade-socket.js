@@ -9,8 +9,10 @@
 // socket method is node's own), with no handle: its bytes go through the request's
 // queue attachment. The head the app writes is read back (raw-response.js gatherHead):
 // a 101 becomes respond(..., RESPONSE_OPAQUE) and the router switches the connection to
-// an opaque byte stream (the hub's tunnel.js, HTTP.SYS's opaque mode); any other
-// status is an ordinary response that closes the connection (ws's refusals: 400, 401).
+// an opaque byte stream (the hub's tunnel.js, HTTP.SYS's opaque mode); so does a 2xx to
+// a CONNECT ('connect': "HTTP/1.1 200 Connection established", a proxy's tunnel, which
+// only a port a standalone server owns lets through); any other status is an ordinary
+// response that closes the connection (ws's refusals: 400, 401).
 // After the 101, writes are sendBody() pieces and the app's end() is its FIN; the
 // client's bytes arrive as the request's body (onBody) and its FIN as onBodyEnd. Both
 // ways are flow-controlled: a write waits for the response window (its callback, and
@@ -35,6 +37,7 @@ class TunnelState {
   constructor (handle, q) {
     this.handle = handle
     this.id = q.id
+    this.connect = q.method === 'CONNECT' // a 2xx answer is the tunnel (node's proxy servers)
     this.head = null // the head's bytes until its blank line is written
     this.started = false // the head went out
     this.opaque = false // it was a 101: the connection is the app's protocol now
@@ -59,9 +62,12 @@ class UpgradeSocket extends net.Socket {
     this[kTunnel] = new TunnelState(handle, q)
     // net.Socket answers remoteAddress and friends from _peername when it has no handle
     this._peername = { address: q.remoteAddress, family: q.remoteFamily, port: q.remotePort }
+    // node frees the socket's HTTP parser before it emits 'upgrade' or 'connect'
+    this.parser = null
     if (q.encrypted === true) {
       // the router terminated TLS: answer as a tls.TLSSocket would (ws reads `encrypted`)
       this.encrypted = true
+      this._secureEstablished = true
       this.authorized = Boolean(q.tls && q.tls.authorized)
       this.alpnProtocol = (q.tls && q.tls.alpnProtocol) || false
       this.servername = (q.tls && q.tls.servername) || false
@@ -97,7 +103,7 @@ class UpgradeSocket extends net.Socket {
       if (typeof parsed === 'string') return cb(badHead(parsed))
       let rest = parsed.rest
       t.started = true
-      t.opaque = parsed.status === 101
+      t.opaque = parsed.status === 101 || (t.connect && parsed.status >= 200 && parsed.status < 300)
       let flags = t.opaque ? RESPONSE_OPAQUE | RESPONSE_MORE : RESPONSE_MORE | RESPONSE_CLOSE
       if (!t.opaque && parsed.contentLength >= 0 && rest.length >= parsed.contentLength) {
         // a refusal written whole (ws writes its 400 with a Content-Length): one send

@@ -105,9 +105,19 @@ class AttachmentConnection {
     else if (head.expectOther) flags |= P.REQ_EXPECT_OTHER
     if (head.upgrade) flags |= P.REQ_UPGRADE
     if (req.grantsWindow) flags |= P.REQ_GRANTED_WINDOW
-    this.writer.request(id, head, req.conn, flags)
+    // an upgrade's: the bytes read after its head, the app's `head` (client-connection.js)
+    const after = head.upgrade && typeof req.conn.upgradeHead === 'function' ? req.conn.upgradeHead(req) : null
+    this.writer.request(id, head, req.conn, flags, after)
     noteAttachment(req.conn.session || req.conn, this)
     this.schedule()
+    if (req.abortOnDispatch) {
+      // (hub-request.js withdraw: the app gets it, and hears at once that it is gone,
+      // and that its connection is, when it closed before this worker heard of it)
+      this.writer.empty(T.ABORT, id)
+      if (req.conn.dead === true && req.conn.seen === this) this.writer.empty(T.CONN_CLOSED, req.conn.id)
+      req.releaseWorker()
+      return
+    }
     // (its first WINDOW follows the REQUEST in the same write: what the app answers at
     // once goes out whole when the budget has room)
     if (req.grantsWindow) req.windowStarted()
@@ -123,6 +133,17 @@ class AttachmentConnection {
   sendBodyEnd (req) {
     this.writer.bodyEnd(req.wireId, req.head.trailers)
     this.schedule()
+  }
+
+  /**
+   * The client connection `id`, which this worker has requests of, sent its FIN (a port
+   * a standalone server owns): written at once, after what this tick queued already, so
+   * the worker acts on it before the work its app scheduled meanwhile.
+   */
+  sendConnFin (id) {
+    if (this.closed) return
+    this.writer.empty(T.CONN_FIN, id)
+    this.flush()
   }
 
   /** The client connection `id`, which this worker had requests of, has closed. */

@@ -58,6 +58,11 @@ const TUNNEL = 5
 
 const LINGER_MS = 5000
 
+// The most of what the hub read after an upgrade's head that goes with its REQUEST as
+// the app's `head` (node hands over the rest of one read, at most 64 KiB); more comes
+// through the tunnel after the 101.
+const MAX_UPGRADE_HEAD = INITIAL_BODY_WINDOW
+
 // Stands in for a head when the hub answers input that never became a request.
 const NO_HEAD = Object.freeze({
   method: 'GET',
@@ -122,14 +127,26 @@ class ClientConnection {
     this.seen = null // the attachments its requests went to (attachment-connection.js noteAttachment)
     this.fixedQueue = null // a standalone listen(path): every request goes to this queue (hub.onPathSocket)
     this.tunnel = null // after a 101: the relay that owns the socket's bytes (tunnel.js)
+    this.upgradeWaiting = null // an upgrade head read during execute(): routed after it (feed)
+    this.feeding = null // the bytes execute() is parsing (node's err.rawPacket)
+    this.errorTaken = null // the error a 'clientError' listener took (clientErrorAgain)
+    this.finSent = false // its workers heard of the client's FIN (CONN_FIN, armFinGrace)
     this.phase = HEADERS
     this.deadline = after(this.settings.headersTimeout)
 
     // a standalone server that listened on this port owns it as node's server does: its
     // requests keep the target and Host as sent (the port alone routes them)
     this.ownsPort = this.settings.ownsPort === true
+    // ... and node's parser rules: CONNECT is served, insecureHTTPParser honoured
     this.parser = new RequestParser(
-      { maxHeaderSize: this.settings.maxHeaderSize, maxBodySize: hub.maxBodySize, requireHost: this.settings.requireHostHeader !== false, strictHost: !this.ownsPort },
+      {
+        maxHeaderSize: this.settings.maxHeaderSize,
+        maxBodySize: hub.maxBodySize,
+        requireHost: this.settings.requireHostHeader !== false,
+        strictHost: !this.ownsPort,
+        connect: this.ownsPort,
+        lenient: this.ownsPort && this.settings.insecureHTTPParser === true
+      },
       {
         onHead: (head) => this.onHead(head),
         onBody: (chunk) => { if (this.current !== null) this.current.onBodyChunk(chunk) },
@@ -151,7 +168,10 @@ class ClientConnection {
 
   onData (chunk) {
     if (this.tunnel !== null) return this.tunnel.req.onBodyChunk(chunk)
-    if (this.stopped) return
+    if (this.stopped) {
+      if (this.errorTaken !== null && !this.dead) this.clientErrorAgain(chunk)
+      return
+    }
     if (this.phase === IDLE) {
       this.phase = HEADERS
       this.deadline = after(this.settings.headersTimeout)
@@ -170,25 +190,64 @@ class ClientConnection {
   feed (buf) {
     for (;;) {
       this.inExecute = true
+      this.feeding = buf
       let n
       try {
         n = this.parser.execute(buf)
       } finally {
         this.inExecute = false
+        this.feeding = null
       }
+      // (an upgrade head read in this execute() is routed once what follows it is known:
+      // the app's `head`, upgradeHead; its answer may feed what is kept, so return after)
       if (this.stopped || this.dead) {
         this.leftover = null
+        if (this.upgradeWaiting !== null) this.routeUpgrade()
         return
       }
-      if (n >= buf.length) return
+      if (n >= buf.length) {
+        if (this.upgradeWaiting !== null) this.routeUpgrade()
+        return
+      }
       buf = buf.subarray(n)
       if (this.parser.paused) {
         this.leftover = buf
         this.socket.pause()
+        if (this.upgradeWaiting !== null) this.routeUpgrade()
         return
+      }
+      if (this.upgradeWaiting !== null) {
+        this.routeUpgrade()
+        if (this.stopped || this.dead || this.parser.paused) return
       }
       if (n === 0) return // the parser refuses input without having said why: never spin
     }
+  }
+
+  routeUpgrade () {
+    const req = this.upgradeWaiting
+    this.upgradeWaiting = null
+    if (this.dead || req.aborted) return
+    if (this.ownsPort) this.hub.route(this, req, routingPath(req.head.url))
+    else this.hub.route(this, req)
+  }
+
+  /**
+   * The bytes read after an upgrade request's head, as it goes to a worker (REQUEST
+   * REQ_HEAD): node hands them to 'upgrade' and 'connect' as `head`. They stay here: a
+   * 101 (or a CONNECT's 2xx) skips them (startTunnel), any other answer parses them as
+   * HTTP, as node does for a server without an 'upgrade' listener.
+   * @returns {Buffer|null}
+   */
+  upgradeHead (req) {
+    const rest = this.leftover
+    if (req !== this.last || rest === null || rest.length === 0) {
+      req.headBytes = 0
+      return null
+    }
+    const head = rest.length > MAX_UPGRADE_HEAD ? rest.subarray(0, MAX_UPGRADE_HEAD) : rest
+    req.headBytes = head.length
+    return head
   }
 
   onHead (head) {
@@ -211,7 +270,13 @@ class ClientConnection {
     this.deadline = head.hasBody && this.pauseMask === 0 ? after(this.hub.bodyTimeout) : 0
     if (head.hasBody) this.current = req
     if (this.pending >= MAX_PIPELINE) this.pause(PAUSE_PIPELINE)
+    // an upgrade (no body) is routed once execute() returns, with the bytes after it
+    const later = head.upgrade && this.inExecute
     if (this.ownsPort) {
+      if (later) {
+        this.upgradeWaiting = req
+        return
+      }
       // node's server gets the target as sent; the port's one queue takes any path
       this.hub.route(this, req, routingPath(head.url))
       return
@@ -234,6 +299,10 @@ class ClientConnection {
       this.deferred++
       return
     }
+    if (later) {
+      this.upgradeWaiting = req
+      return
+    }
     this.hub.route(this, req)
   }
 
@@ -249,10 +318,13 @@ class ClientConnection {
         this.deadline = 0
       }
     }
-    // After a request that does not keep the connection, nothing more is read.
+    // After a request that does not keep the connection, nothing more is read, unless
+    // it may switch protocols: what follows is then the tunnel's (node's CONNECT client
+    // says Connection: close), or, once it is refused, unread (its answer closes).
     const last = this.last
-    if ((last !== null && !last.keepAlive) || this.closing || (this.endWhenIdle && !this.keepReading)) this.stopReading()
-    else if (last !== null && last.head.upgrade && !last.resDone) this.pause(PAUSE_UPGRADE)
+    const ending = this.closing || (this.endWhenIdle && !this.keepReading)
+    if (last !== null && last.head.upgrade && !last.resDone && !ending) this.pause(PAUSE_UPGRADE)
+    else if ((last !== null && !last.keepAlive) || ending) this.stopReading()
     else this.checkHeld()
   }
 
@@ -265,7 +337,7 @@ class ClientConnection {
     this.stopReading()
     // a head the server's own port could not parse, nothing else on the connection:
     // node's 'clientError' (or node's answer), not the router's page
-    if (this.ownsPort && req === null && this.first === null) return this.clientError(parseErrorOf(err))
+    if (this.ownsPort && req === null && this.first === null) return this.clientError(parseErrorOf(err, this.feeding))
     if (req !== null && !req.resDone && !req.aborted) {
       // The body of a routed request turned out malformed.
       if (req.headSent) return this.destroy()
@@ -326,7 +398,9 @@ class ClientConnection {
 
   /** Charges (or re-charges) a request behind the first for what it may make us hold. */
   charge (req) {
-    const c = req.resDone || req.outBytes > RESPONSE_WINDOW ? req.outBytes : RESPONSE_WINDOW
+    // (a port a standalone server owns: what it holds, as node reads every pipelined head
+    // and holds what its app writes for them; the bytes are its own process's)
+    const c = req.resDone || req.outBytes > RESPONSE_WINDOW || this.ownsPort ? req.outBytes : RESPONSE_WINDOW
     this.held += c - req.charge
     req.charge = c
   }
@@ -394,6 +468,18 @@ class ClientConnection {
     if (this.finTimer !== null) {
       this.finTimer.refresh()
       return
+    }
+    if (this.ownsPort) {
+      // node's server.httpAllowHalfOpen: every request the client sent is answered, the
+      // last response ends the connection (mustClose), however long the app takes
+      if (this.settings.allowHalfOpen === true) return
+      // A port a standalone server owns: its worker hears of the FIN at once (CONN_FIN)
+      // and aborts what its app has not answered, as node does when it reads one; the
+      // grace then only lets the answered responses out.
+      if (!this.finSent) {
+        this.finSent = true
+        this.hub.connectionFin(this)
+      }
     }
     const grace = this.settings.finGrace !== undefined ? this.settings.finGrace : this.hub.finGrace
     this.finTimer = setTimeout(() => this.finGraceOver(), grace)
@@ -578,7 +664,9 @@ class ClientConnection {
       clearTimeout(this.finTimer)
       this.finTimer = null
     }
-    const rest = this.leftover
+    // what the worker had as the upgrade's `head` (upgradeHead) is not sent again
+    let rest = this.leftover
+    if (rest !== null && req.headBytes > 0) rest = rest.length > req.headBytes ? rest.subarray(req.headBytes) : null
     this.leftover = null
     this.stopped = true
     this.pauseMask = 0
@@ -723,12 +811,28 @@ class ClientConnection {
     if (typeof handler === 'function' && handler(this, err) === true) {
       this.phase = TUNNEL // the app's to end: no deadline of ours
       this.deadline = 0
+      this.errorTaken = err
       return
     }
     this.phase = ENDING
     this.deadline = after(LINGER_MS)
     // (node answers unless a response in flight has begun: none is, here)
     this.socket.end(responses.nodeClientError(err.code))
+  }
+
+  /**
+   * More bytes on a connection whose 'clientError' a listener took and left open: node's
+   * parser stays failed, so each read is that error again, with its own bytes.
+   */
+  clientErrorAgain (chunk) {
+    const first = this.errorTaken
+    const err = new Error(first.message)
+    err.code = first.code
+    err.reason = first.reason
+    err.bytesParsed = 0
+    err.rawPacket = Buffer.from(chunk)
+    this.errorTaken = null
+    this.clientError(err)
   }
 
   /** Raw access for a 'clientError' listener (src/http's socket for this connection). */
@@ -785,7 +889,7 @@ const HPE = [
   [/header name|header value|Host|malformed line|colon|line folding/, 'HPE_INVALID_HEADER_TOKEN']
 ]
 
-function parseErrorOf (err) {
+function parseErrorOf (err, packet = null) {
   const reason = (err && err.reason) || 'malformed request'
   let code = 'HPE_INVALID_CONSTANT'
   if (err && err.status === 431) code = 'HPE_HEADER_OVERFLOW'
@@ -794,7 +898,8 @@ function parseErrorOf (err) {
   e.code = code
   e.reason = reason
   e.bytesParsed = 0
-  e.rawPacket = undefined
+  // (node's: the bytes it was parsing when it failed; the chunk being parsed here)
+  e.rawPacket = packet !== null ? Buffer.from(packet) : undefined
   return e
 }
 

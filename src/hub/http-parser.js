@@ -24,7 +24,10 @@
 //   routes as POST while its own `req.method === 'POST'` check says no.
 // - request-target: origin-form, absolute-form (`scheme://...`), or `*` with OPTIONS.
 //   authority-form (CONNECT) is 400: a URL-prefix router has nothing to route it to. Bytes outside
-//   VCHAR (e.g. raw UTF-8) are 400, as in node.
+//   VCHAR (e.g. raw UTF-8) are 400, as in node. With `connect` (a port a standalone server
+//   owns: node's server) CONNECT is served as llhttp serves it: any target, no body (a
+//   Content-Length or Transfer-Encoding is not a body's framing), `upgrade` set, so the
+//   bytes after its head are the tunnel's.
 // - Version: `HTTP/d.d` or 400; any version but 1.0/1.1 is 505. The HTTP/2 preface
 //   (`PRI * HTTP/2.0`) is 400, for its method, as node answers it.
 // - Host: HTTP/1.1 needs one; repeats must be identical; the value must be made of
@@ -45,6 +48,10 @@
 //   Crossing it is 431, reported as soon as the bytes seen prove it.
 // - Trailers are exposed as head.trailers ([name, value, ...], set before onComplete),
 //   null when there were none.
+// - `lenient` (node's insecureHTTPParser, on a port a standalone server owns): a header
+//   value may hold any byte but CR and LF, as llhttp's lenient header parsing takes it.
+//   Nothing else is relaxed: a bare LF, obs-fold and Content-Length with
+//   Transfer-Encoding stay 400 (what request smuggling is made of).
 // - Upgrade requests are parsed like others (their body framed by Content-Length or
 //   chunked); a caller that switches protocols pauses in onHead or onComplete and takes
 //   the bytes after execute()'s return value as opaque data.
@@ -130,6 +137,8 @@ const TCHAR = byteTable(ALNUM, '!#$%&\'*+-.^_`|~')
 const TARGET = byteTable([[0x21, 0x7e]])
 // RFC 9110 5.5 field-vchar, SP, HTAB (obs-text included)
 const FVALUE = byteTable([[0x20, 0x7e], [0x80, 0xff]], '\t')
+// the same for a lenient parser: every byte but CR and LF
+const FVALUE_LENIENT = byteTable([[0x00, 0x09], [0x0b, 0x0c], [0x0e, 0xff]])
 // RFC 9110 5.6.4 qdtext
 const QDTEXT = byteTable([[0x23, 0x5b], [0x5d, 0x7e], [0x80, 0xff]], '\t !')
 // RFC 3986 host (reg-name, IPv4, IP-literal) and port characters
@@ -183,12 +192,16 @@ class RequestParser {
    * @param {object} [options]
    * @param {number} [options.maxHeaderSize=16384] bytes of request line + headers (431 beyond)
    * @param {number} [options.maxBodySize=Infinity] body bytes (413 beyond)
+   * @param {boolean} [options.connect=false] serve CONNECT as node does (else 400)
+   * @param {boolean} [options.lenient=false] node's insecureHTTPParser: any header value byte but CR, LF
    * @param {object} handlers onHead(head), onBody(chunk), onComplete(), onError(err);
    *   called as methods of `handlers`. A handler may call pause(); it must not call
    *   execute() or reset() on this parser.
    */
-  constructor ({ maxHeaderSize = 16384, maxBodySize = Infinity, requireHost = true, strictHost = true } = {}, handlers) {
+  constructor ({ maxHeaderSize = 16384, maxBodySize = Infinity, requireHost = true, strictHost = true, connect = false, lenient = false } = {}, handlers) {
     this.maxHeaderSize = maxHeaderSize
+    this.connect = connect
+    this._fvalue = lenient ? FVALUE_LENIENT : FVALUE
     this.requireHost = requireHost // node's requireHostHeader
     // Host made of URI host/port characters only: the router routes on it (a server
     // that owns its port, routed by port alone, takes any value, as node does)
@@ -487,10 +500,11 @@ class RequestParser {
     // checked as soon as the token is complete: node refuses it at that byte too
     const method = methodString(buf, a, methodEnd - a)
     if (!KNOWN_METHODS.has(method)) return this._fail(400, 'unknown method')
-    // The router opens no tunnels (README "CONNECT"): every CONNECT is refused, whatever
-    // its target. A 2xx to one would tell a proxy in front that a tunnel is up, and what
-    // it then relays blindly would reach the app as requests nobody checked.
-    if (method === 'CONNECT') return this._fail(400, 'CONNECT request-target: the router opens no tunnels')
+    // A shared router opens no tunnels (README "CONNECT"): every CONNECT is refused,
+    // whatever its target. A 2xx to one would tell a proxy in front that a tunnel is up,
+    // and what it then relays blindly would reach the app as requests nobody checked.
+    // Where the server owns its port (`connect`), the tunnel is the app's, as on node.
+    if (method === 'CONNECT' && !this.connect) return this._fail(400, 'CONNECT request-target: the router opens no tunnels')
     const ts = ++i
     while (i < end && TARGET[buf[i]] === 1) i++
     if (i === end) return NEED_MORE
@@ -512,7 +526,7 @@ class RequestParser {
     const major = buf[i + 5] - 48
     const minor = buf[i + 7] - 48
     if (major !== 1 || minor > 1) return this._fail(505, 'HTTP version not supported')
-    if (buf[ts] !== 47) { // not origin-form
+    if (buf[ts] !== 47 && method !== 'CONNECT') { // not origin-form (llhttp takes any CONNECT target)
       if (buf[ts] === 42 && te - ts === 1) {
         if (method !== 'OPTIONS') {
           return this._fail(400, 'asterisk-form request-target outside OPTIONS')
@@ -524,7 +538,7 @@ class RequestParser {
     this._method = method
     this._url = te - ts === 1 && buf[ts] === 47 ? '/' : this._str(buf, ts, te)
     // an absolute-form target's authority becomes the Host the app sees (urlprefix.js)
-    if (this.strictHost && buf[ts] !== 47 && buf[ts] !== 42 && !isValidHostPort(authorityOf(this._url))) {
+    if (this.strictHost && buf[ts] !== 47 && buf[ts] !== 42 && method !== 'CONNECT' && !isValidHostPort(authorityOf(this._url))) {
       return this._fail(400, 'invalid port in the request-target')
     }
     this._minor = minor
@@ -552,7 +566,8 @@ class RequestParser {
     i++
     while (i < end && (buf[i] === SP || buf[i] === HTAB)) i++
     const vs = i
-    while (i < end && FVALUE[buf[i]] === 1) i++
+    const fvalue = this._fvalue
+    while (i < end && fvalue[buf[i]] === 1) i++
     if (i === end) return NEED_MORE
     if (buf[i] !== CR) return this._fail(400, 'invalid character in header value')
     if (i + 1 === end) return NEED_MORE
@@ -679,6 +694,12 @@ class RequestParser {
       if ((f & F_CL_BIG) || this._cl > this.maxBodySize) return this._fail(413, 'Content-Length above the body size limit')
       cl = this._cl
     }
+    // CONNECT has no body: what follows its head is the tunnel's (llhttp upgrades at once)
+    const connect = this._method === 'CONNECT'
+    if (connect) {
+      chunked = false
+      cl = -1
+    }
     const head = {
       method: this._method,
       url: this._url,
@@ -692,7 +713,7 @@ class RequestParser {
       // node honours Expect on HTTP/1.1 only (RFC 9110 10.1.1: a 1.0 client cannot wait)
       expectContinue: minor === 1 && (f & F_CONTINUE) !== 0,
       expectOther: minor === 1 && (f & (F_CONTINUE | F_EXPECT_OTHER)) === F_EXPECT_OTHER,
-      upgrade: (f & (F_CONN_UPGRADE | F_UPGRADE)) === (F_CONN_UPGRADE | F_UPGRADE),
+      upgrade: connect || (f & (F_CONN_UPGRADE | F_UPGRADE)) === (F_CONN_UPGRADE | F_UPGRADE),
       hasBody: chunked || cl > 0,
       trailers: null
     }

@@ -59,6 +59,10 @@ class HubRequest {
     this.ackPending = 0 // WINDOW credit not yet returned (attachment-connection.js sendWindow)
     this.grantsWindow = false // the hub grants its response window (h2-request.js, REQ_GRANTED_WINDOW)
     this.tunnel = null // after a 101: the upgraded connection's relay (tunnel.js)
+    this.headBytes = 0 // an upgrade's: the bytes after its head its worker got as `head`
+    // a port a standalone server owns: withdrawn while it waited for a worker, it still
+    // reaches its app (node emitted 'request' when it read the head) and is aborted there
+    this.abortOnDispatch = false
     this.cacheEpoch = 0 // its queue's instance generation when it went to a worker (output-cache.js)
     this.cap = null // its response, being copied into the output cache
     // pipelining (client-connection.js onHead): an unsafe method, and routed only once
@@ -188,8 +192,10 @@ class HubRequest {
     if ((flags & RESPONSE_OPAQUE) !== 0 || (status === 101 && this.conn.ownsPort !== true)) {
       // A 101 switches the connection to the worker's protocol (tunnel.js): only as the
       // answer to a request that asked to upgrade (an HTTP/1.1 one: h2-request.js has
-      // its own onResponse), with the OPAQUE flag.
-      if (status === 101 && (flags & RESPONSE_OPAQUE) !== 0 && this.head.upgrade) {
+      // its own onResponse), with the OPAQUE flag. So does a 2xx to a CONNECT, which
+      // only a port a standalone server owns lets through (the parser's `connect`).
+      const tunnels = status === 101 || (status >= 200 && status < 300 && this.head.method === 'CONNECT' && this.conn.ownsPort === true)
+      if (tunnels && (flags & RESPONSE_OPAQUE) !== 0 && this.head.upgrade) {
         this.headSent = true
         this.conn.startTunnel(this, responses.fromFrame(b, p, bodyStart, end, responses.ADD_NONE), end - bodyStart)
         return
@@ -376,7 +382,10 @@ class HubRequest {
 
   /** Takes the request back from its queue or worker (the hub answers it instead). */
   withdraw () {
-    if (this.waiting) this.queue.forget(this)
+    if (this.waiting) {
+      if (this.conn.ownsPort === true) this.abortOnDispatch = true
+      else this.queue.forget(this)
+    }
     const w = this.attachment
     if (w !== null && !this.resDone) {
       w.sendAbort(this)

@@ -249,6 +249,41 @@ class Hub extends EventEmitter {
     return q.urls.slice()
   }
 
+  /**
+   * Removes URL prefixes from a queue (a config edit applied by `httpsys reload`): new
+   * requests for them are routed as if they never were (to a shorter prefix, or 503);
+   * the ones in flight finish. A port no prefix uses any more stops listening.
+   * @param {string} name
+   * @param {string[]} prefixes as the queue holds them (queueStats().urls)
+   * @returns {string[]} the queue's prefixes left
+   */
+  removeUrls (name, prefixes) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined) throw new codes.ERR_HTTPSYS_QUEUE_NOT_FOUND({ queue: name })
+    for (const prefix of prefixes) {
+      const i = q.urls.indexOf(prefix)
+      if (i === -1) continue
+      q.urls.splice(i, 1)
+      const [port] = q.urlPorts.splice(i, 1)
+      const [ip] = q.urlIps.splice(i, 1)
+      this.table.remove(prefix)
+      this.listeners.release(port, ip)
+    }
+    // what a first instance's listen() claimed is the supervisor's to change now
+    q.claimed = null
+    this.invalidateCache(q)
+    return q.urls.slice()
+  }
+
+  /** Takes back what addRedirect() gave a queue (its https prefixes changed). */
+  removeRedirects (name) {
+    for (const { prefix, port, ip } of this.redirects.get(name) || []) {
+      this.table.remove(prefix)
+      this.listeners.release(port, ip)
+    }
+    this.redirects.delete(name)
+  }
+
   /** Removes a queue: waiting requests get 503, attached workers are closed. */
   async deleteQueue (name) {
     const q = this.queuesByName.get(name)
@@ -531,6 +566,23 @@ class Hub extends EventEmitter {
   }
 
   /**
+   * A stream the app handed its server (server.emit('connection', socket), node's way
+   * to serve a socket it accepted itself, or any duplex): a client connection of the
+   * server's queue `name` (a reserveQueue without prefixes), parsed and served with
+   * the server's settings as those of a port it owns.
+   * @returns {boolean} false when the queue is gone (the stream is destroyed)
+   */
+  adoptSocket (socket, name) {
+    const q = this.queuesByName.get(name)
+    if (q === undefined || q.deleted || this.closing) {
+      socket.destroy()
+      return false
+    }
+    this.onPathSocket(socket, q)
+    return true
+  }
+
+  /**
    * A standalone app's server.close(): its prefixes stop routing and its ports are
    * released now, as node's close() frees the port at once; idle connections on a
    * released port are closed. The queue stays until its worker leaves, so the
@@ -805,6 +857,21 @@ class Hub extends EventEmitter {
     if (this.conns.size === 0 && this.onConnsGone !== null) this.onConnsGone()
   }
 
+  /**
+   * A client connection on a port a standalone server owns sent its FIN with requests
+   * unanswered: the workers that have requests of it hear so at once (CONN_FIN), as
+   * node's server reads a FIN (client-connection.js armFinGrace).
+   */
+  connectionFin (conn) {
+    const seen = conn.seen
+    if (seen === null || seen === undefined) return
+    if (seen instanceof Set) {
+      for (const a of seen) a.sendConnFin(conn.id)
+    } else {
+      seen.sendConnFin(conn.id)
+    }
+  }
+
   sweep (now) {
     if (this.cache !== null && ++this.sweeps % 10 === 0) this.cache.purge()
     for (const c of this.conns) {
@@ -824,7 +891,8 @@ class Hub extends EventEmitter {
       socket.destroy()
       return
     }
-    if (this.embedded) socket.unref()
+    // (a worker in this process may come over an in-memory stream: adoptSocket)
+    if (this.embedded && typeof socket.unref === 'function') socket.unref()
     const w = new AttachmentConnection(this, socket, ++this.attachmentSeq)
     this.attachments.add(w)
   }

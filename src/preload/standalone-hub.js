@@ -15,6 +15,7 @@
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const path = require('node:path')
+const { duplexPair } = require('node:stream')
 const hubClient = require('../queue/hub-client')
 const { socketPath, removeDeadSockets } = require('../local-socket')
 const { encodeTlsOptions } = require('../wire/protocol')
@@ -96,4 +97,25 @@ const backend = {
   }
 }
 
-module.exports = { backend, startLocalHub, OWN_SOCKET }
+/**
+ * Streams a server is handed (server.emit('connection', socket)): this process's hub
+ * serves them on a queue of the server's own without prefixes, with the server's
+ * settings (src/http/server.js adopt). Under a supervisor too: a stream the app holds
+ * cannot reach another process's router. The worker side attaches over an in-memory
+ * pair, which holds no handle: as on node, the streams alone decide whether the process
+ * stays alive.
+ * @param {object} options { handlers, settings } as attach() takes them
+ * @returns {{attaching: Promise<object>, take: (stream: object) => boolean}}
+ */
+function adopt ({ handlers, settings }) {
+  const { hub } = ensureHub()
+  const name = `~${process.pid}.adopt${++seq}`
+  const token = crypto.randomBytes(18).toString('base64url')
+  hub.reserveQueue(name, { urls: [], token, settings })
+  const [hubSide, workerSide] = duplexPair()
+  const attaching = hubClient.attach({ queue: name, token, handlers, stream: workerSide })
+  hub.onWorkerSocket(hubSide)
+  return { attaching, take: (stream) => hub.adoptSocket(stream, name) }
+}
+
+module.exports = { backend, adopt, startLocalHub, OWN_SOCKET }

@@ -224,6 +224,11 @@ class AttachmentBase {
     this.deliver(this.handlers.onConnectionClose, connectionId)
   }
 
+  /** A client connection this attachment has requests of sent its FIN (CONN_FIN). */
+  connectionFin (connectionId) {
+    this.deliver(this.handlers.onConnectionFin, connectionId)
+  }
+
   /** The router sends nothing new: detach() waiters resolve. */
   detachConfirmed () {
     this.detached = true

@@ -13,8 +13,10 @@ const { EXPECT_CONTINUE, EXPECT_OTHER, RESPONSE_CLOSE, RESPONSE_KEEP_OPEN } = re
 
 // 2: REQUEST carries the client connection's TLS session (REQ_ENCRYPTED), HELLO the
 // TLS material of an https server; 3: INFO, an interim (1xx) response, and the client
-// connection's lifetime (CONN_CLOSED, CONN_END) (docs/wire-protocol.md).
-const VERSION = 4
+// connection's lifetime (CONN_CLOSED, CONN_END); 4: BODY_END's trailers; 5: the bytes
+// read after an upgrade's head (REQ_HEAD), CONN_FIN, and a CONNECT tunnel after a 2xx
+// (docs/wire-protocol.md).
+const VERSION = 5
 
 const HEADER_SIZE = 9 // u32 length | u8 type | u32 id
 const MAX_FRAME = 64 * 1024 * 1024
@@ -42,7 +44,8 @@ const T = Object.freeze({
   CLOSE: 17,
   INFO: 18,
   CONN_CLOSED: 19,
-  CONN_END: 20
+  CONN_END: 20,
+  CONN_FIN: 21
 })
 
 // REQUEST flags
@@ -56,6 +59,10 @@ const REQ_EXPECT_OTHER = 32 // an Expect header other than 100-continue (HTTP/1.
 // budget, hub h2-request.js): the worker starts with GRANTED_WINDOW_START of it and
 // sends no body byte beyond what it was granted (docs/wire-protocol.md "Flow control")
 const REQ_GRANTED_WINDOW = 64
+// an upgrade (or CONNECT) request: the bytes the hub had read after its head follow the
+// headers (and the TLS section) as u32 length + bytes; node hands them to 'upgrade' and
+// 'connect' as `head` (docs/wire-protocol.md "Upgrades")
+const REQ_HEAD = 128
 
 // RESPONSE / RES_BODY flags: the contract's RESPONSE_MORE (1), RESPONSE_CLOSE (2),
 // RESPONSE_OPAQUE (4) and RESPONSE_KEEP_OPEN (8) travel as they are; this one is the
@@ -234,15 +241,17 @@ class FrameWriter {
    * @param {object} head the parser's head: method, url, versionMajor, versionMinor, rawHeaders
    * @param {object} conn remoteAddress, remotePort, localAddress, localPort, family (4|6), id
    * @param {number} flags REQ_*
+   * @param {Buffer|null} [tail] an upgrade's: the bytes read after its head (REQ_HEAD)
    */
-  request (id, head, conn, flags) {
+  request (id, head, conn, flags, tail = null) {
     const raw = head.rawHeaders
     const method = head.method
     const url = head.url
     const ra = conn.remoteAddress
     const la = conn.localAddress
     const tls = (flags & REQ_ENCRYPTED) !== 0 ? conn.tls : null
-    let size = 16 + 8 + method.length + url.length + ra.length + la.length + (tls !== null ? tls.length : 0)
+    if (tail !== null) flags |= REQ_HEAD
+    let size = 16 + 8 + method.length + url.length + ra.length + la.length + (tls !== null ? tls.length : 0) + (tail !== null ? 4 + tail.length : 0)
     for (let i = 0; i < raw.length; i++) size += 2 + raw[i].length
     let p = this.header(T.REQUEST, id, size)
     const b = this.slab
@@ -261,6 +270,10 @@ class FrameWriter {
     for (let i = 0; i < raw.length; i++) p = putStr(b, p, raw[i])
     // the connection's TLS section, encoded once per connection (encodeTlsInfo)
     if (tls !== null) p += tls.copy(b, p)
+    if (tail !== null) {
+      b.writeUInt32LE(tail.length, p)
+      p += 4 + tail.copy(b, p + 4)
+    }
     this.pos = p
   }
 
@@ -508,6 +521,13 @@ function decodeRequest (id, b, p) {
     rawHeaders[i] = b.latin1Slice(p + 2, (p += 2 + len))
   }
   const encrypted = (flags & REQ_ENCRYPTED) !== 0
+  const tls = encrypted ? decodeTlsInfo(b, p) : null
+  let head = null
+  if ((flags & REQ_HEAD) !== 0) {
+    if (encrypted) p = tlsEnd(b, p)
+    // a copy: the frame's buffer is reused for the next read, and the app keeps `head`
+    head = Buffer.from(b.subarray(p + 4, p + 4 + b.readUInt32LE(p)))
+  }
   return {
     id,
     method,
@@ -521,12 +541,13 @@ function decodeRequest (id, b, p) {
     localPort,
     remoteFamily: family === 6 ? 'IPv6' : 'IPv4',
     encrypted,
-    tls: encrypted ? decodeTlsInfo(b, p) : null,
+    tls,
     hasBody: (flags & REQ_HAS_BODY) !== 0,
     connectionId,
     keepAlive: (flags & REQ_KEEP_ALIVE) !== 0,
     expect: (flags & REQ_EXPECT_CONTINUE) !== 0 ? EXPECT_CONTINUE : (flags & REQ_EXPECT_OTHER) !== 0 ? EXPECT_OTHER : null,
-    upgrade: (flags & REQ_UPGRADE) !== 0
+    upgrade: (flags & REQ_UPGRADE) !== 0,
+    head
   }
 }
 
@@ -588,13 +609,19 @@ function encodeTlsInfo (info) {
 let lastTlsBytes = null
 let lastTlsInfo = null
 
-/** @returns {object} the TlsInfo encodeTlsInfo wrote at b[p...] (frozen, maybe shared) */
-function decodeTlsInfo (b, p) {
-  const start = p
+/** @returns {number} where the TLS section that starts at b[p] ends */
+function tlsEnd (b, p) {
   const flags = b[p++]
   for (let i = 0; i < 7; i++) p += 2 + b.readUInt16LE(p)
   if ((flags & 2) !== 0) p += 4 + b.readUInt32LE(p)
-  const end = p
+  return p
+}
+
+/** @returns {object} the TlsInfo encodeTlsInfo wrote at b[p...] (frozen, maybe shared) */
+function decodeTlsInfo (b, p) {
+  const start = p
+  const flags = b[p]
+  const end = tlsEnd(b, p)
   if (lastTlsBytes !== null && lastTlsBytes.length === end - start && b.compare(lastTlsBytes, 0, lastTlsBytes.length, start, end) === 0) return lastTlsInfo
   p = start + 1
   const strs = new Array(7)
@@ -768,6 +795,7 @@ module.exports = {
   REQ_UPGRADE,
   REQ_EXPECT_OTHER,
   REQ_GRANTED_WINDOW,
+  REQ_HEAD,
   RES_HAS_CONNECTION,
   DEFAULT_RECEIVE_WINDOW,
   INITIAL_BODY_WINDOW,

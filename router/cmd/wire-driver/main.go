@@ -134,7 +134,7 @@ func again(w *wire.Writer, f wire.Frame) error {
 			return w.Info(f.ID, &res)
 		}
 		return w.Response(f.ID, &res)
-	case wire.TypeAbort, wire.TypeContinue, wire.TypeCancel, wire.TypeDetach, wire.TypeDetachOK, wire.TypeConnClosed, wire.TypeConnEnd:
+	case wire.TypeAbort, wire.TypeContinue, wire.TypeCancel, wire.TypeDetach, wire.TypeDetachOK, wire.TypeConnClosed, wire.TypeConnEnd, wire.TypeConnFin:
 		if len(f.Payload) != 0 {
 			return errors.New("a payload on a frame that has none")
 		}
@@ -161,6 +161,7 @@ type spec struct {
 	LocalAddress  string    `json:"localAddress"`
 	Fields        []string  `json:"fields"` // name, value, ...
 	TLS           *tlsSpec  `json:"tls"`
+	Head          []byte    `json:"head"`
 	Status        uint16    `json:"status"`
 	CacheTTL      uint32    `json:"cacheTtl"`
 	Reason        string    `json:"reason"`
@@ -218,7 +219,7 @@ func put(w *wire.Writer, s *spec) error {
 	case wire.TypeRequest:
 		req := wire.Request{Flags: s.Flags, VersionMajor: s.VersionMajor, VersionMinor: s.VersionMinor, Family: s.Family,
 			RemotePort: s.RemotePort, LocalPort: s.LocalPort, ConnectionID: s.ConnectionID, Method: string(latin1(s.Method)),
-			URL: latin1(s.URL), RemoteAddress: string(latin1(s.RemoteAddress)), LocalAddress: string(latin1(s.LocalAddress))}
+			URL: latin1(s.URL), RemoteAddress: string(latin1(s.RemoteAddress)), LocalAddress: string(latin1(s.LocalAddress)), Head: s.Head}
 		if t := s.TLS; t != nil {
 			req.TLS = wire.AppendTLSInfo(nil, &wire.TLSInfo{Authorized: t.Authorized, Protocol: string(latin1(t.Protocol)),
 				CipherName: string(latin1(t.CipherName)), CipherStandardName: string(latin1(t.CipherStandardName)),
@@ -287,7 +288,7 @@ func constants() map[string]any {
 		"VERSION": wire.Version, "HEADER_SIZE": wire.HeaderSize, "MAX_FRAME": wire.MaxFrame, "T": types,
 		"REQ_HAS_BODY": wire.ReqHasBody, "REQ_KEEP_ALIVE": wire.ReqKeepAlive, "REQ_ENCRYPTED": wire.ReqTLS,
 		"REQ_EXPECT_CONTINUE": wire.ReqExpectContinue, "REQ_UPGRADE": wire.ReqUpgrade, "REQ_EXPECT_OTHER": wire.ReqExpectOther,
-		"REQ_GRANTED_WINDOW": wire.ReqGrantedWindow, "RES_HAS_CONNECTION": wire.ResHasConnection,
+		"REQ_GRANTED_WINDOW": wire.ReqGrantedWindow, "REQ_HEAD": wire.ReqHead, "RES_HAS_CONNECTION": wire.ResHasConnection,
 		"RESPONSE_MORE": wire.ResMore, "RESPONSE_CLOSE": wire.ResClose, "RESPONSE_OPAQUE": wire.ResOpaque, "RESPONSE_KEEP_OPEN": wire.ResKeepOpen,
 		"DEFAULT_RECEIVE_WINDOW": wire.DefaultReceiveWindow, "INITIAL_BODY_WINDOW": wire.InitialBodyWindow,
 		"RESPONSE_WINDOW": wire.ResponseWindow, "GRANTED_WINDOW_START": wire.GrantedWindowStart,

@@ -50,6 +50,8 @@ func (t Type) String() string {
 		return "CONN_CLOSED"
 	case TypeConnEnd:
 		return "CONN_END"
+	case TypeConnFin:
+		return "CONN_FIN"
 	}
 	return "type " + strconv.Itoa(int(t))
 }
@@ -73,6 +75,8 @@ type Request struct {
 	Fields FieldList
 	// TLS is the TLS section (with ReqTLS): AppendTLSInfo's bytes
 	TLS []byte
+	// Head is, with ReqHead, what was read after an upgrade's head (the app's `head`)
+	Head []byte
 }
 
 // Response is a RESPONSE or INFO frame's payload; Frame.Response decodes it as views.
@@ -187,6 +191,17 @@ func (f Frame) Request() (Request, error) {
 			return Request{}, err
 		}
 		r.TLS = b[p : p+n : p+n]
+		p += n
+	}
+	if r.Flags&ReqHead != 0 {
+		if len(b)-p < 4 {
+			return Request{}, short(TypeRequest, "head length")
+		}
+		n := uint64(binary.LittleEndian.Uint32(b[p:]))
+		if n > uint64(len(b)-p-4) {
+			return Request{}, short(TypeRequest, "head bytes")
+		}
+		r.Head = b[p+4 : p+4+int(n) : p+4+int(n)]
 	}
 	return r, nil
 }

@@ -1,4 +1,4 @@
-// Package wire is the hub <-> worker frame codec, protocol version 4, as
+// Package wire is the hub <-> worker frame codec, protocol version 5, as
 // docs/wire-protocol.md defines it. Its JS twin is src/wire/protocol.js (the worker's
 // side stays there); test/unit/router/wire-cross.test.js keeps the two byte for byte
 // in step.
@@ -14,8 +14,9 @@ import (
 )
 
 // Version is what HELLO and HELLO_OK carry. 2: REQUEST's TLS section; 3: INFO,
-// CONN_CLOSED and CONN_END; 4: BODY_END's trailers (docs/wire-protocol.md).
-const Version = 4
+// CONN_CLOSED and CONN_END; 4: BODY_END's trailers; 5: REQUEST's head bytes (ReqHead),
+// CONN_FIN, and a CONNECT's 2xx with ResOpaque (docs/wire-protocol.md).
+const Version = 5
 
 const (
 	// HeaderSize is u32 length + u8 type + u32 id.
@@ -56,6 +57,7 @@ const (
 	TypeInfo       Type = 18 // worker -> hub: RESPONSE's layout, status 102-199, no body
 	TypeConnClosed Type = 19 // hub -> worker
 	TypeConnEnd    Type = 20 // worker -> hub
+	TypeConnFin    Type = 21 // hub -> worker: the client sent its FIN (a port a standalone server owns)
 )
 
 // REQUEST flags (src/wire/protocol.js REQ_*).
@@ -69,6 +71,9 @@ const (
 	// ReqGrantedWindow: the hub grants this request's response window (an h2
 	// stream's), starting at GrantedWindowStart.
 	ReqGrantedWindow = 64
+	// ReqHead: an upgrade's (or CONNECT's) bytes read after its head follow the pairs
+	// and the TLS section, as u32 length + bytes (Request.Head).
+	ReqHead = 128
 )
 
 // RESPONSE and RES_BODY flags: the contract's (src/wire/contract.js) and the wire's own.

@@ -546,3 +546,35 @@ func BenchmarkWriteRequests(b *testing.B) {
 		}
 	}
 }
+
+// An upgrade's REQUEST carries the bytes read after its head after the TLS section
+// (ReqHead, version 5); one whose length runs past the frame is refused.
+func TestRequestHeadBytes(t *testing.T) {
+	tls := AppendTLSInfo(nil, &TLSInfo{Protocol: "TLSv1.3", ServerName: "a.test"})
+	w := NewWriter(256)
+	w.BeginRequest(5, &Request{Flags: ReqUpgrade | ReqTLS | ReqHead, VersionMajor: 1, VersionMinor: 1, Family: 4,
+		Method: "GET", URL: []byte("/ws"), TLS: tls, Head: []byte("\x81\x05hello")})
+	w.Field([]byte("Upgrade"), []byte("websocket"))
+	if err := w.End(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if _, err := w.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	f, _, err := Parse(out.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := f.Request()
+	if err != nil || string(req.Head) != "\x81\x05hello" || !bytes.Equal(req.TLS, tls) || req.Fields.Len() != 1 {
+		t.Fatalf("REQUEST decoded as %+v, %v", req, err)
+	}
+	cut := Frame{Type: TypeRequest, Payload: f.Payload[:len(f.Payload)-1]}
+	if _, err := cut.Request(); reason(err) != "REQUEST payload too short for its head bytes" {
+		t.Fatalf("a cut head: %v", err)
+	}
+	if TypeConnFin.String() != "CONN_FIN" {
+		t.Fatalf("type 21 is %v", TypeConnFin)
+	}
+}

@@ -27,8 +27,8 @@ type Writer struct {
 	pairsAt  int
 	pairs    uint32
 	tooLong  bool
-	tls      []byte // a copy of the open REQUEST's TLS section (a reference would make
-	// every byte slice of a Request escape to the heap)
+	tls      []byte // a copy of the open REQUEST's TLS section and head bytes (a reference
+	// would make every byte slice of a Request escape to the heap)
 }
 
 type part struct {
@@ -192,7 +192,8 @@ func (w *Writer) response(t Type, id uint32, r *Response, body []byte) error {
 
 // BeginRequest opens a REQUEST frame; Field appends its header pairs in order and End
 // closes it. r.Fields is not read. With ReqTLS in r.Flags, End appends r.TLS (the
-// connection's section, AppendTLSInfo: encoded once per connection).
+// connection's section, AppendTLSInfo: encoded once per connection), then with ReqHead
+// r.Head as u32 length + bytes.
 func (w *Writer) BeginRequest(id uint32, r *Request) {
 	w.header(TypeRequest, id, 0)
 	w.open = len(w.slab) - HeaderSize
@@ -212,6 +213,10 @@ func (w *Writer) BeginRequest(id uint32, r *Request) {
 	w.tls = w.tls[:0]
 	if r.Flags&ReqTLS != 0 {
 		w.tls = append(w.tls, r.TLS...)
+	}
+	if r.Flags&ReqHead != 0 {
+		w.tls = binary.LittleEndian.AppendUint32(w.tls, uint32(len(r.Head)))
+		w.tls = append(w.tls, r.Head...)
 	}
 }
 

@@ -64,7 +64,7 @@ function jsFrames (seed, count) {
   const w = new P.FrameWriter()
   for (let i = 0; i < count; i++) {
     const id = rng.u32()
-    const type = rng.range(1, 20)
+    const type = rng.range(1, 21)
     switch (type) {
       case T.HELLO: case T.HELLO_OK:
         w.json(type, 0, { pid: rng.u32(), urls: ['http://+:8080/'], window: 128, note: latin1(rng, 20, 0x20, 0x7e) }, true)
@@ -76,7 +76,8 @@ function jsFrames (seed, count) {
         const flags = rng.int(128)
         const head = { method: rng.pick(METHODS), url: '/' + latin1(rng, rng.range(0, 200), 0x21, 0x7e), versionMajor: 1, versionMinor: rng.int(2), rawHeaders: pairs(rng, rng.range(0, 30)) }
         const conn = { remoteAddress: '::ffff:127.0.0.1', remotePort: rng.int(65536), localAddress: '127.0.0.1', localPort: rng.int(65536), family: rng.pick([4, 6]), id: rng.u32(), tls: P.encodeTlsInfo(tlsInfo(rng)) }
-        w.request(id, head, conn, flags)
+        // an upgrade's bytes after its head (REQ_HEAD), some of them empty or by reference size
+        w.request(id, head, conn, flags, rng.chance(0.3) ? bytes(rng, bodySize(rng)) : null)
         break
       }
       case T.BODY:
@@ -138,7 +139,7 @@ function goSpecs (seed, count) {
   const rng = new Rng(seed, 1)
   const specs = []
   for (let i = 0; i < count; i++) {
-    const type = rng.range(1, 20)
+    const type = rng.range(1, 21)
     const s = { type, id: rng.u32() }
     switch (type) {
       case T.HELLO: case T.HELLO_OK: case T.HELLO_ERR: case T.CLOSE:
@@ -159,6 +160,10 @@ function goSpecs (seed, count) {
           localAddress: '::1',
           fields: pairs(rng, rng.range(0, 20))
         })
+        if (rng.chance(0.3)) {
+          s.flags |= P.REQ_HEAD
+          s.head = bytes(rng, bodySize(rng)).toString('base64')
+        }
         if (rng.chance(0.5)) {
           const t = tlsInfo(rng)
           s.flags |= P.REQ_ENCRYPTED
@@ -242,7 +247,7 @@ function jsReencode (buf) {
         decoded.push(req)
         const head = { method: req.method, url: req.url, versionMajor: req.httpVersionMajor, versionMinor: req.httpVersionMinor, rawHeaders: req.rawHeaders }
         const conn = { remoteAddress: req.remoteAddress, remotePort: req.remotePort, localAddress: req.localAddress, localPort: req.localPort, family: b[start + 3], id: req.connectionId, tls: req.tls && P.encodeTlsInfo(req.tls) }
-        w.request(id, head, conn, b[start])
+        w.request(id, head, conn, b[start] & ~P.REQ_HEAD, req.head)
         break
       }
       case T.BODY:
@@ -280,7 +285,7 @@ describe('the Go frame codec and src/wire/protocol.js', () => {
     const c = JSON.parse(go(['constants']))
     expect(c.T).toEqual({ ...T })
     for (const name of ['VERSION', 'HEADER_SIZE', 'MAX_FRAME', 'REQ_HAS_BODY', 'REQ_KEEP_ALIVE', 'REQ_ENCRYPTED', 'REQ_EXPECT_CONTINUE', 'REQ_UPGRADE',
-      'REQ_EXPECT_OTHER', 'REQ_GRANTED_WINDOW', 'RES_HAS_CONNECTION', 'DEFAULT_RECEIVE_WINDOW', 'INITIAL_BODY_WINDOW', 'RESPONSE_WINDOW', 'GRANTED_WINDOW_START']) {
+      'REQ_EXPECT_OTHER', 'REQ_GRANTED_WINDOW', 'REQ_HEAD', 'RES_HAS_CONNECTION', 'DEFAULT_RECEIVE_WINDOW', 'INITIAL_BODY_WINDOW', 'RESPONSE_WINDOW', 'GRANTED_WINDOW_START']) {
       expect([name, c[name]]).toEqual([name, P[name]])
     }
     for (const name of ['RESPONSE_MORE', 'RESPONSE_CLOSE', 'RESPONSE_OPAQUE', 'RESPONSE_KEEP_OPEN']) expect([name, c[name]]).toEqual([name, contract[name]])
@@ -289,7 +294,7 @@ describe('the Go frame codec and src/wire/protocol.js', () => {
   test.each([[65536], [1 << 20], [64]])('JS frames of every type, read by Go through a %i-byte buffer, encode again into the same bytes', (size) => {
     const input = jsFrames(7 + size, 600)
     const types = new Set(frameRanges(input).map(([a]) => input[a + 4]))
-    expect(types.size).toBe(20)
+    expect(types.size).toBe(21)
     expectSameBytes(go(['reencode', String(size)], input), input)
   })
 
@@ -305,6 +310,7 @@ describe('the Go frame codec and src/wire/protocol.js', () => {
         const req = decoded[k++]
         expect({ method: req.method, url: req.url, rawHeaders: req.rawHeaders, connectionId: req.connectionId, remoteAddress: req.remoteAddress, remotePort: req.remotePort })
           .toEqual({ method: s.method, url: s.url, rawHeaders: s.fields, connectionId: s.connectionId, remoteAddress: s.remoteAddress, remotePort: s.remotePort })
+        expect(req.head === null ? null : req.head.toString('base64')).toBe(s.head === undefined ? null : s.head)
         if (s.tls) {
           expect(req.tls.servername).toBe(s.tls.servername || null)
           expect(req.tls.authorized).toBe(s.tls.authorized)

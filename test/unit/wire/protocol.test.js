@@ -64,8 +64,24 @@ describe('wire protocol codec', () => {
       connectionId: 4000000000,
       keepAlive: true,
       expect: 'continue',
-      upgrade: false
+      upgrade: false,
+      head: null
     })
+  })
+
+  test('REQUEST: an upgrade carries the bytes read after its head (REQ_HEAD, after the TLS section), a copy the app may keep', () => {
+    const tls = P.encodeTlsInfo({ protocol: 'TLSv1.3', cipher: null, alpnProtocol: 'http/1.1', servername: 'a.test', authorized: false, authorizationError: null, peerCertificate: null })
+    const after = Buffer.from('\x81\x05hello, and more')
+    const { frames } = roundTrip((w) => w.request(3, { ...head, method: 'GET' }, { ...conn, tls }, P.REQ_UPGRADE | P.REQ_ENCRYPTED, after))
+    const f = frames[0]
+    expect(f.b[f.start] & P.REQ_HEAD).toBe(P.REQ_HEAD)
+    const req = P.decodeRequest(f.id, f.b, f.start)
+    expect([req.upgrade, req.tls.servername, req.head.toString('latin1')]).toEqual([true, 'a.test', after.toString('latin1')])
+    f.b.fill(0, f.start, f.end)
+    expect(req.head.toString('latin1')).toBe(after.toString('latin1'))
+    // without bytes after the head: no REQ_HEAD, head null
+    const none = roundTrip((w) => w.request(4, head, conn, P.REQ_UPGRADE)).frames[0]
+    expect(P.decodeRequest(none.id, none.b, none.start).head).toBeNull()
   })
 
   test('REQUEST: an Expect header other than 100-continue is reported as such', () => {

@@ -1,0 +1,38 @@
+'use strict'
+
+// Runs a small app given as code, with the preload (standalone: the process's own hub)
+// or on node's own stack, so a test can compare what it prints with what node does.
+
+const { spawn } = require('node:child_process')
+const { REGISTER, standaloneEnv } = require('./standalone')
+
+/**
+ * @param {string} code
+ * @param {object} [opts]
+ * @param {number} [opts.timeoutMs=10000] killed after it
+ * @param {boolean} [opts.preload=true] false: node's own http server
+ * @param {string[]} [opts.flags=[]] node options before the code
+ * @param {string} [opts.cwd]
+ * @returns {Promise<{code: number|null, signal: string|null, out: string, err: string, ms: number}>}
+ */
+function runPreloaded (code, { timeoutMs = 10000, preload = true, flags = [], cwd } = {}) {
+  return new Promise((resolve) => {
+    const args = [...flags, ...(preload ? ['--require', REGISTER] : []), '-e', code]
+    const started = Date.now()
+    const child = spawn(process.execPath, args, { env: standaloneEnv(), cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => { out += d })
+    child.stderr.on('data', (d) => { err += d })
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('close', (exitCode, signal) => {
+      clearTimeout(timer)
+      resolve({ code: exitCode, signal, out, err, ms: Date.now() - started })
+    })
+  })
+}
+
+/** Each line of out as JSON. */
+const lines = (out) => out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+
+module.exports = { runPreloaded, lines }

@@ -1,0 +1,133 @@
+'use strict'
+
+// A client that goes away while its request is being answered, on a port a standalone
+// server owns (issue 26): node aborts what its app has not answered as soon as it reads
+// the client's FIN. The hub tells the worker at once (CONN_FIN) and the worker aborts
+// those requests before its app's next timers run, so express's res.sendFile() calls
+// back with ECONNABORTED and a response ended after the FIN never says 'finish', as on
+// node. A response the app ended before the FIN still reaches a client that only
+// half-closed. Each app runs on node's stack and with the preload.
+
+const path = require('node:path')
+const { runPreloaded, lines } = require('../helpers/run-preloaded')
+
+const ROOT = path.join(__dirname, '..', '..')
+
+async function both (code) {
+  const node = await runPreloaded(code, { preload: false, cwd: ROOT })
+  const ours = await runPreloaded(code, { cwd: ROOT })
+  return { node: lines(node.out), ours: lines(ours.out), err: ours.err, code: ours.code }
+}
+
+test('express res.sendFile(path, fn): a client that aborts while the handler runs makes fn get ECONNABORTED, as on node (express\'s own test)', async () => {
+  const r = await both(`
+    const http = require('http')
+    const express = require('express')
+    const app = express()
+    let client
+    app.use((req, res) => {
+      setImmediate(() => {
+        res.sendFile(${JSON.stringify(path.join(ROOT, 'package.json'))}, (err) => {
+          console.log(JSON.stringify({ code: err ? err.code : null }))
+          server.close()
+        })
+      })
+      client.abort()
+    })
+    const server = app.listen(0, () => {
+      client = http.get({ port: server.address().port, agent: false })
+      client.on('error', () => {})
+    })
+  `)
+  expect(r.node).toEqual([{ code: 'ECONNABORTED' }])
+  expect(r.ours).toEqual(r.node)
+  expect(r.code).toBe(0)
+})
+
+test('express res.sendFile(path, fn) called once the response is over (on-finished, after the client aborted): fn gets ECONNABORTED, as on node (express\'s own test)', async () => {
+  // res.socket stays the connection's, closed, after the abort: on-finished sees the
+  // response as done and send() gives up at once
+  const r = await both(`
+    const http = require('http')
+    const express = require('express')
+    const onFinished = require('on-finished')
+    const app = express()
+    let client
+    app.use((req, res) => {
+      onFinished(res, () => {
+        res.sendFile(${JSON.stringify(path.join(ROOT, 'package.json'))}, (err) => {
+          console.log(JSON.stringify({ code: err ? err.code : null, socket: res.socket && res.socket.writable }))
+          server.close()
+        })
+      })
+      client.abort()
+    })
+    const server = app.listen(0, () => {
+      client = http.get({ port: server.address().port, agent: false })
+      client.on('error', () => {})
+    })
+  `)
+  expect(r.node).toEqual([{ code: 'ECONNABORTED', socket: false }])
+  expect(r.ours).toEqual(r.node)
+})
+
+test('a response still open when the client sends its FIN: \'close\' without \'finish\', res.writable stays true, and an end() after it goes nowhere, as node\'s', async () => {
+  const r = await both(`
+    const http = require('http')
+    const net = require('net')
+    let c
+    const s = http.createServer((req, res) => {
+      const ev = []
+      res.on('finish', () => ev.push('finish'))
+      res.on('close', () => {
+        ev.push('close')
+        setTimeout(() => { console.log(JSON.stringify({ ev, writable: res.writable })); s.close() }, 60)
+      })
+      res.writeHead(200)
+      c.end()
+      setTimeout(() => res.end('late'), 5)
+    })
+    s.listen(0, () => {
+      c = net.connect(s.address().port, '127.0.0.1', () => c.write('GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n'))
+      c.on('data', () => {})
+      c.on('error', () => {})
+    })
+  `)
+  expect(r.node).toEqual([{ ev: ['close'], writable: true }])
+  expect(r.ours).toEqual(r.node)
+})
+
+test('a response the app ended before the client\'s FIN is read still reaches a client that half-closed after its request, as node\'s', async () => {
+  const r = await both(`
+    const http = require('http')
+    const net = require('net')
+    const s = http.createServer((req, res) => res.end('answered'))
+    s.listen(0, () => {
+      const c = net.connect({ port: s.address().port, host: '127.0.0.1', allowHalfOpen: true }, () => c.end('GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n'))
+      let got = ''
+      c.on('data', (d) => { got += d })
+      c.on('end', () => { console.log(JSON.stringify({ status: got.split('\\r\\n')[0], body: got.slice(got.indexOf('\\r\\n\\r\\n') + 4) })); s.close() })
+    })
+  `)
+  expect(r.node).toEqual([{ status: 'HTTP/1.1 200 OK', body: 'answered' }])
+  expect(r.ours).toEqual(r.node)
+})
+
+test('server.httpAllowHalfOpen: requests a client pipelined before its FIN are all answered, however late, then the connection ends, as node\'s', async () => {
+  const r = await both(`
+    const http = require('http')
+    const net = require('net')
+    const s = http.createServer((req, res) => setTimeout(() => res.end(req.url), 30))
+    s.httpAllowHalfOpen = true
+    s.listen(0, () => {
+      const c = net.connect({ port: s.address().port, host: '127.0.0.1', allowHalfOpen: true }, () => {
+        c.end('GET /a HTTP/1.1\\r\\nHost: a\\r\\n\\r\\nGET /b HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n')
+      })
+      let got = ''
+      c.on('data', (d) => { got += d })
+      c.on('end', () => { console.log(JSON.stringify(got.match(/\\r\\n\\r\\n\\/[ab]/g).map((m) => m.slice(4)))); s.close() })
+    })
+  `)
+  expect(r.node).toEqual([['/a', '/b']])
+  expect(r.ours).toEqual(r.node)
+})
