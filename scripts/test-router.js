@@ -1,7 +1,8 @@
 'use strict'
 
 // `npm run test:router`: the checks of the Go router in router/ (issue 25): go vet,
-// gofmt (any unformatted file fails the run) and go test ./... . `npm test` runs it
+// gofmt (any unformatted file fails the run), go test ./... and go test -race for the
+// packages that share state between goroutines. `npm test` runs it
 // between eslint and jest. README "Development" says which Go it needs.
 
 const { spawnSync } = require('node:child_process')
@@ -32,3 +33,14 @@ if (unformatted !== '') {
 }
 run('go', ['vet', './...'])
 run('go', ['test', './...'])
+
+// The router's concurrent packages under the race detector, which needs cgo (so a C
+// compiler): where there is none, said and skipped, never failed.
+const RACE = ['./internal/queue', './internal/attach', './internal/conn', './internal/hub']
+const cc = spawnSync(process.env.CC || 'gcc', ['--version'], { stdio: 'ignore' })
+if (cc.error || cc.status !== 0) {
+  console.error('test:router: no C compiler (gcc, or $CC): go test -race skipped')
+} else {
+  const r = spawnSync('go', ['test', '-race', ...RACE], { cwd: ROUTER, env: { ...env, CGO_ENABLED: '1' }, stdio: 'inherit' })
+  if (r.status !== 0) process.exit(r.status === null ? 1 : r.status)
+}

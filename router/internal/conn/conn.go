@@ -1,0 +1,957 @@
+package conn
+
+import (
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"httpsys/router/internal/attach"
+	"httpsys/router/internal/parse"
+	"httpsys/router/internal/queue"
+	"httpsys/router/internal/route"
+	"httpsys/router/internal/wire"
+)
+
+const (
+	// maxPipeline: requests parsed ahead of their responses on one connection before
+	// reading stops
+	maxPipeline = 32
+	// heldBudget: response bytes one connection may make the router hold. A response
+	// waiting behind an earlier one (pipelining) is held here, and its worker may send
+	// a whole response window before any credit comes back: so a request waiting in
+	// line is charged a window (or what it holds, when more) from the moment it is
+	// parsed, a finished one what it holds, and the bytes queued for the socket count
+	// too. Past the budget no further request head is read until the client takes
+	// bytes (src/hub/client-connection.js HELD_BUDGET).
+	heldBudget = 4 * wire.ResponseWindow
+	readSize   = 32 << 10
+	lingerMs   = 5000
+	// a write buffer larger than this is not kept for the next response
+	keepBuffer = 256 << 10
+)
+
+// Why reading is paused (a mask).
+const (
+	pauseBody     = 1 // a request body outran its worker's credit
+	pausePipeline = 2 // maxPipeline requests in flight
+	pauseHeld     = 4 // the held budget is spent
+)
+
+// What the connection's one deadline means (HTTP_TIMEOUT_LIMIT_INFO has HTTP.SYS's
+// timers); the clock's sweep checks it, no timer per connection or request.
+const (
+	phaseIdle    = iota // between requests: keepAliveTimeout (IdleConnection)
+	phaseHeaders        // a head is awaited or arriving: headersTimeout (HeaderWait)
+	// requests in flight: while a body arrives and the router reads it, each chunk
+	// gives the client another bodyTimeout (EntityBody); otherwise no deadline
+	phaseActive
+	phaseEnding // our FIN is queued or sent; destroy if the peer lingers
+	// every response is out, the rest of a body nobody reads is being discarded:
+	// drainTimeout in all (DrainEntityBody)
+	phaseDrain
+)
+
+type ackEntry struct {
+	r *Request
+	n int
+}
+
+// Conn is one client connection.
+type Conn struct {
+	srv        *Server
+	nc         net.Conn
+	id         uint32
+	port       int
+	localAddr  string
+	remoteAddr string
+	remotePort uint16
+	family     uint8
+	release    func() // the listener's count of open connections
+	deadline   atomic.Int64
+
+	mu    sync.Mutex
+	rcond sync.Cond // the reader waits here while paused
+	wcond sync.Cond // the writer waits here for bytes
+
+	parser       *parse.Parser
+	first, last  *Request
+	pending      int
+	unsafeInLine int
+	deferred     int
+	current      *Request // the request whose body is being parsed
+	held         int
+	pauseMask    int
+	inData       bool // the reader is inside onData
+	leftover     bool // ... holding unparsed bytes
+	stopped      bool // no more requests are read
+	closing      bool // answer what is in flight with Connection: close, then end
+	endWhenIdle  bool
+	readEnded    bool
+	ending       bool // end the socket once what is queued is written
+	finSent      bool
+	dead         bool
+	phase        int
+	finTimer     *time.Timer
+	seen         []*attach.Worker // the workers its requests went to (CONN_CLOSED)
+
+	out       []byte // bytes for the socket, in order
+	acks      []ackEntry
+	spare     []byte
+	spareAcks []ackEntry
+	writing   int // bytes the writer is writing now
+}
+
+func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func()) *Conn {
+	c := &Conn{srv: s, nc: nc, id: id, port: port, release: release, family: 4}
+	c.rcond.L = &c.mu
+	c.wcond.L = &c.mu
+	if a, ok := nc.LocalAddr().(*net.TCPAddr); ok {
+		c.localAddr = addrText(a.IP, dual)
+	}
+	if a, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		c.remoteAddr = addrText(a.IP, dual)
+		c.remotePort = uint16(a.Port)
+		if dual || a.IP.To4() == nil {
+			c.family = 6
+		}
+	}
+	l := s.Limits
+	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: true, StrictHost: true})
+	c.phase = phaseHeaders
+	c.deadline.Store(s.Clock.After(l.HeadersTimeout))
+	return c
+}
+
+// addrText is an address as node prints socket.remoteAddress: IPv4 dotted, IPv6 in
+// RFC 5952 text, and an IPv4 client of a dual-stack listener (every address) as
+// ::ffff:a.b.c.d, as node's sockets on '::' say it (Go prints it as IPv4).
+func addrText(ip net.IP, dual bool) string {
+	if dual && ip.To4() != nil {
+		return "::ffff:" + ip.To4().String()
+	}
+	return ip.String()
+}
+
+// ---- reading -------------------------------------------------------------------
+
+func (c *Conn) serve() {
+	buf := make([]byte, readSize)
+	for {
+		n, err := c.nc.Read(buf)
+		if n > 0 && !c.onData(buf[:n]) {
+			return
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				c.onEnd()
+			} else {
+				c.destroy()
+			}
+			return
+		}
+	}
+}
+
+// onData parses what arrived; false when the connection is dead.
+func (c *Conn) onData(data []byte) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return false
+	}
+	if c.stopped {
+		return true
+	}
+	l := &c.srv.Limits
+	if c.phase == phaseIdle {
+		c.phase = phaseHeaders
+		c.deadline.Store(c.srv.Clock.After(l.HeadersTimeout))
+	} else if c.current != nil && c.phase == phaseActive && c.pauseMask == 0 {
+		c.deadline.Store(c.srv.Clock.After(l.BodyTimeout))
+	}
+	if c.current == nil {
+		c.checkHeld()
+	}
+	c.inData = true
+	defer func() { c.inData, c.leftover = false, false }()
+	for {
+		for c.pauseMask != 0 && !c.dead && !c.stopped {
+			c.leftover = len(data) > 0
+			c.rcond.Wait()
+		}
+		c.leftover = false
+		if c.dead {
+			return false
+		}
+		if c.stopped {
+			return true
+		}
+		n, ev := c.parser.Parse(data)
+		data = data[n:]
+		switch ev {
+		case parse.NeedMore:
+			return true
+		case parse.GotHead:
+			c.onHead()
+		case parse.GotBody:
+			if c.current != nil {
+				c.current.onBodyChunk(c.parser.Body())
+			}
+		case parse.Complete:
+			c.onComplete()
+		case parse.Failed:
+			c.onParseError(c.parser.Err())
+			return !c.dead
+		}
+	}
+}
+
+func (c *Conn) onHead() {
+	if c.stopped {
+		return
+	}
+	h := c.parser.Head()
+	r := c.newRequest(h)
+	behind := c.last != nil
+	if r.unsafe {
+		c.unsafeInLine++
+	}
+	if c.last == nil {
+		c.first = r
+	} else {
+		c.last.next = r
+		c.charge(r)
+	}
+	c.last = r
+	c.pending++
+	c.phase = phaseActive
+	if h.HasBody && c.pauseMask == 0 {
+		c.deadline.Store(c.srv.Clock.After(c.srv.Limits.BodyTimeout))
+	} else {
+		c.deadline.Store(0)
+	}
+	if h.HasBody {
+		c.current = r
+	}
+	if c.pending >= maxPipeline {
+		c.pause(pausePipeline)
+	}
+	if r.payload == nil {
+		// the target cannot be canonicalised (README "The router's rules")
+		r.respondLocal(400, invalidURL, false, "")
+		return
+	}
+	// RFC 9112 9.3.2: pipelined requests are processed in parallel only when all of
+	// them are safe. A request behind an unsafe one, or an unsafe one behind any, is
+	// routed once it is the first of the line (done): an app never handles a GET before
+	// the POST sent ahead of it has been answered.
+	if behind && (r.unsafe || c.unsafeInLine > 0 || c.deferred > 0) {
+		r.routeLater = true
+		c.deferred++
+		return
+	}
+	c.route(r)
+}
+
+// newRequest copies what the request needs of the head (the parser reuses its buffers
+// for the next request) and builds its REQUEST payload. A target that cannot be
+// canonicalised leaves payload nil.
+func (c *Conn) newRequest(h *parse.Head) *Request {
+	r := &Request{
+		conn:         c,
+		versionMinor: h.VersionMinor,
+		keepAlive:    h.KeepAlive,
+		hasBody:      h.HasBody,
+		expect100:    h.ExpectContinue,
+		isHead:       h.Method == "HEAD",
+		contentLen:   h.ContentLength,
+		credit:       wire.InitialBodyWindow,
+		bodyDone:     !h.HasBody,
+	}
+	switch h.Method {
+	case "GET", "HEAD", "OPTIONS", "TRACE":
+	default:
+		r.unsafe = true
+	}
+	// The app sees the target the router routes on (route.CanonicalizeTarget):
+	// origin-form, dot segments resolved, and the Host an absolute-form target names.
+	url, authority, ok := route.CanonicalizeTarget(string(h.URL()))
+	if !ok {
+		return r
+	}
+	r.url = url
+	r.host = string(h.Host())
+	if authority != "" {
+		r.host = authority
+	}
+	var flags uint8
+	if h.HasBody {
+		flags |= wire.ReqHasBody
+	}
+	if h.KeepAlive {
+		flags |= wire.ReqKeepAlive
+	}
+	if h.ExpectContinue {
+		flags |= wire.ReqExpectContinue
+	} else if h.ExpectOther {
+		flags |= wire.ReqExpectOther
+	}
+	// (upgrades are not served yet: an upgrade request reaches its app as a plain one,
+	// as on node without an 'upgrade' listener)
+	size := 16 + 8 + len(h.Method) + len(url) + len(c.remoteAddr) + len(c.localAddr) + 8
+	for i := 0; i < h.NumFields(); i++ {
+		n, v := h.Field(i)
+		size += 4 + len(n) + len(v)
+	}
+	p, pairsAt := wire.AppendRequestHead(make([]byte, 0, size+len(authority)), &wire.Request{
+		Flags: flags, VersionMajor: 1, VersionMinor: uint8(h.VersionMinor), Family: c.family,
+		RemotePort: c.remotePort, LocalPort: uint16(c.port), ConnectionID: c.id,
+		Method: h.Method, URL: []byte(url), RemoteAddress: c.remoteAddr, LocalAddress: c.localAddr,
+	})
+	pairs := uint32(0)
+	sawHost := false
+	for i := 0; i < h.NumFields(); i++ {
+		n, v := h.Field(i)
+		if authority != "" && len(n) == 4 && isNamed(n, "host") {
+			// RFC 9112 3.2.2: the absolute-form target's authority is the Host
+			v = []byte(authority)
+			sawHost = true
+		}
+		p = wire.AppendField(p, n, v)
+		pairs++
+	}
+	if authority != "" && !sawHost {
+		p = wire.AppendField(p, "Host", authority)
+		pairs++
+	}
+	wire.SetRequestPairs(p, pairsAt, pairs)
+	r.payload = p
+	return r
+}
+
+func (c *Conn) onComplete() {
+	if r := c.current; r != nil {
+		c.current = nil
+		h := c.parser.Head()
+		for i := 0; i < h.NumTrailers(); i++ {
+			n, v := h.Trailer(i)
+			r.trailers = append(r.trailers, clone(n), clone(v))
+		}
+		r.onBodyComplete()
+		if c.first == nil && (c.phase == phaseActive || c.phase == phaseDrain) {
+			c.phase = phaseIdle
+			c.deadline.Store(c.srv.Clock.After(c.srv.Limits.KeepAliveTimeout))
+		} else if c.phase == phaseActive {
+			c.deadline.Store(0)
+		}
+	}
+	// after a request that does not keep the connection, nothing more is read
+	if (c.last != nil && !c.last.keepAlive) || c.closing || c.endWhenIdle {
+		c.stopReading()
+	} else {
+		c.checkHeld()
+	}
+}
+
+func (c *Conn) onParseError(err *parse.Error) {
+	status := 400
+	reason := ""
+	if err != nil {
+		status, reason = err.Status, err.Reason
+	}
+	// debug, not warn: clients control this, and a record per bad request is a lever
+	c.srv.Log.Debug("bad request", "status", status, "reason", reason, "remoteAddress", c.remoteAddr)
+	r := c.current
+	c.current = nil
+	c.stopReading()
+	if r != nil && !r.resDone && !r.aborted.Load() {
+		// the body of a routed request turned out malformed
+		if r.headSent {
+			c.destroyLocked()
+			return
+		}
+		r.withdraw()
+		r.respondLocal(status, plain, true, "")
+		return
+	}
+	bad := &Request{conn: c, versionMinor: 1, bodyDone: true}
+	if c.last == nil {
+		c.first = bad
+	} else {
+		c.last.next = bad
+	}
+	c.last = bad
+	c.pending++
+	bad.respondLocal(status, plain, true, "")
+}
+
+// bodyTooLarge: a request's body passed its queue's max_body_size.
+func (c *Conn) bodyTooLarge(r *Request) {
+	c.current = nil
+	c.stopReading()
+	if r.headSent {
+		c.destroyLocked()
+		return
+	}
+	r.withdraw()
+	r.respondLocal(413, plain, true, "")
+}
+
+func (c *Conn) stopReading() {
+	if c.stopped {
+		return
+	}
+	c.stopped = true
+	c.rcond.Broadcast()
+}
+
+func (c *Conn) pause(reason int) {
+	c.pauseMask |= reason
+	if c.phase == phaseActive {
+		c.deadline.Store(0)
+	}
+}
+
+func (c *Conn) unpause(reason int) {
+	if c.pauseMask&reason == 0 {
+		return
+	}
+	c.pauseMask &^= reason
+	if c.pauseMask != 0 || c.stopped || c.dead {
+		return
+	}
+	if c.current != nil && c.phase == phaseActive {
+		c.deadline.Store(c.srv.Clock.After(c.srv.Limits.BodyTimeout))
+	}
+	if c.inData {
+		c.rcond.Broadcast()
+	} else if c.readEnded {
+		c.endInput()
+	}
+}
+
+// charge charges (or re-charges) a request behind the first for what it may make the
+// router hold.
+func (c *Conn) charge(r *Request) {
+	n := wire.ResponseWindow
+	if r.resDone || len(r.out) > n {
+		n = len(r.out)
+	}
+	c.held += n - r.charge
+	r.charge = n
+}
+
+// checkHeld stops reading request heads while the budget is spent, and reads on once
+// it is not. Only at a request boundary: a body being read is never held up by it.
+func (c *Conn) checkHeld() {
+	if c.held+len(c.out)+c.writing >= heldBudget {
+		if c.pauseMask&pauseHeld == 0 && c.current == nil && !c.stopped {
+			c.pause(pauseHeld)
+		}
+	} else if c.pauseMask&pauseHeld != 0 {
+		c.unpause(pauseHeld)
+	}
+}
+
+func (c *Conn) resumeForBody(r *Request) {
+	if r == c.current || c.current == nil {
+		c.unpause(pauseBody)
+	}
+}
+
+// onEnd: the client's FIN. It sends nothing more but may still read (a half-close:
+// RFC 9293 3.6). Every complete request it sent is answered, in order, the last with
+// Connection: close, and then the connection ends (src/hub/client-connection.js onEnd).
+func (c *Conn) onEnd() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return
+	}
+	c.readEnded = true
+	if c.finSent {
+		c.destroyLocked()
+		return
+	}
+	if c.stopped {
+		if c.first == nil {
+			c.endSocket()
+		} else {
+			c.armFinGrace()
+		}
+		return
+	}
+	if c.pauseMask == 0 {
+		c.endInput()
+	}
+}
+
+// armFinGrace: the client sent its FIN with requests unanswered. node and HTTP.SYS
+// take a FIN as the client going away and abort them; across a process boundary
+// nothing is synchronous, so the app gets finGrace ms, renewed while response bytes
+// flow, before what is left is aborted.
+func (c *Conn) armFinGrace() {
+	if c.dead || c.first == nil {
+		return
+	}
+	d := time.Duration(c.srv.Limits.FinGrace) * time.Millisecond
+	if c.finTimer != nil {
+		c.finTimer.Reset(d)
+		return
+	}
+	c.finTimer = time.AfterFunc(d, c.finGraceOver)
+}
+
+func (c *Conn) finGraceOver() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead || c.first == nil {
+		return
+	}
+	c.srv.Log.Debug("the client closed its side with requests unanswered: aborted", "remoteAddress", c.remoteAddr, "pending", c.pending)
+	c.destroyLocked()
+}
+
+// endInput: no more input will come and everything received has been parsed.
+func (c *Conn) endInput() {
+	err := c.parser.Finish()
+	cur := c.current
+	// a body cut short after its request was answered needs no answer of its own
+	if err != nil && (cur == nil || !cur.resDone) {
+		c.onParseError(err)
+		return
+	}
+	c.current = nil
+	c.stopReading()
+	if c.first == nil {
+		c.endSocket()
+	} else {
+		c.armFinGrace()
+	}
+}
+
+// ---- routing ---------------------------------------------------------------------
+
+func (c *Conn) route(r *Request) {
+	res := c.srv.Table.Route(route.Args{Scheme: "http", Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	q, _ := res.Target.(*queue.Queue)
+	if q == nil {
+		v := plain
+		if res.Status == 400 {
+			v = invalidHostname
+			if route.IsInvalidUrl(r.url) {
+				v = invalidURL
+			}
+		}
+		r.respondLocal(res.Status, v, false, "")
+		return
+	}
+	if c.srv.closing.Load() {
+		r.respondLocal(503, noQueue, true, "")
+		return
+	}
+	r.q = q
+	if q.Settings.MaxBodySize > 0 && r.contentLen > q.Settings.MaxBodySize {
+		c.bodyTooLarge(r)
+		return
+	}
+	r.entry.Arrive(c.srv.Clock.Now())
+	switch q.Enqueue(r) {
+	case queue.Dispatched:
+		if w := r.link.Worker(); w != nil {
+			r.onDispatched(w)
+		}
+	case queue.Full:
+		r.respondLocal(503, queueFull, false, "")
+	case queue.Down:
+		r.respondLocal(503, appDown, false, "")
+	case queue.Gone:
+		r.respondLocal(503, noQueue, true, "")
+	}
+}
+
+// QueueTimeout answers a request that waited longer than its queue's timeout.
+func QueueTimeout(qr queue.Request) { answerFromQueue(qr, queueTimeout, false) }
+
+// QueueGone answers a request whose queue went (deleted, the router closing).
+func QueueGone(qr queue.Request, closing bool) { answerFromQueue(qr, noQueue, closing) }
+
+// AppDown answers a request of an app that cannot come back by itself.
+func AppDown(qr queue.Request) { answerFromQueue(qr, appDown, false) }
+
+func answerFromQueue(qr queue.Request, v variant, closing bool) {
+	r := qr.(*Request)
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !r.aborted.Load() && !c.dead {
+		r.respondLocal(503, v, closing, "")
+	}
+}
+
+func (c *Conn) noteWorker(w *attach.Worker) {
+	for _, x := range c.seen {
+		if x == w {
+			return
+		}
+	}
+	c.seen = append(c.seen, w)
+}
+
+// ---- writing (in request order) ------------------------------------------------------
+
+// dst is where r's response bytes go: the socket's queue when r is first in line, else
+// r's own until its turn. Append to it, then call wrote.
+func (c *Conn) dst(r *Request) *[]byte {
+	if r == c.first {
+		return &c.out
+	}
+	return &r.out
+}
+
+// wrote accounts n bytes appended at dst(r); ack of them are body bytes whose window
+// goes back to the worker once the client took them.
+func (c *Conn) wrote(r *Request, n, ack int) {
+	if c.dead {
+		c.out = c.out[:0]
+		return
+	}
+	if c.finTimer != nil {
+		c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+	}
+	if r == c.first {
+		if ack > 0 {
+			c.acks = append(c.acks, ackEntry{r, ack})
+		}
+		c.kick()
+		return
+	}
+	r.heldAck += ack
+	c.charge(r)
+	_ = n
+}
+
+func (c *Conn) writeContinue(r *Request) {
+	if r == c.first {
+		r.continueState = continueSent
+		c.out = append(c.out, continueBytes...)
+		c.kick()
+	} else {
+		r.continueState = continueWanted
+	}
+}
+
+// done: r's response is complete: move the line on.
+func (c *Conn) done(r *Request) {
+	if c.dead {
+		return
+	}
+	if r != c.first {
+		// finished behind the first: charged what it holds now, not a window
+		if r.charge != 0 {
+			c.charge(r)
+			c.checkHeld()
+		}
+		return
+	}
+	for x := r; x != nil && x.resDone; {
+		c.pending--
+		if x.unsafe {
+			c.unsafeInLine--
+		}
+		if x.close {
+			c.first, c.last = nil, nil
+			c.abortFrom(x.next)
+			c.stopReading()
+			c.endSocket()
+			return
+		}
+		x = x.next
+		c.first = x
+		if x == nil {
+			c.last = nil
+		} else {
+			c.flushHeld(x)
+		}
+	}
+	// the request now first of the line may go to its app (onHead)
+	if next := c.first; next != nil && next.routeLater {
+		next.routeLater = false
+		c.deferred--
+		c.route(next)
+		if c.dead {
+			return
+		}
+	}
+	if c.pending < maxPipeline {
+		c.unpause(pausePipeline)
+	}
+	c.checkHeld()
+	if c.first == nil {
+		l := &c.srv.Limits
+		switch {
+		case c.readEnded || c.closing || (c.endWhenIdle && c.idle()):
+			c.endSocket()
+		case c.current == nil && (c.leftover || c.parser.InHead()):
+			// a pipelined head has begun: it gets the head timeout, not the idle one
+			c.phase = phaseHeaders
+			c.deadline.Store(c.srv.Clock.After(l.HeadersTimeout))
+		case c.current == nil:
+			c.phase = phaseIdle
+			c.deadline.Store(c.srv.Clock.After(l.KeepAliveTimeout))
+		case c.current.discard:
+			c.phase = phaseDrain
+			c.deadline.Store(c.srv.Clock.After(l.DrainTimeout))
+		}
+	}
+}
+
+// flushHeld: r is first now: what it holds goes to the socket, and off the budget.
+func (c *Conn) flushHeld(r *Request) {
+	c.held -= r.charge
+	r.charge = 0
+	if r.continueState == continueWanted && !r.headSent {
+		r.continueState = continueSent
+		c.out = append(c.out, continueBytes...)
+	}
+	if len(r.out) > 0 {
+		c.out = append(c.out, r.out...)
+		if r.heldAck > 0 {
+			c.acks = append(c.acks, ackEntry{r, r.heldAck})
+		}
+	}
+	r.out = nil
+	r.heldAck = 0
+	c.kick()
+}
+
+// kick sends what is queued for the socket: written here and now as far as the socket
+// takes it without waiting, the rest by the writer goroutine. Under the lock.
+func (c *Conn) kick() {
+	if c.writing != 0 || len(c.out) == 0 || c.dead {
+		return
+	}
+	n, err := tryWrite(c.nc, c.out)
+	if err != nil {
+		c.destroyLocked()
+		return
+	}
+	if n < len(c.out) {
+		if n > 0 {
+			c.out = c.out[:copy(c.out, c.out[n:])]
+		}
+		c.wcond.Signal()
+		return
+	}
+	c.out = c.out[:0]
+	c.sent()
+}
+
+// sent: everything queued for the socket is in it; the workers' windows open again.
+func (c *Conn) sent() {
+	for i, a := range c.acks {
+		if w := a.r.link.Worker(); w != nil {
+			w.SendWindow(a.r, a.n)
+		}
+		c.acks[i] = ackEntry{}
+	}
+	c.acks = c.acks[:0]
+	if c.finTimer != nil {
+		c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+	}
+	if c.pauseMask&pauseHeld != 0 {
+		c.checkHeld()
+	}
+	if c.ending && !c.finSent {
+		c.wcond.Signal()
+	}
+}
+
+func (c *Conn) abortFrom(r *Request) {
+	for ; r != nil; r = r.next {
+		r.abort()
+	}
+}
+
+// endSocket: FIN once what is queued is written; the peer then has lingerMs to close.
+func (c *Conn) endSocket() {
+	if c.dead || c.phase == phaseEnding {
+		return
+	}
+	c.phase = phaseEnding
+	c.deadline.Store(c.srv.Clock.After(lingerMs))
+	c.ending = true
+	c.wcond.Signal()
+}
+
+// shutdown: the router closes: no new requests; in-flight ones are answered with
+// Connection: close.
+func (c *Conn) shutdown() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closing = true
+	c.stopReading()
+	if c.phase == phaseEnding {
+		if c.finSent {
+			c.destroyLocked()
+		}
+	} else if c.first == nil {
+		c.destroyLocked()
+	}
+}
+
+// closeWhenIdle: an idle connection ends now, a busy one once its responses are out
+// (with Connection: close). Requests after those are not read.
+func (c *Conn) closeWhenIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead || c.closing || c.endWhenIdle {
+		return
+	}
+	c.endWhenIdle = true
+	if c.current == nil {
+		c.stopReading()
+	}
+	if c.phase == phaseEnding {
+		return
+	}
+	if c.idle() {
+		c.endSocket()
+	}
+}
+
+// endBy is a worker's CONN_END: only a worker that had requests of the connection may.
+func (c *Conn) endBy(w *attach.Worker) {
+	c.mu.Lock()
+	ok := false
+	for _, x := range c.seen {
+		if x == w {
+			ok = true
+		}
+	}
+	c.mu.Unlock()
+	if ok {
+		c.closeWhenIdle()
+	}
+}
+
+// idle: no request in flight and none begun.
+func (c *Conn) idle() bool {
+	return c.first == nil && c.current == nil && !c.leftover && !c.parser.InHead()
+}
+
+// timeout: the clock says the deadline passed.
+func (c *Conn) timeout() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.destroyLocked()
+}
+
+func (c *Conn) destroy() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.destroyLocked()
+}
+
+// destroyLocked closes the socket at once: what is unanswered is aborted at its
+// workers, and the workers that had requests of the connection hear it closed.
+func (c *Conn) destroyLocked() {
+	if c.dead {
+		return
+	}
+	c.dead = true
+	_ = c.nc.Close()
+	if c.finTimer != nil {
+		c.finTimer.Stop()
+		c.finTimer = nil
+	}
+	c.stopped = true
+	c.deadline.Store(0)
+	first := c.first
+	c.first, c.last = nil, nil
+	c.abortFrom(first)
+	if cur := c.current; cur != nil {
+		c.current = nil
+		cur.abort()
+	}
+	c.out = nil
+	c.acks = nil
+	c.rcond.Broadcast()
+	c.wcond.Broadcast()
+	for _, w := range c.seen {
+		w.SendConnClosed(c.id)
+	}
+	c.seen = nil
+	c.srv.removed(c)
+	c.release()
+}
+
+func (c *Conn) writeLoop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		for len(c.out) == 0 && !c.dead && !(c.ending && !c.finSent) {
+			c.wcond.Wait()
+		}
+		if c.dead {
+			return
+		}
+		if len(c.out) == 0 {
+			// everything is out: the FIN
+			c.finSent = true
+			c.mu.Unlock()
+			err := closeWrite(c.nc)
+			c.mu.Lock()
+			if err != nil || c.readEnded || c.srv.closing.Load() {
+				c.destroyLocked()
+				return
+			}
+			continue
+		}
+		buf, acks := c.out, c.acks
+		c.out, c.acks = c.spare[:0], c.spareAcks[:0]
+		c.writing = len(buf)
+		c.mu.Unlock()
+		_, err := c.nc.Write(buf)
+		c.mu.Lock()
+		c.writing = 0
+		if err != nil {
+			c.destroyLocked()
+			return
+		}
+		if cap(buf) <= keepBuffer {
+			c.spare = buf[:0]
+		} else {
+			c.spare = nil
+		}
+		for _, a := range acks {
+			if w := a.r.link.Worker(); w != nil {
+				w.SendWindow(a.r, a.n)
+			}
+		}
+		clear(acks)
+		c.spareAcks = acks[:0]
+		if c.finTimer != nil {
+			c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+		}
+		if c.pauseMask&pauseHeld != 0 {
+			c.checkHeld()
+		}
+	}
+}
+
+func closeWrite(nc net.Conn) error {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nc.Close()
+}
+
+// String names the connection in logs.
+func (c *Conn) String() string {
+	return "connection " + strconv.FormatUint(uint64(c.id), 10) + " from " + c.remoteAddr
+}

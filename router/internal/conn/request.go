@@ -1,0 +1,493 @@
+package conn
+
+import (
+	"encoding/binary"
+	"sync/atomic"
+
+	"httpsys/router/internal/attach"
+	"httpsys/router/internal/queue"
+	"httpsys/router/internal/wire"
+)
+
+const (
+	// bodyHold: request-body bytes the router holds for one request beyond its
+	// worker's credit before it stops reading the client
+	bodyHold = wire.InitialBodyWindow
+)
+
+// 100 Continue: not asked for, to send when the request's turn to write comes, sent.
+const (
+	continueNone = iota
+	continueWanted
+	continueSent
+)
+
+// Request is one request from its head until its response is complete (src/hub/
+// hub-request.js): which queue and worker hold it, its body's flow control (the
+// worker's credit), and its response bytes. Its fields are its connection's lock's,
+// except Entry (its queue's lock) and Link (its worker's lock).
+type Request struct {
+	entry   queue.Entry
+	link    attach.Link
+	aborted atomic.Bool
+
+	conn *Conn
+	next *Request // the next request on the connection (responses go out in order)
+	q    *queue.Queue
+
+	// the head, as the worker gets it: the REQUEST payload built where it was read
+	payload      []byte
+	url          string // the canonical target (routing and the app see it)
+	host         string // the Host routing uses
+	trailers     [][]byte
+	versionMinor int
+	keepAlive    bool
+	hasBody      bool
+	expect100    bool
+	isHead       bool
+	unsafe       bool // not GET, HEAD, OPTIONS, TRACE (RFC 9110 9.2.1)
+	contentLen   int64
+
+	// body (client -> worker)
+	bodyDone      bool
+	bodyEndSent   bool
+	discard       bool
+	credit        int64
+	bodyBuf       [][]byte
+	bodyBufBytes  int
+	bodyBytes     int64
+	replay        [][]byte // body chunks the worker may not have seen (until its ACK)
+	continueState int
+
+	// response (worker -> client)
+	headSent bool
+	noBody   bool
+	resDone  bool
+	close    bool
+	out      []byte // held while an earlier response is still going out
+	heldAck  int    // body bytes in out to acknowledge once written
+	charge   int    // what this request counts against the connection's held budget
+
+	routeLater bool // routed once it is first of its connection's line (RFC 9112 9.3.2)
+}
+
+// QueueEntry is the queue's part (queue.Request).
+func (r *Request) QueueEntry() *queue.Entry { return &r.entry }
+
+// Aborted: the client went away (queue.Request).
+func (r *Request) Aborted() bool { return r.aborted.Load() }
+
+// Link is the worker's part (attach.Request).
+func (r *Request) Link() *attach.Link { return &r.link }
+
+// HasBody: BODY frames follow (attach.Request).
+func (r *Request) HasBody() bool { return r.hasBody }
+
+// AppendRequest appends the REQUEST frame (attach.Request).
+func (r *Request) AppendRequest(wr *wire.Writer, id uint32) {
+	wr.Prebuilt(wire.TypeRequest, id, r.payload)
+}
+
+// AppendBodyEnd appends BODY_END with the trailers (attach.Request).
+func (r *Request) AppendBodyEnd(wr *wire.Writer, id uint32) {
+	wr.BeginBodyEnd(id)
+	for i := 0; i+1 < len(r.trailers); i += 2 {
+		wr.Field(r.trailers[i], r.trailers[i+1])
+	}
+	_ = wr.End()
+}
+
+// ---- request body (client -> worker); under the connection's lock ----
+
+func (r *Request) onBodyChunk(chunk []byte) {
+	r.bodyBytes += int64(len(chunk))
+	if r.discard {
+		return
+	}
+	if r.q != nil && r.q.Settings.MaxBodySize > 0 && r.bodyBytes > r.q.Settings.MaxBodySize {
+		r.conn.bodyTooLarge(r)
+		return
+	}
+	w := r.link.Worker()
+	if w != nil && r.bodyBuf == nil && r.credit >= int64(len(chunk)) {
+		r.credit -= int64(len(chunk))
+		r.sendBody(w, chunk, false)
+		return
+	}
+	r.bodyBuf = append(r.bodyBuf, clone(chunk))
+	r.bodyBufBytes += len(chunk)
+	if w != nil {
+		r.pumpBody(w)
+	}
+	if r.bodyBufBytes >= bodyHold {
+		r.conn.pause(pauseBody)
+	}
+}
+
+// sendBody: owned says chunk is the request's own (not the read buffer).
+func (r *Request) sendBody(w *attach.Worker, chunk []byte, owned bool) {
+	// a BODY of RefThreshold bytes or more is written from the chunk itself, after the
+	// read buffer has been reused: it must be the request's own
+	if !owned && len(chunk) >= wire.RefThreshold {
+		chunk = clone(chunk)
+		owned = true
+	}
+	if !r.link.Seen() {
+		if !owned {
+			chunk = clone(chunk)
+		}
+		r.replay = append(r.replay, chunk)
+	} else if r.replay != nil {
+		r.replay = nil
+	}
+	w.SendBody(r, chunk)
+}
+
+func (r *Request) onBodyComplete() {
+	r.bodyDone = true
+	if w := r.link.Worker(); w != nil && r.bodyBuf == nil && !r.bodyEndSent && !r.discard {
+		r.bodyEndSent = true
+		w.SendBodyEnd(r)
+	}
+}
+
+// pumpBody sends held body bytes within the worker's credit.
+func (r *Request) pumpBody(w *attach.Worker) {
+	for r.credit > 0 && len(r.bodyBuf) > 0 {
+		chunk := r.bodyBuf[0]
+		if int64(len(chunk)) > r.credit {
+			r.bodyBuf[0] = chunk[r.credit:]
+			chunk = chunk[:r.credit]
+		} else {
+			r.bodyBuf[0] = nil
+			r.bodyBuf = r.bodyBuf[1:]
+		}
+		r.credit -= int64(len(chunk))
+		r.bodyBufBytes -= len(chunk)
+		r.sendBody(w, chunk, true)
+	}
+	if r.bodyBuf != nil && len(r.bodyBuf) == 0 {
+		r.bodyBuf = nil
+	}
+	if r.bodyBufBytes < bodyHold {
+		r.conn.resumeForBody(r)
+	}
+	if r.bodyDone && r.bodyBuf == nil && !r.bodyEndSent {
+		r.bodyEndSent = true
+		w.SendBodyEnd(r)
+	}
+}
+
+// ---- frames from the worker (attach.Request): on the worker's goroutine ----
+
+// Dispatched: a queue's pump gave the request to w.
+func (r *Request) Dispatched(w *attach.Worker) {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		// it closed before it heard of the worker, which had a request of it
+		w.SendConnClosed(c.id)
+		return
+	}
+	c.noteWorker(w)
+	if r.link.Worker() != w || r.resDone || r.aborted.Load() {
+		return
+	}
+	r.onDispatched(w)
+}
+
+func (r *Request) onDispatched(w *attach.Worker) {
+	r.conn.noteWorker(w)
+	if r.hasBody && (r.bodyBuf != nil || r.bodyDone) {
+		r.pumpBody(w)
+	}
+}
+
+// OnRead: the worker granted body credit (its readBody).
+func (r *Request) OnRead(w *attach.Worker, n uint32) {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.link.Worker() != w {
+		return
+	}
+	r.credit += int64(n)
+	// HTTP.SYS sends 100 Continue on the first body read, so a worker that reads
+	// without calling writeContinue never leaves the client waiting
+	if r.expect100 && r.continueState == continueNone && !r.headSent && !r.bodyDone {
+		c.writeContinue(r)
+	}
+	if !r.discard {
+		r.pumpBody(w)
+	}
+}
+
+// OnContinue: the worker's writeContinue().
+func (r *Request) OnContinue(w *attach.Worker) {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.link.Worker() == w && r.continueState == continueNone && !r.headSent && !r.bodyDone {
+		c.writeContinue(r)
+	}
+}
+
+// OnInfo: an interim response (102, 103) before the final one, in order with the
+// connection's other responses; never to an HTTP/1.0 client (RFC 9110 15.2) or once
+// the final head went out.
+func (r *Request) OnInfo(w *attach.Worker, p []byte) {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.link.Worker() != w || r.headSent || r.resDone || r.versionMinor == 0 {
+		return
+	}
+	dst := c.dst(r)
+	n := len(*dst)
+	*dst = appendInterim(*dst, p)
+	c.wrote(r, len(*dst)-n, 0)
+}
+
+// OnCancel: the worker closes the client connection at once (socket.destroy()).
+func (r *Request) OnCancel(w *attach.Worker) {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.link.Worker() == w {
+		c.destroyLocked()
+	}
+}
+
+// OnResponse: a RESPONSE frame (checked).
+func (r *Request) OnResponse(w *attach.Worker, p []byte) {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.link.Worker() != w || r.headSent {
+		return
+	}
+	status := int(binary.LittleEndian.Uint16(p))
+	flags := p[2]
+	rlen := int(binary.LittleEndian.Uint16(p[8:]))
+	bodyStart := 14 + rlen + int(binary.LittleEndian.Uint32(p[10+rlen:]))
+	if flags&wire.ResOpaque != 0 || status == 101 {
+		// a 101 switches protocols only as the answer to a request that asked to
+		// upgrade, which this router does not serve yet (README "Upgrades"): the app
+		// never saw one asked for
+		w.SendAbort(r)
+		r.respondLocal(501, opaque, true, "")
+		return
+	}
+	r.headSent = true
+	r.noBody = r.isHead || status < 200 || status == 204 || status == 304
+	more := flags&wire.ResMore != 0
+	// (KEEP_OPEN keeps a connection open only on a port a standalone server owns)
+	asked := flags&(wire.ResClose|wire.ResKeepOpen) != 0
+	closing := r.mustClose(asked)
+	r.close = closing
+	add := addNone
+	if flags&wire.ResHasConnection == 0 {
+		if closing {
+			add = addClose
+		} else if r.versionMinor == 0 {
+			add = addKeepAlive
+		}
+	} else if closing && !asked {
+		// the worker said keep-alive and the router closes anyway: its Connection lines go
+		add = addReplaceClose
+	}
+	body := p[bodyStart:]
+	ack := 0
+	if more {
+		if r.noBody {
+			if len(body) > 0 {
+				w.SendWindow(r, len(body))
+			}
+		} else {
+			ack = len(body)
+		}
+	} else {
+		r.finish()
+	}
+	dst := c.dst(r)
+	n := len(*dst)
+	*dst = appendFromFrame(*dst, p, bodyStart, add)
+	if !r.noBody {
+		*dst = append(*dst, body...)
+	}
+	c.wrote(r, len(*dst)-n, ack)
+	if !more {
+		c.done(r)
+	}
+}
+
+// OnResBody: a RES_BODY frame.
+func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.link.Worker() != w || !r.headSent || r.resDone {
+		return
+	}
+	more := flags&wire.ResMore != 0
+	if flags&wire.ResClose != 0 {
+		r.close = true
+	}
+	if len(body) > 0 {
+		if r.noBody {
+			if more {
+				w.SendWindow(r, len(body))
+			}
+		} else {
+			ack := 0
+			if more {
+				ack = len(body)
+			}
+			dst := c.dst(r)
+			*dst = append(*dst, body...)
+			c.wrote(r, len(body), ack)
+		}
+	}
+	if !more {
+		r.finish()
+		c.done(r)
+	}
+}
+
+// Lost: the worker went away holding the request (attach.Request).
+func (r *Request) Lost(w *attach.Worker, unseen, requeue bool) bool {
+	c := r.conn
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r.resDone || r.aborted.Load() {
+		return false
+	}
+	if unseen && requeue && !r.headSent {
+		r.resetForRequeue()
+		return true
+	}
+	switch {
+	case r.headSent:
+		c.destroyLocked()
+	case unseen:
+		r.respondLocal(503, noQueue, false, "")
+	default:
+		r.respondLocal(502, plain, false, "")
+	}
+	return false
+}
+
+// resetForRequeue: its worker died before acknowledging it; it is new again for the
+// next worker, with the body bytes already sent kept for replay.
+func (r *Request) resetForRequeue() {
+	r.bodyEndSent = false
+	r.credit = wire.InitialBodyWindow
+	if r.replay != nil {
+		sent := r.replay
+		r.replay = nil
+		sent = append(sent, r.bodyBuf...)
+		n := 0
+		for _, b := range sent {
+			n += len(b)
+		}
+		r.bodyBuf = sent
+		r.bodyBufBytes = n
+		if len(sent) == 0 {
+			r.bodyBuf = nil
+		}
+	}
+}
+
+// ---- the end of a request; under the connection's lock ----
+
+// mustClose: whether the connection ends after this response.
+func (r *Request) mustClose(asked bool) bool {
+	c := r.conn
+	if asked || !r.keepAlive || c.closing {
+		return true
+	}
+	// the client half-closed and this is the last request it sent: the connection ends
+	// after it (earlier ones must not close it: the requests behind them are answered)
+	if c.readEnded && c.stopped && r.next == nil {
+		return true
+	}
+	// the client waits for a 100 Continue that will never come: it may or may not send
+	// the body, so the connection cannot be reused safely
+	return !r.bodyDone && r.expect100 && r.continueState != continueSent
+}
+
+// finish: the response is complete, the worker is done with the request.
+func (r *Request) finish() {
+	r.resDone = true
+	if w := r.link.Worker(); w != nil {
+		w.Release(r, true)
+	}
+	if !r.bodyDone {
+		r.startDiscard()
+	}
+}
+
+func (r *Request) startDiscard() {
+	r.discard = true
+	r.bodyBuf = nil
+	r.bodyBufBytes = 0
+	r.conn.resumeForBody(r)
+}
+
+// respondLocal: the router answers the request itself (400, 404, 413, 502, 503, ...).
+func (r *Request) respondLocal(status int, v variant, closing bool, extra string) {
+	if r.headSent {
+		return
+	}
+	r.headSent = true
+	r.resDone = true
+	r.close = closing || r.mustClose(false)
+	add := r.ownConnection()
+	if !r.bodyDone {
+		r.startDiscard()
+	}
+	c := r.conn
+	dst := c.dst(r)
+	n := len(*dst)
+	*dst = appendLocal(*dst, status, v, r.isHead, add, c.srv.Clock.Date(), extra)
+	c.wrote(r, len(*dst)-n, 0)
+	c.done(r)
+}
+
+// ownConnection is the Connection header of a response the router makes itself.
+func (r *Request) ownConnection() int {
+	if r.close {
+		return addClose
+	}
+	if r.versionMinor == 0 {
+		return addKeepAlive
+	}
+	return addNone
+}
+
+// abort: the client connection is gone, or the router gives up on the request.
+func (r *Request) abort() {
+	if r.aborted.Load() {
+		return
+	}
+	r.aborted.Store(true)
+	r.withdraw()
+	r.out = nil
+}
+
+// withdraw takes the request back from its queue or worker (the router answers it).
+func (r *Request) withdraw() {
+	if r.q != nil {
+		r.q.Forget(r)
+	}
+	if w := r.link.Worker(); w != nil && !r.resDone {
+		w.SendAbort(r)
+	}
+	r.bodyBuf = nil
+	r.bodyBufBytes = 0
+}
+
+func clone(b []byte) []byte {
+	return append(make([]byte, 0, len(b)), b...)
+}

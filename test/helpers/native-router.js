@@ -1,0 +1,80 @@
+'use strict'
+
+// The native router (router/, issue 25) for tests, as hub-harness.js's startHub gives
+// the JS hub: built once per test file into a temp directory (go-build.js: binaries are
+// never written into the checkout), spawned with a private worker socket, and driven
+// over its control channel (src/supervisor/router-process.js) with the hub's option
+// names: startNativeRouter({ queueLength: 1 }) is new Hub({ queueLength: 1 }).
+
+const os = require('node:os')
+const path = require('node:path')
+const crypto = require('node:crypto')
+const pino = require('pino')
+const { buildGo } = require('./go-build')
+const { RouterProcess } = require('../../src/supervisor/router-process')
+const { routerLimits } = require('../../src/supervisor/native-router')
+
+let built = null
+const running = new Set()
+
+// (registered when a test file requires this module: jest takes hooks only there)
+if (typeof afterAll === 'function') {
+  afterAll(async () => {
+    await Promise.all([...running].map((r) => r.close()))
+    if (built !== null) built.cleanup()
+    built = null
+  })
+}
+
+/** The router binary, built on first use; removed when the test file ends. */
+function routerBin () {
+  if (built === null) built = buildGo('httpsys-router')
+  return built.bin
+}
+
+function socketPath () {
+  return path.join(os.tmpdir(), `httpsys-native-${process.pid}-${crypto.randomBytes(4).toString('hex')}.sock`)
+}
+
+/**
+ * A started native router.
+ * @param {object} [opts] the hub's options (maxHeaderSize, maxBodySize, queueLength,
+ *   queueTimeout, keepAliveTimeout, headersTimeout, bodyTimeout, drainTimeout,
+ *   maxConnections, closeTimeout, finGrace) and workersMayCreate (default true, as a
+ *   standalone hub's)
+ * @returns {Promise<object>} { socketPath, proc, events, createQueue, deleteQueue,
+ *   setQueueAvailable, queueStats, stats, close }
+ */
+async function startNativeRouter ({ workersMayCreate = true, logger, ...limits } = {}) {
+  const proc = new RouterProcess({ binary: routerBin(), logger: logger || pino({ level: 'silent' }), logLevel: process.env.HTTPSYS_TEST_ROUTER_LOG || 'silent' })
+  await proc.spawn()
+  const sock = socketPath()
+  const events = []
+  proc.on('event', (name, fields) => events.push({ name, ...fields }))
+  const l = { ...routerLimits(null), ...limits }
+  if (l.maxBodySize === Infinity) l.maxBodySize = 0
+  await proc.call('start', { workerSocket: sock, workersMayCreate, limits: l })
+  let closed = null
+  const router = {
+    socketPath: sock,
+    proc,
+    events,
+    createQueue: (name, { urls = [], token, queueLength, queueTimeout, maxBodySize } = {}) =>
+      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize }),
+    deleteQueue: (name) => proc.call('deleteQueue', { name }),
+    setQueueAvailable: (name, available) => proc.call('setQueueAvailable', { name, available }),
+    queueStats: (name) => proc.call('queueStats', { name }),
+    stats: () => proc.call('stats'),
+    close () {
+      if (closed === null) {
+        running.delete(router)
+        closed = proc.call('close').catch(() => {}).then(() => proc.stop())
+      }
+      return closed
+    }
+  }
+  running.add(router)
+  return router
+}
+
+module.exports = { startNativeRouter, routerBin }

@@ -1,0 +1,67 @@
+'use strict'
+
+// The supervisor's side of the native router (src/supervisor/native-router.js,
+// router-process.js) without the router: what it sends at start, and how it rebuilds
+// the router's coded errors. The process itself: test/integration/start-native-router.test.js.
+
+const path = require('node:path')
+const pino = require('pino')
+const { NativeRouter, routerLimits, wantsNativeRouter } = require('../../../src/supervisor/native-router')
+const { RouterProcess } = require('../../../src/supervisor/router-process')
+
+const quiet = pino({ level: 'silent' })
+
+test('the config\'s limits go to the router with the hub\'s names; no body limit is 0, not Infinity', () => {
+  const l = routerLimits({ queue_length: 5, max_body_size: 0, header_timeout: 1000, idle_timeout: 2000, body_timeout: 3000, queue_timeout: 4000, max_connections: 7, cache_size: 1, cache_max_response: 1 })
+  expect(l).toMatchObject({ queueLength: 5, maxBodySize: 0, headersTimeout: 1000, keepAliveTimeout: 2000, bodyTimeout: 3000, drainTimeout: 3000, queueTimeout: 4000, maxConnections: 7 })
+  expect(JSON.parse(JSON.stringify(l))).toEqual(l)
+  expect(l).not.toHaveProperty('cacheSize')
+  // without a config: the hub's defaults
+  expect(routerLimits(null)).toMatchObject({ maxHeaderSize: 16384, maxBodySize: 104857600, queueLength: 1000, keepAliveTimeout: 5000 })
+})
+
+test('only HTTPSYS_ROUTER=native asks for it', () => {
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'native' })).toBe(true)
+  expect(wantsNativeRouter({})).toBe(false)
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' })).toBe(false)
+})
+
+test('a config the native router cannot serve yet is refused before it starts: tls entries, redirect_http', async () => {
+  expect(() => new NativeRouter({ logger: quiet, tls: [{ port: 443, cert: 'c', key: 'k' }] })).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'tls' }))
+  const r = new NativeRouter({ logger: quiet })
+  await expect(r.createQueue('app', { urls: ['https://+:443/'], redirectHttp: 80 })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'redirect_http' })
+})
+
+test('a missing binary is ERR_HTTPSYS_ROUTER_MISSING naming the path and the build command', () => {
+  const binary = path.join(__dirname, 'no-such-router')
+  expect(() => new RouterProcess({ binary, logger: quiet })).toThrow(expect.objectContaining({
+    code: 'ERR_HTTPSYS_ROUTER_MISSING',
+    message: expect.stringMatching(/no-such-router.*npm run build:router/)
+  }))
+})
+
+test('an answer with an error becomes the error of src/errors.js with that code and the router\'s details', () => {
+  const p = Object.create(RouterProcess.prototype)
+  p.logger = quiet
+  let rejected = null
+  p.pending = new Map([[3, { resolve: () => {}, reject: (e) => { rejected = e } }]])
+  p.onLine(JSON.stringify({ id: 3, error: { code: 'ERR_HTTPSYS_URL_CONFLICT', message: 'x', details: { prefix: 'http://+:8080/', owner: 'api' } } }))
+  expect(rejected).toMatchObject({ code: 'ERR_HTTPSYS_URL_CONFLICT', prefix: 'http://+:8080/', owner: 'api' })
+  expect(rejected.message).toMatch(/^The URL prefix http:\/\/\+:8080\/ is already registered by api\./)
+  let resolved = null
+  p.pending.set(4, { resolve: (v) => { resolved = v }, reject: () => {} })
+  p.onLine('{"id":4,"ok":true,"name":"a","urls":[],"ports":[]}')
+  expect(resolved).toEqual({ name: 'a', urls: [], ports: [] })
+})
+
+test('the router\'s records go on through the supervisor\'s logger at their level', () => {
+  const got = []
+  const p = Object.create(RouterProcess.prototype)
+  p.logger = { warn: (o, m) => got.push(['warn', o, m]), debug: (o, m) => got.push(['debug', o, m]), info: (o, m) => got.push(['info', o, m]) }
+  p.onLog('{"time":1,"level":40,"msg":"careful","pid":9,"hostname":"h","component":"router","port":80}')
+  p.onLog('not json')
+  expect(got).toEqual([
+    ['warn', { routerPid: 9, component: 'router', port: 80 }, 'careful'],
+    ['warn', { component: 'router' }, 'not json']
+  ])
+})
