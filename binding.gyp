@@ -22,6 +22,7 @@
             'native/src/response-build.cc',
             'native/src/service-config.cc',
             'native/src/service-host.cc',
+            'native/src/token.cc',
             'native/src/win32-errors.cc'
           ],
           'include_dirs': [

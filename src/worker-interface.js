@@ -66,7 +66,13 @@ const ENV = Object.freeze({
    * ([{ port, host?, rejectUnauthorized, ca?: [PEM] }]); the worker checks the
    * certificates HTTP.SYS hands over against them (src/httpsys/client-certs.js)
    */
-  CLIENT_CERTS: 'HTTPSYS_CLIENT_CERTS'
+  CLIENT_CERTS: 'HTTPSYS_CLIENT_CERTS',
+  /**
+   * the app's Windows authentication (its `auth`) and promote_server_vars, as JSON
+   * (src/windows-auth.js authEnv): on HTTP.SYS the worker exposes what HTTP.SYS
+   * authenticated, on the hub a development identity, or it refuses to attach
+   */
+  AUTH: 'HTTPSYS_AUTH'
 })
 
 /** IPC message types ({ type, ... }) between the supervisor and its worker. */

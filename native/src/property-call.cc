@@ -11,6 +11,10 @@ namespace {
 static_assert(sizeof(void*) == 8 && sizeof(HANDLE) == 8, "the property table lays out x64 structures");
 
 constexpr size_t kMaxPropertyBytes = 256;
+// what `pointers` may hold: HTTP.SYS's strings here are a realm or a domain (the config
+// allows 255 characters: 512 bytes of UTF-16 with the NUL)
+constexpr size_t kMaxPointedBytes = 1024;
+constexpr uint32_t kMaxPointers = 4;
 
 void Throw(Napi::Env env, bool range, const std::string& message) {
   Napi::Error error = range ? Napi::Error(Napi::RangeError::New(env, message))
@@ -20,14 +24,14 @@ void Throw(Napi::Env env, bool range, const std::string& message) {
 }
 
 bool ReadBytes(Napi::Env env, const Napi::Value& value, const std::string& label, std::vector<uint64_t>* out,
-               ULONG* size) {
+               ULONG* size, size_t max = kMaxPropertyBytes) {
   if (!value.IsBuffer()) {
     Throw(env, false, label + " must be a Buffer");
     return false;
   }
   auto bytes = value.As<Napi::Buffer<uint8_t>>();
-  if (bytes.Length() == 0 || bytes.Length() > kMaxPropertyBytes) {
-    Throw(env, true, label + " must hold 1 to " + std::to_string(kMaxPropertyBytes) + " bytes; got " +
+  if (bytes.Length() == 0 || bytes.Length() > max) {
+    Throw(env, true, label + " must hold 1 to " + std::to_string(max) + " bytes; got " +
                          std::to_string(bytes.Length()));
     return false;
   }
@@ -55,6 +59,42 @@ bool ReadSlot(Napi::Env env, const Napi::Object& from, const char* key, const st
     return false;
   }
   *out = static_cast<int>(at);
+  return true;
+}
+
+// pointers: [{ at, data }] (absent: none), each at its own 8-aligned slot inside the
+// data that neither the handle nor the pointee uses.
+bool ReadPointers(Napi::Env env, const Napi::Object& o, const std::string& label, PropertyCall* out) {
+  Napi::Value value = o.Get("pointers");
+  if (value.IsUndefined() || value.IsNull()) return true;
+  if (!value.IsArray() || value.As<Napi::Array>().Length() > kMaxPointers) {
+    Throw(env, false, label + ".pointers must be an array of at most " + std::to_string(kMaxPointers) + " { at, data }");
+    return false;
+  }
+  Napi::Array list = value.As<Napi::Array>();
+  for (uint32_t i = 0; i < list.Length(); ++i) {
+    std::string at = label + ".pointers[" + std::to_string(i) + "]";
+    if (!list.Get(i).IsObject()) {
+      Throw(env, false, at + " must be an object");
+      return false;
+    }
+    Napi::Object entry = list.Get(i).As<Napi::Object>();
+    PointedData pointed;
+    if (!ReadSlot(env, entry, "at", at, out->size, &pointed.at)) return false;
+    if (pointed.at < 0) {
+      Throw(env, true, at + ".at must be an 8-aligned offset inside the data");
+      return false;
+    }
+    bool taken = pointed.at == out->handleAt || pointed.at == out->pointerAt;
+    for (const PointedData& other : out->pointers) taken = taken || other.at == pointed.at;
+    if (taken) {
+      Throw(env, true, at + ".at must be a slot of its own");
+      return false;
+    }
+    ULONG size = 0;
+    if (!ReadBytes(env, entry.Get("data"), at + ".data", &pointed.data, &size, kMaxPointedBytes)) return false;
+    out->pointers.push_back(std::move(pointed));
+  }
   return true;
 }
 
@@ -92,7 +132,7 @@ bool ReadPropertyCall(Napi::Env env, const Napi::Value& value, const std::string
   if (out->pointerAt >= 0 && !ReadBytes(env, o.Get("pointee"), label + ".pointee", &out->pointee, &out->pointeeSize)) {
     return false;
   }
-  return true;
+  return ReadPointers(env, o, label, out);
 }
 
 ULONG SetProperty(PropertyCall& call, HANDLE queue, HTTP_URL_GROUP_ID group) {
@@ -101,6 +141,10 @@ ULONG SetProperty(PropertyCall& call, HANDLE queue, HTTP_URL_GROUP_ID group) {
   if (call.pointerAt >= 0) {
     void* target = call.pointee.data();
     std::memcpy(bytes + call.pointerAt, &target, sizeof(target));
+  }
+  for (PointedData& pointed : call.pointers) {
+    void* target = pointed.data.data();
+    std::memcpy(bytes + pointed.at, &target, sizeof(target));
   }
   if (call.urlGroup) return HttpSetUrlGroupProperty(group, call.property, bytes, call.size);
   return HttpSetRequestQueueProperty(queue, call.property, bytes, call.size, 0, nullptr);
@@ -118,6 +162,7 @@ void InitPropertyLayouts(Napi::Env env, Napi::Object exports) {
   HTTPSYS_PROPERTY(HttpServerStateProperty)
   HTTPSYS_PROPERTY(HttpServer503VerbosityProperty)
   HTTPSYS_PROPERTY(HttpServerBindingProperty)
+  HTTPSYS_PROPERTY(HttpServerAuthenticationProperty)
 #undef HTTPSYS_PROPERTY
 
   Napi::Object structs = Napi::Object::New(env);
@@ -153,6 +198,19 @@ void InitPropertyLayouts(Napi::Env env, Napi::Object exports) {
   add("HTTP_BINDING_INFO", sizeof(HTTP_BINDING_INFO));
   HTTPSYS_FIELD(HTTP_BINDING_INFO, Flags)
   HTTPSYS_FIELD(HTTP_BINDING_INFO, RequestQueueHandle)
+  add("HTTP_SERVER_AUTHENTICATION_INFO", sizeof(HTTP_SERVER_AUTHENTICATION_INFO));
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, Flags)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, AuthSchemes)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, ReceiveMutualAuth)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, ReceiveContextHandle)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, DisableNTLMCredentialCaching)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, ExFlags)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, DigestParams.DomainNameLength)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, DigestParams.DomainName)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, DigestParams.RealmLength)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, DigestParams.Realm)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, BasicParams.RealmLength)
+  HTTPSYS_FIELD(HTTP_SERVER_AUTHENTICATION_INFO, BasicParams.Realm)
 #undef HTTPSYS_FIELD
 
   Napi::Object layouts = Napi::Object::New(env);

@@ -16,6 +16,12 @@
 
 namespace httpsys {
 
+// A string (or other buffer) a field points to: the addon writes its copy's address at `at`.
+struct PointedData {
+  int at = -1;
+  std::vector<uint64_t> data;  // 8-aligned copy
+};
+
 struct PropertyCall {
   bool urlGroup = false;  // HttpSetUrlGroupProperty, else HttpSetRequestQueueProperty
   HTTP_SERVER_PROPERTY property = HttpServerQueueLengthProperty;
@@ -26,9 +32,10 @@ struct PropertyCall {
   ULONG pointeeSize = 0;
   int handleAt = -1;   // the queue handle goes here
   int pointerAt = -1;  // the address of pointee goes here
+  std::vector<PointedData> pointers;  // more addresses: HTTP_SERVER_AUTHENTICATION_INFO's strings
 };
 
-// { call, property, name, data, handleAt, pointerAt, pointee } -> *out. false with a JS
+// { call, property, name, data, handleAt, pointerAt, pointee, pointers } -> *out. false with a JS
 // TypeError / RangeError pending (node's codes, naming `label`) when it is unusable.
 bool ReadPropertyCall(Napi::Env env, const Napi::Value& value, const std::string& label, PropertyCall* out);
 

@@ -254,6 +254,7 @@ bool Queue::OnReceiveDone(ReceiveSlot* slot, DWORD error, DWORD bytes) {
       Event event;
       event.type = Event::Type::Request;
       tlsQueries_.Prepare(queue_, slot->buffer.request(), &event.tls);
+      TakeAuthInfo(slot->buffer.request(), &event.auth);
       event.buffer = std::move(slot->buffer);
       Push(std::move(event));
       slot->buffer.Allocate(bufferSize_);
@@ -355,7 +356,8 @@ void Queue::Deliver(Napi::Env env, Napi::Function callback) {
         const HTTP_REQUEST* request = event.buffer.request();
         double id = ++lastId_;
         requests_[id] = RequestState{request->RequestId, request->ConnectionId, false, false, IsMultiplexed(request)};
-        put(kEventRequest, id, RequestToJs(env, request, id, event.tls));
+        double token = tokens_.Adopt(std::move(event.auth.token));
+        put(kEventRequest, id, RequestToJs(env, request, id, event.tls, event.auth, token));
         Napi::Value inlineBody = InlineBody(env, request);
         if (!inlineBody.IsUndefined()) put(kEventBody, id, inlineBody);
         if ((request->EntityChunkCount > 0 || MoreBody(request)) && !MoreBody(request)) {
@@ -466,6 +468,8 @@ void Queue::Finish() {
     thread_ = nullptr;
   }
   CloseHandles();  // the thread closed them, unless the port failed under it
+  // after the batch with CLOSED: JS let go of each identity then (its last reads first)
+  tokens_.CloseAll();
   started_ = false;
   if (!released_) {
     released_ = true;

@@ -55,6 +55,9 @@ Napi::Function Queue::Init(Napi::Env env) {
       InstanceMethod<&Queue::Ref>("ref"),
       InstanceMethod<&Queue::Unref>("unref"),
       InstanceMethod<&Queue::Info>("info"),
+      InstanceMethod<&Queue::QueryTokenUser>("tokenUser"),
+      InstanceMethod<&Queue::QueryTokenGroups>("tokenGroups"),
+      InstanceMethod<&Queue::CloseToken>("closeToken"),
   });
 }
 
@@ -628,7 +631,26 @@ Napi::Value Queue::Info(const Napi::CallbackInfo& info) {
   out.Set("skipCompletionPortOnSuccess", Napi::Boolean::New(env, skipOnSuccess_));
   out.Set("inFlight", Napi::Number::New(env, static_cast<double>(requests_.size())));
   out.Set("sendsInFlight", Napi::Number::New(env, static_cast<double>(sendsInFlight_)));
+  out.Set("tokens", Napi::Number::New(env, static_cast<double>(tokens_.size())));
   return out;
+}
+
+// tokenUser(token), tokenGroups(token) -> token.h's answers; { code: 6 } for a token
+// number this queue does not hold (closed, or never given). closeToken(token) -> whether
+// it held it. The number is the request's `auth.token` (RequestToJs).
+Napi::Value Queue::QueryTokenUser(const Napi::CallbackInfo& info) {
+  HANDLE token = info[0].IsNumber() ? tokens_.Find(info[0].As<Napi::Number>().DoubleValue()) : nullptr;
+  return TokenUserJs(info.Env(), token);
+}
+
+Napi::Value Queue::QueryTokenGroups(const Napi::CallbackInfo& info) {
+  HANDLE token = info[0].IsNumber() ? tokens_.Find(info[0].As<Napi::Number>().DoubleValue()) : nullptr;
+  return TokenGroupsJs(info.Env(), token);
+}
+
+Napi::Value Queue::CloseToken(const Napi::CallbackInfo& info) {
+  bool held = info[0].IsNumber() && tokens_.Close(info[0].As<Napi::Number>().DoubleValue());
+  return Napi::Boolean::New(info.Env(), held);
 }
 
 // ---------------------------------------------------------------------------

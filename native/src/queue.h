@@ -65,6 +65,7 @@ class Queue : public Napi::ObjectWrap<Queue> {
     DWORD bytes = 0;
     RequestBuffer buffer;
     TlsExtras tls;  // Request: what the IO thread learnt about its TLS connection
+    AuthExtras auth;  // Request: HTTP.SYS's authentication of it, its token owned here
   };
 
   struct RequestState {
@@ -90,6 +91,9 @@ class Queue : public Napi::ObjectWrap<Queue> {
   Napi::Value Ref(const Napi::CallbackInfo& info);
   Napi::Value Unref(const Napi::CallbackInfo& info);
   Napi::Value Info(const Napi::CallbackInfo& info);
+  Napi::Value QueryTokenUser(const Napi::CallbackInfo& info);
+  Napi::Value QueryTokenGroups(const Napi::CallbackInfo& info);
+  Napi::Value CloseToken(const Napi::CallbackInfo& info);
 
   // set-up and tear-down (JS thread, or the IO thread once it owns the handles)
   ULONG CreateQueue(const std::wstring& name, const std::string& sddl);
@@ -192,6 +196,7 @@ class Queue : public Napi::ObjectWrap<Queue> {
   size_t sendsInFlight_ = 0;     // sends issued whose SENT event JS has not had yet
   bool goAwayRejected_ = false;  // this HTTP.SYS predates HTTP_SEND_RESPONSE_FLAG_GOAWAY
   std::unordered_set<HTTP_CONNECTION_ID> watched_;
+  TokenTable tokens_;  // the access tokens of requests JS has (token.h); closed at Finish
   napi_env env_ = nullptr;
 };
 

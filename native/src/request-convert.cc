@@ -349,7 +349,8 @@ void TlsQueries::Prepare(HANDLE queue, HTTP_REQUEST* request, TlsExtras* out) {
   byConnection_.emplace(request->ConnectionId, *out);
 }
 
-Napi::Object RequestToJs(Napi::Env env, const HTTP_REQUEST* request, double id, const TlsExtras& extras) {
+Napi::Object RequestToJs(Napi::Env env, const HTTP_REQUEST* request, double id, const TlsExtras& extras,
+                         const AuthExtras& auth, double tokenId) {
   Napi::Object out = Napi::Object::New(env);
   out.Set("id", Napi::Number::New(env, id));
 
@@ -413,6 +414,7 @@ Napi::Object RequestToJs(Napi::Env env, const HTTP_REQUEST* request, double id, 
   }
   out.Set("keepAlive", Napi::Boolean::New(env, keepAlive));
   out.Set("expect", Expectation(env, request, http11));
+  out.Set("auth", AuthToJs(env, auth, tokenId));
   return out;
 }
 

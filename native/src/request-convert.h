@@ -2,6 +2,7 @@
 #pragma once
 
 #include "http-api.h"
+#include "token.h"
 
 #include <napi.h>
 
@@ -38,8 +39,11 @@ class TlsQueries {
   bool noCipherInfo_ = false;  // the OS does not know HttpRequestPropertyTlsCipherInfo
 };
 
-// The QueueRequest fields of src/wire/contract.js.
-Napi::Object RequestToJs(Napi::Env env, const HTTP_REQUEST* request, double id, const TlsExtras& tls);
+// The QueueRequest fields of src/wire/contract.js, and `auth` (token.h AuthToJs: what
+// HTTP.SYS's authentication made of the request; tokenId: the queue's number for its
+// access token, 0 for none).
+Napi::Object RequestToJs(Napi::Env env, const HTTP_REQUEST* request, double id, const TlsExtras& tls,
+                         const AuthExtras& auth, double tokenId);
 
 // HTTP/2 or HTTP/3: HTTP.SYS reports these as version 1.1 and flags them.
 bool IsMultiplexed(const HTTP_REQUEST* request);

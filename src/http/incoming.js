@@ -107,6 +107,17 @@ class IncomingMessageMembers extends Readable {
 
   set trailersDistinct (value) { this[kTrailersDistinct] = value }
 
+  // Windows authentication (README "Windows authentication"): who HTTP.SYS authenticated,
+  // or the hub's development identity; null for an anonymous request. A test may assign one.
+  get windowsIdentity () {
+    const q = this[kQueueRequest]
+    return (q !== null && q.identity) || null
+  }
+
+  set windowsIdentity (value) {
+    Object.defineProperty(this, 'windowsIdentity', { value, writable: true, configurable: true, enumerable: true })
+  }
+
   setTimeout (msecs, callback) {
     if (typeof callback === 'function') this.on('timeout', callback)
     const socket = this.socket

@@ -5,7 +5,7 @@
 // never receives; requests wait in the kernel queue while workers restart. ASP.NET
 // Core's HttpSys calls this the Create mode, and the workers' side the Attach mode.
 
-const { queueSetup, queueState } = require('./properties')
+const { queueSetup, queueState, authentication } = require('./properties')
 
 /**
  * @param {object} addon the loaded addon
@@ -19,12 +19,14 @@ const { queueSetup, queueState } = require('./properties')
  * @param {number} [options.maxConnections]
  * @param {boolean} [options.queueProperties=true] whether HTTP.SYS takes queue properties
  *   (platform().features; Wine does not)
+ * @param {object|null} [options.auth] Windows authentication on the queue's URL groups
+ *   (properties.js authentication(): the config's auth)
  * @param {string} [options.sddl] who may open the queue
  * @param {string} [options.app] for error messages
  * @returns {{name: string, urls: string[], addUrl: Function, removeUrl: Function, setActive: Function, flushCache: Function, close: Function}}
  */
-function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, timeouts, maxConnections, queueProperties = true, sddl, app } = {}) {
-  const properties = queueSetup({ mode: 'controller', queueProperties, queueLength, verbosity, timeouts, maxConnections })
+function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, timeouts, maxConnections, auth, queueProperties = true, sddl, app } = {}) {
+  const properties = queueSetup({ mode: 'controller', queueProperties, queueLength, verbosity, timeouts, maxConnections, auth })
   let native
   try {
     native = new addon.Queue({ mode: 'controller', name, urls, sddl, properties })
@@ -47,6 +49,11 @@ function createQueue (addon, errors, name, { urls = [], queueLength, verbosity, 
      * requests 503 at once. Returns the Win32 code (0; 120 where HTTP.SYS cannot, Wine).
      */
     setActive (active) { return native.setProperty(queueState(Boolean(active))) },
+    /**
+     * Windows authentication on each of the queue's URL groups (a config edit); null
+     * turns it off. Returns the Win32 code. Bad values throw (properties.js).
+     */
+    setAuth (auth) { return native.setProperty(authentication(auth || null)) },
     /**
      * Empties HTTP.SYS's response cache under the queue's prefixes (an addon without
      * the call: 120, as under Wine, whose cache keeps nothing). Returns the Win32 code.

@@ -22,6 +22,7 @@ const GROUP = 'HttpSetUrlGroupProperty'
 
 // HTTP_SERVER_PROPERTY (http.h)
 const PROPERTY = Object.freeze({
+  HttpServerAuthenticationProperty: 0,
   HttpServerQosProperty: 2,
   HttpServerTimeoutsProperty: 3,
   HttpServerQueueLengthProperty: 4,
@@ -34,17 +35,27 @@ const PROPERTY = Object.freeze({
 const ENABLED_STATE = Object.freeze({ active: 0, inactive: 1 })
 const VERBOSITY = Object.freeze({ basic: 0, limited: 1, full: 2 })
 const QOS_CONNECTION_LIMIT = 1
+// HTTP_AUTH_ENABLE_* and HTTP_AUTH_EX_FLAG_ENABLE_KERBEROS_CREDENTIAL_CACHING (http.h;
+// win32/http/http-auth-enable--constants): the config's scheme names -> AuthSchemes bits
+const AUTH_ENABLE = Object.freeze({ basic: 0x1, digest: 0x2, ntlm: 0x4, negotiate: 0x8, kerberos: 0x10 })
+const AUTH_EX_KERBEROS_CREDENTIAL_CACHING = 0x1
 
-// Field types: [bytes, writer]. HANDLE and PVOID are written by the addon.
+// Field types and their sizes. HANDLE, PVOID and PWSTR are written by the addon: its
+// queue handle, the address of its copy of `pointee`, the address of its copy of a
+// string (encode()'s `pointers`).
 const TYPES = {
   ULONG: 4,
   USHORT: 2,
+  BOOLEAN: 1,
+  UCHAR: 1,
   HANDLE: 8,
-  PVOID: 8
+  PVOID: 8,
+  PWSTR: 8
 }
 
 /**
- * Every property call, by what it is for. `fields`: [name, offset, type]; `pointee`: the
+ * Every property call, by what it is for. `fields`: [name, offset, type] (a field of an
+ * embedded structure is named Outer.Inner, as offsetof names it); `pointee`: the
  * structure a PVOID field points to.
  */
 const CALLS = Object.freeze({
@@ -110,6 +121,29 @@ const CALLS = Object.freeze({
     size: 16,
     fields: [['Flags', 0, 'ULONG'], ['RequestQueueHandle', 8, 'HANDLE']],
     doc: `${DOCS}ns-http-http_binding_info`
+  },
+  // HTTP_SERVER_AUTHENTICATION_INFO embeds HTTP_SERVER_AUTHENTICATION_DIGEST_PARAMS
+  // (8-aligned: at 16) and _BASIC_PARAMS; their strings are UTF-16 with lengths in bytes
+  authentication: {
+    call: GROUP,
+    property: 'HttpServerAuthenticationProperty',
+    struct: 'HTTP_SERVER_AUTHENTICATION_INFO',
+    size: 64,
+    fields: [
+      ['Flags', 0, 'ULONG'],
+      ['AuthSchemes', 4, 'ULONG'],
+      ['ReceiveMutualAuth', 8, 'BOOLEAN'],
+      ['ReceiveContextHandle', 9, 'BOOLEAN'],
+      ['DisableNTLMCredentialCaching', 10, 'BOOLEAN'],
+      ['ExFlags', 11, 'UCHAR'],
+      ['DigestParams.DomainNameLength', 16, 'USHORT'],
+      ['DigestParams.DomainName', 24, 'PWSTR'],
+      ['DigestParams.RealmLength', 32, 'USHORT'],
+      ['DigestParams.Realm', 40, 'PWSTR'],
+      ['BasicParams.RealmLength', 48, 'USHORT'],
+      ['BasicParams.Realm', 56, 'PWSTR']
+    ],
+    doc: `${DOCS}ns-http-http_server_authentication_info`
   }
 })
 
@@ -124,10 +158,13 @@ const TIMERS = ['entityBody', 'drainEntityBody', 'requestQueue', 'idleConnection
 
 /**
  * The bytes of one call, as the addon takes them: { call, property (its number), name,
- * data, handleAt, pointerAt, pointee }. handleAt: where the addon writes its queue handle;
- * pointerAt: where it writes the address of its copy of `pointee` (-1: none).
+ * data, handleAt, pointerAt, pointee, pointers }. handleAt: where the addon writes its
+ * queue handle; pointerAt: where it writes the address of its copy of `pointee` (-1:
+ * none); pointers: [{ at, data }], where it writes the address of its copy of each
+ * `data` (a PWSTR field given a string: UTF-16LE with its terminating NUL; the string's
+ * ...Length field, in bytes without the NUL, is the caller's to give).
  * @param {string} what a key of CALLS
- * @param {object} values field name -> number (absent: 0)
+ * @param {object} values field name -> number, or string for a PWSTR (absent: 0, NULL)
  * @param {object} [pointeeValues] the pointee's fields
  */
 function encode (what, values, pointeeValues) {
@@ -139,7 +176,8 @@ function encode (what, values, pointeeValues) {
     data: fill(entry, values),
     handleAt: -1,
     pointerAt: -1,
-    pointee: null
+    pointee: null,
+    pointers: []
   }
   for (const [name, offset, type] of entry.fields) {
     if (type === 'HANDLE') out.handleAt = offset
@@ -149,6 +187,9 @@ function encode (what, values, pointeeValues) {
     }
     if ((type === 'HANDLE' || type === 'PVOID') && values[name] !== undefined) {
       throw new Error(`${entry.struct}.${name} is written by the addon`)
+    }
+    if (type === 'PWSTR' && values[name] !== undefined && values[name] !== null) {
+      out.pointers.push({ at: offset, data: Buffer.from(`${values[name]}\0`, 'utf16le') })
     }
   }
   return out
@@ -160,8 +201,42 @@ function fill (layout, values) {
     const value = values[name] === undefined ? 0 : values[name]
     if (type === 'ULONG') data.writeUInt32LE(value, offset)
     else if (type === 'USHORT') data.writeUInt16LE(value, offset)
+    else if (type === 'BOOLEAN' || type === 'UCHAR') data.writeUInt8(value, offset)
   }
   return data
+}
+
+/**
+ * HttpServerAuthenticationProperty of a URL group: HTTP.SYS authenticates the schemes it
+ * enables (docs/http-sys.md 8). Set on every group before its binding, so no request
+ * reaches the queue unauthenticated by mistake ("the application enables the
+ * authentication property before the first request arrives").
+ * @param {object|null} auth the config's (src/config/auth-keys.js): schemes, realm, domain,
+ *   kerberosCredentialCaching (or kerberos_credential_caching); null turns it off (Flags
+ *   without PRESENT: a config edit that drops auth)
+ */
+function authentication (auth) {
+  if (auth === null) return encode('authentication', { Flags: 0 })
+  const schemes = auth.schemes || []
+  let bits = 0
+  for (const s of schemes) {
+    if (!Object.hasOwn(AUTH_ENABLE, s)) throw new codes.ERR_INVALID_ARG_VALUE({ name: 'options.auth.schemes', value: s, reason: `must be ${Object.keys(AUTH_ENABLE).join(', ')}` })
+    bits |= AUTH_ENABLE[s]
+  }
+  if (bits === 0) throw new codes.ERR_INVALID_ARG_VALUE({ name: 'options.auth.schemes', value: schemes, reason: 'must name at least one scheme' })
+  const caching = auth.kerberosCredentialCaching === true || auth.kerberos_credential_caching === true
+  const values = { Flags: PRESENT, AuthSchemes: bits, ExFlags: caching ? AUTH_EX_KERBEROS_CREDENTIAL_CACHING : 0 }
+  const string = (field, text) => {
+    if (typeof text !== 'string' || text === '') return
+    values[field] = text
+    values[`${field}Length`] = Buffer.byteLength(text, 'utf16le')
+  }
+  if (schemes.includes('basic')) string('BasicParams.Realm', auth.realm)
+  if (schemes.includes('digest')) {
+    string('DigestParams.Realm', auth.realm)
+    string('DigestParams.DomainName', auth.domain)
+  }
+  return encode('authentication', values)
 }
 
 /** HttpServerStateProperty of a request queue: HTTP.SYS answers 503 at once while it is off. */
@@ -186,10 +261,12 @@ function queueState (active) {
  *   idleConnection, headerWait: 0 (HTTP.SYS's default) to 65534 seconds, minSendRate:
  *   0 to 4294967294 bytes/s }
  * @param {number} [tuning.maxConnections] -1 (no limit) or 1 to 4294967294, per URL group
+ * @param {object|null} [tuning.auth] Windows authentication on every URL group
+ *   (authentication()); not where HTTP.SYS takes no group property (Wine)
  * @returns {object[]} the addon's `properties` option
  * @throws ERR_INVALID_ARG_TYPE, ERR_OUT_OF_RANGE naming the option
  */
-function queueSetup ({ mode, queueProperties = true, queueLength, verbosity, timeouts, maxConnections } = {}) {
+function queueSetup ({ mode, queueProperties = true, queueLength, verbosity, timeouts, maxConnections, auth } = {}) {
   const out = []
   const own = mode !== 'open' && queueProperties
   if (own && present(queueLength)) {
@@ -210,6 +287,7 @@ function queueSetup ({ mode, queueProperties = true, queueLength, verbosity, tim
     // HTTP_LIMIT_INFINITE is (ULONG)-1
     out.push(encode('connectionLimit', { QosType: QOS_CONNECTION_LIMIT }, { Flags: PRESENT, MaxConnections: n < 0 ? 0xffffffff : n }))
   }
+  if (queueProperties && present(auth)) out.push(authentication(auth))
   out.push(encode('binding', { Flags: PRESENT }))
   return out
 }
@@ -241,4 +319,4 @@ function integer (name, value, min, max, range) {
   return value
 }
 
-module.exports = { CALLS, PROPERTY, TYPES, ENABLED_STATE, VERBOSITY, TIMER_MAX_S, encode, queueState, queueSetup }
+module.exports = { CALLS, PROPERTY, TYPES, ENABLED_STATE, VERBOSITY, AUTH_ENABLE, TIMER_MAX_S, encode, queueState, queueSetup, authentication }

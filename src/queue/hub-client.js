@@ -14,6 +14,7 @@ const P = require('../wire/protocol')
 const { codes } = require('../errors')
 const { ENV } = require('../worker-interface')
 const { reserveFromEnv } = require('./reserve')
+const { hubGate, gatedHandlers } = require('./auth-gate')
 const { RESPONSE_MORE, RESPONSE_CLOSE, EXPECT_CONTINUE } = require('../wire/contract')
 const {
   AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kInfo, kEndConnection, kCancel, kDetach,
@@ -206,6 +207,8 @@ class HubAttachment extends AttachmentBase {
   }
 
   [kRef] (refed) {
+    // (an in-memory stream holds no handle: nothing to keep the process alive with)
+    if (typeof this.socket.ref !== 'function') return
     if (refed) this.socket.ref()
     else this.socket.unref()
   }
@@ -313,6 +316,9 @@ class HubAttachment extends AttachmentBase {
       case T.CONN_CLOSED:
         this.connectionClosed(id)
         return
+      case T.CONN_FIN:
+        this.connectionFin(id)
+        return
       case T.CLOSE:
         this.closeNote = P.decodeJson(b, start, end, false)
         return
@@ -391,24 +397,34 @@ class HubAttachment extends AttachmentBase {
  * @param {object} [options.tls] an https server's key material (key, cert, pfx,
  *   passphrase, ca, requestCert, rejectUnauthorized): the hub terminates TLS for the
  *   queue's https prefixes with it unless the config gives a certificate (contract.js)
+ * @param {import('node:stream').Duplex} [options.stream] a connected stream to a hub in
+ *   this process (an in-memory pair: standalone-hub.js adopt), instead of socketPath
  * @returns {Promise<HubAttachment>}
  */
-function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], token = process.env[ENV.QUEUE_TOKEN], receiveWindow = P.DEFAULT_RECEIVE_WINDOW, tls } = {}) {
+function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], token = process.env[ENV.QUEUE_TOKEN], receiveWindow = P.DEFAULT_RECEIVE_WINDOW, tls, stream = null } = {}) {
   if (!handlers || typeof handlers.onRequest !== 'function') {
     return Promise.reject(new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest }))
   }
-  if (typeof socketPath !== 'string' || socketPath === '') {
+  if (stream === null && (typeof socketPath !== 'string' || socketPath === '')) {
     return Promise.reject(new codes.ERR_HTTPSYS_HUB_UNREACHABLE({ path: `(${ENV.HUB} is not set)` }))
   }
+  // Windows authentication on the hub: a development identity, or no attach (auth-gate.js)
+  try {
+    handlers = gatedHandlers(handlers, hubGate())
+  } catch (err) {
+    return Promise.reject(err)
+  }
   return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath)
-    const a = new HubAttachment(socket, handlers, socketPath)
+    const socket = stream || net.connect(socketPath)
+    const a = new HubAttachment(socket, handlers, stream === null ? socketPath : '(in-process)')
     a.pendingAttach = { resolve, reject }
-    socket.on('connect', () => {
+    const hello = () => {
       const material = P.encodeTlsOptions(tls)
       a.writer.json(T.HELLO, 0, { queue, urls: urls || [], pid: process.pid, window: receiveWindow, token: token || undefined, tls: material || undefined }, true)
       a.flush()
-    })
+    }
+    if (stream !== null) process.nextTick(hello)
+    else socket.on('connect', hello)
     socket.on('data', (chunk) => a.onData(chunk))
     socket.on('error', (err) => { if (!a.attached) a.connectError = err })
     socket.on('close', () => a.onSocketClose())

@@ -45,6 +45,12 @@
 //   onConnectionClose(connectionId)     optional, where the router tells (the hub): a client
 //                                       connection some request of this attachment came
 //                                       on has closed (req.socket's 'close')
+//   onConnectionFin(connectionId)       optional, where the router tells (the hub, on a port a
+//                                       standalone server owns): a client connection some
+//                                       request in flight came on sent its FIN; node aborts
+//                                       the requests of it whose response its app has not
+//                                       ended (the router then ends the connection after
+//                                       the answered ones)
 //   onClose(err|null)                   the attachment ended, once: after close() (null),
 //                                       or because the router went away (err has a
 //                                       stable code). Every request still in flight got
@@ -74,7 +80,17 @@
 //                                  response unless the response asks to close it
 //   upgrade             {boolean}  HTTP/1.1, Connection: upgrade and an Upgrade header,
 //                                  and no body: the request may be answered 101 with
-//                                  RESPONSE_OPAQUE (Upgrades, below)
+//                                  RESPONSE_OPAQUE (Upgrades, below); also a CONNECT,
+//                                  where the router serves one (a port a standalone
+//                                  server owns): answered 2xx with RESPONSE_OPAQUE
+//   identity            {WindowsIdentity|null} optional: who the client authenticated as
+//                                  (src/queue/windows-identity.js; README "Windows
+//                                  authentication"): set by the worker's own layer
+//                                  (src/queue/auth-gate.js), never by a router
+//   head                {Buffer|null} an upgrade's: the bytes the router had read after
+//                                  its head (node's `head` argument of 'upgrade' and
+//                                  'connect'); null where there were none or the router
+//                                  does not hand them over (HTTP.SYS)
 //
 // TlsInfo (the router terminates TLS; these answer tls.TLSSocket's questions):
 //   protocol            {string|null}  'TLSv1.2', 'TLSv1.3', ...
@@ -137,7 +153,7 @@
 //                                  process alive (server.unref()).
 //
 // Upgrades: respond(id, 101, reason, rawHeaders, body, RESPONSE_OPAQUE | RESPONSE_MORE)
-// to a request with `upgrade` switches the client connection to opaque bytes both ways
+// (a CONNECT: any 2xx) to a request with `upgrade` switches the client connection to opaque bytes both ways
 // (HTTP.SYS: HTTP_SEND_RESPONSE_FLAG_OPAQUE; the hub: src/hub/tunnel.js). From then on
 // onBody carries the client's bytes (readBody asks for more, as for a body) and
 // onBodyEnd its FIN; sendBody(id, bytes, RESPONSE_MORE) writes to the client, and a
@@ -166,6 +182,6 @@ const EXPECT_CONTINUE = 'continue'
 const EXPECT_OTHER = 'other'
 
 /** The callbacks an attachment makes, in the order handlers are documented above. */
-const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose', 'onConnectionClose'])
+const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose', 'onConnectionClose', 'onConnectionFin'])
 
 module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, RESPONSE_KEEP_OPEN, EXPECT_CONTINUE, EXPECT_OTHER, HANDLERS }

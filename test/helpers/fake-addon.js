@@ -12,6 +12,10 @@
 // wants the kernel to have finished one.
 // Tests drive it with queue.emit([type, id, arg, ...]) exactly as the addon's batches
 // arrive, and make constructor calls fail with fail({ open, create, urls }).
+// Access tokens (native/src/token.h): queue.issueToken({ user, groups }) stands for
+// the one HTTP.SYS hands an authenticated request (its number goes in the request's
+// auth.token); tokenUser/tokenGroups/closeToken answer as the addon's, and
+// addon.openTokens() counts the ones not closed yet.
 
 const crypto = require('node:crypto')
 
@@ -195,7 +199,40 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       }
       this.urls = []
       for (const url of options.urls || []) this.addUrl(url)
+      this.tokens = new Map() // number -> { user: sid, groups: [{ sid, attributes }] }
       queues.push(this)
+    }
+
+    /**
+     * A token for a request (its auth.token): user and groups as names of the machine's
+     * accounts (addAccount) or SIDs; groups: [name | { name, attributes }], attributes
+     * SE_GROUP_ENABLED (4) unless given.
+     */
+    issueToken ({ user, groups = [] }) {
+      const sidOf = (n) => /^S-1-/i.test(n) ? n : accounts.get(n)
+      const id = ++lastToken
+      this.tokens.set(id, {
+        user: sidOf(user),
+        groups: groups.map((g) => typeof g === 'string' ? { sid: sidOf(g), attributes: 4 } : { sid: sidOf(g.name), attributes: g.attributes === undefined ? 4 : g.attributes })
+      })
+      return id
+    }
+
+    tokenUser (token) {
+      this.calls.push(['tokenUser', token])
+      const t = this.tokens.get(token)
+      return t ? { code: 0, sid: t.user } : { code: 6 }
+    }
+
+    tokenGroups (token) {
+      this.calls.push(['tokenGroups', token])
+      const t = this.tokens.get(token)
+      return t ? { code: 0, groups: t.groups.map((g) => ({ ...g })) } : { code: 6 }
+    }
+
+    closeToken (token) {
+      this.calls.push(['closeToken', token])
+      return this.tokens.delete(token)
     }
 
     start (onEvents) {
@@ -308,9 +345,12 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
   const acl = new Map()
   const certs = []
   const accounts = new Map([['BUILD\\ci', 'S-1-5-21-1-2-3-1001'], ['Everyone', 'S-1-1-0'], ['WEB01\\svcuser', 'S-1-5-21-9-9-9-1002']])
+  let lastToken = 0
   const keyOf = (spec) => spec.host ? `${spec.host}:${spec.port}` : `${spec.ip}:${spec.port}`
   const config = {
     configCalls: [],
+    /** lookupSid calls (LookupAccountSid: a round trip to a domain controller on a miss) */
+    lookups: 0,
     /** HttpUpdateServiceConfiguration present (Windows 10+) */
     canUpdate: true,
     urlAclSet (prefix, sddl) {
@@ -364,6 +404,7 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
       return sid ? { code: 0, sid, domain: name.includes('\\') ? name.split('\\')[0] : '', name: name.split('\\').pop(), type: 'user' } : { code: 1332 }
     },
     lookupSid (sid) {
+      config.lookups++
       for (const [name, s] of accounts) {
         if (s === sid) return { code: 0, domain: name.includes('\\') ? name.split('\\')[0] : '', name: name.split('\\').pop(), type: 'user' }
       }
@@ -430,6 +471,11 @@ function createFakeAddon ({ wine = null, streaming = wine === null, cancel = win
     get canUpdate () { return config.canUpdate },
     set canUpdate (v) { config.canUpdate = v },
     queues,
+    get lookups () { return config.lookups },
+    /** an account lookupAccount/lookupSid know: name ('DOMAIN\\user') and SID */
+    addAccount (name, sid) { accounts.set(name, sid) },
+    /** access tokens handed out and not closed yet, every queue together */
+    openTokens () { return queues.reduce((n, q) => n + q.tokens.size, 0) },
     /** property calls whose bytes differ from Microsoft's documentation (fake-properties.js) */
     violations,
     scm,

@@ -16,9 +16,11 @@ const DOCS = 'https://learn.microsoft.com/windows/win32/api/http/'
 const ERROR_INVALID_PARAMETER = 87
 const u32 = (b, at) => b.readUInt32LE(at)
 const u16 = (b, at) => b.readUInt16LE(at)
+// HTTP_AUTH_ENABLE_* (http.h, win32/http/http-auth-enable--constants)
+const AUTH_BITS = { 0x1: 'basic', 0x2: 'digest', 0x4: 'ntlm', 0x8: 'negotiate', 0x10: 'kerberos' }
 
-// key: `${call}:${HTTP_SERVER_PROPERTY}` (http.h: Qos 2, Timeouts 3, QueueLength 4,
-// State 5, 503Verbosity 6, Binding 7)
+// key: `${call}:${HTTP_SERVER_PROPERTY}` (http.h: Authentication 0, Qos 2, Timeouts 3,
+// QueueLength 4, State 5, 503Verbosity 6, Binding 7)
 const DOCUMENTED = {
   // HttpSetRequestQueueProperty: "pPropertyInformation points to one of the following":
   // HttpServerStateProperty -> HTTP_ENABLED_STATE, HttpServerQueueLengthProperty -> ULONG,
@@ -121,17 +123,59 @@ const DOCUMENTED = {
       s.bound = (u32(b, 0) & 1) === 1
       return 0
     }
+  },
+  // HTTP_SERVER_AUTHENTICATION_INFO { HTTP_PROPERTY_FLAGS Flags; ULONG AuthSchemes;
+  // BOOLEAN ReceiveMutualAuth, ReceiveContextHandle, DisableNTLMCredentialCaching; UCHAR
+  // ExFlags; HTTP_SERVER_AUTHENTICATION_DIGEST_PARAMS DigestParams { USHORT
+  // DomainNameLength; PWSTR DomainName; USHORT RealmLength; PWSTR Realm } (at 16 on x64:
+  // its pointers align it); HTTP_SERVER_AUTHENTICATION_BASIC_PARAMS BasicParams { USHORT
+  // RealmLength; PWSTR Realm } (at 48) }: 64 bytes. The lengths are in bytes
+  // (ns-http-http_server_authentication_basic_params); AuthSchemes takes the
+  // HTTP_AUTH_ENABLE_* bits, ExFlags HTTP_AUTH_EX_FLAG_ENABLE_KERBEROS_CREDENTIAL_CACHING
+  // (1) and _CAPTURE_CREDENTIAL (2), and Kerberos credential caching needs Kerberos or
+  // Negotiate enabled
+  'HttpSetUrlGroupProperty:0': {
+    property: 'HttpServerAuthenticationProperty',
+    struct: 'HTTP_SERVER_AUTHENTICATION_INFO',
+    size: 64,
+    pointers: { 24: 16, 40: 32, 56: 48 }, // a string's pointer -> its length field
+    doc: `${DOCS}ns-http-http_server_authentication_info`,
+    apply (b, s, pointee, strings, violations, what) {
+      if ((u32(b, 0) & 1) === 0) {
+        s.auth = null
+        return 0
+      }
+      const bits = u32(b, 4)
+      if (bits === 0 || (bits & ~0x1f) !== 0) return ERROR_INVALID_PARAMETER
+      for (const at of [8, 9, 10]) if (b[at] > 1) violations.push(`${what}: the BOOLEAN at ${at} is ${b[at]}`)
+      const ex = b[11]
+      if ((ex & ~3) !== 0) return ERROR_INVALID_PARAMETER
+      if ((ex & 1) !== 0 && (bits & 0x18) === 0) return ERROR_INVALID_PARAMETER
+      const text = (at) => strings.has(at) ? strings.get(at) : null
+      s.auth = {
+        schemes: Object.entries(AUTH_BITS).filter(([bit]) => (bits & Number(bit)) !== 0).map(([, name]) => name),
+        receiveMutualAuth: b[8] === 1,
+        receiveContextHandle: b[9] === 1,
+        disableNtlmCredentialCaching: b[10] === 1,
+        kerberosCredentialCaching: (ex & 1) !== 0,
+        captureCredential: (ex & 2) !== 0,
+        digestDomain: text(24),
+        digestRealm: text(40),
+        basicRealm: text(56)
+      }
+      return 0
+    }
   }
 }
 
 /** A queue as HTTP.SYS keeps it before any property is set: its documented defaults. */
 function newQueueState () {
-  return { active: true, history: [], queueLength: 1000, verbosity: 'basic', timeouts: null, maxConnections: null, bound: false }
+  return { active: true, history: [], queueLength: 1000, verbosity: 'basic', timeouts: null, maxConnections: null, bound: false, auth: null }
 }
 
 /**
  * One call of the addon's `properties` option or setProperty(), as HTTP.SYS takes it.
- * @param {object} call { call, property, name, data, handleAt, pointerAt, pointee }
+ * @param {object} call { call, property, name, data, handleAt, pointerAt, pointee, pointers }
  * @param {object} state newQueueState()'s
  * @param {string[]} violations where a mismatch with the documentation is written
  * @returns {number} the Win32 code
@@ -166,7 +210,37 @@ function applyProperty (call, state, violations) {
   if (data.length < doc.size || (doc.pointee && (!Buffer.isBuffer(call.pointee) || call.pointee.length < doc.pointee.size))) {
     return ERROR_INVALID_PARAMETER
   }
-  return doc.apply(data, state, call.pointee)
+  const strings = readStrings(call, doc, data, violations, what)
+  return doc.apply(data, state, call.pointee, strings, violations, what)
+}
+
+/**
+ * The strings a call points to (its `pointers`), as HTTP.SYS reads them: a PWSTR of
+ * Length bytes (UTF-16LE) where the structure has a string; anything else is a violation.
+ * A pointer whose length field says 0, or a length without a pointer (NULL), is too.
+ * @returns {Map<number, string>} pointer offset -> text
+ */
+function readStrings (call, doc, data, violations, what) {
+  const out = new Map()
+  const documented = doc.pointers || {}
+  for (const p of call.pointers || []) {
+    if (!Object.hasOwn(documented, p.at)) {
+      violations.push(`${what}: ${doc.struct} has no string pointer at ${p.at}`)
+      continue
+    }
+    const length = u16(data, documented[p.at])
+    if (!Buffer.isBuffer(p.data) || length === 0 || length % 2 !== 0 || length > p.data.length) {
+      violations.push(`${what}: the string at ${p.at} says ${length} bytes (at ${documented[p.at]}); ${Buffer.isBuffer(p.data) ? p.data.length : 'no'} bytes are given`)
+      continue
+    }
+    out.set(p.at, p.data.subarray(0, length).toString('utf16le'))
+  }
+  for (const [at, lengthAt] of Object.entries(documented)) {
+    if (!out.has(Number(at)) && u16(data, lengthAt) !== 0 && !(call.pointers || []).some((p) => p.at === Number(at))) {
+      violations.push(`${what}: the length at ${lengthAt} says ${u16(data, lengthAt)} bytes and its pointer (at ${at}) is NULL`)
+    }
+  }
+  return out
 }
 
 module.exports = { DOCUMENTED, newQueueState, applyProperty }

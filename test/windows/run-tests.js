@@ -235,6 +235,25 @@ test('preload: examples/express serves its API, cookies, static files and 404s',
   await cleanShutdown()
 })
 
+// Wine's HTTP.SYS takes no authentication property (docs/wine.md 2.10) and so hands no
+// request an identity: what runs here is the worker's side over the real addon (the 401
+// and its challenges, the app's own 401); the sign-in itself is test/windows-host's.
+test('preload: examples/windows-auth: anonymous: false answers 401 with the challenges; the app\'s own 401 gets them too', async () => {
+  const port = await W.freePort()
+  const auth = (anonymous) => JSON.stringify({ auth: { schemes: ['negotiate', 'ntlm'], anonymous, realm: null, domain: null, kerberosCredentialCaching: false, devIdentity: null }, promote: ['AUTH_USER'] })
+  await startPreloaded('windows-auth', 'examples/windows-auth/app.js', { PORT: String(port), HTTPSYS_AUTH: auth(false) })
+  const refused = await W.eventually(() => W.request(port, { path: '/me' }))
+  assert.equal(refused.status, 401)
+  assert.deepEqual(refused.rawHeaders.filter((_, i, a) => i % 2 === 1 && /^www-authenticate$/i.test(a[i - 1])), ['Negotiate', 'NTLM'])
+  await cleanShutdown()
+  await startPreloaded('windows-auth-anonymous', 'examples/windows-auth/app.js', { PORT: String(port), HTTPSYS_AUTH: auth(true) })
+  const own = await W.eventually(() => W.request(port, { path: '/signin' }))
+  assert.equal(own.status, 401)
+  assert.equal(own.body.toString(), 'Sign in, please.\n')
+  assert.deepEqual(own.rawHeaders.filter((_, i, a) => i % 2 === 1 && /^www-authenticate$/i.test(a[i - 1])), ['Negotiate', 'NTLM'])
+  await cleanShutdown()
+})
+
 test('preload: POST bodies under 100 KB arrive intact in a plain http app', async () => {
   const port = await W.freePort()
   await startPreloaded('echo-app', `${FIX}/echo-app.js`, { HTTPSYS_WINE_LISTEN: String(port) })

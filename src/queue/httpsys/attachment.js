@@ -19,6 +19,7 @@ const {
   AttachmentBase, RequestState, byteLength, kReadBody, kRespond, kSendBody, kContinue, kCancel,
   kDetach, kClose, kRef
 } = require('../attachment-base')
+const { TokenIdentities } = require('./token-identities')
 
 // Response bytes a request may have in flight before respond()/sendBody() say "wait".
 const RESPONSE_WINDOW = 256 * 1024
@@ -36,6 +37,7 @@ class HttpSysRequestState extends RequestState {
   constructor (req) {
     super(req)
     this.closeAfter = false // respond(MORE | CLOSE): the last piece carries the close
+    this.requestHeaders = req.rawHeaders // a 401's Basic challenge names the Host (auth-gate.js)
   }
 }
 
@@ -55,9 +57,15 @@ class HttpSysAttachment extends AttachmentBase {
    *   certificate policy of a request (client-certs.js policyLookup), null: none asked
    * @param {number} [options.killTimeout=Infinity] ms a stop gives this process before
    *   it is killed: how long close() lets the sends already in the kernel finish
+   * @param {import('../auth-gate').AuthGate|null} [options.auth] the app's Windows
+   *   authentication and promote_server_vars (null: neither)
+   * @param {(sid: string) => string|null} [options.lookupSid] DOMAIN\name of a SID
    */
-  constructor (native, platform, handlers, info, errors, { maxBodySize = Infinity, clientCerts = null, killTimeout = Infinity } = {}) {
+  constructor (native, platform, handlers, info, errors, { maxBodySize = Infinity, clientCerts = null, killTimeout = Infinity, auth = null, lookupSid = () => null } = {}) {
     super(handlers, { window: RESPONSE_WINDOW })
+    this.auth = auth
+    // every request's access token, from its arrival to its end (token-identities.js)
+    this.identities = new TokenIdentities(native, lookupSid)
     this.maxBodySize = maxBodySize
     this.killTimeout = killTimeout
     this.clientCerts = clientCerts
@@ -117,6 +125,31 @@ class HttpSysAttachment extends AttachmentBase {
 
   [kCancel] (id) {
     this.native.cancel(id)
+  }
+
+  // the app's 401 names the schemes it may authenticate with (auth-gate.js)
+  respond (id, statusCode, statusMessage, rawHeaders, body, flags, cacheTtl) {
+    if (statusCode === 401 && this.auth !== null) {
+      const st = this.live.get(id)
+      if (st !== undefined && !st.responded) rawHeaders = this.auth.withChallenges(401, rawHeaders || [], st.requestHeaders)
+    }
+    return super.respond(id, statusCode, statusMessage, rawHeaders, body, flags, cacheTtl)
+  }
+
+  cancel (id) {
+    super.cancel(id)
+    this.identities.release(id)
+  }
+
+  aborted (id) {
+    super.aborted(id)
+    this.identities.release(id)
+  }
+
+  // before the addon closes the queue's tokens (after the batch with CLOSED)
+  ended (err) {
+    this.identities.releaseAll()
+    super.ended(err)
   }
 
   [kDetach] () {
@@ -196,9 +229,13 @@ class HttpSysAttachment extends AttachmentBase {
       const id = events[i + 1]
       const arg = events[i + 2]
       switch (type) {
-        case E.REQUEST:
-          if (this.admit(id, arg)) this.received(arg, new HttpSysRequestState(arg))
+        case E.REQUEST: {
+          // first: a request refused below still has its token to close
+          const identity = this.identities.identify(arg)
+          if (this.admit(id, arg, identity)) this.received(arg, new HttpSysRequestState(arg))
+          else this.identities.release(id)
           break
+        }
         case E.BODY: {
           const st = this.live.get(id)
           // an upgraded stream has no size limit (it is not a request body)
@@ -211,6 +248,7 @@ class HttpSysAttachment extends AttachmentBase {
         }
         case E.BODY_END:
           this.bodyEnd(id)
+          this.settle(id)
           break
         case E.SENT:
           this.onSent(id, arg)
@@ -247,11 +285,15 @@ class HttpSysAttachment extends AttachmentBase {
    * rejectUnauthorized) is 403. Each refusal closes the connection,
    * as the hub's does. Here rather than in src/http: they are the router's decisions,
    * which src/http never makes on the hub either, and a refused request must not cost
-   * the app anything (no IncomingMessage, no 'request').
-   * @param {object} req the addon's request (changed in place: url, rawHeaders)
+   * the app anything (no IncomingMessage, no 'request'). Then Windows authentication
+   * (auth-gate.js): the identity and promoted headers, or, for an anonymous request to
+   * an app with anonymous: false, 401 with the challenges (the connection stays open:
+   * NTLM and Negotiate authenticate the connection the client answers on).
+   * @param {object} req the addon's request (changed in place: url, rawHeaders, identity)
+   * @param {object|null} identity HTTP.SYS's authenticated user (token-identities.js)
    * @returns {boolean} false when it was answered here
    */
-  admit (id, req) {
+  admit (id, req, identity = null) {
     if (!KNOWN_METHODS.has(req.method) || canonicalizeTarget(req) === null || !this.inPrefixes(req.url)) {
       this.refuse(id, 400, 'Bad Request')
       return false
@@ -269,10 +311,24 @@ class HttpSysAttachment extends AttachmentBase {
         return false
       }
     }
+    req.identity = identity
+    if (this.auth !== null) {
+      this.auth.admit(req, identity)
+      if (identity === null && this.auth.challengesAnonymous) {
+        const c = this.auth.challenge(req.rawHeaders)
+        this.issued(id, this.native.respond(id, c.status, c.reason, c.headers, c.body, 0, 0), c.body.length)
+        return false
+      }
+    }
     // what the hub's parser says of a request (REQ_UPGRADE): it asks to switch protocols
     // and has no body, so the bytes after its head can be the new protocol's
     req.upgrade = !req.hasBody && asksUpgrade(req)
     return true
+  }
+
+  /** A request whose exchange is over here and in the kernel lets go of its token. */
+  settle (id) {
+    if (!this.live.has(id) && !this.sending.has(id)) this.identities.release(id)
   }
 
   /**
@@ -314,6 +370,7 @@ class HttpSysAttachment extends AttachmentBase {
       const st = this.live.get(id)
       if (st !== undefined && st.opaque && st.writeEnded && !this.sending.has(id)) this.bodyEnd(id)
     }
+    this.settle(id)
     if (this.sendsInFlight === 0 && this.userClosed && !this.nativeClosed) this.closeNative()
   }
 }

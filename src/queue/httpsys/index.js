@@ -5,6 +5,7 @@
 //
 //   attachment.js        a worker's attachment (the transport under attachment-base.js)
 //   wine-attachment.js   the same, with the workarounds Wine's HTTP.SYS needs
+//   token-identities.js  each authenticated request's access token as its identity
 //   controller.js        the supervisor's queues (create + register URLs)
 //   errors.js            Win32 codes -> the coded errors of src/errors.js
 //   service-config.js    URL reservations and certificate bindings (setup commands)
@@ -25,6 +26,7 @@ const { createAddonLayer } = require('../../httpsys')
 const { createServiceConfig } = require('../../httpsys/service-config')
 const { unboundTargets, setupAppCertificate } = require('../../httpsys/app-cert')
 const { policyLookup, bindingsWithoutNegotiation, negotiateCommand } = require('../../httpsys/client-certs')
+const { httpSysGate } = require('../auth-gate')
 
 /**
  * The backend over an addon (the real one, or a fake one in tests).
@@ -72,7 +74,10 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     // the property calls (properties.js): the queue's own only where this process creates it
     if (!queue && timeouts === undefined) timeouts = standaloneTimeouts(settings) || undefined
     const queueProperties = platform.features.queueProperties !== false
-    const properties = (mode) => queueSetup({ mode, queueProperties, queueLength, verbosity, timeouts, maxConnections })
+    // Windows authentication (auth-gate.js): on the URL groups this process makes, and
+    // what every request carries
+    const auth = httpSysGate()
+    const properties = (mode) => queueSetup({ mode, queueProperties, queueLength, verbosity, timeouts, maxConnections, auth: auth && auth.auth })
     const worker = readWorkerEnv()
     // client certificates (client-certs.js): checked here, never let through unasked
     const clientCerts = clientCertPolicies(tls, worker, queue ? worker.queueUrls : prefixes)
@@ -111,7 +116,16 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     const bound = own.length > 0 ? own : registered.length > 0 ? registered : prefixes
     const info = { queue: queue || null, urls: bound, ports: portsOf(bound) }
     const Attachment = platform.wine ? WineAttachment : HttpSysAttachment
-    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize, clientCerts, killTimeout: worker.killTimeout })
+    if (auth !== null && auth.auth !== null && !queueProperties) {
+      warn({ event: 'auth-unavailable', app: worker.app, schemes: auth.auth.schemes },
+        'Wine\'s HTTP.SYS takes no authentication property (docs/wine.md 2.10): no request is authenticated here, ' +
+        (auth.auth.anonymous === false ? 'so every request is answered 401' : 'so every request reaches the app anonymous'))
+    }
+    const lookupSid = (sid) => {
+      const r = typeof b.lookupSid === 'function' ? b.lookupSid(sid) : null
+      return r && r.code === 0 ? (r.domain ? `${r.domain}\\${r.name}` : r.name) : null
+    }
+    const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize, clientCerts, killTimeout: worker.killTimeout, auth, lookupSid })
     try {
       native.start((events) => attachment.onEvents(events))
     } catch (err) {
