@@ -152,6 +152,12 @@ define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
 define('ERR_HTTPSYS_METRICS_LISTEN', (d) =>
   `Cannot serve metrics on ${d.host}:${d.port}: ${d.reason === 'EADDRINUSE' ? 'the port is in use' : d.reason === 'EACCES' ? 'not allowed to listen there' : d.reason}. ` +
   'Choose another metrics.listen (or --metrics), for example 127.0.0.1:9464, or stop what holds the port.')
+define('ERR_HTTPSYS_ROUTER_MISSING', (d) =>
+  `The native router (HTTPSYS_ROUTER=native) is not built: no ${d.path}. ` +
+  'Build it with `npm run build:router` (needs Go 1.24 or later), set HTTPSYS_ROUTER_PATH to a built httpsys-router, or unset HTTPSYS_ROUTER to use the hub.')
+define('ERR_HTTPSYS_ROUTER_FAILED', (d) =>
+  `The native router failed: ${d.reason}. ` +
+  'Its records in the log say why; unset HTTPSYS_ROUTER to run on the hub, and report it with those records.')
 define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
   `The HTTP.SYS addon cannot be loaded${d.reason ? ` (${d.reason})` : ''}. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
   'Build it with `npm run build:win` (Linux, mingw-w64) or `npx node-gyp rebuild` (Windows), set HTTPSYS_NATIVE_PATH to a built httpsys_native.node, or use `--backend hub`.')
@@ -176,6 +182,16 @@ define('ERR_HTTPSYS_CLIENT_CERT_BINDING', (d) =>
     ? `Make the binding ask (elevated, once): ${d.commands.map((c) => `\`${c}\``).join(', ')}. Every app served on that binding is then asked for a certificate. `
     : '') +
   'Or serve it with the hub (backend: \'hub\'), or remove requestCert.')
+// Windows authentication (README "Windows authentication", src/windows-auth.js)
+define('ERR_HTTPSYS_AUTH_UNAVAILABLE', (d) =>
+  `App ${str(d.app)} asks for Windows authentication (auth: ${(d.schemes || []).join(', ')}), which only HTTP.SYS does, ` +
+  `and it would run on ${d.router || 'the hub'}${d.reason ? ` (${d.reason})` : ''}: there is no Windows logon there, so no request could be authenticated. ` +
+  (d.fix ||
+    'Run it on Windows with HTTP.SYS; or, to develop on this machine, give it a development identity: auth.dev_identity: { user: \'DEV\\\\alice\' } ' +
+    '(or HTTPSYS_DEV_IDENTITY=DEV\\alice): every request then carries that identity, which is not authentication.'))
+define('ERR_HTTPSYS_AUTH_TOKEN_CLOSED', (d) =>
+  `req.windowsIdentity.${d.what || 'sid'} was first read after its request ended: HTTP.SYS's access token is valid only while the request is in flight, and it is closed once the response is sent. ` +
+  'Read the identity in the request handler (or its \'finish\' and \'close\' listeners), or keep what you need from it (identity.toJSON()).')
 define('ERR_HTTPSYS_TLS_NO_CERT', (d) =>
   `The https prefix ${d.prefix} has no certificate: the config's tls has no entry for port ${d.port}${d.host ? ` (or host ${d.host})` : ''} and the app passed none. ` +
   `Add one to httpsys.config.js (tls: [{ port: ${d.port}, cert: './site.crt', key: './site.key' }]), or pass key and cert to https.createServer(options).`)
@@ -212,10 +228,14 @@ define('ERR_HTTPSYS_CONFIG_LOAD', (d) =>
   `Cannot load the config file ${d.path}: ${d.cause ? d.cause.message : 'unknown error'}. ` +
   'Check it with `node ' + (d.path || 'httpsys.config.js') + '`; it must export { apps: [...] }.')
 define('ERR_HTTPSYS_CONFIG_INVALID', (d) =>
-  `Invalid config at ${d.key}: ${d.reason}.${d.fix ? ' ' + d.fix : ''}` +
+  // a command-line flag is named as typed (--url), a config key by its path
+  `Invalid ${/^--/.test(d.key) ? d.key : `config at ${d.key}`}: ${d.reason}.${d.fix ? ' ' + d.fix : ''}` +
   (d.more && d.more.length
     ? `\nAlso (${d.more.length} more):` + d.more.map((p) => `\n  at ${p.key}: ${p.reason}.${p.fix ? ' ' + p.fix : ''}`).join('')
     : ''), TypeError)
+define('ERR_HTTPSYS_CONFIG_EXISTS', (d) =>
+  `${d.path} exists already: httpsys init left it as it is. Edit it (\`httpsys config check\` validates it), ` +
+  'or replace it with the template: `httpsys init --force`.')
 define('ERR_HTTPSYS_CONFIG_TIMEOUT', (d) =>
   `The config file ${d.path} did not finish loading within ${d.timeout}: ${d.what || 'what it exports'} has not settled. ` +
   'Make it resolve to { apps: [...] } (give what it awaits, a secret store or a network call, a timeout of its own), ' +
@@ -226,7 +246,7 @@ define('ERR_HTTPSYS_LOG_FILE_UNSAFE', (d) =>
   `${d.windows ? '.' : ` (\`chmod 750 ${d.dir}\`).`}`)
 define('ERR_HTTPSYS_SCRIPT_NOT_FOUND', (d) =>
   `The app script ${d.script} does not exist${d.app ? ` (app ${str(d.app)})` : ''}. ` +
-  'Check the path: in a config file it is relative to the app\'s cwd (the config file\'s folder by default), on the command line to the current directory.')
+  (d.fix || 'Check the path: in a config file it is relative to the app\'s cwd (the config file\'s folder by default), on the command line to the current directory.'))
 define('ERR_HTTPSYS_ALREADY_RUNNING', (d) =>
   `httpsys is already running ${d.config ? str(d.config) : 'these apps'} (supervisor pid ${d.pid}). ` +
   'Use `httpsys reload all` to pick up new code, or `httpsys stop all` before starting it again.')
@@ -235,6 +255,9 @@ define('ERR_HTTPSYS_NOT_RUNNING', (d) =>
   (d.known && d.known.length
     ? `Running: ${d.known.join(', ')}; choose one with -c <config file or script> or --id <id>, or act on all with --all-supervisors.`
     : 'Start one with `httpsys start` (in another terminal, or as a service).'))
+define('ERR_HTTPSYS_SUPERVISOR_AMBIGUOUS', (d) =>
+  `${d.count} httpsys supervisors belong to this folder (${d.dir}): ${d.choices.join('; ')}. ` +
+  'Name one with -c, as listed, or act on every one with --all-supervisors.')
 define('ERR_HTTPSYS_APP_NOT_FOUND', (d) =>
   `No app named ${str(d.app)} is running${d.known && d.known.length ? ` (running: ${d.known.join(', ')})` : ''}. ` +
   'Use an app name from `httpsys ls`, or all.')

@@ -28,6 +28,7 @@ module.exports = {
       // readiness and stopping
       wait_ready: false, // true: ready when the app calls process.send('ready'), not at its first listen()
       ready_timeout: '30s', // not ready by then: a failed start (a reload keeps the old process)
+      listen_timeout: '30s', // no listen() by then: stopped by httpsys, a failed start
       kill_timeout: '10s', // drain + the app's own shutdown may take this long, then its process tree is killed
       max_memory_restart: 0, // e.g. '300M': reload an instance whose memory stays above it
 

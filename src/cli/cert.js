@@ -33,6 +33,7 @@ function register (program, deps) {
   cert.command('delete')
     .alias('rm')
     .summary('delete a binding')
+    .description('Delete the certificate binding of --port (with --ip or --host, that one); elevated. The certificate stays in the store.')
     .requiredOption('--port <port>', 'the TCP port')
     .option('--ip <address>', 'the address of the binding (default: 0.0.0.0)')
     .option('--host <name>', 'the host name of an SNI binding')
@@ -41,6 +42,8 @@ function register (program, deps) {
   cert.command('list')
     .alias('ls')
     .summary('list the bindings, their certificates, and what shadows what')
+    .description('List the certificate bindings of this machine with their certificates (subject, expiry, private key), and which ' +
+      'binding shadows which (an IP-specific one over 0.0.0.0, IPv4 without IPv6).')
     .option('--json', 'print JSON (for scripts)')
     .action((options) => list(d, options))
 }

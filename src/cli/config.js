@@ -23,7 +23,10 @@ async function action (options) {
   const resolved = await resolveStartConfig({ config: options.config, env: options.env, envFile: options.envFile })
   const shown = { backend: resolved.backend, limits: resolved.limits, tls: resolved.tls, metrics: resolved.metrics, apps: resolved.apps }
   console.log(JSON.stringify(options.showSecrets ? shown : masked(shown), null, 2))
-  console.error(`${resolved.source.configFile}: ${resolved.apps.length} app(s), valid`)
+  // pm2 keys mapped or ignored: valid, and this is what runs differently from the file
+  for (const w of resolved.source.warnings || []) console.error(`httpsys: warning: ${w}`)
+  const n = (resolved.source.warnings || []).length
+  console.error(`${resolved.source.configFile}: ${resolved.apps.length} app(s), valid${n ? ` (${n} warning${n === 1 ? '' : 's'})` : ''}`)
 }
 
 // Names of variables that usually hold credentials: a config check is pasted into

@@ -13,7 +13,7 @@ function register (program, deps) {
     .summary('check this machine for the config: router, ports, reservations, certificates')
     .description('Check what `httpsys start` needs here. On Windows: the HTTP.SYS addon and service, who holds each ' +
       'configured port, the URL reservations covering each prefix (and for whom), the certificate bindings of https ' +
-      'prefixes and their certificates, elevation. Elsewhere: the ports and the runtime directory. Each problem comes ' +
+      'prefixes and their certificates, elevation. Elsewhere: the ports and the runtime directory. Everywhere: the metrics port. Each problem comes ' +
       'with the command that fixes it. Exits 1 when something would fail.')
     .option('-c, --config <file>', 'the config file (default: ./httpsys.config.js when there is one)')
     .option('--json', 'print JSON (for scripts)')

@@ -23,6 +23,33 @@ function table (rows) {
   return rows.map((r) => r.map((cell, i) => String(cell).padEnd(widths[i])).join('  ').trimEnd()).join('\n')
 }
 
+/**
+ * A table that fits a terminal `width` columns wide (issue 28: ls and monit were about
+ * 150 columns and wrapped at 80), as pm2 does: the full headers when the whole table
+ * fits; else the short ones; else, still too wide, the columns with a `drop` rank are
+ * left out, the highest rank first, until it fits.
+ * @param {Array<{ header: string, short?: string, drop?: number }>} columns
+ * @param {Array<Array<*>>} rows the cells, one per column
+ * @param {number} [width=Infinity] the terminal's columns (Infinity: a pipe, every column)
+ * @returns {{ lines: string[], shown: number[] }} shown: the indices of the columns kept
+ */
+function fitTable (columns, rows, width = Infinity) {
+  let shown = columns.map((_, i) => i)
+  const render = (short) => table([shown.map((i) => short ? columns[i].short || columns[i].header : columns[i].header),
+    ...rows.map((r) => shown.map((i) => r[i]))]).split('\n')
+  const fits = (lines) => lines.every((l) => l.length <= width)
+  let lines = render(false)
+  if (fits(lines)) return { lines, shown }
+  lines = render(true)
+  const order = columns.map((c, i) => ({ i, drop: c.drop })).filter((c) => c.drop !== undefined).sort((a, b) => a.drop - b.drop)
+  for (const { i } of order) {
+    if (fits(lines)) break
+    shown = shown.filter((k) => k !== i)
+    lines = render(true)
+  }
+  return { lines, shown }
+}
+
 /** 0.42 -> "0.42 ms", 12.5 -> "12.5 ms", 2500 -> "2.5 s"; null -> "-" */
 function formatLatency (ms) {
   if (ms === null || ms === undefined) return '-'
@@ -53,4 +80,4 @@ function stateColor (colors, state) {
   return colors.yellow
 }
 
-module.exports = { formatUptime, formatSize, formatLatency, formatRate, table, colorsFor, stateColor }
+module.exports = { formatUptime, formatSize, formatLatency, formatRate, table, fitTable, colorsFor, stateColor }

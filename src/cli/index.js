@@ -8,7 +8,7 @@ const path = require('node:path')
 const { Command, CommanderError } = require('commander')
 const pkg = require('../../package.json')
 const start = require('./start')
-const COMMANDS = [start, require('./ls'), require('./reload'), require('./restart'), require('./stop'), require('./logs'),
+const COMMANDS = [start, require('./ls'), require('./reload'), require('./restart'), require('./scale'), require('./stop'), require('./logs'),
   require('./show'), require('./monit'), require('./init'), require('./config'), require('./doctor'), require('./urlacl'), require('./cert'),
   require('./service'),
   require('./vocabulary')]

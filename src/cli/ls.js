@@ -3,7 +3,7 @@
 // `httpsys ls` (list, status): the apps of the running supervisor(s), from another
 // terminal. One row per instance; the app's queue depth and URLs on its first row.
 
-const { formatUptime, formatSize, formatLatency, formatRate, table, colorsFor, stateColor } = require('./format')
+const { formatUptime, formatSize, formatLatency, formatRate, fitTable, colorsFor, stateColor } = require('./format')
 const { scopeOptions, scopeOf } = require('./scope')
 
 function register (program) {
@@ -35,19 +35,43 @@ async function action (options) {
     console.log('no httpsys supervisor is running (start one with `httpsys start`)')
     return
   }
-  process.stdout.write(render(supervisors, colorsFor(process.stdout)) + '\n')
+  // a terminal's width is what the table must fit; a pipe gets every column
+  const width = process.stdout.isTTY && process.stdout.columns > 0 ? process.stdout.columns : Infinity
+  process.stdout.write(render(supervisors, colorsFor(process.stdout), width) + '\n')
 }
 
-const HEADER = ['app', 'inst', 'pid', 'state', 'uptime', 'restarts', 'cpu', 'memory', 'req/s', 'p99', 'in flight', 'queued', 'urls']
+// drop: which columns go first when the terminal is too narrow (the URLs move below the table)
+const COLUMNS = [
+  { header: 'app' },
+  { header: 'inst', short: '#' },
+  { header: 'pid', drop: 7 },
+  { header: 'state' },
+  { header: 'uptime', short: 'up', drop: 5 },
+  { header: 'restarts', short: '↺' },
+  { header: 'cpu', drop: 8 },
+  { header: 'memory', short: 'mem' },
+  { header: 'req/s', drop: 6 },
+  { header: 'p99', drop: 4 },
+  { header: 'in flight', short: 'busy', drop: 2 },
+  { header: 'queued', short: 'wait', drop: 3 },
+  { header: 'urls', drop: 1 }
+]
+const URLS = COLUMNS.length - 1
 
-/** The text of `httpsys ls` for these supervisors' ls results. */
-function render (supervisors, colors) {
+/**
+ * The text of `httpsys ls` for these supervisors' ls results.
+ * @param {number} [width=Infinity] the terminal's columns
+ */
+function render (supervisors, colors, width = Infinity) {
   const out = []
   for (const s of supervisors) {
     out.push(`supervisor ${s.id} (pid ${s.pid}${s.backend ? `, ${s.backend}` : ''}): ${s.label}`)
-    const rows = [HEADER]
+    const rows = []
     const states = [null]
+    const urls = []
     for (const app of s.apps) {
+      const served = app.type === 'worker' ? '(no HTTP)' : (app.urls || []).join(' ') || '(its listen())'
+      urls.push([app.name, served])
       app.instances.forEach((i, k) => {
         rows.push([
           k === 0 ? app.name : '',
@@ -62,19 +86,24 @@ function render (supervisors, colors) {
           formatLatency(i.p99Ms),
           i.inFlight === null || i.inFlight === undefined ? '-' : i.inFlight,
           k === 0 ? (app.waiting === null || app.waiting === undefined ? '-' : app.waiting) : '',
-          k === 0 ? (app.type === 'worker' ? '(no HTTP)' : (app.urls || []).join(' ') || '(its listen())') : ''
+          k === 0 ? served : ''
         ])
         states.push(i.state)
       })
     }
+    const { lines, shown } = fitTable(COLUMNS, rows, width)
     // colour after the widths are known: escape codes have no width
-    const lines = table(rows).split('\n')
     const stateCol = lines[0].indexOf('state')
     out.push(lines.map((line, n) => n === 0 || !states[n]
       ? line
-      : line.slice(0, stateCol) + stateColor(colors, states[n])(states[n]) + line.slice(stateCol + states[n].length)).join('\n'), '')
+      : line.slice(0, stateCol) + stateColor(colors, states[n])(states[n]) + line.slice(stateCol + states[n].length)).join('\n'))
+    if (!shown.includes(URLS)) {
+      const pad = Math.max(...urls.map(([name]) => name.length))
+      urls.forEach(([name, list], k) => out.push(`${k === 0 ? 'urls:' : '     '} ${name.padEnd(pad)}  ${list}`))
+    }
+    out.push('')
   }
   return out.join('\n').trimEnd()
 }
 
-module.exports = { register, render }
+module.exports = { register, render, COLUMNS }

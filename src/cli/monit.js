@@ -7,7 +7,8 @@
 // alternate screen, so the shell's scrollback is left as it was. Not in a terminal, it
 // prints one frame and exits (scripts want `httpsys ls --json`).
 
-const { formatUptime, formatSize, formatLatency, formatRate, table, colorsFor, stateColor } = require('./format')
+const { formatUptime, formatSize, formatLatency, formatRate, fitTable, colorsFor, stateColor } = require('./format')
+const { COLUMNS } = require('./ls')
 const { scopeOptions, scopeOf } = require('./scope')
 
 const REFRESH_MS = 1000
@@ -107,7 +108,7 @@ function render ({ supervisors, logs, width, height, colors, error = null, now =
   for (const s of supervisors) {
     lines.push('')
     lines.push(colors.dim(`supervisor ${s.id} (pid ${s.pid}${s.backend ? `, ${s.backend}` : ''}): ${s.label}`))
-    const rows = [['app', 'inst', 'pid', 'state', 'uptime', 'restarts', 'cpu', 'memory', 'req/s', 'p99', 'in flight', 'queued']]
+    const rows = []
     const states = [null]
     for (const app of s.apps) {
       app.instances.forEach((i, k) => {
@@ -118,7 +119,8 @@ function render ({ supervisors, logs, width, height, colors, error = null, now =
         states.push(i.state)
       })
     }
-    const text = table(rows).split('\n')
+    // ls's columns but the URLs, as many as fit the terminal
+    const text = fitTable(COLUMNS.slice(0, -1), rows, width).lines
     const stateCol = text[0].indexOf('state')
     text.forEach((line, n) => {
       const plain = clip(line, width)

@@ -10,14 +10,16 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 
 const EXAMPLES = `
 One service runs the apps of one config file, as \`httpsys start -c <config>\` would, and
-is started at boot and again after a failure. Linux: a systemd unit (a user unit, or a
-system unit as root or with --system). macOS: a launchd agent (or a daemon with
---system). Windows: a service of the service control manager, as NT SERVICE\\<name> by
-default (elevated prompt). The commands to enable and start it are printed, not run.
+is started at boot and again after a failure. Linux: a systemd user unit, or with
+--system a system unit (as root; --user <account> runs the apps as that account).
+macOS: a launchd agent (or a daemon with --system). Windows: a service of the service
+control manager, as NT SERVICE\\<name> by default (elevated prompt). The commands that
+enable and start it are printed, or run with --now; uninstall stops it first.
 
 Examples:
-  $ httpsys service install                                  the apps of ./httpsys.config.js
-  $ sudo httpsys service install -c /srv/shop/httpsys.config.js --user shop
+  $ httpsys service install --dry-run                        what would be written, and where
+  $ httpsys service install --now                            the apps of ./httpsys.config.js, started now
+  $ sudo httpsys service install --system -c /srv/shop/httpsys.config.js --user shop
   $ httpsys service status
   $ httpsys service uninstall --name httpsys-shop`
 
@@ -42,22 +44,31 @@ function register (program, deps = {}) {
       'with its recovery actions and the URL reservations its account needs. Installing again replaces our own unit or plist.')
     .option('--user <account>', 'run as this account: Linux/macOS a user (system services only); Windows LocalSystem, LocalService, ' +
       'NetworkService or DOMAIN\\user (default: the virtual account NT SERVICE\\<name>)')
-    .option('--system', 'Linux/macOS: a system service (/etc/systemd/system, /Library/LaunchDaemons), as root; the default as root')
+    .option('--system', 'Linux/macOS: a system service (/etc/systemd/system, /Library/LaunchDaemons), as root ' +
+      '(default: a user service; as root, say which)')
+    .option('--now', 'also enable and start it (systemctl enable --now, launchctl bootstrap, sc.exe start)')
+    .option('--dry-run', 'print what would be written (the unit or plist, where, the commands) and change nothing')
     .option('--json', 'print JSON (for scripts)')
     .action((options, command) => run(command, () => install(out, serviceDeps(), options)))
   common(service.command('uninstall'))
     .alias('remove')
-    .summary('remove the service (Windows: stopped first)')
+    .summary('stop the service, then remove it')
+    .description('Stop the service (systemctl stop, launchctl bootout, the Windows service control manager), then remove ' +
+      'its unit, plist or service. A service httpsys did not install is left alone.')
     .option('--system', 'Linux/macOS: the system service, not the user one')
     .option('--json', 'print JSON (for scripts)')
     .action((options, command) => run(command, () => uninstall(out, serviceDeps(), options)))
   common(service.command('status'))
     .summary('what is installed, and whether it runs')
+    .description('Show the service installed under the name: its unit, plist or Windows service, the config it runs, whether ' +
+      'it is enabled, and whether its supervisor runs.')
     .option('--system', 'Linux/macOS: look for the system service first')
     .option('--json', 'print JSON (for scripts)')
     .action((options, command) => run(command, () => status(out, serviceDeps(), options)))
   common(service.command('run'))
     .summary('(Windows) what the service control manager starts: the supervisor, stopped by the SCM')
+    .description('What the Windows service control manager starts (never run it by hand): it connects to the SCM, runs the ' +
+      'supervisor of the config, and turns the SCM\'s stop into the graceful stop.')
     .addOption(new Option('--log-level <level>', 'least level logged').choices(LOG_LEVELS).default('info'))
     .action((options, command) => run(command, async () => {
       const code = await require('../service').run({ config: options.config, name: options.name, logLevel: options.logLevel }, serviceDeps())
@@ -79,21 +90,30 @@ async function run (command, fn) {
 }
 
 async function install (out, deps, options) {
-  const r = await require('../service').install({ config: options.config, name: options.name, user: options.user, system: options.system }, deps)
-  if (options.json) return out(JSON.stringify(strip(r), null, 2) + '\n')
+  const r = await require('../service').install({
+    config: options.config, name: options.name, user: options.user, system: options.system, now: options.now, dryRun: options.dryRun
+  }, deps)
+  if (options.json) return out(JSON.stringify(strip(r, options.dryRun), null, 2) + '\n')
+  const dry = r.dryRun ? '(dry run: nothing was changed) ' : ''
   if (r.platform === 'win32') {
     for (const what of r.done) out(`${what}: done\n`)
-    out(`created the Windows service ${r.name}: starts at boot, as ${r.account}\n`)
+    for (const what of r.would || []) out(`${dry}would ${what}\n`)
+    out(`${dry}${r.dryRun ? 'would create' : 'created'} the Windows service ${r.name}: starts at boot, as ${r.account}\n`)
     out(`  runs: ${r.binPath}\n`)
     out(`  on failure: restarted after ${seconds(r.restartDelaysMs)}\n`)
     out(`  stop: the apps get up to ${Math.ceil(r.stopTimeoutMs / 1000)} s (the largest kill_timeout + 12 s)\n`)
   } else {
-    out(`${r.replaced ? 'replaced' : 'wrote'} ${r.file} (${r.kind}, ${r.scope})\n`)
+    out(`${dry}${r.dryRun ? `would ${r.replaced ? 'replace' : 'write'}` : r.replaced ? 'replaced' : 'wrote'} ${r.file} (${r.kind}, ${r.scope})\n`)
     out(`  runs: httpsys start -c ${r.configFile}\n`)
     out(`  stop: ${r.platform === 'linux' ? 'KillMode=mixed, TimeoutStopSec' : 'ExitTimeOut'} ${Math.ceil(r.stopTimeoutMs / 1000)} s (the largest kill_timeout + 12 s)\n`)
+    if (r.dryRun) out(`--- ${r.file}\n${r.text}\n---\n`)
   }
-  out('then run:\n')
-  for (const c of r.commands) out(`  ${c}\n`)
+  if (r.started) {
+    out(`started ${r.name}: ${r.commands.join(', then ')}\n`)
+  } else {
+    out(r.dryRun ? 'then it would take:\n' : 'then run (or install with --now):\n')
+    for (const c of r.commands) out(`  ${c}\n`)
+  }
   for (const note of r.notes) out(`note: ${note}\n`)
 }
 
@@ -110,7 +130,8 @@ async function uninstall (out, deps, options) {
     }
     return
   }
-  out(`removed ${r.file}${r.links.length ? ` and ${r.links.join(', ')}` : ''}\n`)
+  if (r.stopped) out(`stopped ${r.name}\n`)
+  out(`removed ${r.file}${r.links && r.links.length ? ` and ${r.links.join(', ')}` : ''}\n`)
   if (r.commands.length > 0) {
     out('then run:\n')
     for (const c of r.commands) out(`  ${c}\n`)
@@ -147,10 +168,11 @@ function seconds (delays) {
   return delays.map((ms) => `${ms / 1000} s`).join(', then ') + ' (each time after that)'
 }
 
-// what is only for this process (the unit's text is long, a plan's closures are not data)
-function strip (r) {
-  const { text, ...rest } = r
-  return rest
+// what is only for this process (the unit's text is long, a plan's closures are not data);
+// a dry run is about the text
+function strip (r, keepText = false) {
+  const { text, start, ...rest } = r
+  return keepText ? { ...rest, text } : rest
 }
 
 module.exports = { register }

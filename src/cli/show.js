@@ -11,8 +11,12 @@ function register (program) {
   scopeOptions(program.command('show')
     .alias('describe')
     .summary('one app in detail: config, URLs, instances and their last exits, recent records')
+    .description('Show one app of the running supervisor: its state, router and URLs, each instance (pid, state, uptime, ' +
+      'restarts, CPU, memory, requests/s, p99, requests served, last exit), its output cache, its resolved config ' +
+      '(secret-looking values masked, as `httpsys config check` does) and its recent records.')
     .argument('<app>', 'an app name')
-    .option('--json', 'print JSON (for scripts)'))
+    .option('--json', 'print JSON (for scripts)')
+    .option('--show-secrets', 'print the values that look secret: variables, URL credentials, secret arguments (masked by default)'))
     .action(action)
 }
 
@@ -23,7 +27,7 @@ async function action (app, options) {
   const out = []
   for (const s of supervisors) {
     const r = await request(s, { cmd: 'show', app })
-    const config = masked({ tls: [], apps: [r.config] }).apps[0]
+    const config = options.showSecrets ? r.config : masked({ tls: [], apps: [r.config] }).apps[0]
     if (options.json) {
       out.push(JSON.stringify({ supervisor: { id: s.id, pid: s.pid, label: s.label }, ...r, config }, null, 2))
       continue

@@ -12,6 +12,8 @@ const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'
 // `httpsys start api.config.js` means the config file, as with pm2
 const CONFIG_FILE = /\.config\.(c?js|mjs|json)$/
 const SCRIPT_FILE = /\.(c?js|mjs)$/
+// what an app's name can be (src/config/schema.js): `httpsys start api` may mean one
+const APP_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 
 const EXAMPLES = `
 With a script, httpsys runs that one app; with no script it runs the apps of a config
@@ -74,16 +76,23 @@ function register (program, deps) {
 
 async function action (d, script, args, options, command) {
   const request = toRequest(script, args, options, command)
+  // `httpsys start api`, pm2's habit: the app of that name of this folder's supervisor
+  if (isBareName(request) && await startNamedApp(d, request.script)) return
   const { resolveStartConfig } = require('../config')
   const { runForeground } = require('../supervisor')
   const config = await resolveStartConfig(request)
+  // pm2 keys that were mapped or ignored: once, in the terminal that started it
+  if (process.env.HTTPSYS_DAEMON !== '1') for (const w of config.source.warnings || []) process.stderr.write(`httpsys: warning: ${w}\n`)
   // a configured node that does not run (or is too old) fails here, before any app starts
   const { resolveNode } = require('../sea/worker-node')
   for (const app of config.apps) if (app.node) resolveNode(app.node)
   if (options.setup) setup(d, config)
   setupEnv(options.setup)
   if (options.daemon) return daemon(d, config, command)
-  const code = await runForeground(config, { json: request.json, logLevel: request.logLevel })
+  // `httpsys reload` reads the config again as this start read it (flags included)
+  const cwd = process.cwd()
+  const reread = () => resolveStartConfig(request, { cwd })
+  const code = await runForeground(config, { json: request.json, logLevel: request.logLevel, reread })
   // the supervisor owns this process: once everything is stopped, nothing else may keep it
   process.exit(code)
 }
@@ -139,30 +148,120 @@ function setupEnv (asked, env = process.env) {
  * and returns. The exit code is 0 once every app is ready, 1 when one failed.
  */
 async function daemon (d, config, command) {
-  const { startDaemon } = require('../supervisor/daemon')
+  const { startDaemon, daemonFailure } = require('../supervisor/daemon')
   const { prettyStream } = require('../supervisor/output')
   const argv = command.parent.rawArgs.slice(command.parent.rawArgs.indexOf('start') + 1)
     .filter((a) => a !== '-d' && a !== '--daemon' && a !== '--setup' && a !== '--json')
   // the single executable is its own CLI: it is started again as `httpsys <itself> start ...`,
   // as node is as `node bin/httpsys start ...` (src/sea/main.js drops that argument)
   const { isSea } = require('../sea')
-  const result = await startDaemon(config, argv, isSea() ? { bin: process.execPath } : undefined)
+  const result = await startDaemon(config, argv, { ...(isSea() ? { bin: process.execPath } : {}), progress: (line) => d.out(line) })
   const show = (records) => {
     const sink = prettyStream({ write: (line) => d.out(line) })
     for (const r of records) sink.write(JSON.stringify(r))
   }
   if (result.ok) {
     show(result.records.filter((r) => r.event === 'app-ready' || r.event === 'all-ready'))
-    d.out(`httpsys runs in the background (pid ${result.pid}); \`httpsys ls\`, \`httpsys logs -f\`, \`httpsys stop all\`; its log: ${result.log}\n`)
+    const c = await scopeHint(result.pid, config)
+    d.out(`httpsys runs in the background (pid ${result.pid}); \`httpsys ls${c}\`, \`httpsys logs -f${c}\`, \`httpsys stop all${c}\`; its log: ${result.log}\n`)
     process.exit(0)
   }
   show(result.records.filter((r) => r.raw === undefined && (r.level >= 40 || r.stream === 'stderr')))
   // the supervisor's own failure (a port taken, already running): its message as printed
   for (const r of result.records) if (r.raw !== undefined) d.out(r.raw + '\n')
-  d.out(result.timedOut
-    ? `httpsys did not get every app ready in time; it keeps trying in the background (pid ${result.pid}); see ${result.log}\n`
-    : `httpsys could not start every app${result.exitCode !== null ? ` and exited (code ${result.exitCode})` : ''}; see ${result.log}\n`)
+  d.out(daemonFailure(result))
   process.exit(1)
+}
+
+/**
+ * What the commands in the hint after -d need to reach this supervisor: nothing when it
+ * is the only one of this folder, else its -c (the hint must be a command that works).
+ */
+async function scopeHint (pid, config) {
+  const { select, labelOf } = require('../supervisor/control-client')
+  let found = []
+  try { found = await select() } catch {}
+  if (found.length === 1 && found[0].pid === pid) return ''
+  const label = labelOf({ config: config.source.configFile, script: config.source.script })
+  return ` -c ${/[\s"'$`\\]/.test(label) ? JSON.stringify(label) : label}`
+}
+
+/**
+ * `httpsys start api`: a word that could be an app's name, given alone, and no file of
+ * that name here (a path to a script always runs the script).
+ */
+function isBareName (request) {
+  const fs = require('node:fs')
+  const { config, script, ...rest } = request
+  if (config !== undefined || typeof script !== 'string' || !APP_NAME.test(script) || fs.existsSync(script)) return false
+  const appFlags = ['urls', 'instances', 'name', 'nodeArgs', 'cwd', 'ignoreWatch', 'waitReady', 'killTimeout', 'maxMemoryRestart', 'restart', 'logDir']
+  return rest.args.length === 0 && !rest.noHttp && rest.watch === undefined && appFlags.every((k) => rest[k] === undefined)
+}
+
+/**
+ * Starts the app `name` of this folder's supervisor (pm2's `pm2 start api`): a stopped or
+ * errored one is started again and this waits until it is ready; a running one is left
+ * as it is. With no such app here, a script of that name must exist: it does not, so
+ * this says what there is (never a new supervisor running ./api.js on a port its
+ * listen() picks).
+ * @returns {Promise<boolean>} true when it was an app's name (handled)
+ */
+async function startNamedApp (d, name) {
+  const path = require('node:path')
+  const { codes } = require('../errors')
+  const { select, request } = require('../supervisor/control-client')
+  let supervisors = []
+  try {
+    supervisors = await select()
+  } catch (err) {
+    if (err.code !== 'ERR_HTTPSYS_NOT_RUNNING') throw err
+  }
+  const withApp = supervisors.filter((s) => Array.isArray(s.apps) && s.apps.includes(name))
+  if (withApp.length === 0) {
+    const running = [...new Set(supervisors.flatMap((s) => s.apps || []))]
+    // node would run ./api.js for `node api`: name it, so running it is a choice
+    let near = null
+    try { near = path.relative(process.cwd(), require.resolve(path.resolve(name))) } catch {}
+    throw new codes.ERR_HTTPSYS_SCRIPT_NOT_FOUND({
+      script: path.resolve(name),
+      fix: `No app named ${JSON.stringify(name)} runs in this folder${running.length ? ` (its supervisor runs: ${running.join(', ')})` : ''}. ` +
+        (near
+          ? `To run ${near}, name the file: \`httpsys start ${near}\`.`
+          : 'Give the path of the app\'s script (`httpsys start app.js`), or run this folder\'s config with `httpsys start`.')
+    })
+  }
+  if (withApp.length > 1) {
+    const { ambiguous } = require('../supervisor/control-client')
+    throw ambiguous(withApp)
+  }
+  const [s] = withApp
+  const before = await request(s, { cmd: 'show', app: name })
+  if (RUNNING.has(before.state)) {
+    d.out(`${name} [${s.label}]: already running (${before.state}); \`httpsys reload ${name}\` replaces its processes with no failed request\n`)
+    return true
+  }
+  await request(s, { cmd: 'restart', app: name })
+  const state = await settle(() => request(s, { cmd: 'show', app: name }))
+  if (state.state === 'ready') {
+    d.out(`${name} [${s.label}]: started (${state.instances.length} instance${state.instances.length === 1 ? '' : 's'} ready)\n`)
+    return true
+  }
+  d.out(`${name} [${s.label}]: ${state.state}; \`httpsys logs ${name}\` says why\n`)
+  process.exitCode = 1
+  return true
+}
+
+// app states that need no start (src/supervisor/app-group.js state())
+const RUNNING = new Set(['ready', 'starting', 'reloading'])
+
+/** Polls until the app is ready or has failed (errored, exited, stopped), within a minute. */
+async function settle (show, timeout = 60000) {
+  const end = Date.now() + timeout
+  for (;;) {
+    const state = await show()
+    if (!RUNNING.has(state.state) || state.state === 'ready' || Date.now() > end) return state
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 }
 
 /** argv -> the plain request src/config understands; usage errors exit 2. */

@@ -13,13 +13,13 @@ const PM2_WORDS = {
   startup: 'httpsys service install',
   resurrect: 'httpsys start -d (or a service: httpsys service install)',
   flush: 'log files rotate by themselves (log_max_size, log_daily); delete them in the app\'s log_dir',
-  scale: 'instances: N in httpsys.config.js, then httpsys reload <app>',
   env: 'httpsys show <app> (its env, secrets masked)'
 }
 
 function register (program) {
   program.command('version')
     .summary('print the version')
+    .description('Print the version of httpsys (also: httpsys --version).')
     .action(() => { console.log(pkg.version) })
   for (const [word, instead] of Object.entries(PM2_WORDS)) {
     program.command(word, { hidden: true })

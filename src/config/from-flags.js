@@ -74,11 +74,17 @@ function fromFlags (flags, { baseDir = process.cwd(), envFile } = {}) {
     envFile,
     backend: flags.backend,
     source: { script: app.script },
-    keyLabel: (p) => FLAGS[p[2]] || p.join('.'),
-    example: (p, value) => FLAGS[p[2]] && FLAGS[p[2]].startsWith('--')
-      ? `${FLAGS[p[2]]} ${value.replace(/^"(.*)"$/, '$1')}`
+    keyLabel: (p) => flagOf(p) || p.join('.'),
+    example: (p, value) => flagOf(p) && flagOf(p).startsWith('--')
+      ? `${flagOf(p)} ${value.replace(/^"(.*)"$/, '$1')}`
       : value
   })
+}
+
+/** The flag a key path came from: apps[0].<key>, or --metrics for metrics.listen. */
+function flagOf (keyPath) {
+  if (keyPath[0] === 'metrics') return '--metrics'
+  return keyPath[0] === 'apps' ? FLAGS[keyPath[2]] : undefined
 }
 
 module.exports = { fromFlags }

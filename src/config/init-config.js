@@ -50,13 +50,8 @@ function writeInitialConfig (file, { force = false } = {}) {
   try {
     fs.writeFileSync(abs, text, { flag: force ? 'w' : 'wx' })
   } catch (err) {
-    if (err.code === 'EEXIST') {
-      throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
-        key: path.basename(abs),
-        reason: `${abs} exists already`,
-        fix: 'Edit it, or run `httpsys init --force` to replace it with the template.'
-      })
-    }
+    // a second `httpsys init` is not a broken config: the file is there, say so
+    if (err.code === 'EEXIST') throw new codes.ERR_HTTPSYS_CONFIG_EXISTS({ path: abs })
     throw err
   }
   return abs

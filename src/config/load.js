@@ -83,15 +83,24 @@ async function importFile (abs) {
   // a fresh read every time: `httpsys config check` after an edit must see the edit
   delete require.cache[abs]
   try {
-    return { value: esmDefault(require(abs)) }
+    const value = require(abs)
+    // require() of an ES module (node 22) keeps it in the ESM loader, which require.cache
+    // does not reach: import() it afresh, or `httpsys reload` would never see an edit
+    if (value !== null && typeof value === 'object' && value[Symbol.toStringTag] === 'Module') return importEsm(abs)
+    return { value: esmDefault(value) }
   } catch (err) {
     if (err.code === 'ERR_REQUIRE_ESM') return importEsm(abs)
     throw err
   }
 }
 
+// import() keeps a module by its URL for the life of the process: each load after the
+// first asks for another URL (the file read again; what it imports stays as loaded)
+let esmLoads = 0
+
 async function importEsm (abs) {
-  return { value: esmDefault(await import(pathToFileURL(abs).href)) }
+  const href = pathToFileURL(abs).href
+  return { value: esmDefault(await import(esmLoads++ === 0 ? href : `${href}?load=${esmLoads}`)) }
 }
 
 // An ES module's namespace, from import() or from require() (node 20.19+ and 22 load ESM

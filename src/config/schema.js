@@ -22,6 +22,9 @@ const { onPath } = require('../sea/worker-node')
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const RESERVED_NAME = 'all'
 
+// max_memory_restart below this reloads an app before it has served anything
+const MIN_MEMORY_RESTART = 64 * 1024 * 1024
+
 // Each instance is a node process of its own (tens of MB, a connection to the router):
 // a typo such as 10000 would fork until the machine runs out of memory or pids (issue 23)
 const MAX_INSTANCES = 1024
@@ -254,7 +257,12 @@ const appSchema = {
     check: (value, ctx) => bool(value, ctx)
   },
   ready_timeout: {
-    doc: 'an instance not ready this long after its start has failed (0: wait for ever)',
+    doc: 'an instance not ready this long after its start has failed (0: wait for ever); ready is its process.send("ready") with wait_ready, else its first listen()',
+    default: () => 30000,
+    check: (value, ctx) => duration(value, ctx, '"30s"', 0, 'for ever')
+  },
+  listen_timeout: {
+    doc: 'a web app\'s process that has not called listen() this long after its start is stopped by httpsys: a failed start (0: wait for ever)',
     default: () => 30000,
     check: (value, ctx) => duration(value, ctx, '"30s"', 0, 'for ever')
   },
@@ -265,6 +273,13 @@ const appSchema = {
       const bytes = parseSize(value)
       if (bytes === undefined) {
         ctx.fail(`must be a size, got ${describe(value)}`, `For example ${ctx.ex('"300M"')} or ${ctx.ex('"1G"')}.`)
+      }
+      // a bare number is bytes (as in pm2): 300 would reload the app every few seconds for ever
+      if (bytes > 0 && bytes < MIN_MEMORY_RESTART) {
+        const digits = typeof value === 'number' || /^\s*\d+\s*$/.test(value)
+        const meant = digits && Number(value) * 1024 * 1024 >= MIN_MEMORY_RESTART ? `"${Number(value)}M"` : null
+        ctx.fail(`must be at least 64M (node with the preload takes about 50M before the app loads anything), got ${describe(value)}` +
+          (digits ? ' bytes' : ''), meant ? `Did you mean ${ctx.ex(meant)}?` : `For example ${ctx.ex('"300M"')} (0 turns it off).`)
       }
       return bytes
     }
@@ -340,6 +355,17 @@ const appSchema = {
       if (!Array.isArray(value)) ctx.fail(`must be an array of { path, ttl } or false, got ${describe(value)}`, 'For example cache: [{ path: "/static/", ttl: "10s" }], or cache: false.')
       return value.map((entry, i) => subObject(entry, ctx.at(i), cacheRuleSchema, { query: false }, '{ path: "/static/", ttl: "10s" }'))
     }
+  },
+  auth: {
+    doc: 'Windows authentication by HTTP.SYS: { schemes: ["negotiate", "ntlm"] (also "kerberos", "basic", "digest"), anonymous?: true (false: 401 with the challenges, the app never sees the request), ' +
+      'realm?, domain?, basic_over_http?: false, kerberos_credential_caching?: false, dev_identity?: { user, sid?, groups? } (the hub\'s stand-in, not authentication) }; the user is req.windowsIdentity',
+    default: () => null,
+    check: (value, ctx) => require('./auth-keys').checkAuth(value, ctx)
+  },
+  promote_server_vars: {
+    doc: 'iisnode\'s promoteServerVars: ["AUTH_USER", "AUTH_TYPE", "LOGON_USER", "REMOTE_USER"] become x-iisnode-auth_user-style request headers; a client\'s own x-iisnode-* headers are dropped',
+    default: () => [],
+    check: (value, ctx) => require('./auth-keys').checkServerVars(value, ctx)
   }
 }
 
@@ -411,7 +437,7 @@ const metricsSchema = {
       const m = typeof value === 'number' ? [null, '', String(value)] : typeof value === 'string' ? /^(?:\[?([^\]]*?)\]?:)?(\d+)$/.exec(value.trim()) : null
       const port = m ? Number(m[2]) : NaN
       if (!m || !Number.isInteger(port) || port < 1 || port > 65535) {
-        ctx.fail(`must be "host:port", ":port" or a port number from 1 to 65535, got ${describe(value)}`, 'For example listen: "127.0.0.1:9464".')
+        ctx.fail(`must be "host:port", ":port" or a port number from 1 to 65535, got ${describe(value)}`, `For example ${ctx.ex('"127.0.0.1:9464"')}.`)
       }
       return { host: m[1] || '127.0.0.1', port }
     }
@@ -640,34 +666,24 @@ function oneOf (value, ctx, choices) {
   return value
 }
 
-// Other tools' spellings, so their users get pointed at ours.
+// Other tools' spellings, so their users get pointed at ours. pm2's own keys are not
+// here: an ecosystem file's keys are mapped, or ignored with a warning (pm2-keys.js).
 const appAliases = {
   prefix: 'urls',
   prefixes: 'urls',
   url: 'urls',
-  port: 'urls',
   exec: 'script',
   file: 'script',
   main: 'script',
   argv: 'args',
   nodeArgs: 'node_args',
-  interpreter_args: 'node_args',
   execArgv: 'node_args',
-  interpreter: 'node',
-  exec_mode: 'instances',
   workers: 'instances',
   killTimeout: 'kill_timeout',
-  autorestart: 'restart',
   restart_policy: 'restart',
-  restart_delay: 'backoff',
-  exp_backoff_restart_delay: 'backoff',
-  listen_timeout: 'ready_timeout',
   ignore: 'ignore_watch',
   delay: 'watch_delay',
   max_memory: 'max_memory_restart',
-  out_file: 'log_dir',
-  error_file: 'log_dir',
-  log_file: 'log_dir',
   logs: 'log_dir',
   max_size: 'log_max_size',
   retain: 'log_keep'

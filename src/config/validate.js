@@ -8,6 +8,7 @@ const path = require('node:path')
 const { codes } = require('../errors')
 const { appSchema, appAliases, topSchema, describe, BACKENDS, restartWindow } = require('./schema')
 const { didYouMean } = require('./suggest')
+const { fromPm2App, fromPm2Top } = require('./pm2-keys')
 
 const kValidated = Symbol('httpsys.config.validated')
 // problems reported at once: past this many, the rest wait for the next check
@@ -39,7 +40,9 @@ function validate (raw, options = {}) {
     envFile: options.envFile || {},
     watch: options.watch === true,
     // every problem of the file, reported at once (a fix-and-rerun loop per key is slow)
-    problems: []
+    problems: [],
+    // what runs differently from what the file says (pm2 keys): one line each, for the CLI
+    warnings: []
   }
   const root = new Context([], opts)
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -49,6 +52,9 @@ function validate (raw, options = {}) {
       fix: 'Export { apps: [{ name: "api", script: "api.js" }] } (module.exports = ... in httpsys.config.js).'
     })
   }
+  const top = fromPm2Top(raw, root)
+  opts.warnings.push(...top.warnings)
+  raw = top.config
   rejectUnknown(raw, TOP_KEYS, {}, root)
   const list = raw.apps
   const at = root.at('apps')
@@ -71,7 +77,9 @@ function validate (raw, options = {}) {
   throwProblems(opts.problems)
   Object.defineProperty(config, kValidated, { value: true })
   // not enumerable: `config check` prints the apps, and equality in tests stays on them
-  Object.defineProperty(config, 'source', { value: Object.freeze({ ...options.source, backend: backend.from }) })
+  Object.defineProperty(config, 'source', {
+    value: Object.freeze({ ...options.source, backend: backend.from, warnings: Object.freeze(opts.warnings) })
+  })
   return deepFreeze(config)
 }
 
@@ -79,10 +87,14 @@ function validateApp (raw, ctx) {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     ctx.fail(`must be an object describing one app, got ${describe(raw)}`, 'For example { name: "api", script: "api.js" }.')
   }
+  ctx.appName = typeof raw.name === 'string' ? raw.name : undefined
+  // an ecosystem file of pm2's runs as it is: its keys become ours, or a warning
+  const pm2 = fromPm2App(raw, ctx, Object.keys(appSchema), (check) => collect(ctx.opts, check))
+  ctx.opts.warnings.push(...pm2.warnings)
+  raw = pm2.app
   rejectUnknown(raw, Object.keys(appSchema), appAliases, ctx, ENV_VARIANT)
   const app = {}
   ctx.app = app
-  ctx.appName = typeof raw.name === 'string' ? raw.name : undefined
   ctx.rawApp = raw
   const before = ctx.opts.problems.length
   for (const [key, row] of Object.entries(appSchema)) {
@@ -162,13 +174,21 @@ function checkAcrossApps (apps, ctx) {
   })
 }
 
+// One line per unknown key: the close one when there is one, never the whole list (a
+// file with five of them would repeat it five times; README "Configuration file" has it)
 function rejectUnknown (obj, known, aliases, ctx, allowed) {
   for (const key of Object.keys(obj)) {
     if (known.includes(key) || (allowed && allowed.test(key))) continue
     const guess = didYouMean(key, known, aliases)
     collect(ctx.opts, () => ctx.at(key).fail('is not a known key',
-      (guess ? `Did you mean ${JSON.stringify(guess)}? ` : '') + `Known keys: ${known.join(', ')}.`))
+      guess ? `Did you mean ${JSON.stringify(guess)}?` : `Remove it (${unknownHint(ctx, known)}).`))
   }
+}
+
+function unknownHint (ctx, known) {
+  return ctx.path.length === 0
+    ? `the top level holds ${known.join(', ')}`
+    : '`httpsys init` writes a file listing every key of an app'
 }
 
 /**

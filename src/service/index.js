@@ -50,8 +50,16 @@ function serviceDeps (deps = {}) {
     password: deps.password || ((account) => readPassword(account, env)),
     sleep: deps.sleep,
     waitMs: deps.waitMs,
-    loadConfig: deps.loadConfig || loadConfig
+    loadConfig: deps.loadConfig || loadConfig,
+    // systemctl, launchctl: only for --now and for the stop before an uninstall
+    exec: deps.exec || execCommand
   }
+}
+
+/** Runs a command to its end: { status, stdout, stderr, error } (error: ENOENT when there is no such program). */
+function execCommand (argv) {
+  const { spawnSync } = require('node:child_process')
+  return spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', timeout: 120000 })
 }
 
 function safeUserInfo () {
@@ -87,10 +95,22 @@ function identify (request, d) {
   return { configFile, name }
 }
 
-/** Linux and macOS: a system unit / daemon when root or --system; --user only with one. */
+/**
+ * Linux and macOS: a user service unless --system (or, as root, --user <account>, which
+ * only a system service can have). As root with neither, which one is the user's to
+ * say: a system service runs the apps as root unless told otherwise, and root's own
+ * user service starts only with root's user manager; neither is what `sudo httpsys
+ * service install` usually means, so this asks rather than guesses (issue 28).
+ */
 function scopeOf (request, d, verb) {
   const root = d.uid === 0
-  const system = Boolean(request.system) || root
+  if (root && !request.system && request.user === undefined && verb === 'install') {
+    const who = d.env.SUDO_USER && d.env.SUDO_USER !== 'root' ? d.env.SUDO_USER : '<account>'
+    throw new UsageError('error: as root, say which service: `httpsys service install --system --user ' + who +
+      '` (a system service that runs the apps as that account; --system alone runs them as root), or a user service: ' +
+      '`httpsys service install` as the user who runs the apps, without sudo')
+  }
+  const system = Boolean(request.system) || (root && request.user !== undefined)
   if (request.user !== undefined && !system) {
     if (request.user === d.username) return { system: false, user: undefined }
     throw new UsageError(`error: --user needs a system service (--system, as root): a user service runs as the user who ${verb}s it (${d.username})`)
@@ -117,10 +137,11 @@ async function install (request, deps) {
   const notes = installNotes(base)
   if (d.platform === 'win32') {
     if (request.system) throw new UsageError('error: --system is for Linux and macOS: a Windows service always belongs to the machine')
-    const target = { ...base, user: request.user }
+    const target = { ...base, user: request.user, dryRun: Boolean(request.dryRun) }
     target.command = commandLine('install', target, request.user ? ` --user "${request.user}"` : '')
     const result = await require('./windows').install(target, { scm: scmOf(d), sc: scOf(d), password: d.password })
-    return { platform: 'win32', kind: 'Windows service', ...result, notes: [...result.notes, ...notes] }
+    const started = request.now && !request.dryRun ? startWindows(scmOf(d), target) : false
+    return { platform: 'win32', kind: 'Windows service', dryRun: Boolean(request.dryRun), started, ...result, notes: [...result.notes, ...notes] }
   }
   const scope = scopeOf(request, d, 'install')
   const target = { ...base, ...scope, runtimeDir: d.runtimeDir() }
@@ -133,15 +154,39 @@ async function install (request, deps) {
     if (d.lookupUser(scope.user) === false) throw new UsageError(`error: --user ${scope.user}: no such user on this machine`)
   }
   const impl = d.platform === 'linux' ? require('./systemd') : require('./launchd')
-  const result = impl.install(target, { fsys: d.fsys })
+  const result = impl.install(target, { fsys: d.fsys, dryRun: Boolean(request.dryRun) })
+  // --now: the printed commands, run (`systemctl enable --now`), each one's failure said
+  const started = request.now && !request.dryRun ? runSteps(d, result.start, name, result.commands) : false
   return {
     platform: d.platform,
     kind: d.platform === 'linux' ? 'systemd unit' : 'launchd job',
     name,
     configFile,
+    dryRun: Boolean(request.dryRun),
+    started,
     ...result,
     notes: [...result.notes, ...notes]
   }
+}
+
+/** Runs argv lists in order; the first that fails is an error naming it and what is left to run. */
+function runSteps (d, steps, name, commands) {
+  steps.forEach((argv, i) => {
+    const r = d.exec(argv)
+    if (!r.error && r.status === 0) return
+    throw new codes.ERR_HTTPSYS_SERVICE_DENIED({
+      action: 'start',
+      path: name,
+      reason: `\`${argv.join(' ')}\` ${r.error ? `could not run (${r.error.code})` : `said: ${String(r.stderr || `exit code ${r.status}`).trim().split('\n')[0]}`}`,
+      fix: `It is installed; run what is left yourself: ${commands.slice(i).map((c) => `\`${c}\``).join(', then ')}`
+    })
+  })
+  return true
+}
+
+function startWindows (scm, target) {
+  scm.control(target.name, 'start', { what: `Starting the Windows service ${target.name}`, command: `sc.exe start ${target.name}` })
+  return true
 }
 
 /** @returns {Promise<object>} { removed, commands, ... } */
@@ -159,7 +204,7 @@ async function uninstall (request, deps) {
   const target = { name, system, env: d.env, uid: d.uid, home: d.home }
   target.command = commandLine('uninstall', target, request.system ? ' --system' : '')
   const impl = d.platform === 'linux' ? require('./systemd') : require('./launchd')
-  return { platform: d.platform, kind: d.platform === 'linux' ? 'systemd unit' : 'launchd job', name, ...impl.uninstall(target, { fsys: d.fsys }) }
+  return { platform: d.platform, kind: d.platform === 'linux' ? 'systemd unit' : 'launchd job', name, ...impl.uninstall(target, { fsys: d.fsys, exec: d.exec }) }
 }
 
 /**

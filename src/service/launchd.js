@@ -2,8 +2,9 @@
 
 // macOS: a launchd job that runs `httpsys start -c <config>` in the foreground. A
 // LaunchAgent of the installing user (~/Library/LaunchAgents) unless --system (a
-// LaunchDaemon in /Library/LaunchDaemons, as root, optionally as --user). This writes and
-// removes the plist only: the launchctl commands are printed for the user to run.
+// LaunchDaemon in /Library/LaunchDaemons, as root, optionally as --user). Install writes
+// the plist and prints the launchctl commands that load it, or with --now runs them;
+// uninstall boots the job out (stopping it) before it removes the plist.
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -64,13 +65,19 @@ function isOurs (file, fsys = fs) {
   }
 }
 
-function install (t, { fsys = fs } = {}) {
+function install (t, { fsys = fs, dryRun = false } = {}) {
   const p = plan(t)
   let replaced = false
   if (fsys.existsSync(p.file)) {
     if (!isOurs(p.file, fsys)) throw new codes.ERR_HTTPSYS_SERVICE_EXISTS({ name: t.name, kind: 'launchd job', path: p.file, ours: false })
     replaced = true
   }
+  const target = `${p.domain}/${t.name}`
+  const start = replaced
+    ? [['launchctl', 'bootout', target], ['launchctl', 'bootstrap', p.domain, p.file]]
+    : [['launchctl', 'bootstrap', p.domain, p.file]]
+  const commands = start.map((argv) => `${p.sudo}${argv.map(quote).join(' ')}`)
+  if (dryRun) return { ...p, replaced, commands, start, notes: notesOf(t, p) }
   try {
     fsys.mkdirSync(p.dir, { recursive: true })
     // launchd opens the log file but does not make its folder
@@ -82,23 +89,40 @@ function install (t, { fsys = fs } = {}) {
     }
     throw err
   }
+  return { ...p, replaced, commands, start, notes: notesOf(t, p) }
+}
+
+function notesOf (t, p) {
   const target = `${p.domain}/${t.name}`
-  const commands = replaced
-    ? [`${p.sudo}launchctl bootout ${target}`, `${p.sudo}launchctl bootstrap ${p.domain} ${quote(p.file)}`]
-    : [`${p.sudo}launchctl bootstrap ${p.domain} ${quote(p.file)}`]
   const notes = []
   if (!t.system) notes.push('a LaunchAgent runs while you are logged in; for a machine without a login, install it with --system (as root)')
   if (t.system && !t.user) notes.push('the apps run as root: give --user <account> to run them as another user')
   if (!p.runtime.shellFinds) notes.push(`\`httpsys ls\`, \`logs\` and \`stop\` reach it from a shell of ${t.user || 'root'} with HTTPSYS_RUNTIME_DIR=${p.runtime.dir}`)
   notes.push(`its records: ${p.logFile}; \`${p.sudo}launchctl kickstart -k ${target}\` restarts it`)
-  return { ...p, replaced, commands, notes }
+  return notes
 }
 
-function uninstall (t, { fsys = fs } = {}) {
+/**
+ * Boots the job out (launchd stops it: SIGTERM, then SIGKILL after ExitTimeOut), then
+ * removes the plist.
+ * @param {object} deps { fsys, exec: (argv) => { status, stderr, error } }
+ */
+function uninstall (t, { fsys = fs, exec } = {}) {
   const where = placement(t)
-  if (!fsys.existsSync(where.file)) return { ...where, removed: false, commands: [] }
+  if (!fsys.existsSync(where.file)) return { ...where, removed: false, stopped: false, commands: [] }
   if (!isOurs(where.file, fsys)) {
     throw new codes.ERR_HTTPSYS_SERVICE_DENIED({ action: 'remove', path: where.file, reason: 'httpsys did not write it', fix: 'Remove it by hand, or name the job httpsys installed with --name' })
+  }
+  const out = exec(['launchctl', 'bootout', `${where.domain}/${t.name}`])
+  const stopped = !out.error && out.status === 0
+  // a job that is not loaded (launchctl: "No such process", exit 3 or 113) has nothing to stop
+  if (!out.error && out.status !== 0 && out.status !== 3 && out.status !== 113 && !/no such process|could not find/i.test(out.stderr || '')) {
+    throw new codes.ERR_HTTPSYS_SERVICE_DENIED({
+      action: 'stop',
+      path: `the launchd job ${t.name}`,
+      reason: `\`launchctl bootout ${where.domain}/${t.name}\` said: ${String(out.stderr || `exit code ${out.status}`).trim().split('\n')[0]}`,
+      fix: `Nothing was removed. Stop it (\`${where.sudo}launchctl bootout ${where.domain}/${t.name}\`), then uninstall again`
+    })
   }
   try {
     fsys.unlinkSync(where.file)
@@ -106,8 +130,7 @@ function uninstall (t, { fsys = fs } = {}) {
     if (err.code === 'EACCES' || err.code === 'EPERM') throw new codes.ERR_HTTPSYS_SERVICE_DENIED({ action: 'remove', path: where.file, reason: err.code, command: `sudo ${t.command}` })
     throw err
   }
-  // bootout by label works once the file is gone
-  return { ...where, removed: true, commands: [`${where.sudo}launchctl bootout ${where.domain}/${t.name}`] }
+  return { ...where, removed: true, stopped, commands: [] }
 }
 
 function status (t, { fsys = fs } = {}) {

@@ -102,7 +102,8 @@ async function runService ({ name, configFile, logLevel = 'info' }, deps) {
   let supervisor
   try {
     config = await (deps.loadConfig || defaultLoadConfig)({ configFile })
-    supervisor = await (deps.startSupervisor || defaultStart)(config, { logger, logLevel })
+    // a service stays up when an app is errored: 503 for it until `httpsys restart` (docs/supervisor.md 2.2)
+    supervisor = await (deps.startSupervisor || defaultStart)(config, { logger, logLevel, untilStopped: true })
   } catch (err) {
     logger.error({ event: 'service:failed', err: { code: err.code, message: err.message } }, `service ${name} could not start: ${err.message}${err.code ? ` (${err.code})` : ''}`)
     return finish(1)

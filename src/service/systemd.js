@@ -1,9 +1,11 @@
 'use strict'
 
 // Linux: a systemd unit that runs `httpsys start -c <config>` in the foreground. A user
-// unit (~/.config/systemd/user) unless root or --system (/etc/systemd/system). This
-// writes and removes the unit file only: the systemctl commands are printed for the
-// user to run (what is enabled, and when, stays their decision).
+// unit (~/.config/systemd/user), or with --system a system unit (/etc/systemd/system).
+// Install writes the unit and prints the systemctl commands that enable and start it
+// (what is enabled, and when, stays the user's decision) unless --now asks for them, as
+// `systemctl enable --now` does; uninstall stops the service before it removes the unit
+// (a unit whose file is gone cannot be stopped by name after the next daemon-reload).
 //
 // KillMode=mixed and TimeoutStopSec follow the stop ladder: templates/httpsys.service
 // says why on the lines themselves, for whoever reads the unit.
@@ -122,13 +124,17 @@ function isOurs (file, fsys = fs) {
  * kill_timeout, another node); a unit of that name httpsys did not write is left alone.
  * @returns {object} plan() plus { replaced, commands, notes }
  */
-function install (t, { fsys = fs } = {}) {
+function install (t, { fsys = fs, dryRun = false } = {}) {
   const p = plan(t)
   let replaced = false
   if (fsys.existsSync(p.file)) {
     if (!isOurs(p.file, fsys)) throw new codes.ERR_HTTPSYS_SERVICE_EXISTS({ name: t.name, kind: 'systemd unit', path: p.file, ours: false })
     replaced = true
   }
+  const systemctl = t.system ? ['systemctl'] : ['systemctl', '--user']
+  // --now: what the printed commands say, run
+  const start = [[...systemctl, 'daemon-reload'], replaced ? [...systemctl, 'restart', t.name] : [...systemctl, 'enable', '--now', t.name]]
+  if (dryRun) return { ...p, replaced, commands: start.map((argv) => argv.join(' ')), start, notes: notesOf(t, p) }
   try {
     fsys.mkdirSync(p.dir, { recursive: true })
     fsys.writeFileSync(p.file, p.text + '\n', { mode: 0o644 })
@@ -138,9 +144,10 @@ function install (t, { fsys = fs } = {}) {
     }
     throw err
   }
-  const commands = replaced
-    ? [`${p.systemctl} daemon-reload`, `${p.systemctl} restart ${t.name}`]
-    : [`${p.systemctl} daemon-reload`, `${p.systemctl} enable --now ${t.name}`]
+  return { ...p, replaced, commands: start.map((argv) => argv.join(' ')), start, notes: notesOf(t, p) }
+}
+
+function notesOf (t, p) {
   const notes = []
   if (!t.system) {
     notes.push(`a user unit starts with ${t.username}'s user manager: at boot, and after logging out, only with \`loginctl enable-linger ${t.username}\``)
@@ -151,18 +158,32 @@ function install (t, { fsys = fs } = {}) {
     notes.push(`\`httpsys ls\`, \`logs\` and \`stop\` reach it from a shell of ${t.system ? (t.user || 'root') : t.username} with HTTPSYS_RUNTIME_DIR=${p.runtime.dir}`)
   }
   notes.push(`its records: \`${p.journalctl} -u ${t.name} -f\`; after changing an app's kill_timeout, install again (TimeoutStopSec follows it)`)
-  return { ...p, replaced, commands, notes }
+  return notes
 }
 
 /**
- * Removes our unit and the links `systemctl enable` made for it in the same folder.
- * @returns {{file, removed: boolean, links: string[], commands: string[]}}
+ * Stops the service, then removes our unit and the links `systemctl enable` made for it
+ * in the same folder, then has systemd read its units again.
+ * @param {object} deps { fsys, exec: (argv) => { status, stderr, error } }
+ * @returns {{file, removed: boolean, stopped: boolean, links: string[], commands: string[]}}
  */
-function uninstall (t, { fsys = fs } = {}) {
+function uninstall (t, { fsys = fs, exec } = {}) {
   const where = placement(t)
-  if (!fsys.existsSync(where.file)) return { ...where, removed: false, links: [], commands: [] }
+  if (!fsys.existsSync(where.file)) return { ...where, removed: false, stopped: false, links: [], commands: [] }
   if (!isOurs(where.file, fsys)) {
     throw new codes.ERR_HTTPSYS_SERVICE_DENIED({ action: 'remove', path: where.file, reason: 'httpsys did not write it', fix: 'Remove it by hand, or name the unit httpsys installed with --name' })
+  }
+  const systemctl = t.system ? ['systemctl'] : ['systemctl', '--user']
+  const stop = exec([...systemctl, 'stop', t.name])
+  // no systemctl (a container): nothing of systemd's can be running it
+  const stopped = !stop.error && stop.status === 0
+  if (!stop.error && stop.status !== 0 && !/not loaded|not found|does not exist/i.test(stop.stderr || '')) {
+    throw new codes.ERR_HTTPSYS_SERVICE_DENIED({
+      action: 'stop',
+      path: `the systemd unit ${t.name}`,
+      reason: `\`${systemctl.join(' ')} stop ${t.name}\` said: ${String(stop.stderr || `exit code ${stop.status}`).trim().split('\n')[0]}`,
+      fix: `Nothing was removed. Stop it (\`${systemctl.join(' ')} stop ${t.name}\`${t.system ? ', as root' : ''}), then uninstall again`
+    })
   }
   const links = []
   try {
@@ -184,8 +205,9 @@ function uninstall (t, { fsys = fs } = {}) {
     }
     throw err
   }
-  // a unit whose file is gone can still be stopped until the next daemon-reload
-  return { ...where, removed: true, links, commands: [`${where.systemctl} stop ${t.name}`, `${where.systemctl} daemon-reload`] }
+  const reload = stop.error ? null : exec([...systemctl, 'daemon-reload'])
+  const commands = reload === null || (!reload.error && reload.status === 0) ? [] : [`${where.systemctl} daemon-reload`]
+  return { ...where, removed: true, stopped, links, commands }
 }
 
 /**

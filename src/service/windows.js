@@ -142,6 +142,7 @@ function privateFolders (t, account) {
  * @param {object} deps { scm, sc, password: (account) => Promise<string> }
  */
 async function install (t, { scm, sc, password }) {
+  if (t.dryRun) return plan(t, { scm, sc })
   if (sc.isElevated() === false) {
     throw new codes.ERR_HTTPSYS_NOT_ELEVATED({ what: `Installing the Windows service ${t.name}`, by: 'the service control manager', syscall: 'OpenSCManagerW', command: t.command })
   }
@@ -212,6 +213,30 @@ async function install (t, { scm, sc, password }) {
     restartDelaysMs: RESTART_DELAYS_MS,
     commands: [`sc.exe start ${t.name}`],
     notes
+  }
+}
+
+/**
+ * --dry-run: what install would create and set up, changing nothing (no elevation needed
+ * to read it; an account's password is not asked for).
+ */
+function plan (t, { scm, sc }) {
+  const existing = scm.query(t.name)
+  if (existing) throw new codes.ERR_HTTPSYS_SERVICE_EXISTS({ name: t.name, kind: 'Windows service', ours: isOurs(existing, t.name) })
+  const account = resolveAccount(t.user, t.name, sc)
+  const { ms } = stopTimeout(t.config)
+  return {
+    name: t.name,
+    binPath: binPath(t),
+    account: account.shown,
+    sid: account.sid,
+    done: [],
+    would: setupSteps(t.config, sc, account).map((step) => step.what),
+    unsupported: [],
+    stopTimeoutMs: ms,
+    restartDelaysMs: RESTART_DELAYS_MS,
+    commands: [`sc.exe start ${t.name}`],
+    notes: []
   }
 }
 

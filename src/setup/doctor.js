@@ -20,6 +20,7 @@ const urlprefix = require('../urlprefix')
 const { covers, needsReservation } = require('./urlacl')
 const { currentUser } = require('../httpsys/service-config')
 const { parseSddl } = require('./sddl')
+const { checkAuth } = require('./auth-checks')
 
 // Accounts every user is part of: a reservation for them covers the current user too.
 const EVERYONE_SIDS = new Set(['S-1-1-0', 'S-1-5-11', 'S-1-5-4', 'S-1-5-32-545'])
@@ -34,11 +35,15 @@ const SYSTEM_PID = 4
  * @param {() => object} [options.cert] the cert commands' library (Windows)
  * @param {() => void} [options.loadAddon] throws ERR_HTTPSYS_NATIVE_UNAVAILABLE (Windows)
  * @param {object} [options.hub] { runtimeDir, ensurePrivate, running } for the hub checks
+ * @param {object} [options.machine] { env, hostname } for the auth checks (auth-checks.js)
  * @returns {Promise<{findings: object[], ok: boolean, router: string}>}
  */
 async function doctor (options) {
   const platform = options.platform || process.platform
   const findings = platform === 'win32' ? windowsChecks(options) : await hubChecks(options)
+  // Windows authentication: the schemes, the SPNs Negotiate needs, the hub's stand-in
+  checkAuth(options.config || null, platform, (level, area, message, fix) => findings.push(fix ? { level, area, message, fix } : { level, area, message }), options.machine)
+  await checkMetrics(options, findings)
   return { findings, ok: !findings.some((f) => f.level === 'error'), router: platform === 'win32' ? 'HTTP.SYS' : 'hub' }
 }
 
@@ -270,6 +275,41 @@ function checkRuntimeDir (hub, add) {
   } else {
     add('ok', 'runtime', `the runtime directory ${dir} is private`)
   }
+}
+
+// The supervisor's own Prometheus endpoint (metrics.listen, --metrics), on every
+// platform: a taken port stops `httpsys start` before any app runs (ERR_HTTPSYS_METRICS_LISTEN).
+async function checkMetrics ({ config, hub }, findings) {
+  if (config === null || !config.metrics || !config.metrics.listen) return
+  const { host, port } = config.metrics.listen
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`
+  const apps = prefixesOf(config).filter((p) => urlprefix.parse(p.prefix).port === port).map((p) => p.app)
+  if (apps.length > 0) {
+    findings.push({ level: 'error', area: 'metrics', message: `metrics.listen ${where} is the port of ${[...new Set(apps)].join(', ')}: the router and the metrics endpoint cannot share it`, fix: 'give metrics.listen (or --metrics) a port of its own, e.g. 127.0.0.1:9464' })
+    return
+  }
+  const state = await new Promise((resolve) => {
+    const server = net.createServer()
+    server.once('error', (err) => resolve(err.code || 'error'))
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve('free')))
+  })
+  if (state === 'free') {
+    findings.push({ level: 'ok', area: 'metrics', message: `the metrics endpoint's ${where} is free` })
+    return
+  }
+  const running = hub && hub.running ? await hub.running() : null
+  if (state === 'EADDRINUSE' && running) {
+    findings.push({ level: 'ok', area: 'metrics', message: `${where} serves the metrics of this config's running supervisor (pid ${running.pid})` })
+    return
+  }
+  const owner = state === 'EADDRINUSE' && hub && hub.portOwner ? hub.portOwner(port) : undefined
+  findings.push({
+    level: 'error',
+    area: 'metrics',
+    message: `the metrics endpoint cannot listen on ${where}: ${state === 'EADDRINUSE' ? `the port is in use${owner ? ` by ${owner}` : ''}` : state} ` +
+      '(`httpsys start` would fail with ERR_HTTPSYS_METRICS_LISTEN)',
+    fix: 'choose another metrics.listen (or --metrics), e.g. 127.0.0.1:9464, or stop what holds the port'
+  })
 }
 
 /** 'free', or the bind error's code */

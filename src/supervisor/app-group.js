@@ -4,7 +4,9 @@
 // the new process must be ready before the old one is drained, so capacity never drops
 // below N, and a new process that fails leaves the old ones serving), hard restart,
 // stop, and watch mode. Reloads never overlap: a reload asked for while one runs (a
-// file saved again, `httpsys reload` typed twice) becomes exactly one follow-up.
+// file saved again, `httpsys reload` typed twice) becomes exactly one follow-up. A config
+// edit (`httpsys reload`, `scale`) gives the group its new settings (setApp) and its new
+// number of instances (addInstances, removeInstances).
 
 const { EventEmitter } = require('node:events')
 const { Instance } = require('./instance')
@@ -19,13 +21,12 @@ class AppGroup extends EventEmitter {
   constructor (app, options) {
     super()
     this.app = app
+    this.options = options
     this.logger = options.logger
     this.logDirs = options.logDirs || []
     this.watching = app.watch.length > 0
     this.instances = []
-    for (let inst = 0; inst < app.instances; inst++) {
-      this.instances.push(new Instance(app, inst, { ...options, watching: this.watching }))
-    }
+    this.addInstances(app.instances)
     this.reloading = null
     this.followUp = null
     this.followUpReason = null
@@ -41,6 +42,10 @@ class AppGroup extends EventEmitter {
   async start () {
     this.stopped = false
     for (const instance of this.instances) instance.start()
+    await this.startWatcher()
+  }
+
+  async startWatcher () {
     if (this.watching && this.watcher === null) {
       this.watcher = new AppWatcher(this.app, {
         logDirs: this.logDirs,
@@ -59,14 +64,60 @@ class AppGroup extends EventEmitter {
   }
 
   /**
-   * Rolling reload of every instance. While one runs, further calls share a single
-   * follow-up reload.
+   * The app's new settings (a config edit): each instance's next process is started with
+   * them; the ones running keep theirs until a reload or restart replaces them. A change
+   * of watch settings restarts the watcher.
+   * @param {object} app the validated app (same name)
+   * @param {object} [routerEnv] the router's workerEnv(app), when its queue changed
+   */
+  async setApp (app, routerEnv = this.options.routerEnv) {
+    const rewatch = JSON.stringify([this.app.watch, this.app.ignore_watch, this.app.watch_delay]) !==
+      JSON.stringify([app.watch, app.ignore_watch, app.watch_delay])
+    this.app = app
+    this.options = { ...this.options, routerEnv }
+    this.watching = app.watch.length > 0
+    for (const instance of this.instances) instance.setApp(app, { routerEnv, watching: this.watching })
+    if (rewatch) {
+      await this.closeWatcher()
+      if (!this.stopped) await this.startWatcher()
+    }
+  }
+
+  /**
+   * Adds instances up to `count` (`scale`, a config's instances raised), not started.
+   * @returns {Instance[]} the new ones
+   */
+  addInstances (count) {
+    const added = []
+    for (let inst = this.instances.length; inst < count; inst++) {
+      const instance = new Instance(this.app, inst, { ...this.options, watching: this.watching })
+      this.instances.push(instance)
+      added.push(instance)
+    }
+    return added
+  }
+
+  /**
+   * Takes the instances past `count` out (the highest numbers first) and stops them
+   * gracefully: each is drained, so the requests it holds finish.
+   * @returns {Promise<Instance[]>} the ones removed, once stopped
+   */
+  async removeInstances (count) {
+    const removed = this.instances.splice(Math.max(1, count))
+    await Promise.all(removed.map((i) => i.stop()))
+    return removed
+  }
+
+  /**
+   * Rolling reload of every instance (or of `only`, a config edit's instances that were
+   * running before it). While one runs, further calls share a single follow-up reload.
    * @param {string} [reason='command']
+   * @param {Instance[]} [only]
    * @returns {Promise<{ ok: boolean, ms: number, instances: object[], reason?: string }>}
    */
-  reload (reason = 'command') {
+  reload (reason = 'command', only) {
     if (this.reloading === null) {
-      this.reloading = this.rollingReload(reason).finally(() => { this.reloading = null })
+      this.reloading = this.rollingReload(reason, only).finally(() => { this.reloading = null })
       return this.reloading
     }
     this.followUpReason = reason
@@ -80,18 +131,21 @@ class AppGroup extends EventEmitter {
     return this.followUp
   }
 
-  async rollingReload (reason) {
+  async rollingReload (reason, only = this.instances) {
     const t0 = Date.now()
+    const instances = only.filter((i) => this.instances.includes(i))
     if (this.stopped) {
       // worded to follow "a new process" (`httpsys reload` reports it so)
       const why = `was not started: ${this.name} is stopped (\`httpsys restart ${this.name}\` starts it)`
       this.logger.warn({ event: 'reload:failed', app: this.name, reason, ms: 0, stopped: true }, `not reloading: ${this.name} is stopped`)
       return { ok: false, ms: 0, instances: [], reason: why }
     }
-    this.logger.info({ event: 'reload:start', app: this.name, reason, instances: this.instances.length }, `reloading ${this.instances.length} instance(s) (${reason})`)
+    this.logger.info({ event: 'reload:start', app: this.name, reason, instances: instances.length }, `reloading ${instances.length} instance(s) (${reason})`)
     const results = []
-    for (const instance of this.instances) {
+    for (const instance of instances) {
       if (this.stopped) break
+      // taken out by a scale down meanwhile
+      if (!this.instances.includes(instance)) continue
       const result = await instance.reload()
       results.push({ inst: instance.inst, ...result })
       // a new process that fails next to a serving old one ends the reload: the old
@@ -100,7 +154,7 @@ class AppGroup extends EventEmitter {
     }
     const ms = Date.now() - t0
     const failed = results.filter((r) => !r.ok)
-    const ok = failed.length === 0 && results.length === this.instances.length
+    const ok = failed.length === 0 && results.length === instances.length
     if (ok) {
       this.logger.info({ event: 'reload:done', app: this.name, reason, ms, pids: results.map((r) => r.pid) }, `reloaded in ${ms} ms`)
     } else {

@@ -14,8 +14,6 @@ const { answers } = require('./control-server')
 const { configFilesIn } = require('../config')
 const { pidAlive } = require('../local-socket')
 
-const DEFAULT_CONFIG = 'httpsys.config.js'
-
 /**
  * @param {object} [options]
  * @param {string} [options.config] only the supervisor started with this config file
@@ -118,8 +116,9 @@ function stream (state, message, onLine) {
  * - `--id <id>`: the one `httpsys ls` shows with that id;
  * - `-c <file>`: the one started with that config file, or with that script
  *   (`httpsys start app.js` runs a script-started supervisor);
- * - else the current project's: the one of ./httpsys.config.js when the folder has one,
- *   else the script-started one(s) started in this folder.
+ * - else the current folder's (control-path.js folderStates()): the ones started in it,
+ *   whatever their config is called, and the one of a config file that lives in it;
+ *   route() asks for -c when several of them would act.
  * @param {object} [options]
  * @param {boolean} [options.list] `ls`: with no project in this folder, every supervisor
  * @returns {Promise<object[]>} live supervisor states, each with a `label` for output
@@ -146,23 +145,29 @@ async function select ({ config, id, allSupervisors, list: listing = false, cwd 
     if (found.length === 0) throw new codes.ERR_HTTPSYS_NOT_RUNNING({ config, known: every.map((s) => `${s.id} (${labelOf(s, cwd)})`) })
     return labelled(found)
   }
-  // this folder's config (httpsys.config.js, .cjs, .mjs, .json: the first, if several)
-  const projectFile = configFilesIn(cwd)[0] || path.resolve(cwd, DEFAULT_CONFIG)
-  let found
-  if (fs.existsSync(projectFile)) {
-    const wanted = paths.identityOfConfigFile(projectFile, cwd)
-    found = every.filter((s) => s.id === wanted)
-  } else {
-    found = every.filter((s) => !s.config && s.cwd && path.resolve(s.cwd) === path.resolve(cwd))
-  }
+  // this folder's: started here whatever its config is called, or of a config file here
+  const found = paths.folderStates(every, cwd)
   if (found.length === 0 && listing) return labelled(every)
   if (found.length === 0) {
+    const projectFile = configFilesIn(cwd)[0]
     throw new codes.ERR_HTTPSYS_NOT_RUNNING({
-      config: fs.existsSync(projectFile) ? projectFile : `this folder (${cwd})`,
+      config: projectFile || `this folder (${cwd})`,
       known: every.map((s) => `${s.id} (${labelOf(s, cwd)})`)
     })
   }
   return labelled(found)
+}
+
+/**
+ * Several supervisors of this folder where a command needs one: each with the -c that
+ * names it, never a guess (ERR_HTTPSYS_SUPERVISOR_AMBIGUOUS).
+ */
+function ambiguous (states, cwd = process.cwd()) {
+  const choices = states.map((s) => {
+    const label = labelOf(s, cwd)
+    return `${label} (pid ${s.pid}): -c ${/[\s"'$`\\]/.test(label) ? JSON.stringify(label) : label}`
+  })
+  return new codes.ERR_HTTPSYS_SUPERVISOR_AMBIGUOUS({ count: states.length, dir: cwd, choices })
 }
 
 /** How a supervisor is named in output: its config file or script, relative when near. */
@@ -174,13 +179,16 @@ function labelOf (state, cwd = process.cwd()) {
 }
 
 /** The supervisors a command for `app` goes to; 'all' means every app of them. */
-async function route (app, options) {
+async function route (app, options = {}) {
   const supervisors = await select(options)
-  if (app === undefined || app === 'all') return supervisors
-  const chosen = supervisors.filter((s) => Array.isArray(s.apps) && s.apps.includes(app))
+  const every = app === undefined || app === 'all'
+  const chosen = every ? supervisors : supervisors.filter((s) => Array.isArray(s.apps) && s.apps.includes(app))
   if (chosen.length === 0) {
     throw new codes.ERR_HTTPSYS_APP_NOT_FOUND({ app, known: [...new Set(supervisors.flatMap((s) => s.apps || []))] })
   }
+  // this folder's supervisors, several of which would act: which one is the user's to say
+  const folder = !options.allSupervisors && options.id === undefined && options.config === undefined
+  if (folder && chosen.length > 1) throw ambiguous(chosen, options.cwd)
   return chosen
 }
 
@@ -191,19 +199,35 @@ async function list (options = {}) {
 }
 
 /**
- * `httpsys reload|restart|stop <app|all>`.
+ * `httpsys reload|restart|stop|scale <app|all>`.
+ * @param {object} [extra] more of the request (scale: { count })
  * @returns {Promise<Array<{ pid: number, config: string, result: * }>>} one per supervisor
  */
-async function command (cmd, app, options = {}) {
+async function command (cmd, app, options = {}, extra = {}) {
   const supervisors = await route(app, options)
-  return Promise.all(supervisors.map(async (s) => ({ pid: s.pid, id: s.id, label: s.label, config: s.config || s.script, result: await request(s, { cmd, app }) })))
+  return Promise.all(supervisors.map(async (s) => ({ pid: s.pid, id: s.id, label: s.label, config: s.config || s.script, result: await request(s, { ...extra, cmd, app }) })))
 }
 
 /** Resolves once pid is gone (bounded). */
 async function waitForExit (pid, timeout = 60000) {
   const end = Date.now() + timeout
-  while (pidAlive(pid) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 50))
-  return !pidAlive(pid)
+  while (running(pid) && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 20))
+  return !running(pid)
 }
 
-module.exports = { findSupervisors, select, labelOf, request, stream, route, list, command, waitForExit }
+// A supervisor that has exited is a zombie until its parent reaps it: a `start -d`
+// daemon's parent is init, which in a container may reap only every second or two, so
+// `stop all` took 1.2-2.6 s after a 14 ms stop (issue 28). Exited is exited.
+function running (pid) {
+  if (!pidAlive(pid)) return false
+  if (process.platform !== 'linux') return true
+  try {
+    // the state follows the command name, which is in parentheses and may hold spaces
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return pidAlive(pid)
+  }
+}
+
+module.exports = { findSupervisors, select, ambiguous, labelOf, request, stream, route, list, command, waitForExit }

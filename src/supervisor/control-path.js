@@ -153,6 +153,21 @@ function readLastRuns (dir = runtimeDir()) {
 }
 
 /**
+ * The supervisors of a folder (issue 28): the ones started in it, whatever their config
+ * is called (httpsys.config.js, ecosystem.config.js, -c anything, a script), and the ones
+ * running a config file that lives in it (started from elsewhere with -c, as a service
+ * is). A control command run in the folder reaches them without -c.
+ * @param {object[]} states readStates() entries
+ * @param {string} cwd the folder
+ * @returns {object[]}
+ */
+function folderStates (states, cwd) {
+  const dir = path.resolve(cwd)
+  return states.filter((s) => (typeof s.cwd === 'string' && path.resolve(s.cwd) === dir) ||
+    (typeof s.config === 'string' && path.dirname(path.resolve(s.config)) === dir))
+}
+
+/**
  * Removes what a dead supervisor left: its state file and its socket, only when they
  * are what we make (a regular file and a socket of this user, named by the id).
  */
@@ -177,4 +192,4 @@ function removeStaleHubSockets (dir = runtimeDir(), alive) {
   return removeDeadSockets(dir, /^hub-(\d+)\.sock$/, alive ? { alive } : {})
 }
 
-module.exports = { lastRunPath, readLastRuns, removeStaleHubSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }
+module.exports = { folderStates, lastRunPath, readLastRuns, removeStaleHubSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }

@@ -2,7 +2,7 @@
 
 // The supervisor's end of the control channel (`httpsys ls|reload|restart|stop|logs`
 // from another terminal). NDJSON both ways over a Unix socket / named pipe:
-//   -> { token, cmd: 'ls'|'reload'|'restart'|'stop'|'logs', app?, lines?, follow? }
+//   -> { token, cmd: 'ls'|'reload'|'restart'|'scale'|'stop'|'logs', app?, count?, lines?, follow? }
 //   <- { ok: true, result } | { ok: false, error: { code, message } }
 //   logs: <- { line } ... then { end: true } unless follow (then until the client leaves)
 // A stale socket left by a crashed supervisor is detected (nobody answers on it) and
@@ -23,7 +23,7 @@ const MAX_FOLLOW_BACKLOG = 1024 * 1024
 class ControlServer {
   /**
    * @param {object} options
-   * @param {object} options.handler { ls(), reload(app), restart(app), stop(app), logs({ app, lines }), subscribe(fn) }
+   * @param {object} options.handler { ls(), reload(app), restart(app), scale(app, count), stop(app), logs({ app, lines }), subscribe(fn) }
    * @param {object} options.config the validated config (its identity names the socket)
    * @param {import('pino').Logger} options.logger
    * @param {string} [options.dir] the runtime directory (default: per user)
@@ -57,6 +57,27 @@ class ControlServer {
     })
     server.unref()
     this.server = server
+    this.startedAt = new Date().toISOString()
+    this.cwd = process.cwd()
+    this.writeState(this.config.apps)
+    this.logger.debug({ event: 'control', endpoint: this.endpoint }, `control channel at ${this.endpoint}`)
+  }
+
+  /**
+   * The apps changed (a config edit applied by `httpsys reload`): the state file names
+   * them, so a command for a new app finds this supervisor.
+   * @param {object[]} apps the validated apps now running
+   */
+  setApps (apps) {
+    if (this.server === null) return
+    try {
+      this.writeState(apps)
+    } catch (err) {
+      this.logger.warn({ err }, `could not update ${this.stateFile}: ${err.message}`)
+    }
+  }
+
+  writeState (apps) {
     const source = this.config.source || {}
     paths.writeState(this.stateFile, {
       pid: process.pid,
@@ -66,9 +87,9 @@ class ControlServer {
       config: source.configFile || null,
       script: source.script || null,
       // where it was started: a command run in the same folder acts on it (control-client.js)
-      cwd: process.cwd(),
-      apps: this.config.apps.map((a) => a.name),
-      startedAt: new Date().toISOString()
+      cwd: this.cwd,
+      apps: apps.map((a) => a.name),
+      startedAt: this.startedAt
     })
     // what `httpsys logs` reads once this supervisor has stopped (the state file goes
     // with it): where it ran and where its records are, kept until the next run
@@ -77,15 +98,14 @@ class ControlServer {
         id: this.id,
         config: source.configFile || null,
         script: source.script || null,
-        cwd: process.cwd(),
-        apps: this.config.apps.map((a) => ({ name: a.name, logDir: a.log_dir || null })),
+        cwd: this.cwd,
+        apps: apps.map((a) => ({ name: a.name, logDir: a.log_dir || null })),
         daemonLog: require('./daemon').daemonLogFile(this.config),
-        startedAt: new Date().toISOString()
+        startedAt: this.startedAt
       })
     } catch (err) {
       this.logger.debug({ err }, 'could not write the last-run file')
     }
-    this.logger.debug({ event: 'control', endpoint: this.endpoint }, `control channel at ${this.endpoint}`)
   }
 
   /** Fails when a live supervisor holds our endpoint; removes a dead one's leftovers. */
@@ -145,6 +165,8 @@ class ControlServer {
           return reply(socket, { ok: true, result: await h[request.cmd](String(request.app || 'all')) })
         case 'show':
           return reply(socket, { ok: true, result: await h.show(String(request.app)) })
+        case 'scale':
+          return reply(socket, { ok: true, result: await h.scale(String(request.app), request.count) })
         case 'logs':
           return this.streamLogs(socket, request)
         default:

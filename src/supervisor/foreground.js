@@ -18,11 +18,14 @@ const SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', ...(process.platform === 'win32'
  * @param {boolean} [options.json=false] JSON lines even in a terminal
  * @param {string} [options.logLevel='info']
  * @param {boolean} [options.control=true] answer `httpsys ls|reload|restart|stop|logs`
+ * @param {() => Promise<object>} [options.reread] reads the config again, as this start did
+ *   (`httpsys reload`, `restart`)
+ * @param {boolean} [options.untilStopped] see start(); default: in the background or as a service
  * @returns {Promise<number>} the exit code: 0 after a graceful stop, 130 when forced by a
  *   second Ctrl+C (128 + the signal number for other signals), 1 when the hub failed or
- *   every app ended in a crash loop (errored)
+ *   (in a terminal, not untilStopped) every app ended in a crash loop (errored)
  */
-async function runForeground (config, { json = false, logLevel, control = true } = {}) {
+async function runForeground (config, { json = false, logLevel, control = true, reread, untilStopped } = {}) {
   const logger = createLogger({ json, level: logLevel || 'info' })
   let supervisor = null
   let signals = 0
@@ -44,7 +47,7 @@ async function runForeground (config, { json = false, logLevel, control = true }
   const cleanup = () => { for (const s of SIGNALS) process.off(s, onSignal) }
 
   try {
-    supervisor = await start(config, { logger, logLevel, control })
+    supervisor = await start(config, { logger, logLevel, control, reread, untilStopped })
   } catch (err) {
     cleanup()
     flush(logger)

@@ -17,6 +17,7 @@ const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
 const { readPem } = require('../tls-material')
 const { ENV, cacheEnv, readWorkerEnv } = require('../worker-interface')
+const { authEnv } = require('../windows-auth')
 
 class HttpsysRouter extends EventEmitter {
   /**
@@ -70,17 +71,21 @@ class HttpsysRouter extends EventEmitter {
   }
 
   /**
+   * @param {object} [options]
+   * @param {string[]} [options.urls]
+   * @param {object|null} [options.auth] the app's Windows authentication: HTTP.SYS's on
+   *   each of the queue's URL groups before any worker runs
    * @throws ERR_HTTPSYS_URL_CONFLICT, ERR_HTTPSYS_ACCESS_DENIED (with the urlacl command),
    *   ERR_HTTPSYS_PORT_IN_USE, ERR_HTTPSYS_BAD_PREFIX, ERR_HTTPSYS_QUEUE_EXISTS, ERR_HTTPSYS_NATIVE_CALL
    */
-  async createQueue (app, { urls = [] } = {}) {
+  async createQueue (app, { urls = [], auth = null } = {}) {
     const name = this.queueName(app)
     if (this.queues.has(app)) throw new codes.ERR_HTTPSYS_QUEUE_EXISTS({ queue: name, app })
     let queue
     try {
       queue = this.wine
         ? { name, urls: urls.slice(), close () {} }
-        : this.native.createQueue(name, { urls, app, ...queueLimits(this.limits) })
+        : this.native.createQueue(name, { urls, app, auth, ...queueLimits(this.limits) })
     } catch (err) {
       throw withApp(err, app)
     }
@@ -159,6 +164,18 @@ class HttpsysRouter extends EventEmitter {
       (available ? 'HTTP.SYS goes on answering its requests 503' : 'its requests wait in the queue until queue_timeout instead of getting 503 at once'))
   }
 
+  /**
+   * A config edit changed the app's auth: HTTP.SYS's authentication on its URL groups
+   * follows before the new workers start (under Wine there is none to change).
+   * @throws ERR_HTTPSYS_NATIVE_CALL when HTTP.SYS refuses it (the old setting stays)
+   */
+  setAuth (app, auth) {
+    const queue = this.queues.get(app)
+    if (queue === undefined || this.wine || typeof queue.setAuth !== 'function') return
+    const code = queue.setAuth(auth)
+    if (code !== 0) throw new codes.ERR_HTTPSYS_NATIVE_CALL({ syscall: 'HttpSetUrlGroupProperty(HttpServerAuthenticationProperty)', win32: code, queue: queue.name })
+  }
+
   stats () {
     return null
   }
@@ -191,7 +208,9 @@ class HttpsysRouter extends EventEmitter {
       [ENV.SETUP]: this.setup ? '1' : undefined,
       // a stopping worker lets the responses in the kernel finish until just before its kill
       [ENV.KILL_TIMEOUT]: app.kill_timeout > 0 ? String(app.kill_timeout) : undefined,
-      [ENV.CLIENT_CERTS]: this.clientCerts.length > 0 ? JSON.stringify(this.clientCerts) : undefined
+      [ENV.CLIENT_CERTS]: this.clientCerts.length > 0 ? JSON.stringify(this.clientCerts) : undefined,
+      // the identity HTTP.SYS authenticated, the 401s, promote_server_vars (src/queue/auth-gate.js)
+      [ENV.AUTH]: authEnv(app)
     }
   }
 

@@ -9,6 +9,8 @@
 //   start()                before any queue
 //   createQueue(app, { urls })   one queue per app, before its workers start
 //   deleteQueue(app)
+//   setUrls(app, urls, { redirectHttp })   a config edit: prefixes added first, then dropped
+//   unroute(app)           no new request reaches the app (it is leaving the config)
 //   setAvailable(app, bool)  false: the app cannot serve again without a command
 //   stats(app)             { waiting, workers: [{ pid, served, inFlight }] } or null
 //   connections()          client connections open (optional; HTTP.SYS does not say)
@@ -22,6 +24,7 @@ const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
 const localSocket = require('../local-socket')
 const { ENV, cacheEnv } = require('../worker-interface')
+const { authEnv } = require('../windows-auth')
 
 class HubRouter extends EventEmitter {
   /**
@@ -45,6 +48,8 @@ class HubRouter extends EventEmitter {
     this.limits = limits || null
     this.tokens = new Map() // app name -> its queue's token
     this.queueUrls = new Map() // app name -> its queue's prefixes as bound
+    this.configUrls = new Map() // app name -> Map(a url of its config -> the prefix bound for it)
+    this.redirectPorts = new Map() // app name -> its redirect_http port
     this.hub = null
   }
 
@@ -104,14 +109,64 @@ class HubRouter extends EventEmitter {
     this.tokens.set(app, token)
     const info = await this.hub.createQueue(app, { urls, token, cache })
     this.queueUrls.set(app, info.urls)
-    if (redirectHttp !== null && redirectHttp !== undefined) {
-      const added = await this.hub.addRedirect(app, redirectHttp, info.urls)
-      this.logger.info({ event: 'redirect', app, from: added }, `${added.join(' ')} redirect to https (308)`)
-    }
+    // the config's urls are distinct: the hub binds them in order
+    this.configUrls.set(app, new Map(urls.map((u, i) => [u, info.urls[i]])))
+    await this.redirect(app, redirectHttp, info.urls)
     return info
   }
 
+  async redirect (app, port, urls) {
+    this.redirectPorts.set(app, port ?? null)
+    if (port === null || port === undefined) return
+    const added = await this.hub.addRedirect(app, port, urls)
+    this.logger.info({ event: 'redirect', app, from: added }, `${added.join(' ')} redirect to https (308)`)
+  }
+
+  /**
+   * A config edit (`httpsys reload`): the queue takes its new prefixes first (a port in
+   * use throws here and changes nothing), then lets go of the ones the config dropped;
+   * requests in flight on those finish. An app given urls for the first time also lets
+   * go of what its listen() registered. The workers need not change: they take requests
+   * from the queue, whatever the prefix.
+   * @returns {Promise<{ urls: string[] }>} the queue's prefixes now
+   */
+  async setUrls (app, urls, { redirectHttp = null } = {}) {
+    const { parse } = require('../urlprefix')
+    const mapped = this.configUrls.get(app) || new Map()
+    const before = this.hub.queueStats(app).urls
+    const keep = new Map([...mapped].filter(([u]) => urls.includes(u)))
+    const add = urls.filter((u) => !mapped.has(u))
+    if (add.length > 0) {
+      const after = await this.hub.addUrls(app, add)
+      // a fixed port's prefix is its canonical form; port 0 takes the next one bound
+      const fixed = new Map(add.map((u) => [u, parse(u, { allowPortZero: true })]).filter(([, p]) => p.port !== 0).map(([u, p]) => [u, p.prefix]))
+      const fresh = after.filter((p) => !before.includes(p) && ![...fixed.values()].includes(p))
+      for (const u of add) keep.set(u, fixed.has(u) ? fixed.get(u) : fresh.shift())
+    }
+    const kept = new Set(keep.values())
+    const dropped = mapped.size === 0 && urls.length > 0 ? before : [...mapped.values()]
+    const drop = dropped.filter((p) => !kept.has(p))
+    if (drop.length > 0) this.hub.removeUrls(app, drop)
+    const bound = this.hub.queueStats(app).urls
+    this.configUrls.set(app, keep)
+    this.queueUrls.set(app, bound)
+    if (add.length > 0 || drop.length > 0 || (redirectHttp ?? null) !== this.redirectPorts.get(app)) {
+      this.hub.removeRedirects(app)
+      await this.redirect(app, redirectHttp, bound)
+    }
+    return { urls: bound }
+  }
+
+  /** The app leaves the config: its prefixes go first, so no new request reaches it. */
+  unroute (app) {
+    if (this.hub !== null) this.hub.unbindQueue(app)
+  }
+
   deleteQueue (app) {
+    this.tokens.delete(app)
+    this.queueUrls.delete(app)
+    this.configUrls.delete(app)
+    this.redirectPorts.delete(app)
     return this.hub.deleteQueue(app)
   }
 
@@ -147,7 +202,9 @@ class HubRouter extends EventEmitter {
       // without urls, whose first listen() decides
       [ENV.QUEUE_URLS]: (this.queueUrls.get(app.name) || []).join(',') || undefined,
       [ENV.MAX_BODY_SIZE]: undefined,
-      [ENV.CACHE]: cacheEnv(app.cache)
+      [ENV.CACHE]: cacheEnv(app.cache),
+      // a development identity, or the worker refuses to attach (src/queue/auth-gate.js)
+      [ENV.AUTH]: authEnv(app)
     }
   }
 

@@ -34,8 +34,10 @@ class Instance extends EventEmitter {
    * @param {string} [options.preload] the --require module (default: src/register.js; tests swap it)
    * @param {(pid: number) => number} [options.inFlight] the hub's in-flight count of a pid (drain)
    * @param {boolean} [options.watching] a crash loop waits for a file change instead of giving up
+   * @param {(instance: Instance) => boolean} [options.staysUp] whether the supervisor stays up once
+   *   this instance is errored (what the errored record tells the user to do)
    */
-  constructor (app, inst, { routerEnv = {}, tracksWorkers = true, logger, env = {}, preload = REGISTER, inFlight, watching = false, othersServing = () => true }) {
+  constructor (app, inst, { routerEnv = {}, tracksWorkers = true, logger, env = {}, preload = REGISTER, inFlight, watching = false, staysUp = () => true }) {
     super()
     this.app = app
     this.inst = inst
@@ -46,7 +48,7 @@ class Instance extends EventEmitter {
     this.preload = preload
     this.inFlight = inFlight
     this.watching = watching
-    this.othersServing = othersServing
+    this.staysUp = staysUp
     this.proc = null
     this.candidate = null // the replacement during a reload
     this.leaving = null // the process a reload replaced, while it stops
@@ -65,13 +67,26 @@ class Instance extends EventEmitter {
 
   /**
    * What an errored instance's record tells the user to do: wait (watch mode), restart
-   * it by command while the supervisor stays up for other apps, or start again when
-   * nothing else keeps it up (it stops once every app is errored).
+   * it by command while the supervisor stays up (other apps run, or it runs in the
+   * background or as a service: docs/supervisor.md 2.2), or start httpsys again when it
+   * runs in the foreground with nothing else (it exits 1 then).
    */
   fixAdvice () {
     if (this.watching) return 'waiting for a file change'
-    if (this.othersServing(this)) return `fix it, then \`httpsys restart ${this.app.name}\``
-    return 'fix it, then start it again (nothing else runs here, so httpsys stops now)'
+    if (this.staysUp(this)) return `fix it, then \`httpsys restart ${this.app.name}\``
+    return 'nothing else runs here, so httpsys exits (code 1): fix it, then start httpsys again'
+  }
+
+  /**
+   * A config edit: the next process starts with these settings (the running one keeps
+   * its own until a reload or restart replaces it), and the crash-loop limits are the
+   * new ones, counted afresh.
+   */
+  setApp (app, { routerEnv = this.routerEnv, watching = this.watching } = {}) {
+    this.app = app
+    this.routerEnv = routerEnv
+    this.watching = watching
+    this.crashLoop = new CrashLoop({ max: app.max_restarts, window: app.restart_window || Infinity })
   }
 
   get pid () {
@@ -280,7 +295,7 @@ class Instance extends EventEmitter {
     // (max_restarts 0, "never give up", keeps trying: an app waiting for its database)
     const firstStartLimit = app.max_restarts === 0 ? Infinity : Math.min(FIRST_START_ATTEMPTS, app.max_restarts)
     if (!this.everReady && !proc.readyAt && ++this.startFailures >= firstStartLimit) {
-      const cause = startFailureCause(proc.stderrTail, { cwd: app.cwd, code, signal })
+      const cause = failureCause(proc, app)
       const fix = this.fixAdvice()
       this.logger.error({ event: 'errored', app: app.name, inst, pid, code, signal, firstStart: true, attempts: this.startFailures, cause },
         `did not start (${this.startFailures} attempts): ${cause}; not restarting, ${fix}`)
@@ -298,9 +313,9 @@ class Instance extends EventEmitter {
       return
     }
     const delay = backoffDelay(app.backoff, this.attempt++)
-    // killed for not being ready: that is the cause, not the signal it took to stop it
-    const reason = proc.failed === 'ready-timeout' ? `not ready within ${app.ready_timeout} ms` : undefined
-    const how = reason ? `${reason}, ${signal ? `killed by ${signal}` : `exited with code ${code}`}` : signal ? `killed by ${signal}` : `exited with code ${code}`
+    // stopped for not being ready: that is the cause, not the exit code its stop produced
+    const reason = proc.timeout ? proc.timeout.cause : undefined
+    const how = reason || (signal ? `killed by ${signal}` : `exited with code ${code}`)
     this.logger.info({ event: 'backoff', app: app.name, inst, pid, code, signal, delay, attempt: this.attempt, unstable, reason },
       `${how}; restarting in ${delay} ms`)
     this.setState('waiting')
@@ -338,12 +353,24 @@ function waitReady (proc) {
     }
     const onReady = () => done({ ok: true })
     const onExit = ({ code, signal }) => done({ ok: false, reason: signal ? `was killed by ${signal} before it was ready` : `exited with code ${code} before it was ready` })
-    const onTimeout = () => done({ ok: false, reason: `was not ready within ${proc.app.ready_timeout} ms` })
+    const onTimeout = ({ cause }) => done({ ok: false, reason: cause })
     proc.on('ready', onReady)
     proc.on('exit', onExit)
     proc.on('ready-timeout', onTimeout)
     if (proc.exitInfo) onExit(proc.exitInfo)
   })
+}
+
+/**
+ * Why a process that never got ready failed, in one line: httpsys's own timeout when it
+ * stopped the process (with the app's last word on stderr, which often says why), else
+ * what the app printed (start-failure.js).
+ */
+function failureCause (proc, app) {
+  const { code, signal } = proc.exitInfo
+  if (!proc.timeout) return startFailureCause(proc.stderrTail, { cwd: app.cwd, code, signal })
+  const said = proc.stderrTail.some((l) => l.trim() !== '') ? startFailureCause(proc.stderrTail, { cwd: app.cwd, code, signal }) : null
+  return said ? `${proc.timeout.cause} (its last error output: ${said})` : proc.timeout.cause
 }
 
 function workerEnv (app, inst, routerEnv, extra) {
@@ -373,4 +400,4 @@ function workerEnv (app, inst, routerEnv, extra) {
   return env
 }
 
-module.exports = { Instance, workerEnv, REGISTER }
+module.exports = { Instance, workerEnv, waitReady, REGISTER }

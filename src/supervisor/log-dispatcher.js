@@ -59,6 +59,16 @@ class LogDispatcher {
     }
   }
 
+  /** An app's file closes (the app left the config, or its log settings changed). */
+  removeFile (app) {
+    const file = this.files.get(app)
+    if (file === undefined) return
+    this.files.delete(app)
+    try {
+      file.close()
+    } catch {}
+  }
+
   /**
    * @param {(line: string, app: string|undefined) => void} fn
    * @returns {() => void} unsubscribe

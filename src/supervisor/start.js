@@ -16,6 +16,10 @@ const { createLogger } = require('./output')
  * @param {string} [options.logLevel] for the default logger, and workers' HTTPSYS_LOG_LEVEL
  * @param {string} [options.socketPath] the hub's socket (default: per user and run in os.tmpdir())
  * @param {boolean} [options.control=true] answer `httpsys ls|reload|restart|stop|logs` from other terminals
+ * @param {() => Promise<object>} [options.reread] reads the config again (reload, restart); default:
+ *   its config file, when it has one
+ * @param {boolean} [options.untilStopped] an app that ends errored keeps the supervisor up (503
+ *   for it); default: in the background (`start -d`) and as a service, not in the foreground
  * @returns {Promise<Supervisor>} events: spawn, ready, exit ({ app, inst, pid, ... }), settled
  *   ({ code }: every app ended by itself), stopped, error
  */
@@ -26,10 +30,21 @@ async function start (config, options = {}) {
     logger,
     logLevel: options.logLevel,
     socketPath: options.socketPath,
-    control: options.control !== false
+    control: options.control !== false,
+    reread: options.reread,
+    untilStopped: options.untilStopped ?? runsUntilStopped()
   })
   await supervisor.start()
   return supervisor
 }
 
-module.exports = { start }
+/**
+ * In the background (`start -d` sets HTTPSYS_DAEMON) and as a service (the systemd unit
+ * and the launchd job set HTTPSYS_SERVICE), nobody watches an exit code: the supervisor
+ * stays up until stopped, and an errored app answers 503 until `httpsys restart`.
+ */
+function runsUntilStopped (env = process.env) {
+  return env.HTTPSYS_DAEMON === '1' || env.HTTPSYS_SERVICE === '1'
+}
+
+module.exports = { start, runsUntilStopped }

@@ -20,9 +20,12 @@ const { MemoryMonitor } = require('./memory')
 const { collectApps, publicView } = require('./app-stats')
 const { chooseBackend } = require('./backend-choice')
 const { HubRouter, hubSocketPath: tmpSocketPath } = require('./hub-router')
+const { NativeRouter, wantsNativeRouter } = require('./native-router')
 const { ensureRuntimeDir, removeStaleHubSockets, runtimeDir } = require('./control-path')
 const { HttpsysRouter } = require('./httpsys-router')
 const { containProcessTree } = require('./job')
+const { checkRouter: checkAuthRouter } = require('../windows-auth')
+const { reconfigure, scale } = require('./reconfigure')
 
 const kStopping = Symbol('httpsys.supervisor.stopping')
 // the hub bounds its own close (closeTimeout, 5 s); this only guards against a hang
@@ -43,8 +46,14 @@ class Supervisor extends EventEmitter {
    * @param {boolean} [options.control=false] answer `httpsys ls|reload|...` on the control channel
    * @param {string} [options.controlDir] the control channel's directory (default: per user)
    * @param {object} [options.memory] MemoryMonitor options (intervalMs, sustained, sample)
+   * @param {() => Promise<object>} [options.reread] reads the config again, validated, for
+   *   `httpsys reload` and `restart` (default: its config file, when it has one; none: they
+   *   replace the processes and change nothing else)
+   * @param {boolean} [options.untilStopped=false] run until stopped by a command or a
+   *   signal: in the background and as a service, an app that ends errored keeps the
+   *   supervisor (and its port, answering 503) up for `httpsys restart` (docs/supervisor.md 2.2)
    */
-  constructor (config, { logger, logLevel, socketPath, Hub, native, backendChoice, preload, control = false, controlDir, memory = {} }) {
+  constructor (config, { logger, logLevel, socketPath, Hub, native, backendChoice, preload, control = false, controlDir, memory = {}, reread, untilStopped = false }) {
     super()
     this.config = config
     // every record passes here (log files, `httpsys logs`) on its way out
@@ -63,6 +72,11 @@ class Supervisor extends EventEmitter {
     this.metrics = null
     this.memory = new MemoryMonitor({ groups: () => this.groups, logger: this.logger, ...memory })
     this.startedAt = Date.now()
+    this.reread = reread || rereadFile(config)
+    this.untilStopped = untilStopped
+    this.changing = Promise.resolve() // config edits (reload, restart, scale) one at a time
+    this.allReady = false
+    this.idle = false // untilStopped, and every app ended by itself: said once
     this[kStopping] = null
   }
 
@@ -95,6 +109,8 @@ class Supervisor extends EventEmitter {
     const text = `router: ${choice.backend === 'hub' ? 'the httpsys hub' : 'HTTP.SYS'} (${choice.reason})`
     if (choice.fallback) this.logger.warn(record, `${text}; to run on HTTP.SYS: ${choice.fix}`)
     else this.logger.info(record, text)
+    // Windows authentication: HTTP.SYS's; on the hub a development identity, or nothing starts
+    for (const w of checkAuthRouter(this.config.apps, choice)) this.logger.warn({ event: 'auth' }, w)
   }
 
   openLogFiles () {
@@ -148,7 +164,7 @@ class Supervisor extends EventEmitter {
       })
       await router.start()
       for (const app of this.config.apps) {
-        if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls, redirectHttp: app.redirect_http, cache: app.cache !== false })
+        if (app.type !== 'worker') await router.createQueue(app.name, { urls: app.urls, redirectHttp: app.redirect_http, cache: app.cache !== false, auth: app.auth })
       }
     } catch (err) {
       this.router = null
@@ -176,6 +192,8 @@ class Supervisor extends EventEmitter {
         if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale hub socket(s)`)
       } catch {}
     }
+    // HTTPSYS_ROUTER=native: the Go router in its own process (experimental, issue 25)
+    if (wantsNativeRouter()) return new NativeRouter({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
     return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits, tls: this.config.tls })
   }
 
@@ -184,51 +202,56 @@ class Supervisor extends EventEmitter {
    * @param {object} router startRouter()'s: a stop() meanwhile clears this.router
    */
   async spawnApps (router) {
-    const env = this.logLevel ? { [ENV.LOG_LEVEL]: this.logLevel } : {}
-    const logDirs = [...new Set(this.config.apps.map((a) => a.log_dir).filter(Boolean))]
-    for (const app of this.config.apps) {
-      this.groups.push(this.createGroup(app, router, { env, logDirs }))
-    }
+    for (const app of this.config.apps) this.groups.push(this.createGroup(app, router))
     await Promise.all(this.groups.map((g) => g.start()))
   }
 
-  createGroup (app, router, { env, logDirs }) {
+  createGroup (app, router) {
     const where = app.type === 'worker' ? 'no HTTP (type: worker)' : app.urls.length ? app.urls.join(' ') : 'the prefix its listen() asks for'
     this.logger.info({ event: 'app', app: app.name, urls: app.urls, instances: app.instances },
       `${app.instances} instance${app.instances === 1 ? '' : 's'}${app.type === 'worker' ? ', ' : ' on '}${where}${app.watch.length ? ' (watching for changes)' : ''}`)
     const group = new AppGroup(app, {
-      // a worker app talks to no router: none of the router's variables reach it
-      routerEnv: app.type === 'worker' ? Object.fromEntries(Object.keys(router.workerEnv(app)).map((k) => [k, undefined])) : router.workerEnv(app),
+      routerEnv: this.routerEnvOf(app, router),
       tracksWorkers: router.tracksWorkers,
       logger: this.logger,
-      env,
+      env: this.logLevel ? { [ENV.LOG_LEVEL]: this.logLevel } : {},
       preload: this.preload,
       inFlight: (pid) => this.inFlightOf(app.name, pid),
       // whether anything keeps this supervisor up once that instance is errored: else
       // `httpsys restart` cannot reach it, and the errored record must say to start again
-      othersServing: (instance) => this.instances.some((i) => i !== instance && !TERMINAL.has(i.state)) ||
+      staysUp: (instance) => this.untilStopped || this.instances.some((i) => i !== instance && !TERMINAL.has(i.state)) ||
         this.groups.some((g) => g.watching),
-      logDirs
+      logDirs: [...new Set(this.config.apps.map((a) => a.log_dir).filter(Boolean))]
     })
-    for (const instance of group.instances) {
-      const inst = instance.inst
-      for (const event of ['spawn', 'ready', 'exit']) {
-        instance.on(event, (info) => this.emit(event, { app: app.name, inst, ...(typeof info === 'object' ? info : { pid: info }) }))
-      }
-      instance.on('state', () => {
-        this.checkAvailable(group)
-        this.checkSettled()
-      })
-      instance.on('ready', () => this.announceReady(group))
-      // the router's output cache holds no response of an instance that is gone
-      for (const event of ['ready', 'exit']) {
-        instance.on(event, () => {
-          const router = this.router
-          if (router !== null && router !== undefined && typeof router.instancesChanged === 'function') router.instancesChanged(app.name)
-        })
-      }
-    }
+    group.configured = app.instances // what the config says (`scale` changes the running count only)
+    for (const instance of group.instances) this.watchInstance(group, instance)
     return group
+  }
+
+  /** What a worker of the app needs to find its queue. */
+  routerEnvOf (app, router = this.router) {
+    // a worker app talks to no router: none of the router's variables reach it
+    return app.type === 'worker' ? Object.fromEntries(Object.keys(router.workerEnv(app)).map((k) => [k, undefined])) : router.workerEnv(app)
+  }
+
+  /** An instance's events, for the supervisor's own and for the router. */
+  watchInstance (group, instance) {
+    const inst = instance.inst
+    for (const event of ['spawn', 'ready', 'exit']) {
+      instance.on(event, (info) => this.emit(event, { app: group.name, inst, ...(typeof info === 'object' ? info : { pid: info }) }))
+    }
+    instance.on('state', () => {
+      this.checkAvailable(group)
+      this.checkSettled()
+    })
+    instance.on('ready', () => this.announceReady(group))
+    // the router's output cache holds no response of an instance that is gone
+    for (const event of ['ready', 'exit']) {
+      instance.on(event, () => {
+        const router = this.router
+        if (router !== null && router !== undefined && typeof router.instancesChanged === 'function') router.instancesChanged(group.name)
+      })
+    }
   }
 
   /**
@@ -243,7 +266,8 @@ class Supervisor extends EventEmitter {
     const n = group.instances.length
     this.logger.info({ event: 'app-ready', app: group.name, urls, instances: n },
       `ready  ${group.app.type === 'worker' ? '(no HTTP)' : urls.map(clickable).join(' ') || '(no URL)'}  ${n} instance${n === 1 ? '' : 's'}`)
-    if (this.groups.length === this.config.apps.length && this.groups.every((g) => g.announced)) {
+    if (!this.allReady && this.groups.length === this.config.apps.length && this.groups.every((g) => g.announced)) {
+      this.allReady = true
       const n = this.groups.length
       this.logger.info({ event: 'all-ready', apps: n, ms: Date.now() - this.startedAt },
         `${n === 1 ? 'the app is' : `all ${n} apps are`} ready (${Date.now() - this.startedAt} ms)`)
@@ -277,7 +301,11 @@ class Supervisor extends EventEmitter {
     try {
       router.setAvailable(group.name, available)
     } catch {}
-    if (!available) this.logger.warn({ event: 'unavailable', app: group.name }, `app ${group.name} cannot serve until a command restarts it: its requests get 503`)
+    // (not when the foreground is about to exit for it: the port closes then)
+    if (!available && (this.untilStopped || this.settledCode() === null)) {
+      this.logger.warn({ event: 'unavailable', app: group.name },
+        `app ${group.name} cannot serve until \`httpsys restart ${group.name}\` (or a reload) starts it again: its requests get 503`)
+    }
   }
 
   watchMemory () {
@@ -363,21 +391,37 @@ class Supervisor extends EventEmitter {
    * per config certificate file that failed to load again ({ tls, ok: false, code,
    * message }: the certificate loaded before keeps serving).
    */
-  async reload (name) {
-    // the config's certificate files are read again too (a failing one keeps the old)
-    const certs = this.router && typeof this.router.reloadTls === 'function' ? this.router.reloadTls() || [] : []
-    const results = await Promise.all(this.select(name).map(async (g) => ({ app: g.name, ...(await g.reload('command')) })))
-    return [
-      ...results.map(({ app, ok, ms, reason, instances }) => ({ app, ok, ms, reason, pids: instances.map((i) => i.pid) })),
-      ...certs.filter((c) => c.error).map((c) => ({ tls: c.label, ok: false, code: c.error.code || null, message: c.error.message }))
-    ]
+  reload (name) {
+    return reconfigure(this, name, 'reload')
   }
 
-  async restart (name) {
-    const groups = this.select(name)
-    for (const g of groups) this.setAvailable(g, true)
-    await Promise.all(groups.map((g) => g.restart()))
-    return groups.map((g) => ({ app: g.name, ok: true }))
+  /** Hard restart of one app or all, after reading the config again (as reload does). */
+  restart (name) {
+    return reconfigure(this, name, 'restart')
+  }
+
+  /** `httpsys scale <app> <n>`: instances added (started) or removed (drained) now. */
+  scale (name, count) {
+    return this.oneAtATime(() => scale(this, name, count))
+  }
+
+  oneAtATime (fn) {
+    const run = this.changing.then(fn)
+    this.changing = run.catch(() => {})
+    return run
+  }
+
+  /**
+   * The apps the groups now run become the config's (a config edit, `scale`); the run's
+   * own settings stay as they started. The control channel's state file lists them, so
+   * `httpsys reload <app>` finds a new app.
+   */
+  setApps () {
+    const source = this.config.source
+    const config = { ...this.config, apps: this.groups.map((g) => g.app) }
+    Object.defineProperty(config, 'source', { value: source })
+    this.config = config
+    if (this.control !== null && typeof this.control.setApps === 'function') this.control.setApps(config.apps)
   }
 
   /** One app: stop it and keep the rest. All: stop the supervisor (answered at once). */
@@ -398,6 +442,7 @@ class Supervisor extends EventEmitter {
       ls: () => this.status(),
       reload: (name) => this.reload(name),
       restart: (name) => this.restart(name),
+      scale: (name, count) => this.scale(name, count),
       stop: (name) => this.stopApps(name),
       show: (name) => this.show(name),
       checkApp: (name) => this.select(name),
@@ -412,18 +457,41 @@ class Supervisor extends EventEmitter {
    * An errored app in watch mode waits for a change instead.
    */
   checkSettled () {
-    if (this[kStopping] || this.groups.length !== this.config.apps.length) return
+    const code = this.settledCode()
+    if (code === null) {
+      this.idle = false
+      return
+    }
+    const errored = [...new Set(this.instances.filter((i) => i.state === 'errored').map((i) => i.app.name))]
+    if (this.untilStopped) {
+      // in the background or as a service the supervisor stays: `httpsys restart` brings
+      // an app back, and meanwhile the router answers 503 for it (as IIS does for a
+      // stopped application pool) rather than a closed port
+      if (this.idle) return
+      this.idle = true
+      this.logger.warn({ event: 'idle', errored },
+        `${errored.length ? `every app is errored or done (errored: ${errored.join(', ')})` : 'every app has exited'}; httpsys stays up ` +
+        '(`httpsys restart <app>` starts one again, `httpsys stop all` stops httpsys)')
+      return
+    }
+    this.logger[code ? 'error' : 'info']({ event: 'settled', code, errored },
+      errored.length ? `every app is errored or done (errored: ${errored.join(', ')}); stopping` : 'every app has exited; stopping')
+    this.emit('settled', { code })
+  }
+
+  /**
+   * null while something runs or can run again by itself; else the exit code the
+   * foreground ends with: 1 when an app is errored or exited with a failure, else 0.
+   */
+  settledCode () {
+    if (this[kStopping] || this.groups.length !== this.config.apps.length) return null
     const instances = this.instances
     // a stopped app (`httpsys stop api`) may be restarted by command: not settled
-    if (!instances.every((i) => TERMINAL.has(i.state))) return
-    if (this.groups.some((g) => g.watching && g.instances.some((i) => i.state === 'errored'))) return
-    const errored = instances.filter((i) => i.state === 'errored')
+    if (!instances.every((i) => TERMINAL.has(i.state))) return null
+    if (this.groups.some((g) => g.watching && g.instances.some((i) => i.state === 'errored'))) return null
+    const errored = instances.some((i) => i.state === 'errored')
     const failedExit = instances.some((i) => i.state === 'exited' && i.lastExit && (i.lastExit.code !== 0 || i.lastExit.signal))
-    const code = errored.length > 0 || failedExit ? 1 : 0
-    const names = [...new Set(errored.map((i) => i.app.name))]
-    this.logger[code ? 'error' : 'info']({ event: 'settled', code, errored: names },
-      errored.length ? `every app is errored or done (errored: ${names.join(', ')}); stopping` : 'every app has exited; stopping')
-    this.emit('settled', { code })
+    return errored || failedExit ? 1 : 0
   }
 
   /**
@@ -483,6 +551,13 @@ function hubSocketPath (pid = process.pid, dir) {
     if (localSocket.fitsSocketPath(file)) return file
   } catch {}
   return tmpSocketPath(pid)
+}
+
+/** Reads a config file again as `httpsys start -c <file>` did (no flags to replay). */
+function rereadFile (config) {
+  const file = config.source && config.source.configFile
+  if (!file) return null
+  return () => require('../config').resolveStartConfig({ config: file }, { cwd: path.dirname(file) })
 }
 
 /** A prefix as a link a terminal can open: the wildcard hosts become localhost. */

@@ -71,7 +71,8 @@ class WorkerProcess extends EventEmitter {
     this.detached = false
     this.exitInfo = null
     this.stopping = null
-    this.readyTimer = null
+    this.readyTimers = []
+    this.timeout = null // { kind: 'listen'|'ready', ms, cause } once not ready in time
     this.onDrained = null
     this.statsWaiters = []
     this.exited = new Promise((resolve) => { this.resolveExited = resolve })
@@ -150,17 +151,30 @@ class WorkerProcess extends EventEmitter {
       process.nextTick(() => { if (this.state === 'starting') this.markReady('started') })
       return true
     }
-    if (app.ready_timeout > 0) {
-      this.readyTimer = setTimeout(() => {
-        if (this.state !== 'starting') return
-        const how = app.wait_ready
-          ? 'did not send process.send(\'ready\')'
-          : 'did not attach to its queue (no listen()); if it serves no HTTP, give it type: "worker" (or --no-http)'
-        this.logger.warn({ event: 'ready-timeout', ...this.tags, ms: app.ready_timeout }, `${how} within ${app.ready_timeout} ms`)
-        this.emit('ready-timeout')
-      }, app.ready_timeout)
-    }
+    // a web app must listen() within listen_timeout; with wait_ready it must also say
+    // ready within ready_timeout (without, ready is the listen(): the shorter applies)
+    const listenMs = app.type === 'worker' ? 0 : app.wait_ready ? app.listen_timeout : shorter(app.listen_timeout, app.ready_timeout)
+    const readyMs = app.wait_ready ? app.ready_timeout : 0
+    if (listenMs > 0) this.readyTimers.push(setTimeout(() => { if (!this.attached) this.timedOut('listen', listenMs) }, listenMs))
+    if (readyMs > 0) this.readyTimers.push(setTimeout(() => this.timedOut('ready', readyMs), readyMs))
     return true
+  }
+
+  /**
+   * Not listening (or not ready) in time: the instance stops it, and what it says is what
+   * happened (`never listened within 30 s; stopped by httpsys`), not the exit code the
+   * stop produced.
+   */
+  timedOut (kind, ms) {
+    if (this.state !== 'starting' || this.timeout !== null) return
+    this.timeout = { kind, ms, cause: timeoutCause(kind, ms) }
+    const hint = kind === 'listen' ? '; if it serves no HTTP, give it type: "worker" (or --no-http)' : ''
+    this.logger.warn({ event: 'ready-timeout', ...this.tags, ms, kind }, `${timeoutText(kind, ms)}; stopping it${hint}`)
+    this.emit('ready-timeout', this.timeout)
+  }
+
+  clearReadyTimers () {
+    for (const t of this.readyTimers.splice(0)) clearTimeout(t)
   }
 
   /** Says once per app and node which node runs it, and why that one. */
@@ -207,7 +221,7 @@ class WorkerProcess extends EventEmitter {
 
   markReady (via) {
     if (this.state !== 'starting') return
-    clearTimeout(this.readyTimer)
+    this.clearReadyTimers()
     this.state = 'ready'
     this.readyAt = Date.now()
     // what an app starts before it listens (workers, helpers) is running by now
@@ -246,7 +260,7 @@ class WorkerProcess extends EventEmitter {
   kill () {
     if (this.exitInfo) return Promise.resolve()
     this.state = 'stopping'
-    clearTimeout(this.readyTimer)
+    this.clearReadyTimers()
     if (this.pid === undefined) return this.exited
     if (this.stopping !== null) {
       tree.killTree(this.pid)
@@ -270,7 +284,7 @@ class WorkerProcess extends EventEmitter {
 
   async ladder (killTimeout) {
     this.state = 'stopping'
-    clearTimeout(this.readyTimer)
+    this.clearReadyTimers()
     const t0 = Date.now()
     const ms = () => Date.now() - t0
     const deadline = t0 + killTimeout
@@ -344,7 +358,7 @@ class WorkerProcess extends EventEmitter {
 
   finish (code, signal) {
     if (this.exitInfo) return
-    clearTimeout(this.readyTimer)
+    this.clearReadyTimers()
     for (const s of this.splitters || []) s.end()
     const stopping = this.state === 'stopping'
     this.exitInfo = { code, signal, at: Date.now(), stopping }
@@ -355,7 +369,10 @@ class WorkerProcess extends EventEmitter {
     if (this.pid !== undefined && !IS_WINDOWS) tree.killTree(this.pid)
     if (this.pid !== undefined) {
       this.lastTree = this.treeWatch.remove(this.pid)
-      const how = signal ? `killed by ${signal}` : `exited with code ${code}`
+      // asked to stop: its exit code is the stop's, not a verdict on the app
+      const how = stopping
+        ? `stopped (${this.timeout ? `${timeoutText(this.timeout.kind, this.timeout.ms)}; ` : ''}${signal ? `killed by ${signal}` : `exit code ${code}`})`
+        : signal ? `killed by ${signal}` : `exited with code ${code}`
       const uptimeMs = this.exitInfo.at - this.spawnedAt
       const level = stopping || (code === 0 && !signal) ? 'info' : 'warn'
       this.logger[level]({ event: 'exit', ...this.tags, code, signal, uptimeMs }, how)
@@ -367,6 +384,29 @@ class WorkerProcess extends EventEmitter {
     this.emit('exit', { pid: this.pid, code, signal })
     this.resolveExited()
   }
+}
+
+/** What a process stopped for not being ready in time failed by, in a user's words. */
+function timeoutText (kind, ms) {
+  return kind === 'listen' ? `never listened within ${duration(ms)}` : `did not send process.send('ready') within ${duration(ms)}`
+}
+
+function timeoutCause (kind, ms) {
+  return `${timeoutText(kind, ms)}; stopped by httpsys`
+}
+
+/** "30 s", "1.5 s", "300 ms": how a timeout reads in a record. */
+function duration (ms) {
+  if (ms < 1000) return `${ms} ms`
+  const s = ms / 1000
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`
+}
+
+/** The shorter of two timeouts where 0 is none. */
+function shorter (a, b) {
+  if (a === 0) return b
+  if (b === 0) return a
+  return Math.min(a, b)
 }
 
 function send (child, msg) {
@@ -398,4 +438,4 @@ function merge (a, b) {
   return a.concat(b.filter((p) => !seen.has(p.pid)))
 }
 
-module.exports = { WorkerProcess, DRAIN_ACK_MS }
+module.exports = { WorkerProcess, DRAIN_ACK_MS, duration }

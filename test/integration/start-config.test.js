@@ -20,7 +20,7 @@ afterEach(async () => {
 test('a misspelt key is named, with the key it meant, and nothing starts', async () => {
   run = start(['-c', writeConfig(dir, { apps: [{ name: 'api', script: path.join(APPS, 'pid-server.js'), instance: 2 }] })])
   expect(await run.exited).toEqual({ code: 1, signal: null })
-  expect(run.stderr).toMatch(/^httpsys: Invalid config at apps\[0\]\.instance: is not a known key\. Did you mean "instances"\? Known keys: cwd, script, name, urls, instances, .*\(ERR_HTTPSYS_CONFIG_INVALID\)\n$/)
+  expect(run.stderr).toBe('httpsys: Invalid config at apps[0].instance: is not a known key. Did you mean "instances"? (ERR_HTTPSYS_CONFIG_INVALID)\n')
   expect(run.pids()).toEqual([])
 })
 

@@ -26,6 +26,15 @@ afterEach(async () => {
 
 const env = () => ({ HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') })
 
+async function eventually (check, timeout) {
+  const end = Date.now() + timeout
+  while (Date.now() < end) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  return check()
+}
+
 test('start -d returns once every app is ready; ls, logs and stop work from another shell; logs reads the file after', async () => {
   const port = await freePort()
   fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [
@@ -61,15 +70,56 @@ test('start -d returns once every app is ready; ls, logs and stop work from anot
   expect(after.stdout).toMatch(/"event":"stopped"/)
 })
 
-test('start -d of an app that cannot start says why and exits 1', async () => {
+test('start -d of an app that cannot start says why and exits 1; the supervisor stays, answering 503, until `restart` brings the fixed app back', async () => {
   const port = await freePort()
-  fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [
-    { name: 'bad', script: ${JSON.stringify(path.join(APPS, 'crash-start.js'))}, urls: ['http://127.0.0.1:${port}/'], max_restarts: 2, restart_window: '1m', backoff: { initial: '50ms' } }
+  const write = (script) => fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [
+    { name: 'bad', script: ${JSON.stringify(APPS)} + '/${script}', urls: ['http://127.0.0.1:${port}/'], max_restarts: 2, restart_window: '1m', backoff: { initial: '50ms' } }
   ] }\n`)
+  write('crash-start.js')
   const started = await cli(['start', '-d'], { env: env(), cwd: dir })
   expect(started.code).toBe(1)
   expect(started.stdout).toMatch(/bad#0 \| .*boom/)
-  expect(started.stdout).toMatch(/httpsys could not start every app/)
+  const m = /httpsys could not start every app \(errored: bad\); it stays in the background \(pid (\d+)\), answering 503 for it: fix it, then `httpsys restart bad` \(or `httpsys stop all`\)/.exec(started.stdout)
+  expect(m).not.toBeNull()
+  daemonPid = Number(m[1])
+  // the port stays open: the app's requests get 503 at once, as IIS answers for a stopped pool
+  const down = await get(port, '/x')
+  expect(down.status).toBe(503)
+  expect(alive(daemonPid)).toBe(true)
+  const ls = JSON.parse((await cli(['ls', '--json'], { env: env(), cwd: dir })).stdout)
+  expect(ls[0].apps.map((a) => [a.name, a.state])).toEqual([['bad', 'errored']])
+
+  write('pid-server.js')
+  const restarted = await cli(['restart', 'bad'], { env: env(), cwd: dir })
+  expect(restarted.code).toBe(0)
+  expect(restarted.stdout).toMatch(/^bad \[httpsys\.config\.js\]: restarted; applied: script\n$/)
+  expect(await eventually(async () => (await get(port, '/x')).status === 200, 5000)).toBe(true)
+})
+
+test('start -d of an app that never listens shows what it waits for, then the cause: stopped by httpsys at listen_timeout', async () => {
+  const port = await freePort()
+  fs.writeFileSync(path.join(dir, 'mute.js'), 'setInterval(() => {}, 1000)\n')
+  fs.writeFileSync(path.join(dir, 'httpsys.config.js'), `module.exports = { apps: [
+    { name: 'mute', script: './mute.js', urls: ['http://127.0.0.1:${port}/'], listen_timeout: '6s', max_restarts: 2, backoff: { initial: '50ms' } }
+  ] }\n`)
+  const t0 = Date.now()
+  const started = await cli(['start', '-d'], { env: env(), cwd: dir })
+  expect(Date.now() - t0).toBeLessThan(12000)
+  expect(started.code).toBe(1)
+  expect(started.stdout).toMatch(/^waiting for mute: 5 s; not listening yet; httpsys stops it at 6 s \(listen_timeout\)$/m)
+  expect(started.stdout).toMatch(/mute#0 \| never listened within 6 s; stopping it; if it serves no HTTP, give it type: "worker"/)
+  const m = /httpsys did not get mute ready: it was stopped and is started again in the background \(pid (\d+)\) until it errors/.exec(started.stdout)
+  expect(m).not.toBeNull()
+  daemonPid = Number(m[1])
+  let records = []
+  await eventually(async () => {
+    const logs = await cli(['logs', 'mute', '-n', '100', '--json'], { env: env(), cwd: dir })
+    records = logs.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    return records.some((r) => r.event === 'errored')
+  }, 10000)
+  expect(records.find((r) => r.event === 'errored')).toMatchObject({ cause: 'never listened within 6 s; stopped by httpsys' })
+  expect(records.filter((r) => r.event === 'exit').map((r) => r.msg)).toEqual(Array(2).fill('stopped (never listened within 6 s; exit code 0)'))
+  expect(records.some((r) => /exited with code 0/.test(r.msg))).toBe(false)
 })
 
 test('start -d whose supervisor cannot start at all (its port is taken) prints the coded cause, not only the log path', async () => {

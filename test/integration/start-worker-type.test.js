@@ -51,7 +51,7 @@ test('a web app that never calls listen() is told about type: "worker"', async (
   const script = app('setInterval(() => {}, 1000)\n')
   run = start(['-c', writeConfig(dir, { apps: [{ name: 'cron', script, ready_timeout: '500ms', max_restarts: 1 }] })], { env: env() })
   const timeout = await run.waitFor((r) => r.event === 'ready-timeout')
-  expect(timeout.msg).toMatch(/did not attach to its queue \(no listen\(\)\); if it serves no HTTP, give it type: "worker" \(or --no-http\) within 500 ms/)
+  expect(timeout.msg).toMatch(/^never listened within 500 ms; stopping it; if it serves no HTTP, give it type: "worker" \(or --no-http\)$/)
 })
 
 test('type: "worker" with urls is a config error naming the key', async () => {

@@ -168,9 +168,9 @@ test('a metrics port that is taken stops the start with the fix, before any app 
   }
 })
 
-test('a bad metrics address names the key and the fix', async () => {
+test('a bad --metrics address names the flag and the fix', async () => {
   const port = await freePort()
   const r = await cli(['start', path.join(APPS, 'pid-server.js'), '-u', `http://127.0.0.1:${port}/`, '--metrics', 'localhost:99999'], { env: env(), cwd: dir })
   expect(r.code).toBe(1)
-  expect(r.stderr).toMatch(/metrics\.listen: must be "host:port", ":port" or a port number from 1 to 65535, got "localhost:99999"/)
+  expect(r.stderr).toMatch(/Invalid --metrics: must be "host:port", ":port" or a port number from 1 to 65535, got "localhost:99999"/)
 })

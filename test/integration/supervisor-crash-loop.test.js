@@ -63,9 +63,11 @@ test('a crash loop ends errored with one record and growing delays; the other ap
   expect((await run.exited).code).toBe(0)
 })
 
-test('when every app is errored, the foreground supervisor exits 1', async () => {
+test('when every app is errored, the foreground supervisor exits 1, and says so instead of promising 503 answers', async () => {
   run = start(['-c', writeConfig(dir, { apps: [crashing] })], { env: env() })
   expect(await run.exited).toEqual({ code: 1, signal: null })
+  expect(run.records.find((r) => r.event === 'errored').msg).toMatch(/; not restarting, nothing else runs here, so httpsys exits \(code 1\): fix it, then start httpsys again$/)
+  expect(run.records.some((r) => r.event === 'unavailable')).toBe(false)
   expect(run.records.find((r) => r.event === 'settled')).toMatchObject({ level: 50, code: 1, errored: ['bad'] })
   expect(run.records.findIndex((r) => r.event === 'stopped')).toBeGreaterThan(run.records.findIndex((r) => r.event === 'settled'))
 })

@@ -28,7 +28,11 @@ test('init writes the commented template; config check validates it and prints i
   expect(init.code).toBe(0)
   expect(init.stdout).toBe(`wrote ${path.join(dir, 'httpsys.config.js')}; edit it, then: httpsys config check && httpsys start\n`)
   expect(fs.readFileSync(path.join(dir, 'httpsys.config.js'), 'utf8')).toContain('max_memory_restart')
-  expect(run('init').stderr).toMatch(/exists already\. Edit it, or run `httpsys init --force`/)
+  // a second init: the file is there, not a broken config (issue 28)
+  const again = run('init')
+  expect(again.code).toBe(1)
+  expect(again.stderr).toBe(`httpsys: ${path.join(dir, 'httpsys.config.js')} exists already: httpsys init left it as it is. ` +
+    'Edit it (`httpsys config check` validates it), or replace it with the template: `httpsys init --force`. (ERR_HTTPSYS_CONFIG_EXISTS)\n')
   expect(run('init', '--force').code).toBe(0)
 
   // the template's script must exist before it runs

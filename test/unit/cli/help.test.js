@@ -85,3 +85,21 @@ test('a *.config.js given as the script is run as the config file', () => {
   expect(code).toBe(1)
   expect(stderr).toContain('ERR_HTTPSYS_CONFIG_NOT_FOUND')
 })
+
+test('every command\'s --help says what it does (issue 28: `show --help` had no description)', () => {
+  const { createProgram } = require('../../../src/cli')
+  const missing = []
+  const walk = (command, prefix) => {
+    for (const sub of command.commands) {
+      if (sub._hidden) continue
+      const name = `${prefix}${sub.name()}`
+      if (sub.description().trim() === '') missing.push(name)
+      walk(sub, `${name} `)
+    }
+  }
+  walk(createProgram(), '')
+  expect(missing).toEqual([])
+  const { stdout } = run('show', '--help')
+  expect(stdout.split('\n')[2]).toMatch(/^Show one app of the running supervisor/)
+  expect(stdout).toContain('--show-secrets')
+})

@@ -65,6 +65,50 @@ describe('httpsys ls', () => {
   })
 })
 
+describe('fitting the terminal (issue 28: ls and monit were ~150 columns and wrapped at 80)', () => {
+  // what a real project shows: a longer name, a longer URL, every number known
+  const wide = () => {
+    const s = supervisor()
+    s.apps[0].name = 'api-gateway'
+    s.apps[0].urls = ['http://api.example.com:18080/api/v1/']
+    s.apps[0].instances[1] = { ...s.apps[0].instances[0], inst: 1, pid: 101, state: 'starting' }
+    return s
+  }
+  const widest = (text) => Math.max(...text.split('\n').map((l) => l.length))
+
+  test('ls at 80 columns: no line wider, shorter headers, the URLs below the table, every instance and state', () => {
+    const text = ls.render([wide()], plain, 80)
+    expect(widest(ls.render([wide()], plain))).toBeGreaterThan(80)
+    expect(widest(text)).toBeLessThanOrEqual(80)
+    const lines = text.split('\n')
+    expect(lines[1]).toMatch(/^app +# +pid +state +up +↺ +cpu +mem +req\/s +p99 +busy +wait$/)
+    expect(lines[2]).toMatch(/^api-gateway +0 +100 +ready +1m 5s +1 +12\.5% +50M +15 +7\.5 ms +2 +4$/)
+    expect(lines[3]).toMatch(/^ +1 +101 +starting /)
+    expect(lines.slice(5)).toEqual(['urls: api-gateway  http://api.example.com:18080/api/v1/', '      mailer       (no HTTP)'])
+  })
+
+  test('narrower still, the least needed columns go; a pipe (no width) gets every column', () => {
+    const lines = ls.render([wide()], plain, 50).split('\n')
+    // the table fits; a URL longer than the terminal is not cut
+    for (const line of lines.slice(1, 5)) expect(line.length).toBeLessThanOrEqual(50)
+    expect(lines[1]).toMatch(/^app +# +pid +state +↺ +cpu +mem$/)
+    expect(lines[5]).toBe('urls: api-gateway  http://api.example.com:18080/api/v1/')
+    expect(ls.render([wide()], plain).split('\n')[1].split(/\s{2,}/)).toContain('in flight')
+  })
+
+  test('coloured states stay in their column when columns are left out', () => {
+    const strip = (t) => t.replace(/\x1b\[[0-9;]*m/g, '') // eslint-disable-line no-control-regex
+    expect(strip(ls.render([wide()], coloured, 80))).toBe(ls.render([wide()], plain, 80))
+    expect(ls.render([wide()], coloured, 80)).toContain('\x1b[33mstarting\x1b[39m')
+  })
+
+  test('monit at 80 columns shows ls\'s columns that fit, not a table cut off at the edge', () => {
+    const text = monit.render({ supervisors: [wide()], logs: [], width: 80, height: 30, colors: plain, now: new Date(0) })
+    expect(text).toMatch(/^app +# +pid +state +up +↺ +cpu +mem +req\/s +p99 +busy +wait$/m)
+    expect(text).toMatch(/^api-gateway +0 +100 +ready +1m 5s +1 +12\.5% +50M +15 +7\.5 ms +2 +4$/m)
+  })
+})
+
 describe('httpsys monit', () => {
   const frame = (over = {}) => monit.render({
     supervisors: [supervisor()],

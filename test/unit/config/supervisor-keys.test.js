@@ -35,8 +35,8 @@ test('unit strings: durations and sizes', () => {
 
 test.each([
   ['a backoff typo', { backoff: { intial: '1s' } }, 'apps[0].backoff.intial', 'Did you mean "initial"?'],
-  ['a pm2 key', { exp_backoff_restart_delay: 100 }, 'apps[0].exp_backoff_restart_delay', 'Did you mean "backoff"?'],
-  ['autorestart', { autorestart: false }, 'apps[0].autorestart', 'Did you mean "restart"?'],
+  ['a pm2 key with a wrong value', { exp_backoff_restart_delay: 'soon' }, 'apps[0].exp_backoff_restart_delay', 'must be a duration'],
+  ['autorestart not a boolean', { autorestart: 'no' }, 'apps[0].autorestart', 'must be true or false'],
   ['a watch typo', { wacth: true }, 'apps[0].wacth', 'Did you mean "watch"?'],
   ['ignore_watch typo', { ignore_wacth: ['x'] }, 'apps[0].ignore_wacth', 'Did you mean "ignore_watch"?'],
   ['max_memory', { max_memory: '1G' }, 'apps[0].max_memory', 'Did you mean "max_memory_restart"?'],
@@ -85,9 +85,9 @@ test('resolveStartConfig reads --env-file and passes --env to a config function'
     'module.exports = ({ env }) => ({ apps: [{ script: "app.js", env: { SHARED: "app", WHICH: String(env) } }] })')
   const config = await resolveStartConfig({ config: 'fn.config.js', env: undefined, envFile: 'vars.env' }, { cwd: dir })
   expect(config.apps[0].env).toEqual({ FROM_FILE: 'yes please', SHARED: 'app', WHICH: 'undefined' })
-  expect(config.source).toEqual({ configFile: path.join(dir, 'fn.config.js'), backend: 'default' })
+  expect(config.source).toEqual({ configFile: path.join(dir, 'fn.config.js'), backend: 'default', warnings: [] })
   await expect(resolveStartConfig({ script: 'app.js', envFile: 'nope.env' }, { cwd: dir }))
-    .rejects.toThrow(/Invalid config at --env-file: cannot read .*nope\.env \(ENOENT\)/)
+    .rejects.toThrow(/Invalid --env-file: cannot read .*nope\.env \(ENOENT\)/)
 })
 
 test('--watch on a config file watches every app that does not say otherwise', () => {
@@ -96,7 +96,7 @@ test('--watch on a config file watches every app that does not say otherwise', (
 })
 
 test('flags: errors name the flag', () => {
-  expect(() => fromFlags({ script: 'app.js', killTimeout: 'soon' }, { baseDir: dir })).toThrow(/^Invalid config at --kill-timeout: must be a duration/)
+  expect(() => fromFlags({ script: 'app.js', killTimeout: 'soon' }, { baseDir: dir })).toThrow(/^Invalid --kill-timeout: must be a duration/)
   expect(() => fromFlags({ script: 'app.js', maxMemoryRestart: 'big' }, { baseDir: dir })).toThrow(/For example --max-memory-restart 300M/)
   const app = fromFlags({ script: 'app.js', watch: ['src'], waitReady: true, restart: 'on-failure' }, { baseDir: dir }).apps[0]
   expect(app).toMatchObject({ watch: [path.join(dir, 'src')], wait_ready: true, restart: 'on-failure' })

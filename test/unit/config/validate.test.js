@@ -26,7 +26,7 @@ describe('rejects with the key path and the fix', () => {
     ['unknown key, singular url', app({ url: 'http://+:8080/' }), 'apps[0].url', ['Did you mean "urls"?']],
     ['unknown key, camelCase', app({ killTimeout: 100 }), 'apps[0].killTimeout', ['Did you mean "kill_timeout"?']],
     ['unknown key, pm2 spelling', app({ prefix: 'http://+:8080/' }), 'apps[0].prefix', ['Did you mean "urls"?']],
-    ['unknown key, nothing close', app({ zzzzzz: 1 }), 'apps[0].zzzzzz', ['not a known key', 'Known keys: cwd, script, name']],
+    ['unknown key, nothing close', app({ zzzzzz: 1 }), 'apps[0].zzzzzz', ['not a known key', 'Remove it (`httpsys init` writes a file listing every key of an app).']],
     ['unknown top-level key', { apps: [{ script: 'app.js' }], app: [] }, 'app', ['Did you mean "apps"?']],
     ['no apps', {}, 'apps', ['is required', 'apps: [{ script: "app.js" }]']],
     ['apps not an array', { apps: { script: 'app.js' } }, 'apps', ['must be an array', 'an object']],
@@ -101,6 +101,8 @@ test('defaults: name from the script, no urls, one instance, cwd of the config, 
       urls: [],
       redirect_http: null,
       cache: [],
+      auth: null,
+      promote_server_vars: [],
       instances: 1,
       args: [],
       node_args: [],
@@ -115,6 +117,7 @@ test('defaults: name from the script, no urls, one instance, cwd of the config, 
       type: 'web',
       wait_ready: false,
       ready_timeout: 30000,
+      listen_timeout: 30000,
       max_memory_restart: 0,
       watch: [],
       ignore_watch: [],
@@ -203,16 +206,16 @@ describe('from `httpsys start` flags', () => {
       name: 'web', script: path.join(dir, 'sub', 'web.js'), cwd: dir, urls: ['http://+:8080/'], instances: 2, node_args: ['--no-warnings'], args: ['x']
     })
     expect(() => fromFlags({ script: 'app.js', urls: ['http://+/'] }, { baseDir: dir }))
-      .toThrow(/^Invalid config at --url: "http:\/\/\+\/" is not a URL prefix/)
+      .toThrow(/^Invalid --url: "http:\/\/\+\/" is not a URL prefix/)
     expect(() => fromFlags({ script: 'app.js', name: 'a b' }, { baseDir: dir }))
-      .toThrow(/Invalid config at --name: .*For example --name api\./)
+      .toThrow(/Invalid --name: .*For example --name api\./)
     expect(() => fromFlags({ script: 'app.js', cwd: 'nope' }, { baseDir: dir }))
-      .toThrow(/Invalid config at --cwd: directory .*nope does not exist/)
+      .toThrow(/Invalid --cwd: directory .*nope does not exist/)
   })
 
   test('--instances past 1024 names the flag and the way out (issue 23)', () => {
     expect(() => fromFlags({ script: 'app.js', instances: 5000 }, { baseDir: dir }))
-      .toThrow(/^Invalid config at --instances: must be at most 1024, got number 5000\. .*--instances max runs one per CPU/)
+      .toThrow(/^Invalid --instances: must be at most 1024, got number 5000\. .*--instances max runs one per CPU/)
     expect(fromFlags({ script: 'app.js', instances: 1024 }, { baseDir: dir }).apps[0].instances).toBe(1024)
   })
 
@@ -232,7 +235,7 @@ describe('backend: which router runs the apps', () => {
 
   test('an unknown backend names the key and the choices', () => {
     expect(check({ backend: 'iis', ...app() })).toThrow(/^Invalid config at backend: must be one of "auto", "httpsys", "hub", got "iis"\. For example backend: "auto"\./)
-    expect(() => validate(app(), { baseDir: dir, backend: 'nginx' })).toThrow(/^Invalid config at --backend: must be one of auto, httpsys, hub, got "nginx"/)
+    expect(() => validate(app(), { baseDir: dir, backend: 'nginx' })).toThrow(/^Invalid --backend: must be one of auto, httpsys, hub, got "nginx"/)
     expect(check({ backnd: 'hub', ...app() })).toThrow(/at backnd: is not a known key\. Did you mean "backend"\?/)
   })
 })

@@ -62,7 +62,11 @@ describe('the node of an app', () => {
     expect(ok.apps.map((a) => a.node)).toEqual([path.join(dir, 'mynode'), 'self'])
     expect(() => validate({ apps: [{ script: 'app.js', node: './nope' }] }, { baseDir: dir }))
       .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_CONFIG_INVALID', message: expect.stringMatching(/node.*nope.*is not a file/s) }))
-    expect(() => validate({ apps: [{ script: 'app.js', interpreter: 'node' }] }, { baseDir: dir }))
-      .toThrow(expect.objectContaining({ message: expect.stringMatching(/"node"/) }))
+    // pm2's `interpreter` (src/config/pm2-keys.js): node is what runs apps anyway;
+    // another program is refused
+    expect(validate({ apps: [{ script: 'app.js', interpreter: 'node' }] }, { baseDir: dir }).apps[0].node)
+      .toBe(validate({ apps: [{ script: 'app.js' }] }, { baseDir: dir }).apps[0].node)
+    expect(() => validate({ apps: [{ script: 'app.js', interpreter: 'python3' }] }, { baseDir: dir }))
+      .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_CONFIG_INVALID', message: expect.stringMatching(/node apps only/) }))
   })
 })

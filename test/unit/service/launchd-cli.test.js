@@ -15,11 +15,11 @@ let p
 afterEach(() => p && p.cleanup())
 
 function mac (extra = {}) {
-  return { platform: 'darwin', uid: 501, username: 'alice', home: path.join(p.root, 'Users', 'alice'), env: { PATH: '/opt/homebrew/bin:/usr/bin' }, execPath: '/opt/homebrew/bin/node', bin: '/opt/homebrew/lib/node_modules/httpsys-cli/bin/httpsys', runtimeDir: () => '/var/folders/xy/T/httpsys-501', lookupUser: () => null, ...extra }
+  return { platform: 'darwin', uid: 501, username: 'alice', home: path.join(p.root, 'Users', 'alice'), env: { PATH: '/opt/homebrew/bin:/usr/bin' }, execPath: '/opt/homebrew/bin/node', bin: '/opt/homebrew/lib/node_modules/httpsys-cli/bin/httpsys', runtimeDir: () => '/var/folders/xy/T/httpsys-501', lookupUser: () => null, exec: () => ({ status: 0, stdout: '', stderr: '' }), ...extra }
 }
 
 function linux (extra = {}) {
-  return { platform: 'linux', uid: 1000, username: 'alice', home: path.join(p.root, 'home'), env: { PATH: '/usr/bin', XDG_RUNTIME_DIR: '/run/user/1000' }, execPath: '/usr/bin/node', bin: '/opt/httpsys/bin/httpsys', runtimeDir: () => '/run/user/1000/httpsys', ...extra }
+  return { platform: 'linux', uid: 1000, username: 'alice', home: path.join(p.root, 'home'), env: { PATH: '/usr/bin', XDG_RUNTIME_DIR: '/run/user/1000' }, execPath: '/usr/bin/node', bin: '/opt/httpsys/bin/httpsys', runtimeDir: () => '/run/user/1000/httpsys', exec: () => ({ status: 0, stdout: '', stderr: '' }), ...extra }
 }
 
 describe('common rules', () => {
@@ -61,7 +61,7 @@ describe('launchd', () => {
     expect(r.commands).toEqual([`launchctl bootstrap gui/501 ${r.file}`])
     expect(fs.existsSync(path.join(p.root, 'Users', 'alice', 'Library', 'Logs', 'httpsys'))).toBe(true)
     expect(await service.status({ name: 'shop' }, mac())).toMatchObject({ installed: true, ours: true, configFile: p.config, runtimeDir: '/var/folders/xy/T/httpsys-501' })
-    expect(await service.uninstall({ name: 'shop' }, mac())).toMatchObject({ removed: true, commands: ['launchctl bootout gui/501/shop'] })
+    expect(await service.uninstall({ name: 'shop' }, mac())).toMatchObject({ removed: true, stopped: true, commands: [] })
   })
 
   test('a LaunchDaemon as root runs as --user, with a runtime dir of its own', async () => {
@@ -85,7 +85,7 @@ describe('the CLI', () => {
       `wrote ${file} (systemd unit, user)`,
       `  runs: httpsys start -c ${p.config}`,
       '  stop: KillMode=mixed, TimeoutStopSec 22 s (the largest kill_timeout + 12 s)',
-      'then run:',
+      'then run (or install with --now):',
       '  systemctl --user daemon-reload',
       '  systemctl --user enable --now httpsys-shop',
       'note: a user unit starts with alice\'s user manager: at boot, and after logging out, only with `loginctl enable-linger alice`',
@@ -97,7 +97,7 @@ describe('the CLI', () => {
     const status = await cli({ platform: 'linux', service: linux() }, 'service', 'status', '--name', 'httpsys-shop')
     expect(status.out).toContain('  supervisor: not running\n')
     expect((await cli({ platform: 'linux', service: linux() }, 'service', 'uninstall', '--name', 'httpsys-shop')).out).toBe(
-      `removed ${file}\nthen run:\n  systemctl --user stop httpsys-shop\n  systemctl --user daemon-reload\n`)
+      `stopped httpsys-shop\nremoved ${file}\n`)
     expect((await cli({ platform: 'linux', service: linux() }, 'service', 'uninstall', '--name', 'httpsys-shop')).out).toBe(
       `httpsys-shop is not installed (no ${file}): nothing to remove\n`)
   })
@@ -127,7 +127,7 @@ describe('the CLI', () => {
       `  runs: "C:\\node\\node.exe" "C:\\h\\bin\\httpsys" service run --name shop -c "${p.config}"`,
       '  on failure: restarted after 5 s, then 10 s, then 30 s (each time after that)',
       '  stop: the apps get up to 22 s (the largest kill_timeout + 12 s)',
-      'then run:',
+      'then run (or install with --now):',
       '  sc.exe start shop'
     ])
     addon.scm.api.serviceControl('shop', 'start')

@@ -29,7 +29,9 @@ function linux ({ uid = 1000, env = { PATH: '/usr/local/bin:/usr/bin:/bin', XDG_
     lookupUser: lookupUser || ((name) => name !== 'ghost'),
     runtimeDir: () => '/run/user/1000/httpsys',
     // a system unit goes to /etc/systemd/system: kept under the temp root here
-    fsys: redirect('/etc/systemd/system', path.join(p.root, 'etc'))
+    fsys: redirect('/etc/systemd/system', path.join(p.root, 'etc')),
+    // systemctl as on a machine where the unit is loaded; never the real one
+    exec: () => ({ status: 0, stdout: '', stderr: '' })
   }
 }
 
@@ -55,7 +57,7 @@ describe('the unit', () => {
     expect(lines(text, 'ExecStart')).toEqual([`/usr/bin/node ${BIN} start -c ${p.config}`])
     expect(lines(text, 'ExecReload')).toEqual([`/usr/bin/node ${BIN} reload all -c ${p.config}`])
     expect(lines(text, 'WorkingDirectory')).toEqual([p.dir])
-    expect(lines(text, 'Environment')).toEqual(['"HTTPSYS_RUNTIME_DIR=/run/user/1000/httpsys"', '"PATH=/usr/bin:/usr/local/bin:/bin"'])
+    expect(lines(text, 'Environment')).toEqual(['"HTTPSYS_RUNTIME_DIR=/run/user/1000/httpsys"', '"PATH=/usr/bin:/usr/local/bin:/bin"', 'HTTPSYS_SERVICE=1'])
     // the stop ladder is the supervisor's: SIGTERM to it alone, and time for the slowest app
     expect(lines(text, 'KillMode')).toEqual(['mixed'])
     expect(lines(text, 'TimeoutStopSec')).toEqual(['42s'])
@@ -123,8 +125,9 @@ describe('the unit', () => {
     const s = await service.status({ config: p.config }, deps)
     expect(s).toMatchObject({ installed: true, ours: true, enabled: true, configFile: p.config, runtimeDir: '/run/user/1000/httpsys', supervisor: null })
     const u = await service.uninstall({ config: p.config }, deps)
-    expect(u).toMatchObject({ removed: true, links: [path.join(wants, 'httpsys-shop.service')] })
-    expect(u.commands).toEqual(['systemctl --user stop httpsys-shop', 'systemctl --user daemon-reload'])
+    expect(u).toMatchObject({ removed: true, stopped: true, links: [path.join(wants, 'httpsys-shop.service')] })
+    // stopped, and systemd told: nothing is left to run by hand
+    expect(u.commands).toEqual([])
     expect(fs.existsSync(r.file)).toBe(false)
     expect(await service.uninstall({ config: p.config }, deps)).toMatchObject({ removed: false })
     expect(await service.status({ config: p.config }, deps)).toMatchObject({ installed: false })

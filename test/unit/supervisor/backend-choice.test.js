@@ -72,7 +72,7 @@ describe('asked for', () => {
       .toThrow(expect.objectContaining({
         code: 'ERR_HTTPSYS_CONFIG_INVALID',
         key: '--url',
-        message: expect.stringMatching(/^Invalid config at --url: app "graceful" has no URL prefix.*--url http:\/\/\+:8080\/, or use --backend hub/)
+        message: expect.stringMatching(/^Invalid --url: app "graceful" has no URL prefix.*--url http:\/\/\+:8080\/, or use --backend hub/)
       }))
     expect(chooseBackend(fromFlags({ script: 'graceful.js', backend: 'httpsys', urls: ['http://+:8080/'] }, { baseDir: APPS }), { platform: 'win32', loadNative: loads }))
       .toEqual({ backend: 'httpsys', reason: '--backend httpsys' })

@@ -25,15 +25,19 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.kill()))
 })
 
-function makeSupervisor (apps, { backend = 'httpsys', binding = createFakeAddon() } = {}) {
-  const config = validate({ backend, apps: apps.map((a) => ({ script: path.join(FIXTURES, 'attach-app.js'), kill_timeout: 2000, ...a })) }, { baseDir: APPS })
+const configOf = (apps, backend = 'httpsys') =>
+  validate({ backend, apps: apps.map((a) => ({ script: path.join(FIXTURES, 'attach-app.js'), kill_timeout: 2000, ...a })) }, { baseDir: APPS })
+
+function makeSupervisor (apps, { backend = 'httpsys', binding = createFakeAddon(), reread } = {}) {
+  const config = configOf(apps, backend)
   const records = []
   const logger = pino({ level: 'debug', base: null }, { write (line) { records.push(JSON.parse(line)) } })
   const supervisor = new Supervisor(config, {
     logger,
     preload: PRELOAD,
     native: createBackend(() => binding),
-    backendChoice: { platform: 'win32', loadNative: () => binding }
+    backendChoice: { platform: 'win32', loadNative: () => binding },
+    reread
   })
   running.push(supervisor)
   return { supervisor, records, binding }
@@ -325,4 +329,60 @@ test('--backend httpsys with an app that has no urls: a config error naming the 
   expect(err.message).toMatch(/app "web" has no URL prefix.*Add urls: \["http:\/\/\+:8080\/"\] to app "web", or use backend: "hub"/)
   expect(binding.queues).toEqual([])
   expect(records.filter((r) => r.event === 'spawn')).toEqual([])
+})
+
+test('reload applies a config edit to HTTP.SYS: prefixes added before the old go, instances and apps added and removed; a prefix it refuses leaves that app as it runs', async () => {
+  let apps = [
+    { name: 'api', urls: ['http://+:8080/api/'] },
+    { name: 'old', urls: ['http://+:8080/old/'] }
+  ]
+  const { supervisor, records, binding } = makeSupervisor(apps, { reread: async () => configOf(apps) })
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'all-ready')
+  const queue = (app) => binding.queues.find((q) => q.options.mode === 'controller' && q.options.name === queueName(app))
+  const old = queue('old')
+
+  apps = [
+    { name: 'api', urls: ['http://+:8080/v2/'], instances: 2, env: { MODE: 'b' } },
+    { name: 'new', urls: ['http://+:8080/new/'] }
+  ]
+  const result = await supervisor.reload('all')
+  expect(result.map((r) => [r.app, r.ok, r.action])).toEqual([['old', true, 'removed'], ['api', true, 'reloaded'], ['new', true, 'added']])
+  expect(result[1].changes).toEqual(['urls + http://+:8080/v2/ - http://+:8080/api/', 'instances 1 -> 2', 'env (MODE)'])
+  expect(queue('api').urls).toEqual(['http://+:8080/v2/'])
+  expect(queue('new').urls).toEqual(['http://+:8080/new/'])
+  // the removed app's prefixes went before its workers stopped, then its queue
+  expect(old.urls).toEqual([])
+  expect(old.closed).toBe(true)
+  expect(supervisor.list().map((i) => `${i.app}#${i.inst} ${i.state}`)).toEqual(['api#0 ready', 'api#1 ready', 'new#0 ready'])
+  // every process of api is new and started with the edit
+  for (const i of supervisor.instances.filter((i) => i.app.name === 'api')) {
+    expect(i.proc.env).toMatchObject({ HTTPSYS_QUEUE_URLS: 'http://+:8080/v2/', MODE: 'b' })
+  }
+
+  // a prefix another program holds: the app is left as it runs (old prefixes, old count)
+  binding.fail({ urls: { 'http://+:8080/taken/': 183 } })
+  apps = [{ name: 'api', urls: ['http://+:8080/taken/'], instances: 3 }, { name: 'new', urls: ['http://+:8080/new/'] }]
+  const refused = await supervisor.reload('all')
+  expect(refused[0]).toMatchObject({ app: 'api', ok: false, reason: expect.stringMatching(/^its new settings were not applied \(it runs as before\): /) })
+  expect(refused[1]).toMatchObject({ app: 'new', ok: true, action: 'reloaded' })
+  expect(queue('api').urls).toEqual(['http://+:8080/v2/'])
+  expect(supervisor.findGroup('api').instances).toHaveLength(2)
+  expect(supervisor.config.apps.find((a) => a.name === 'api').urls).toEqual(['http://+:8080/v2/'])
+})
+
+test('a config that fails its checks changes nothing: reload rejects with the reason, every app runs as before', async () => {
+  let apps = [{ name: 'api', urls: ['http://+:8080/api/'] }]
+  const { supervisor, records } = makeSupervisor(apps, { reread: async () => configOf(apps) })
+  await supervisor.start()
+  await waitFor(records, (r) => r.event === 'all-ready')
+  const before = supervisor.list()
+  apps = [{ name: 'api', urls: ['http://+:8080/api/'], instances: 2, restart: 'sometimes' }, { name: 'more', urls: ['http://+:8080/more/'] }]
+  await expect(supervisor.reload('all')).rejects.toMatchObject({
+    code: 'ERR_HTTPSYS_CONFIG_INVALID',
+    message: expect.stringMatching(/^the config was not applied, nothing changed \(every app runs as before\): Invalid config at apps\[0\]\.restart/)
+  })
+  expect(supervisor.list()).toEqual(before)
+  expect(before).toEqual([{ app: 'api', inst: 0, pid: expect.any(Number), state: 'ready' }])
+  expect(records.some((r) => r.event === 'reload:start' || r.event === 'config')).toBe(false)
 })

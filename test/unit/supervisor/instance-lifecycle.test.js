@@ -177,3 +177,30 @@ test('the old process dying during a reload: the new one takes over, or the cras
   expect(await waitFor(records, (r) => r.event === 'backoff')).toMatchObject({ pid: second, signal: 'SIGKILL' })
   expect(instance.processes().length).toBeLessThanOrEqual(1)
 })
+
+test('listen_timeout: a web app that never listens is stopped by httpsys, and every record says so, never "exited with code 0"', async () => {
+  const { instance, records } = makeInstance({ name: 'mute', script: 'graceful.js', listen_timeout: 300, max_restarts: 2 })
+  instance.start()
+  const timeout = await waitFor(records, (r) => r.event === 'ready-timeout')
+  expect(timeout).toMatchObject({ kind: 'listen', ms: 300 })
+  expect(timeout.msg).toMatch(/^never listened within 300 ms; stopping it; if it serves no HTTP, give it type: "worker"/)
+  // graceful.js exits 0 when asked to stop: that code is the stop's, not the cause
+  expect(await waitFor(records, (r) => r.event === 'backoff')).toMatchObject({
+    code: 0, reason: 'never listened within 300 ms; stopped by httpsys', msg: expect.stringMatching(/^never listened within 300 ms; stopped by httpsys; restarting in \d+ ms$/)
+  })
+  const errored = await waitFor(records, (r) => r.event === 'errored')
+  expect(errored).toMatchObject({ firstStart: true, attempts: 2, cause: 'never listened within 300 ms; stopped by httpsys' })
+  expect(records.filter((r) => r.event === 'exit').map((r) => r.msg)).toEqual(['stopped (never listened within 300 ms; exit code 0)', 'stopped (never listened within 300 ms; exit code 0)'])
+  expect(records.some((r) => /exited with code 0/.test(r.msg))).toBe(false)
+  expect(instance.state).toBe('errored')
+})
+
+test('listen_timeout and ready_timeout: without wait_ready the shorter one stops it; with wait_ready each has its own cause', async () => {
+  const short = makeInstance({ name: 'short', script: 'graceful.js', listen_timeout: 5000, ready_timeout: 250, max_restarts: 1 })
+  short.instance.start()
+  expect((await waitFor(short.records, (r) => r.event === 'errored')).cause).toBe('never listened within 250 ms; stopped by httpsys')
+
+  const silent = makeInstance({ name: 'silent', script: 'ready-app.js', wait_ready: true, listen_timeout: 0, ready_timeout: 250, max_restarts: 1, env: { NEVER_READY: '1' } })
+  silent.instance.start()
+  expect((await waitFor(silent.records, (r) => r.event === 'errored')).cause).toBe('did not send process.send(\'ready\') within 250 ms; stopped by httpsys')
+})

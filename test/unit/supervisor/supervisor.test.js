@@ -47,11 +47,11 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.kill()))
 })
 
-function makeSupervisor (apps, { backendChoice } = {}) {
+function makeSupervisor (apps, { backendChoice, untilStopped } = {}) {
   const config = validate({ apps }, { baseDir: APPS })
   const records = []
   const logger = pino({ level: 'info', base: null }, { write (line) { records.push(JSON.parse(line)) } })
-  const supervisor = new Supervisor(config, { logger, Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock', backendChoice })
+  const supervisor = new Supervisor(config, { logger, Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock', backendChoice, untilStopped })
   running.push(supervisor)
   return { supervisor, records }
 }
@@ -212,6 +212,30 @@ test('a crash-looping app ends errored while the other keeps running; all errore
   expect(await waitFor(only.records, (r) => r.event === 'settled')).toMatchObject([{ level: 50, errored: ['bad'] }])
 })
 
+test('in the background or as a service (untilStopped) an errored app leaves the supervisor up; in the foreground it says httpsys exits', async () => {
+  const crashing = [{ name: 'bad', script: 'crash-start.js', max_restarts: 2, backoff: { initial: 20, jitter: 0 } }]
+  const bg = makeSupervisor(crashing, { untilStopped: true })
+  const settled = jest.fn()
+  bg.supervisor.on('settled', settled)
+  await bg.supervisor.start()
+  const [errored] = await waitFor(bg.records, (r) => r.event === 'errored')
+  expect(errored.msg).toMatch(/; not restarting, fix it, then `httpsys restart bad`$/)
+  const [idle] = await waitFor(bg.records, (r) => r.event === 'idle')
+  expect(idle).toMatchObject({ level: 40, errored: ['bad'], msg: expect.stringMatching(/httpsys stays up/) })
+  expect(bg.records.find((r) => r.event === 'unavailable').msg).toMatch(/its requests get 503/)
+  expect(settled).not.toHaveBeenCalled()
+  expect((await bg.supervisor.status()).apps.map((a) => [a.name, a.state])).toEqual([['bad', 'errored']])
+
+  const fg = makeSupervisor(crashing)
+  const code = new Promise((resolve) => fg.supervisor.once('settled', resolve))
+  await fg.supervisor.start()
+  expect(await code).toEqual({ code: 1 })
+  const [last] = await waitFor(fg.records, (r) => r.event === 'errored')
+  expect(last.msg).toMatch(/; not restarting, nothing else runs here, so httpsys exits \(code 1\): fix it, then start httpsys again$/)
+  // the port closes with it: no promise of 503 answers
+  expect(fg.records.some((r) => r.event === 'unavailable')).toBe(false)
+})
+
 test('reload is rolling, and reloads asked for during one become a single follow-up', async () => {
   const { supervisor, records } = makeSupervisor([{ name: 'api', script: 'ready-app.js', wait_ready: true, instances: 2, env: { READY_DELAY: '50' } }])
   await supervisor.start()
@@ -222,7 +246,7 @@ test('reload is rolling, and reloads asked for during one become a single follow
   const second = supervisor.reload('api')
   const third = supervisor.reload('all')
   const results = await Promise.all([first, second, third])
-  expect(results[0]).toEqual([{ app: 'api', ok: true, ms: expect.any(Number), pids: [expect.any(Number), expect.any(Number)] }])
+  expect(results[0]).toEqual([{ app: 'api', ok: true, action: 'reloaded', changes: [], ms: expect.any(Number), pids: [expect.any(Number), expect.any(Number)] }])
   expect(results[1]).toEqual(results[2])
   expect(records.filter((r) => r.event === 'reload:start')).toHaveLength(2)
   expect(records.filter((r) => r.event === 'reload:done')).toHaveLength(2)
