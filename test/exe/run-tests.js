@@ -332,15 +332,16 @@ test('linux: httpsys init from the exe writes the commented config, which config
 })
 
 test('linux: service install from the exe writes a unit whose program is the exe alone (in a mount namespace of its own)', async () => {
-  // As root it writes a system unit to /etc/systemd/system: a private mount of a temp
-  // folder there keeps this machine's own units untouched.
+  // As root, --system writes a system unit to /etc/systemd/system (without it, root is
+  // asked which it means): a private mount of a temp folder there keeps this machine's
+  // own units untouched.
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) throw new Skip('needs root (a system unit, in a private mount namespace)')
   const dir = tmpdir('service')
   const units = tmpdir('service-units')
   fs.copyFileSync(HELLO, path.join(dir, 'app.js'))
   fs.writeFileSync(path.join(dir, 'httpsys.config.js'), "module.exports = { apps: [{ name: 'hello', script: 'app.js', urls: ['http://+:8080/'] }] }\n")
   const w = world('service')
-  const r = await runExe(['-m', 'sh', '-c', 'mount --bind "$1" /etc/systemd/system && exec "$2" service install --name httpsys-exe-test', 'sh', units, EXE],
+  const r = await runExe(['-m', 'sh', '-c', 'mount --bind "$1" /etc/systemd/system && exec "$2" service install --system --name httpsys-exe-test', 'sh', units, EXE],
     { env: w.env, cwd: dir, exe: 'unshare' }).catch((err) => ({ code: -1, stdout: '', stderr: err.message }))
   if (r.code !== 0 && /unshare|mount|Operation not permitted/i.test(r.stderr) && !/httpsys/.test(r.stdout)) throw new Skip(`no private mount namespace here: ${r.stderr.trim().split('\n')[0]}`)
   assert.equal(r.code, 0, r.stdout + r.stderr)
