@@ -40,7 +40,10 @@ struct RequestBuffer {
 
   void Allocate(ULONG bytes) {
     size_t n = (static_cast<size_t>(bytes) + 7) / 8;
-    words.reset(new uint64_t[n]);
+    // zeroed: HTTP.SYS fills an HTTP_REQUEST_V2, but an implementation that writes only
+    // the V1 part (Wine's) must leave RequestInfoCount and pRequestInfo at 0, not at
+    // whatever the heap held (token.cc reads them on every request)
+    words.reset(new uint64_t[n]());
     size = static_cast<ULONG>(n * 8);
   }
   HTTP_REQUEST* request() const { return reinterpret_cast<HTTP_REQUEST*>(words.get()); }

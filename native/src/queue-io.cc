@@ -254,7 +254,7 @@ bool Queue::OnReceiveDone(ReceiveSlot* slot, DWORD error, DWORD bytes) {
       Event event;
       event.type = Event::Type::Request;
       tlsQueries_.Prepare(queue_, slot->buffer.request(), &event.tls);
-      TakeAuthInfo(slot->buffer.request(), &event.auth);
+      TakeAuthInfo(slot->buffer.request(), slot->buffer.size, &event.auth);
       event.buffer = std::move(slot->buffer);
       Push(std::move(event));
       slot->buffer.Allocate(bufferSize_);

@@ -83,11 +83,23 @@ void OwnedToken::Reset() {
   }
 }
 
-void TakeAuthInfo(HTTP_REQUEST* request, AuthExtras* out) {
+void TakeAuthInfo(HTTP_REQUEST* request, size_t length, AuthExtras* out) {
+  // HTTP.SYS puts the info array and what it points to in the receive buffer: anything
+  // outside it is not a request info (a receiver that wrote no V2 fields), never read
+  const char* begin = reinterpret_cast<const char*>(request);
+  const char* end = begin + length;
+  auto inside = [&](const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    return c >= begin && c <= end && n <= static_cast<size_t>(end - c);
+  };
+  if (request->RequestInfoCount == 0 ||
+      !inside(request->pRequestInfo, sizeof(HTTP_REQUEST_INFO) * request->RequestInfoCount)) {
+    return;
+  }
   for (USHORT i = 0; i < request->RequestInfoCount; ++i) {
     HTTP_REQUEST_INFO& info = request->pRequestInfo[i];
     if (static_cast<int>(info.InfoType) != kRequestInfoTypeAuth || info.pInfo == nullptr ||
-        info.InfoLength < sizeof(HTTP_REQUEST_AUTH_INFO)) {
+        info.InfoLength < sizeof(HTTP_REQUEST_AUTH_INFO) || !inside(info.pInfo, sizeof(HTTP_REQUEST_AUTH_INFO))) {
       continue;
     }
     auto* auth = static_cast<HTTP_REQUEST_AUTH_INFO*>(info.pInfo);

@@ -56,7 +56,7 @@ struct AuthExtras {
 
 // IO thread: the auth info of a request just received. Its token moves into `out` and
 // is cleared in the request, so nothing else can close it or lose it.
-void TakeAuthInfo(HTTP_REQUEST* request, AuthExtras* out);
+void TakeAuthInfo(HTTP_REQUEST* request, size_t length, AuthExtras* out);
 
 // { status, scheme, secStatus, cachedCredentials, token } for the QueueRequest, or null
 // where the request carries no auth info. `tokenId`: the TokenTable's number (0: none).
