@@ -6,6 +6,8 @@
 // AllowAnonymous (true by default there too).
 
 const { didYouMean } = require('./suggest')
+// schema.js requires this file only when it checks a value: loaded in full by then
+const { describe: kind } = require('./schema')
 const { SCHEMES, SERVER_VARS, textProblem, normalizeDevIdentity } = require('../windows-auth')
 
 const AUTH_KEYS = ['schemes', 'anonymous', 'realm', 'domain', 'basic_over_http', 'kerberos_credential_caching', 'dev_identity']
@@ -111,7 +113,5 @@ function text (value, ctx) {
   if (problem !== null) ctx.fail(`${problem}, got ${kind(value)}`, `For example ${ctx.ex('"Intranet"')}.`)
   return value
 }
-
-const kind = (v) => v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'string' ? JSON.stringify(v) : typeof v === 'object' ? 'an object' : `${typeof v} ${String(v)}`
 
 module.exports = { checkAuth, checkServerVars, AUTH_KEYS }

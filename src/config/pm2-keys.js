@@ -65,8 +65,8 @@ const APP_KEYS = {
   },
   disable_source_map_support: () => ({}),
   // output: one file per app, every instance's records in it, each with its time
-  merge_logs: (value) => value === false ? { warn: 'ignored: every instance writes to the app\'s one log file, each record with its inst' } : {},
-  combine_logs: (value) => value === false ? { warn: 'ignored: every instance writes to the app\'s one log file, each record with its inst' } : {},
+  merge_logs: mergeLogs,
+  combine_logs: mergeLogs,
   time: () => ({}),
   log_type: (value) => value === 'json' ? {} : { warn: 'ignored: log files hold one JSON record per line (NDJSON)' },
   log_date_format: ignored('every record carries its time (`time`, ms since 1970, in log files; HH:MM:ss.l in a terminal and in `httpsys logs`)'),
@@ -114,13 +114,12 @@ function fromPm2App (raw, ctx, known, collect) {
   const warnings = []
   // an app's paths start at its cwd, which starts at the config file's folder
   const dir = typeof raw.cwd === 'string' ? path.resolve(ctx.baseDir, raw.cwd) : ctx.baseDir
-  const logs = {}
   for (const key of Object.keys(raw)) {
     if (known.includes(key) || !Object.hasOwn(APP_KEYS, key)) continue
     delete app[key]
     collect(() => {
       const at = ctx.at(key)
-      const result = APP_KEYS[key](raw[key], { raw: app, pm2: raw, ctx: at, dir, logs }) || {}
+      const result = APP_KEYS[key](raw[key], { raw: app, pm2: raw, ctx: at, dir }) || {}
       Object.assign(app, result.set)
       if (result.warn) warnings.push(`${at.label}${ctx.appName ? ` (app ${ctx.appName})` : ''}: ${result.warn}`)
     })
@@ -164,11 +163,11 @@ function logFile (value, k) {
   if (value === false || value === '/dev/null' || value === 'NULL' || (key === 'log' && value === true)) return {}
   if (typeof value !== 'string' || value.trim() === '') k.ctx.fail(`must be a file path, got ${JSON.stringify(value)}`, `For example ${key}: "./logs/out.log".`)
   if (k.pm2.disable_logs === true) return {}
-  if (k.raw.log_dir !== undefined && k.logs.dir === undefined) return { warn: 'ignored: log_dir is set' }
+  if (k.pm2.log_dir !== undefined) return { warn: 'ignored: log_dir is set' }
   const file = path.resolve(k.dir, value.startsWith('~/') ? path.join(os.homedir(), value.slice(2)) : value)
   const dir = path.dirname(file)
-  if (k.logs.dir === undefined) {
-    k.logs.dir = dir
+  // k.raw.log_dir: the folder the first of these keys chose
+  if (k.raw.log_dir === undefined) {
     const script = typeof k.raw.script === 'string' ? k.raw.script : ''
     const name = typeof k.raw.name === 'string' ? k.raw.name : path.basename(script, path.extname(script)) || '<name>'
     return {
@@ -176,8 +175,12 @@ function logFile (value, k) {
       warn: `written as ${path.join(dir, `${name}.log`)} instead: one JSON record per line, stdout and stderr together (log_dir: ${JSON.stringify(dir)})`
     }
   }
-  if (k.logs.dir === dir) return {}
-  return { warn: `ignored: every record of the app goes to ${k.logs.dir} (one file per app)` }
+  if (k.raw.log_dir === dir) return {}
+  return { warn: `ignored: every record of the app goes to ${k.raw.log_dir} (one file per app)` }
+}
+
+function mergeLogs (value) {
+  return value === false ? { warn: 'ignored: every instance writes to the app\'s one log file, each record with its inst' } : {}
 }
 
 function bool (value, ctx) {

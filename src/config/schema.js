@@ -713,4 +713,4 @@ function nameOf (script) {
   return stem.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 64) || 'app'
 }
 
-module.exports = { restartWindow, appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS, LIMIT_DEFAULTS }
+module.exports = { restartWindow, appSchema, appAliases, topSchema, parseInstances, cpuCount, describe, RESTART_MODES, BACKENDS, BACKOFF_DEFAULTS, LIMIT_DEFAULTS, MAX_INSTANCES }

@@ -377,4 +377,4 @@ function noteAttachment (conn, a) {
   else conn.seen = new Set([seen, a])
 }
 
-module.exports = { AttachmentConnection }
+module.exports = { AttachmentConnection, ACK_STEP }

@@ -51,6 +51,7 @@ class H2Connection {
     this.localPort = port
     this.tls = tls
     this.tlsSlot = null // the certificate entry the handshake used (TlsStore.judge)
+    this.tlsHost = null // the last Host checked against it (hub.route), for all its streams
     this.secure = true
     this.localAddress = socket.localAddress || ''
     this.remoteAddress = socket.remoteAddress || ''
@@ -214,7 +215,6 @@ class H2StreamConn {
     this.id = session.id // the client connection: its streams share it (contract.js connectionId)
     this.tls = session.tls
     this.tlsSlot = session.tlsSlot
-    this.tlsHost = null
     this.secure = true
     this.localPort = session.localPort
     this.localAddress = session.localAddress
@@ -230,6 +230,16 @@ class H2StreamConn {
 
   get closing () {
     return this.session.closing
+  }
+
+  // (the session's: its streams share the handshake, so a Host checked once is checked
+  // for all of them, not a certificate lookup per stream)
+  get tlsHost () {
+    return this.session.tlsHost
+  }
+
+  set tlsHost (host) {
+    this.session.tlsHost = host
   }
 
   pauseForBody () {

@@ -28,6 +28,7 @@ const { HubRequest, CONTINUE_SENT } = require('./hub-request')
 const { RESPONSE_MORE, RESPONSE_OPAQUE } = require('../wire/contract')
 const { RESPONSE_WINDOW, GRANTED_WINDOW_START } = require('../wire/protocol')
 const { HELD_BUDGET } = require('./client-connection')
+const { ACK_STEP } = require('./attachment-connection')
 const responses = require('./responses')
 const clock = require('./clock')
 
@@ -39,9 +40,6 @@ const CONNECTION_SPECIFIC = new Set(['connection', 'keep-alive', 'proxy-connecti
 // A stream's first window while its connection's budget has room: most responses go out
 // whole at once (the WINDOW follows the REQUEST in the same write).
 const START_WINDOW = 64 * 1024
-// Credit goes back in steps of at least this (or half a small window): a stream of small
-// messages (SSE) costs no WINDOW frame each (attachment-connection.js ACK_STEP).
-const CREDIT_STEP = RESPONSE_WINDOW / 8
 
 class H2Request extends HubRequest {
   /**
@@ -184,8 +182,10 @@ class H2Request extends HubRequest {
     }
     this.recharge()
     if (sent > 0 && w !== null) {
+      // credit goes back in steps of at least ACK_STEP (or half a small window): a stream
+      // of small messages (SSE) costs no WINDOW frame each
       const want = this.win - this.held - this.resCredit
-      if (want > 0 && want >= Math.min(CREDIT_STEP, this.win >> 1)) {
+      if (want > 0 && want >= Math.min(ACK_STEP, this.win >> 1)) {
         this.resCredit += want
         w.sendCredit(this, want)
       }

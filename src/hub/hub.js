@@ -626,11 +626,7 @@ class Hub extends EventEmitter {
       if (!q.refed) this.listeners.setRef(ports[i], true)
       this.listeners.release(ports[i], ips[i])
     }
-    for (const { prefix, port, ip } of this.redirects.get(q.name) || []) {
-      this.table.remove(prefix)
-      this.listeners.release(port, ip)
-    }
-    this.redirects.delete(q.name)
+    this.removeRedirects(q.name)
   }
 
   /**

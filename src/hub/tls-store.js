@@ -58,7 +58,9 @@ class TlsStore extends EventEmitter {
     // per port: RFC 5077 4 ticket keys (16 name + 16 HMAC + 16 AES) and a session id
     // context, for the hub's life (a session resumes across a certificate swap)
     this.sessions = new Map() // port -> { ticketKeys, sessionIdContext }
-    this.verified = new LRUCache({ max: VERIFIED_MAX, ttl: SESSION_TIMEOUT_S * 1000, updateAgeOnGet: true })
+    // made at the first verified certificate: lru-cache allocates arrays of its `max` up
+    // front (some 4 MB), which a hub that never sees one (every standalone app's) would pay
+    this.verified = null
     this.config = [] // { entry, port, host, slot }
     this.claims = new Map() // `${port} ${host|''}` -> [{ queue, slot }] (first claim serves)
     this.watched = new Map() // file -> listener
@@ -205,7 +207,7 @@ class TlsStore extends EventEmitter {
       else this.rememberVerified(port, slot, peer)
     } else {
       // the session's own verify result may be another entry's: only this hub's record counts
-      v.authorized = socket.authorized === true && this.verified.get(verifiedKey(port, slot, peer)) !== undefined
+      v.authorized = socket.authorized === true && this.verified !== null && this.verified.get(verifiedKey(port, slot, peer)) !== undefined
       if (!v.authorized) v.authorizationError = 'SESSION_NOT_VERIFIED'
     }
     v.refuse = !v.authorized && slot.material.rejectUnauthorized
@@ -291,13 +293,14 @@ class TlsStore extends EventEmitter {
   }
 
   rememberVerified (port, slot, peer) {
+    if (this.verified === null) this.verified = new LRUCache({ max: VERIFIED_MAX, ttl: SESSION_TIMEOUT_S * 1000, updateAgeOnGet: true })
     this.verified.set(verifiedKey(port, slot, peer), true)
     this.verified.set(`${port} ${peer.fingerprint256}`, slot.key)
   }
 
   /** The entry a certificate was last verified for on port (a resumed TLS 1.2 session), as it is now; UNNAMED if none. */
   verifiedSlot (port, peer) {
-    const key = this.verified.get(`${port} ${peer.fingerprint256}`)
+    const key = this.verified === null ? undefined : this.verified.get(`${port} ${peer.fingerprint256}`)
     if (key === undefined) return UNNAMED
     for (const c of this.config) if (c.port === port && c.slot.key === key) return c.slot
     for (const [k, list] of this.claims) {

@@ -230,6 +230,7 @@ function normalIp (ip) {
   return String(ip).replace(/^\[|\]$/g, '').toLowerCase()
 }
 
+/** A config's cert or key given as PEM text, not as a path. */
 function isText (v) {
   return typeof v === 'string' && PEM.test(v)
 }
@@ -247,4 +248,4 @@ function readFile (file) {
   }
 }
 
-module.exports = { createCert, shadowing }
+module.exports = { createCert, shadowing, isText }

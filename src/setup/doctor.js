@@ -288,11 +288,7 @@ async function checkMetrics ({ config, hub }, findings) {
     findings.push({ level: 'error', area: 'metrics', message: `metrics.listen ${where} is the port of ${[...new Set(apps)].join(', ')}: the router and the metrics endpoint cannot share it`, fix: 'give metrics.listen (or --metrics) a port of its own, e.g. 127.0.0.1:9464' })
     return
   }
-  const state = await new Promise((resolve) => {
-    const server = net.createServer()
-    server.once('error', (err) => resolve(err.code || 'error'))
-    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve('free')))
-  })
+  const state = await tryListen({ port, host })
   if (state === 'free') {
     findings.push({ level: 'ok', area: 'metrics', message: `the metrics endpoint's ${where} is free` })
     return
@@ -314,17 +310,18 @@ async function checkMetrics ({ config, hub }, findings) {
 
 /** 'free', or the bind error's code */
 function probePort (port) {
+  return tryListen({ port, host: '::', ipv6Only: false }).then((state) => {
+    if (state !== 'EAFNOSUPPORT' && state !== 'EADDRNOTAVAIL') return state
+    return tryListen({ port, host: '0.0.0.0' })
+  })
+}
+
+/** 'free' once a listen on `where` succeeded (and closed), or the bind error's code */
+function tryListen (where) {
   return new Promise((resolve) => {
     const server = net.createServer()
     server.once('error', (err) => resolve(err.code || 'error'))
-    server.listen({ port, host: '::', ipv6Only: false, exclusive: true }, () => server.close(() => resolve('free')))
-  }).then((state) => {
-    if (state !== 'EAFNOSUPPORT' && state !== 'EADDRNOTAVAIL') return state
-    return new Promise((resolve) => {
-      const server = net.createServer()
-      server.once('error', (err) => resolve(err.code || 'error'))
-      server.listen({ port, host: '0.0.0.0', exclusive: true }, () => server.close(() => resolve('free')))
-    })
+    server.listen({ ...where, exclusive: true }, () => server.close(() => resolve('free')))
   })
 }
 

@@ -14,8 +14,7 @@
 
 const { currentUser } = require('../httpsys/service-config')
 const { createUrlAcl, needsReservation, reservedFor } = require('./urlacl')
-const { createCert } = require('./cert')
-const { PEM } = require('../tls-material')
+const { createCert, isText } = require('./cert')
 
 /**
  * What the config still needs on this machine.
@@ -95,10 +94,6 @@ function planSetup (config, sc, { user = currentUser() } = {}) {
     }
   }
   return { steps, notes }
-}
-
-function isText (v) {
-  return typeof v === 'string' && PEM.test(v)
 }
 
 module.exports = { planSetup }

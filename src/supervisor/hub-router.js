@@ -190,22 +190,7 @@ class HubRouter extends EventEmitter {
   }
 
   workerEnv (app) {
-    // HTTPSYS_BACKEND set on purpose: an HTTPSYS_BACKEND=httpsys inherited from the
-    // shell would otherwise send the worker past the hub
-    return {
-      [ENV.BACKEND]: 'hub',
-      [ENV.HUB]: this.socketPath,
-      [ENV.QUEUE]: app.name,
-      [ENV.QUEUE_TOKEN]: this.tokens.get(app.name),
-      // the queue's prefixes as bound (port 0 resolved): the worker's listen() knows
-      // its address before it has attached (src/queue/reserve.js); none for an app
-      // without urls, whose first listen() decides
-      [ENV.QUEUE_URLS]: (this.queueUrls.get(app.name) || []).join(',') || undefined,
-      [ENV.MAX_BODY_SIZE]: undefined,
-      [ENV.CACHE]: cacheEnv(app.cache),
-      // a development identity, or the worker refuses to attach (src/queue/auth-gate.js)
-      [ENV.AUTH]: authEnv(app)
-    }
+    return hubWorkerEnv(this, app)
   }
 
   async close () {
@@ -214,6 +199,31 @@ class HubRouter extends EventEmitter {
     const hub = this.hub
     this.hub = null
     if (hub !== null) await hub.close()
+  }
+}
+
+/**
+ * What a worker needs to attach to a hub's queue (the JS hub, or the native router that
+ * speaks the same wire).
+ * @param {{ socketPath: string, tokens: Map<string, string>, queueUrls: Map<string, string[]> }} router
+ * @param {object} app
+ */
+function hubWorkerEnv ({ socketPath, tokens, queueUrls }, app) {
+  // HTTPSYS_BACKEND set on purpose: an HTTPSYS_BACKEND=httpsys inherited from the
+  // shell would otherwise send the worker past the hub
+  return {
+    [ENV.BACKEND]: 'hub',
+    [ENV.HUB]: socketPath,
+    [ENV.QUEUE]: app.name,
+    [ENV.QUEUE_TOKEN]: tokens.get(app.name),
+    // the queue's prefixes as bound (port 0 resolved): the worker's listen() knows
+    // its address before it has attached (src/queue/reserve.js); none for an app
+    // without urls, whose first listen() decides
+    [ENV.QUEUE_URLS]: (queueUrls.get(app.name) || []).join(',') || undefined,
+    [ENV.MAX_BODY_SIZE]: undefined,
+    [ENV.CACHE]: cacheEnv(app.cache),
+    // a development identity, or the worker refuses to attach (src/queue/auth-gate.js)
+    [ENV.AUTH]: authEnv(app)
   }
 }
 
@@ -272,4 +282,4 @@ function hubSocketPath (pid = process.pid) {
   return localSocket.socketPath(`httpsys-${localSocket.userTag()}-${pid}`)
 }
 
-module.exports = { HubRouter, hubSocketPath, hubLimits, hubTls }
+module.exports = { HubRouter, hubSocketPath, hubLimits, hubTls, hubWorkerEnv }

@@ -12,9 +12,7 @@
 const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
-const { ENV, cacheEnv } = require('../worker-interface')
-const { authEnv } = require('../windows-auth')
-const { hubSocketPath, hubLimits } = require('./hub-router')
+const { hubSocketPath, hubLimits, hubWorkerEnv } = require('./hub-router')
 const { RouterProcess } = require('./router-process')
 const { findPortOwner } = require('../hub/port-owner')
 
@@ -164,17 +162,7 @@ class NativeRouter extends EventEmitter {
   }
 
   workerEnv (app) {
-    return {
-      [ENV.BACKEND]: 'hub',
-      [ENV.HUB]: this.socketPath,
-      [ENV.QUEUE]: app.name,
-      [ENV.QUEUE_TOKEN]: this.tokens.get(app.name),
-      [ENV.QUEUE_URLS]: (this.queueUrls.get(app.name) || []).join(',') || undefined,
-      [ENV.MAX_BODY_SIZE]: undefined,
-      [ENV.CACHE]: cacheEnv(app.cache),
-      // a development identity, or the worker refuses to attach (src/queue/auth-gate.js)
-      [ENV.AUTH]: authEnv(app)
-    }
+    return hubWorkerEnv(this, app)
   }
 
   async close () {

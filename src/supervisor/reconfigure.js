@@ -16,13 +16,11 @@
 // `httpsys scale` is step 2 for the instances alone, without reading the config.
 
 const { codes } = require('../errors')
+const { MAX_INSTANCES } = require('../config/schema')
 const { diffConfig, describeChange, NOT_LIVE } = require('./config-diff')
-const { LogFile } = require('./log-file')
 const { waitReady } = require('./instance')
 
 const LOG_KEYS = ['log_dir', 'log_max_size', 'log_daily', 'log_keep']
-// the schema's bound on instances (src/config/schema.js)
-const MAX_INSTANCES = 1024
 
 /**
  * @param {import('./supervisor').Supervisor} sup
@@ -240,7 +238,7 @@ async function applyApp (sup, group, { app, keys }, mode) {
   }
   if (keys.some((k) => LOG_KEYS.includes(k))) {
     sup.logs.removeFile(app.name)
-    if (app.log_dir) sup.logs.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
+    sup.openLogFile(app)
   }
   // Windows authentication on HTTP.SYS's URL groups, before any new worker takes a request
   if (keys.includes('auth') && typeof router.setAuth === 'function') router.setAuth(app.name, app.auth)
@@ -267,7 +265,7 @@ async function addApp (sup, app) {
   } catch (err) {
     return { ok: false, ms: Date.now() - t0, pids: [], code: err.code || null, reason: `it was not started: ${err.message}` }
   }
-  if (app.log_dir) sup.logs.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
+  sup.openLogFile(app)
   const group = sup.createGroup(app, router)
   sup.groups.push(group)
   await group.start()

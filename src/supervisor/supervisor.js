@@ -114,11 +114,12 @@ class Supervisor extends EventEmitter {
   }
 
   openLogFiles () {
-    for (const app of this.config.apps) {
-      if (app.log_dir) {
-        this.logs.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
-      }
-    }
+    for (const app of this.config.apps) this.openLogFile(app)
+  }
+
+  /** The app's log file, when its config has a log_dir (at start, and for a config edit: reconfigure.js). */
+  openLogFile (app) {
+    if (app.log_dir) this.logs.addFile(app.name, new LogFile(app.log_dir, app.name, { maxSize: app.log_max_size, daily: app.log_daily, keep: app.log_keep }))
   }
 
   async startControl () {

@@ -35,4 +35,16 @@ function runPreloaded (code, { timeoutMs = 10000, preload = true, flags = [], cw
 /** Each line of out as JSON. */
 const lines = (out) => out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
 
-module.exports = { runPreloaded, lines }
+/**
+ * The same script on node's own stack and through the preload: each run's stdout lines,
+ * and the preloaded run's stderr and exit code.
+ * @param {string} code
+ * @param {object} [options] runPreloaded's (cwd, flags)
+ */
+async function both (code, options = {}) {
+  const node = await runPreloaded(code, { ...options, preload: false })
+  const ours = await runPreloaded(code, options)
+  return { node: lines(node.out), ours: lines(ours.out), err: ours.err, code: ours.code }
+}
+
+module.exports = { runPreloaded, lines, both }

@@ -107,6 +107,7 @@ describe.each(['TLSv1.3', 'TLSv1.2'])('%s: a session never carries a client cert
 
   test('... nor on a port that requires one: refused before any app sees it', async () => {
     const first = await get(ports.pub, { maxVersion: version })
+    expect(first.session).not.toBe(null) // (without one, nothing would be offered for resumption)
     const again = await get(ports.secReject, { maxVersion: version, session: first.session })
     expect(again.status).toBe(null)
     expect(seen.secReject).toEqual([])
@@ -116,6 +117,7 @@ describe.each(['TLSv1.3', 'TLSv1.2'])('%s: a session never carries a client cert
     const first = await get(ports.shared, { maxVersion: version, servername: 'a.localhost' })
     expect(first.status).toBe(200)
     expect(JSON.parse(first.body).app).toBe('a')
+    expect(first.session).not.toBe(null)
     const again = await get(ports.shared, { maxVersion: version, servername: 'b.localhost', session: first.session })
     // refused at the handshake (TLS 1.3 names the entry), or 421 for b's Host (node
     // reports no server name on a resumed TLS 1.2 session)
@@ -138,6 +140,7 @@ describe.each(['TLSv1.3', 'TLSv1.2'])('%s: a session never carries a client cert
   test('a verified session from one port is not authorized on another port with another CA policy', async () => {
     const full = await get(ports.shared, { maxVersion: version, servername: 'b.localhost', ...CLIENT() })
     expect(full.status).toBe(200)
+    expect(full.session).not.toBe(null)
     const elsewhere = await get(ports.sec, { maxVersion: version, session: full.session })
     expect(elsewhere.status).toBe(200)
     expect(elsewhere.reused).toBe(false)

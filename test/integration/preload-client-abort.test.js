@@ -9,15 +9,11 @@
 // half-closed. Each app runs on node's stack and with the preload.
 
 const path = require('node:path')
-const { runPreloaded, lines } = require('../helpers/run-preloaded')
+const { both: runBoth } = require('../helpers/run-preloaded')
 
 const ROOT = path.join(__dirname, '..', '..')
 
-async function both (code) {
-  const node = await runPreloaded(code, { preload: false, cwd: ROOT })
-  const ours = await runPreloaded(code, { cwd: ROOT })
-  return { node: lines(node.out), ours: lines(ours.out), err: ours.err, code: ours.code }
-}
+const both = (code) => runBoth(code, { cwd: ROOT })
 
 test('express res.sendFile(path, fn): a client that aborts while the handler runs makes fn get ECONNABORTED, as on node (express\'s own test)', async () => {
   const r = await both(`

@@ -8,13 +8,7 @@
 // 'request' at its head) while nothing smuggled behind it reaches the app. Each app
 // runs on node's stack and with the preload.
 
-const { runPreloaded, lines } = require('../helpers/run-preloaded')
-
-async function both (code) {
-  const node = await runPreloaded(code, { preload: false })
-  const ours = await runPreloaded(code)
-  return { node: lines(node.out), ours: lines(ours.out), err: ours.err, code: ours.code }
-}
+const { both } = require('../helpers/run-preloaded')
 
 test('an interim head written raw (res._writeRaw, req.socket.write) reaches the client as \'information\', and res then sends the final response, as node\'s', async () => {
   const r = await both(`

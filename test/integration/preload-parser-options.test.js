@@ -7,13 +7,9 @@
 // stream of a server that never listened, or a socket the app accepted itself. Each app
 // runs on node's stack and with the preload.
 
-const { runPreloaded, lines } = require('../helpers/run-preloaded')
+const { both: runBoth } = require('../helpers/run-preloaded')
 
-async function both (code, flags = []) {
-  const node = await runPreloaded(code, { preload: false, flags })
-  const ours = await runPreloaded(code, { flags })
-  return { node: lines(node.out), ours: lines(ours.out), err: ours.err, code: ours.code }
-}
+const both = (code, flags = []) => runBoth(code, { flags })
 
 // a request whose header value holds a control character (node's own test: \b)
 const LENIENT_APP = (options) => `

@@ -11,13 +11,7 @@ const net = require('node:net')
 const { Server } = require('../../src/http/server')
 const hubClient = require('../../src/queue/hub-client')
 const { startHub, until } = require('../helpers/hub-harness')
-const { runPreloaded, lines } = require('../helpers/run-preloaded')
-
-async function both (code) {
-  const node = await runPreloaded(code, { preload: false })
-  const ours = await runPreloaded(code)
-  return { node: lines(node.out), ours: lines(ours.out), err: ours.err, code: ours.code }
-}
+const { both } = require('../helpers/run-preloaded')
 
 describe('CONNECT on a port a standalone server owns', () => {
   test('\'connect\' gets the target, the bytes sent after the head as `head`, and the socket; the app\'s 200 opens the tunnel both ways, as node\'s', async () => {

@@ -11,6 +11,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { start, writeConfig, freePort, get } = require('../fixtures/apps/harness')
+const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 
 let run
 let dir
@@ -104,8 +105,8 @@ test('an app without auth gets no identity, whatever HTTPSYS_DEV_IDENTITY says',
 test('standalone (node --require httpsys-cli/register, no config), HTTPSYS_DEV_IDENTITY puts the identity on every request', async () => {
   const { spawn } = require('node:child_process')
   const port = await freePort()
-  const child = spawn(process.execPath, ['--require', path.join(__dirname, '..', '..', 'src', 'register.js'), app()], {
-    env: { ...process.env, ...env({ HTTPSYS_DEV_IDENTITY: 'DEV\\alice', PORT: String(port) }) },
+  const child = spawn(process.execPath, ['--require', REGISTER, app()], {
+    env: standaloneEnv(env({ HTTPSYS_DEV_IDENTITY: 'DEV\\alice', PORT: String(port) })),
     stdio: 'ignore'
   })
   try {

@@ -328,6 +328,8 @@ class HttpSysAttachment extends AttachmentBase {
 
   /** A request whose exchange is over here and in the kernel lets go of its token. */
   settle (id) {
+    // on every BODY_END and SENT: nothing to look up while no request holds a token
+    if (this.identities.size === 0) return
     if (!this.live.has(id) && !this.sending.has(id)) this.identities.release(id)
   }
 

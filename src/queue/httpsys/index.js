@@ -38,17 +38,8 @@ const { httpSysGate } = require('../auth-gate')
  * @param {() => Date} [options.now] the clock certificates are checked against
  */
 function createBackend (getAddon, { log = defaultLog, warn = (fields, message) => log('warn', fields, message), now = () => new Date() } = {}) {
+  // the addon, its platform facts and its error mapper, each made once (src/httpsys)
   const layer = createAddonLayer(getAddon)
-  let platform = null
-  let errors = null
-  const addon = () => {
-    const b = layer.addon()
-    if (platform === null) {
-      platform = layer.platform()
-      errors = layer.errors()
-    }
-    return b
-  }
 
   /**
    * Worker side: open a named queue (Attach mode: the worker registers nothing), or
@@ -68,7 +59,9 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
     if (!handlers || typeof handlers.onRequest !== 'function') {
       throw new codes.ERR_INVALID_ARG_TYPE({ name: 'handlers.onRequest', expected: 'a function', actual: handlers && handlers.onRequest })
     }
-    const b = addon()
+    const b = layer.addon()
+    const platform = layer.platform()
+    const errors = layer.errors()
     const prefixes = await withFreePorts(urls || [])
     if (tuning.receives === undefined) tuning.receives = defaultReceives(platform)
     // the property calls (properties.js): the queue's own only where this process creates it
@@ -121,9 +114,10 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
         'Wine\'s HTTP.SYS takes no authentication property (docs/wine.md 2.10): no request is authenticated here, ' +
         (auth.auth.anonymous === false ? 'so every request is answered 401' : 'so every request reaches the app anonymous'))
     }
+    const sc = createServiceConfig(getAddon)
     const lookupSid = (sid) => {
-      const r = typeof b.lookupSid === 'function' ? b.lookupSid(sid) : null
-      return r && r.code === 0 ? (r.domain ? `${r.domain}\\${r.name}` : r.name) : null
+      const r = typeof b.lookupSid === 'function' ? sc.lookupSid(sid) : null
+      return r === null ? null : r.account
     }
     const attachment = new Attachment(native, platform, handlers, info, errors.attachmentErrors(queue), { maxBodySize, clientCerts, killTimeout: worker.killTimeout, auth, lookupSid })
     try {
@@ -187,7 +181,7 @@ function createBackend (getAddon, { log = defaultLog, warn = (fields, message) =
       return // the configuration was not answered: nothing to say
     }
     if (targets.length === 0) return
-    if (worker.setup && !platform.wine) {
+    if (worker.setup && !layer.platform().wine) {
       setupAppCertificate(sc, tls, targets, { log, now: now() })
       return
     }

@@ -36,6 +36,11 @@ class TokenIdentities {
     if (!auth || !(auth.token > 0)) return null
     const native = this.native
     const token = auth.token
+    if (auth.status !== 'success') {
+      // HTTP.SYS hands no token then (token.cc keeps none): one here is closed unread
+      native.closeToken(token)
+      return null
+    }
     const read = (call) => {
       const r = native[call](token)
       if (r && r.code === 0) return r
@@ -49,11 +54,6 @@ class TokenIdentities {
       lookupSid: this.lookupSid,
       close: () => native.closeToken(token)
     })
-    if (auth.status !== 'success') {
-      // HTTP.SYS hands no token then (token.cc keeps none): one here is closed unread
-      native.closeToken(token)
-      return null
-    }
     this.byId.set(req.id, identity)
     return identity
   }

@@ -126,3 +126,19 @@ test('a flag\'s problem names the flag, not a config path', () => {
   expect(problem(() => fromFlags({ script: 'app.js', metrics: 'nine' }, { baseDir: dir })).message)
     .toBe('Invalid --metrics: must be "host:port", ":port" or a port number from 1 to 65535, got "nine". For example --metrics 127.0.0.1:9464.')
 })
+
+test('pm2\'s log files: the first names log_dir, one in another folder is said to be unused, and log_dir wins over them', () => {
+  const c = one({ out_file: './logs/out.log', log_file: './logs/all.log', error_file: './other/err.log' })
+  expect(c.apps[0].log_dir).toBe(path.join(dir, 'logs'))
+  expect(c.source.warnings).toEqual([
+    `apps[0].out_file (app api): written as ${path.join(dir, 'logs', 'api.log')} instead: one JSON record per line, ` +
+      `stdout and stderr together (log_dir: ${JSON.stringify(path.join(dir, 'logs'))})`,
+    `apps[0].error_file (app api): ignored: every record of the app goes to ${path.join(dir, 'logs')} (one file per app)`
+  ])
+  const own = one({ log_dir: './mine', out_file: './logs/out.log', error_file: './logs/err.log' })
+  expect(own.apps[0].log_dir).toBe(path.join(dir, 'mine'))
+  expect(own.source.warnings).toEqual([
+    'apps[0].out_file (app api): ignored: log_dir is set',
+    'apps[0].error_file (app api): ignored: log_dir is set'
+  ])
+})

@@ -59,8 +59,11 @@ describe('a config rule is looked up on the URL the client sent', () => {
     const { mq, server } = await start((req, res) => res.end('x'))
     server.maxHeadersCount = 1
     const h = mq.request({ url: '/static/a.css', rawHeaders: ['Host', 'a', 'Authorization', 'Bearer t'] })
+    // the same beyond the count without Authorization: cached, so the 0 above is Authorization's
+    const other = mq.request({ url: '/static/a.css', rawHeaders: ['Host', 'a', 'X-Other', 't'] })
     await settle()
     expect(mq.calls.find((c) => c.op === 'respond' && c.id === h.id).cacheTtl).toBe(0)
+    expect(mq.calls.find((c) => c.op === 'respond' && c.id === other.id).cacheTtl).toBe(30)
   })
 })
 

@@ -6,7 +6,7 @@
 // bound, and client certificates (issue 23).
 
 const { Entry, OutputCache, parseRange, pairsOf } = require('../../../src/hub/output-cache')
-const { encodeTlsInfo } = require('../../../src/wire/protocol')
+const { encodeTlsInfo, FrameWriter, decodeResponse, HEADER_SIZE } = require('../../../src/wire/protocol')
 
 describe('parseRange', () => {
   test.each([
@@ -232,18 +232,13 @@ describe('Entry', () => {
 // ---------------------------------------------------------------------------------
 // the store, driven as the hub drives it
 
-/** A RESPONSE frame's payload (wire-protocol.md): status, flags, ttl, reason, header block, body. */
-function responseFrame (headers, body = '', { status = 200, ttl = 60 } = {}) {
-  const reason = Buffer.from('OK', 'latin1')
-  const block = Buffer.from(headers.map(([n, v]) => n + ': ' + v + '\r\n').join(''), 'latin1')
-  const fixed = Buffer.alloc(14 + reason.length)
-  fixed.writeUInt16LE(status, 0)
-  fixed.writeUInt32LE(ttl, 4)
-  fixed.writeUInt16LE(reason.length, 8)
-  reason.copy(fixed, 10)
-  fixed.writeUInt32LE(block.length, 10 + reason.length)
-  const b = Buffer.concat([fixed, block, Buffer.from(body, 'latin1')])
-  return { b, p: 0, bodyStart: fixed.length + block.length, end: b.length }
+/** A RESPONSE frame's payload as a worker writes it (FrameWriter.response), where the hub reads it. */
+function responseFrame (headers, body = '') {
+  const w = new FrameWriter()
+  w.response(1, 200, 0, 60, 'OK', headers.flat(), body)
+  const b = Buffer.concat(w.take())
+  const bodyStart = b.length - decodeResponse(b, HEADER_SIZE, b.length).body.length
+  return { b, p: HEADER_SIZE, bodyStart, end: b.length }
 }
 
 function queue () {

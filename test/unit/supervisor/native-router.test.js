@@ -32,6 +32,24 @@ test('a config the native router cannot serve yet is refused before it starts: t
   await expect(r.createQueue('app', { urls: ['https://+:443/'], redirectHttp: 80 })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'redirect_http' })
 })
 
+test('workers attach to it as to the hub: its socket, the queue\'s token and prefixes as bound, the app\'s cache and auth', () => {
+  const r = new NativeRouter({ logger: quiet, socketPath: '/run/httpsys/hub.sock' })
+  r.tokens.set('api', 'token-1')
+  r.queueUrls.set('api', ['http://127.0.0.1:8080/', 'http://127.0.0.1:8081/'])
+  expect(r.workerEnv({ name: 'api', cache: false, auth: null, promote_server_vars: ['AUTH_USER'] })).toEqual({
+    HTTPSYS_BACKEND: 'hub',
+    HTTPSYS_HUB: '/run/httpsys/hub.sock',
+    HTTPSYS_QUEUE: 'api',
+    HTTPSYS_QUEUE_TOKEN: 'token-1',
+    HTTPSYS_QUEUE_URLS: 'http://127.0.0.1:8080/,http://127.0.0.1:8081/',
+    HTTPSYS_MAX_BODY_SIZE: undefined,
+    HTTPSYS_CACHE: 'off',
+    HTTPSYS_AUTH: JSON.stringify({ auth: null, promote: ['AUTH_USER'] })
+  })
+  // an app without urls: its first listen() decides
+  expect(r.workerEnv({ name: 'solo' }).HTTPSYS_QUEUE_URLS).toBeUndefined()
+})
+
 test('a missing binary is ERR_HTTPSYS_ROUTER_MISSING naming the path and the build command', () => {
   const binary = path.join(__dirname, 'no-such-router')
   expect(() => new RouterProcess({ binary, logger: quiet })).toThrow(expect.objectContaining({
