@@ -115,7 +115,8 @@ type CodedError interface {
 type Hub interface {
 	// Hello admits the worker to a queue (src/hub/hub.js onHello) or refuses it.
 	Hello(w *Worker, h *Hello) (*queue.Queue, Welcome, error)
-	// Attached: HELLO_OK is on its way.
+	// Attached: the worker's first ACK came (HELLO_OK reached it, its attach() resolved):
+	// requests are dispatched to it from now on.
 	Attached(w *Worker)
 	// Detached: the worker asked for no new requests (reason "detach") or left.
 	Detached(w *Worker, reason string)
@@ -151,6 +152,7 @@ type Worker struct {
 	helloSeen   bool
 	attached    bool
 	ready       bool // its first ACK came: nothing is dispatched before it
+	readySaid   bool // Hub.Attached was called
 	detaching   bool
 	detachSaid  bool
 	closed      bool
@@ -281,8 +283,11 @@ func (w *Worker) onAck(n uint32) error {
 		w.mu.Unlock()
 		return w.fail(err)
 	}
+	say := false
 	if !w.ready {
 		w.ready = w.attached
+		say = w.ready && !w.readySaid
+		w.readySaid = w.readySaid || say
 	}
 	if more > 0 {
 		acked := w.seqSent - w.acks.InFlight()
@@ -299,6 +304,9 @@ func (w *Worker) onAck(n uint32) error {
 	}
 	q := w.queue.Load()
 	w.mu.Unlock()
+	if say {
+		w.hub.Attached(w)
+	}
 	if q != nil {
 		w.pump(q)
 	}
@@ -346,8 +354,9 @@ func (w *Worker) onHello(f wire.Frame) error {
 	_ = w.out.JSON(wire.TypeHelloOK, 0, js)
 	w.schedule()
 	w.mu.Unlock()
+	// (Hub.Attached follows its first ACK: the supervisor counts an instance ready, and
+	// a test or a rolling reload sends it requests, only once it can take them)
 	q.AddWorker(w)
-	w.hub.Attached(w)
 	return nil
 }
 
