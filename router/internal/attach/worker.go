@@ -160,6 +160,15 @@ type Worker struct {
 	inFlight    int
 	served      uint64
 	unacked     []Request // dispatched with a body, until acknowledged
+
+	batch []Flusher // the read goroutine's own: connections to write once the read is handled
+}
+
+// Flusher is a client connection that appended response bytes while the worker's
+// frames of one read were handled (DeferFlush).
+type Flusher interface {
+	// FlushBatch writes what the connection holds for its socket.
+	FlushBatch()
 }
 
 // New returns a Worker for a connection; Serve runs it.
@@ -183,6 +192,7 @@ func (w *Worker) Queue() *queue.Queue { return w.queue.Load() }
 func (w *Worker) Serve() {
 	go w.flushLoop()
 	err := w.readLoop()
+	w.flushBatch()
 	w.onClose(err)
 }
 
@@ -208,7 +218,22 @@ func (w *Worker) readLoop() error {
 				return err
 			}
 		}
+		w.flushBatch()
 	}
+}
+
+// DeferFlush: f writes its socket once every frame of the worker's current read is
+// handled, so the responses one read carries for one client connection (pipelined
+// requests) leave in one write, not one each. Only inside a Request's On* call, on
+// the worker's read goroutine, which owns the list.
+func (w *Worker) DeferFlush(f Flusher) { w.batch = append(w.batch, f) }
+
+func (w *Worker) flushBatch() {
+	for i, f := range w.batch {
+		f.FlushBatch()
+		w.batch[i] = nil
+	}
+	w.batch = w.batch[:0]
 }
 
 // errDropped ends the read loop after the worker was dropped or refused.

@@ -105,6 +105,8 @@ type Conn struct {
 	rest         []byte           // the unparsed rest of the read being parsed (an upgrade's head bytes)
 	tunnel       *Request         // after a 101: the upgrade request whose tunnel owns the bytes
 	skip         int              // bytes of rest the worker had as the upgrade's head (tunnel.go)
+	batchW       *attach.Worker   // set during a worker frame's call: kick defers to its read's end
+	batched      bool             // ... and this connection is on that worker's list (FlushBatch)
 
 	out       []byte // bytes for the socket, in order
 	acks      []ackEntry
@@ -775,6 +777,13 @@ func (c *Conn) kick() {
 	if c.writing != 0 || len(c.out) == 0 || c.dead {
 		return
 	}
+	if c.batchW != nil {
+		if !c.batched {
+			c.batched = true
+			c.batchW.DeferFlush(c)
+		}
+		return
+	}
 	n, err := tryWrite(c.nc, c.out)
 	if err != nil {
 		c.destroyLocked()
@@ -789,6 +798,14 @@ func (c *Conn) kick() {
 	}
 	c.out = c.out[:0]
 	c.sent()
+}
+
+// FlushBatch writes what the frames of a worker's read appended (attach.Flusher).
+func (c *Conn) FlushBatch() {
+	c.mu.Lock()
+	c.batched = false
+	c.kick()
+	c.mu.Unlock()
 }
 
 // sent: everything queued for the socket is in it; the workers' windows open again.
@@ -995,3 +1012,6 @@ func closeWrite(nc net.Conn) error {
 func (c *Conn) String() string {
 	return "connection " + strconv.FormatUint(uint64(c.id), 10) + " from " + c.remoteAddr
 }
+
+// endBatch: the worker frame's call is over; its read's end writes what it appended.
+func (c *Conn) endBatch() { c.batchW = nil }

@@ -251,6 +251,8 @@ func (r *Request) OnInfo(w *attach.Worker, p []byte) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.batchW = w
+	defer c.endBatch()
 	if r.link.Worker() != w || r.headSent || r.resDone || r.versionMinor == 0 {
 		return
 	}
@@ -275,6 +277,8 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.batchW = w
+	defer c.endBatch()
 	if r.link.Worker() != w || r.headSent {
 		return
 	}
@@ -343,6 +347,8 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.batchW = w
+	defer c.endBatch()
 	if r.link.Worker() != w || !r.headSent || r.resDone {
 		return
 	}
