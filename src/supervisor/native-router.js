@@ -7,7 +7,7 @@
 // hub, over the same wire (docs/wire-protocol.md).
 //
 // Not served yet (later steps of issue 25): TLS and HTTP/2, the output cache,
-// upgrades, redirect_http, a standalone app's own router.
+// redirect_http, a standalone app's own router (and with it CONNECT tunnels).
 
 const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')

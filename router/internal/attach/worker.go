@@ -115,7 +115,8 @@ type CodedError interface {
 type Hub interface {
 	// Hello admits the worker to a queue (src/hub/hub.js onHello) or refuses it.
 	Hello(w *Worker, h *Hello) (*queue.Queue, Welcome, error)
-	// Attached: HELLO_OK is on its way.
+	// Attached: the worker's first ACK came (HELLO_OK reached it, its attach() resolved):
+	// requests are dispatched to it from now on.
 	Attached(w *Worker)
 	// Detached: the worker asked for no new requests (reason "detach") or left.
 	Detached(w *Worker, reason string)
@@ -151,6 +152,7 @@ type Worker struct {
 	helloSeen   bool
 	attached    bool
 	ready       bool // its first ACK came: nothing is dispatched before it
+	readySaid   bool // Hub.Attached was called
 	detaching   bool
 	detachSaid  bool
 	closed      bool
@@ -158,6 +160,15 @@ type Worker struct {
 	inFlight    int
 	served      uint64
 	unacked     []Request // dispatched with a body, until acknowledged
+
+	batch []Flusher // the read goroutine's own: connections to write once the read is handled
+}
+
+// Flusher is a client connection that appended response bytes while the worker's
+// frames of one read were handled (DeferFlush).
+type Flusher interface {
+	// FlushBatch writes what the connection holds for its socket.
+	FlushBatch()
 }
 
 // New returns a Worker for a connection; Serve runs it.
@@ -181,6 +192,7 @@ func (w *Worker) Queue() *queue.Queue { return w.queue.Load() }
 func (w *Worker) Serve() {
 	go w.flushLoop()
 	err := w.readLoop()
+	w.flushBatch()
 	w.onClose(err)
 }
 
@@ -206,7 +218,22 @@ func (w *Worker) readLoop() error {
 				return err
 			}
 		}
+		w.flushBatch()
 	}
+}
+
+// DeferFlush: f writes its socket once every frame of the worker's current read is
+// handled, so the responses one read carries for one client connection (pipelined
+// requests) leave in one write, not one each. Only inside a Request's On* call, on
+// the worker's read goroutine, which owns the list.
+func (w *Worker) DeferFlush(f Flusher) { w.batch = append(w.batch, f) }
+
+func (w *Worker) flushBatch() {
+	for i, f := range w.batch {
+		f.FlushBatch()
+		w.batch[i] = nil
+	}
+	w.batch = w.batch[:0]
 }
 
 // errDropped ends the read loop after the worker was dropped or refused.
@@ -281,8 +308,11 @@ func (w *Worker) onAck(n uint32) error {
 		w.mu.Unlock()
 		return w.fail(err)
 	}
+	say := false
 	if !w.ready {
 		w.ready = w.attached
+		say = w.ready && !w.readySaid
+		w.readySaid = w.readySaid || say
 	}
 	if more > 0 {
 		acked := w.seqSent - w.acks.InFlight()
@@ -299,6 +329,9 @@ func (w *Worker) onAck(n uint32) error {
 	}
 	q := w.queue.Load()
 	w.mu.Unlock()
+	if say {
+		w.hub.Attached(w)
+	}
 	if q != nil {
 		w.pump(q)
 	}
@@ -346,8 +379,9 @@ func (w *Worker) onHello(f wire.Frame) error {
 	_ = w.out.JSON(wire.TypeHelloOK, 0, js)
 	w.schedule()
 	w.mu.Unlock()
+	// (Hub.Attached follows its first ACK: the supervisor counts an instance ready, and
+	// a test or a rolling reload sends it requests, only once it can take them)
 	q.AddWorker(w)
-	w.hub.Attached(w)
 	return nil
 }
 

@@ -18,6 +18,7 @@ type fakeHub struct {
 	closed  chan struct{}
 	hellos  int
 	refused error
+	ready   []bool // at each Attached: whether the worker could take a request
 }
 
 func (h *fakeHub) Hello(w *Worker, _ *Hello) (*queue.Queue, Welcome, error) {
@@ -29,7 +30,11 @@ func (h *fakeHub) Hello(w *Worker, _ *Hello) (*queue.Queue, Welcome, error) {
 	}
 	return h.q, Welcome{Queue: h.q.Name, URLs: []string{}, Ports: []int{}}, nil
 }
-func (h *fakeHub) Attached(*Worker) {}
+func (h *fakeHub) Attached(w *Worker) {
+	h.mu.Lock()
+	h.ready = append(h.ready, w.CanTake())
+	h.mu.Unlock()
+}
 func (h *fakeHub) Detached(_ *Worker, reason string) {
 	h.mu.Lock()
 	h.detach = append(h.detach, reason)
@@ -124,5 +129,28 @@ func TestAFrameForAnIdNotInFlightIsIgnored(t *testing.T) {
 	}
 	if len(got) != 2 || got[0].Type != wire.TypeHelloOK || got[1].Type != wire.TypeDetachOK {
 		t.Fatalf("frames %v, want HELLO_OK, DETACH_OK", got)
+	}
+}
+
+// The supervisor counts an instance ready at the attach event and sends it requests
+// then (a rolling reload, a client right after `httpsys start`): a worker that said
+// HELLO but has not acknowledged HELLO_OK yet takes none, so the event waits for its
+// first ACK (docs/router-control.md "Events").
+func TestTheAttachEventFollowsTheFirstAck(t *testing.T) {
+	h, _ := run(t, true, func(w *wire.Writer) { hello(w) })
+	h.mu.Lock()
+	if len(h.ready) != 0 {
+		t.Fatalf("attach events before the first ACK: %v", h.ready)
+	}
+	h.mu.Unlock()
+	h, _ = run(t, true, func(w *wire.Writer) {
+		hello(w)
+		w.U32(wire.TypeAck, 0, 0)
+		w.U32(wire.TypeAck, 0, 0)
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.ready) != 1 || !h.ready[0] {
+		t.Fatalf("attach events %v, want one, with the worker taking requests", h.ready)
 	}
 }

@@ -39,6 +39,9 @@ const (
 	pauseBody     = 1 // a request body outran its worker's credit
 	pausePipeline = 2 // maxPipeline requests in flight
 	pauseHeld     = 4 // the held budget is spent
+	// an upgrade request was read: nothing after it is parsed until its answer says
+	// whether the connection switches protocols (then the bytes are the tunnel's)
+	pauseUpgrade = 8
 )
 
 // What the connection's one deadline means (HTTP_TIMEOUT_LIMIT_INFO has HTTP.SYS's
@@ -53,6 +56,8 @@ const (
 	// every response is out, the rest of a body nobody reads is being discarded:
 	// drainTimeout in all (DrainEntityBody)
 	phaseDrain
+	// upgraded (tunnel.go): no deadline; the app's protocol has its own (WebSocket pings)
+	phaseTunnel
 )
 
 type ackEntry struct {
@@ -97,6 +102,11 @@ type Conn struct {
 	phase        int
 	finTimer     *time.Timer
 	seen         []*attach.Worker // the workers its requests went to (CONN_CLOSED)
+	rest         []byte           // the unparsed rest of the read being parsed (an upgrade's head bytes)
+	tunnel       *Request         // after a 101: the upgrade request whose tunnel owns the bytes
+	skip         int              // bytes of rest the worker had as the upgrade's head (tunnel.go)
+	batchW       *attach.Worker   // set during a worker frame's call: kick defers to its read's end
+	batched      bool             // ... and this connection is on that worker's list (FlushBatch)
 
 	out       []byte // bytes for the socket, in order
 	acks      []ackEntry
@@ -163,6 +173,9 @@ func (c *Conn) onData(data []byte) bool {
 	if c.dead {
 		return false
 	}
+	if c.tunnel != nil {
+		return c.tunnelData(data)
+	}
 	if c.stopped {
 		return true
 	}
@@ -177,21 +190,26 @@ func (c *Conn) onData(data []byte) bool {
 		c.checkHeld()
 	}
 	c.inData = true
-	defer func() { c.inData, c.leftover = false, false }()
+	defer func() { c.inData, c.leftover, c.rest = false, false, nil }()
 	for {
 		for c.pauseMask != 0 && !c.dead && !c.stopped {
 			c.leftover = len(data) > 0
+			c.rest = data
 			c.rcond.Wait()
 		}
 		c.leftover = false
 		if c.dead {
 			return false
 		}
+		if c.tunnel != nil {
+			return c.tunnelData(c.skipHead(data))
+		}
 		if c.stopped {
 			return true
 		}
 		n, ev := c.parser.Parse(data)
 		data = data[n:]
+		c.rest = data
 		switch ev {
 		case parse.NeedMore:
 			return true
@@ -300,8 +318,12 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	} else if h.ExpectOther {
 		flags |= wire.ReqExpectOther
 	}
-	// (upgrades are not served yet: an upgrade request reaches its app as a plain one,
-	// as on node without an 'upgrade' listener)
+	// An upgrade takes over the bytes after the head (node's parser hands them to
+	// 'upgrade' as they are): a request that also has a body is served as a plain one.
+	if h.Upgrade && !h.HasBody {
+		r.upgrade = true
+		flags |= wire.ReqUpgrade
+	}
 	size := 16 + 8 + len(h.Method) + len(url) + len(c.remoteAddr) + len(c.localAddr) + 8
 	for i := 0; i < h.NumFields(); i++ {
 		n, v := h.Field(i)
@@ -349,8 +371,13 @@ func (c *Conn) onComplete() {
 			c.deadline.Store(0)
 		}
 	}
-	// after a request that does not keep the connection, nothing more is read
-	if (c.last != nil && !c.last.keepAlive) || c.closing || c.endWhenIdle {
+	// after a request that does not keep the connection, nothing more is read, unless
+	// it may switch protocols: what follows is then the tunnel's, or, once it is
+	// refused, parsed as HTTP (its answer closes the connection when it must)
+	ending := c.closing || c.endWhenIdle
+	if last := c.last; last != nil && last.upgrade && !last.resDone && !ending {
+		c.pause(pauseUpgrade)
+	} else if (c.last != nil && !c.last.keepAlive) || ending {
 		c.stopReading()
 	} else {
 		c.checkHeld()
@@ -458,6 +485,10 @@ func (c *Conn) checkHeld() {
 }
 
 func (c *Conn) resumeForBody(r *Request) {
+	if c.tunnel != nil {
+		c.tunnelResume()
+		return
+	}
 	if r == c.current || c.current == nil {
 		c.unpause(pauseBody)
 	}
@@ -473,6 +504,10 @@ func (c *Conn) onEnd() {
 		return
 	}
 	c.readEnded = true
+	if c.tunnel != nil {
+		c.tunnelClientEnd()
+		return
+	}
 	if c.finSent {
 		c.destroyLocked()
 		return
@@ -558,6 +593,9 @@ func (c *Conn) route(r *Request) {
 	if q.Settings.MaxBodySize > 0 && r.contentLen > q.Settings.MaxBodySize {
 		c.bodyTooLarge(r)
 		return
+	}
+	if r.upgrade {
+		c.upgradeHead(r)
 	}
 	r.entry.Arrive(c.srv.Clock.Now())
 	switch q.Enqueue(r) {
@@ -690,6 +728,10 @@ func (c *Conn) done(r *Request) {
 	if c.pending < maxPipeline {
 		c.unpause(pausePipeline)
 	}
+	// the upgrade request was answered without switching: HTTP goes on
+	if c.first == nil {
+		c.unpause(pauseUpgrade)
+	}
 	c.checkHeld()
 	if c.first == nil {
 		l := &c.srv.Limits
@@ -735,6 +777,13 @@ func (c *Conn) kick() {
 	if c.writing != 0 || len(c.out) == 0 || c.dead {
 		return
 	}
+	if c.batchW != nil {
+		if !c.batched {
+			c.batched = true
+			c.batchW.DeferFlush(c)
+		}
+		return
+	}
 	n, err := tryWrite(c.nc, c.out)
 	if err != nil {
 		c.destroyLocked()
@@ -749,6 +798,14 @@ func (c *Conn) kick() {
 	}
 	c.out = c.out[:0]
 	c.sent()
+}
+
+// FlushBatch writes what the frames of a worker's read appended (attach.Flusher).
+func (c *Conn) FlushBatch() {
+	c.mu.Lock()
+	c.batched = false
+	c.kick()
+	c.mu.Unlock()
 }
 
 // sent: everything queued for the socket is in it; the workers' windows open again.
@@ -955,3 +1012,6 @@ func closeWrite(nc net.Conn) error {
 func (c *Conn) String() string {
 	return "connection " + strconv.FormatUint(uint64(c.id), 10) + " from " + c.remoteAddr
 }
+
+// endBatch: the worker frame's call is over; its read's end writes what it appended.
+func (c *Conn) endBatch() { c.batchW = nil }

@@ -69,6 +69,12 @@ type Request struct {
 	charge   int    // what this request counts against the connection's held budget
 
 	routeLater bool // routed once it is first of its connection's line (RFC 9112 9.3.2)
+
+	// upgrades (tunnel.go)
+	upgrade     bool // it asked to upgrade and has no body: a 101 may switch protocols
+	headBytes   int  // the bytes after its head its worker got as `head` (REQUEST flag 128)
+	tunneled    bool // answered 101: the client's bytes are its body, the worker's its response
+	workerEnded bool // the worker's FIN (a RES_BODY without MORE) went out to the client
 }
 
 // QueueEntry is the queue's part (queue.Request).
@@ -104,7 +110,8 @@ func (r *Request) onBodyChunk(chunk []byte) {
 	if r.discard {
 		return
 	}
-	if r.q != nil && r.q.Settings.MaxBodySize > 0 && r.bodyBytes > r.q.Settings.MaxBodySize {
+	// (an upgraded connection's bytes are not a body: no limit)
+	if r.q != nil && r.q.Settings.MaxBodySize > 0 && r.bodyBytes > r.q.Settings.MaxBodySize && !r.tunneled {
 		r.conn.bodyTooLarge(r)
 		return
 	}
@@ -132,7 +139,8 @@ func (r *Request) sendBody(w *attach.Worker, chunk []byte, owned bool) {
 		chunk = clone(chunk)
 		owned = true
 	}
-	if !r.link.Seen() {
+	// (a tunnel's request was answered: its worker saw it, nothing is replayed)
+	if !r.link.Seen() && !r.tunneled {
 		if !owned {
 			chunk = clone(chunk)
 		}
@@ -175,6 +183,9 @@ func (r *Request) pumpBody(w *attach.Worker) {
 	if r.bodyDone && r.bodyBuf == nil && !r.bodyEndSent {
 		r.bodyEndSent = true
 		w.SendBodyEnd(r)
+		if r.tunneled {
+			r.conn.tunnelMaybeDone()
+		}
 	}
 }
 
@@ -240,6 +251,8 @@ func (r *Request) OnInfo(w *attach.Worker, p []byte) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.batchW = w
+	defer c.endBatch()
 	if r.link.Worker() != w || r.headSent || r.resDone || r.versionMinor == 0 {
 		return
 	}
@@ -264,6 +277,8 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.batchW = w
+	defer c.endBatch()
 	if r.link.Worker() != w || r.headSent {
 		return
 	}
@@ -272,9 +287,14 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	rlen := int(binary.LittleEndian.Uint16(p[8:]))
 	bodyStart := 14 + rlen + int(binary.LittleEndian.Uint32(p[10+rlen:]))
 	if flags&wire.ResOpaque != 0 || status == 101 {
-		// a 101 switches protocols only as the answer to a request that asked to
-		// upgrade, which this router does not serve yet (README "Upgrades"): the app
-		// never saw one asked for
+		// A 101 switches the connection to the worker's protocol (tunnel.go): only as
+		// the answer to a request that asked to upgrade, with the OPAQUE flag. (A 2xx
+		// to a CONNECT opens one only on a port a standalone server owns, which this
+		// router does not serve: its parser refuses CONNECT.)
+		if status == 101 && flags&wire.ResOpaque != 0 && r.upgrade {
+			c.startTunnel(r, p, bodyStart)
+			return
+		}
 		w.SendAbort(r)
 		r.respondLocal(501, opaque, true, "")
 		return
@@ -327,7 +347,13 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.batchW = w
+	defer c.endBatch()
 	if r.link.Worker() != w || !r.headSent || r.resDone {
+		return
+	}
+	if r.tunneled {
+		c.tunnelFromWorker(r, flags, body)
 		return
 	}
 	more := flags&wire.ResMore != 0

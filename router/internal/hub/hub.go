@@ -619,8 +619,8 @@ func claimKey(urls []string) string {
 	return strings.Join(keys, " ")
 }
 
-// Attached: HELLO_OK went out; the supervisor hears of it (a worker is ready when it
-// attaches: docs/architecture.md 8.2).
+// Attached: the worker acknowledged HELLO_OK (its first ACK); the supervisor hears of
+// it (a worker is ready when it attaches: docs/architecture.md 8.2).
 func (h *Hub) Attached(w *attach.Worker) {
 	q := w.Queue()
 	h.mu.Lock()
