@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -97,6 +98,8 @@ type Conn struct {
 	phase        int
 	finTimer     *time.Timer
 	seen         []*attach.Worker // the workers its requests went to (CONN_CLOSED)
+	sec          *Secure          // a TLS connection's session; nil: plain
+	tlsHost      string           // the last Host found not misdirected (secureChecks)
 
 	out       []byte // bytes for the socket, in order
 	acks      []ackEntry
@@ -300,6 +303,9 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	} else if h.ExpectOther {
 		flags |= wire.ReqExpectOther
 	}
+	if c.sec != nil {
+		flags |= wire.ReqTLS
+	}
 	// (upgrades are not served yet: an upgrade request reaches its app as a plain one,
 	// as on node without an 'upgrade' listener)
 	size := 16 + 8 + len(h.Method) + len(url) + len(c.remoteAddr) + len(c.localAddr) + 8
@@ -329,6 +335,9 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		pairs++
 	}
 	wire.SetRequestPairs(p, pairsAt, pairs)
+	if c.sec != nil {
+		p = append(p, c.sec.Info...)
+	}
 	r.payload = p
 	return r
 }
@@ -537,7 +546,14 @@ func (c *Conn) endInput() {
 // ---- routing ---------------------------------------------------------------------
 
 func (c *Conn) route(r *Request) {
-	res := c.srv.Table.Route(route.Args{Scheme: "http", Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	scheme := "http"
+	if c.sec != nil {
+		scheme = "https"
+	}
+	res := c.srv.Table.Route(route.Args{Scheme: scheme, Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	if res.Target != nil && c.secureChecks(r, res.Target) {
+		return
+	}
 	q, _ := res.Target.(*queue.Queue)
 	if q == nil {
 		v := plain
@@ -945,6 +961,9 @@ func (c *Conn) writeLoop() {
 }
 
 func closeWrite(nc net.Conn) error {
+	if tc, ok := nc.(*tls.Conn); ok {
+		return closeWriteTLS(tc)
+	}
 	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
