@@ -19,6 +19,7 @@
 package tlsstore
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
@@ -424,7 +425,7 @@ func verify(slot *Slot, chain []*x509.Certificate, now time.Time) string {
 	var ci x509.CertificateInvalidError
 	switch {
 	case errors.As(err, &ua):
-		if len(chain) == 1 && leaf.CheckSignatureFrom(leaf) == nil {
+		if len(chain) == 1 && selfSigned(leaf) {
 			return "DEPTH_ZERO_SELF_SIGNED_CERT"
 		}
 		if len(chain) == 1 {
@@ -443,6 +444,12 @@ func verify(slot *Slot, chain []*x509.Certificate, now time.Time) string {
 		}
 	}
 	return "CERT_REJECTED"
+}
+
+// selfSigned is OpenSSL's test: the issuer is the subject and the key signs it (a CA
+// flag is not needed, as it is for CheckSignatureFrom).
+func selfSigned(c *x509.Certificate) bool {
+	return bytes.Equal(c.RawIssuer, c.RawSubject) && c.CheckSignature(c.SignatureAlgorithm, c.RawTBSCertificate, c.Signature) == nil
 }
 
 // verifiedKey: the certificate verified for this entry's CA on this port.
