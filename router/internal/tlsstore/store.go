@@ -24,6 +24,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"strconv"
@@ -301,8 +302,28 @@ func (s *Store) configFor(port int, serverName string) (*tls.Config, error) {
 		cfg.ClientCAs = slot.ca // names the CA in the CertificateRequest
 	}
 	cfg.SetSessionTicketKeys([][32]byte{s.ticketKey(port)})
+	s.limitSessions(cfg)
 	s.configs[k] = cfg
 	return cfg, nil
+}
+
+// limitSessions: a session resumes for SessionTimeout after its ticket was issued,
+// node's lifetime (Go's own is 7 days): the ticket carries its issue time.
+func (s *Store) limitSessions(cfg *tls.Config) {
+	cfg.WrapSession = func(cs tls.ConnectionState, ss *tls.SessionState) ([]byte, error) {
+		ss.Extra = append(ss.Extra, binary.BigEndian.AppendUint64(nil, uint64(s.now().Unix())))
+		return cfg.EncryptTicket(cs, ss)
+	}
+	cfg.UnwrapSession = func(identity []byte, cs tls.ConnectionState) (*tls.SessionState, error) {
+		ss, err := cfg.DecryptTicket(identity, cs)
+		if err != nil || ss == nil || len(ss.Extra) == 0 {
+			return nil, err
+		}
+		if t := ss.Extra[len(ss.Extra)-1]; len(t) != 8 || s.now().Unix()-int64(binary.BigEndian.Uint64(t)) > int64(SessionTimeout/time.Second) {
+			return nil, nil // a full handshake
+		}
+		return ss, nil
+	}
 }
 
 // ticketKey is port's session ticket key, for the router's life. Under the lock.
@@ -329,8 +350,8 @@ type Verdict struct {
 // the name's.
 func (s *Store) Judge(port int, cs *tls.ConnectionState) Verdict {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	v := Verdict{Slot: s.slotFor(port, strings.ToLower(cs.ServerName))}
+	s.mu.Unlock()
 	if len(cs.PeerCertificates) > 0 {
 		v.Peer = cs.PeerCertificates[0]
 	}
@@ -346,17 +367,23 @@ func (s *Store) Judge(port int, cs *tls.ConnectionState) Verdict {
 			v.AuthorizationError = "NO_CERTIFICATE"
 		}
 	case !cs.DidResume:
+		// (outside the lock: a chain's signatures are the costly part, on every core)
 		v.AuthorizationError = verify(slot, cs.PeerCertificates, s.now())
 		v.Authorized = v.AuthorizationError == ""
 		if v.Authorized {
+			s.mu.Lock()
 			s.rememberVerified(port, slot, v.Peer)
+			s.mu.Unlock()
 		}
 	default:
 		// the session's certificate may have been taken for another entry, or for none:
 		// only this router's record of a full handshake counts
+		k := verifiedKey(port, slot, v.Peer)
+		s.mu.Lock()
 		if s.verified != nil {
-			_, v.Authorized = s.verified.get(verifiedKey(port, slot, v.Peer))
+			_, v.Authorized = s.verified.get(k)
 		}
+		s.mu.Unlock()
 		if !v.Authorized {
 			v.AuthorizationError = "SESSION_NOT_VERIFIED"
 		}

@@ -299,3 +299,23 @@ func TestTicketsArePerPort(t *testing.T) {
 		t.Error("a port's session did not survive a reload")
 	}
 }
+
+func TestSessionsLiveNodesLifetime(t *testing.T) {
+	f := newFixture(t)
+	now := time.Now()
+	s := New(nil, func() time.Time { return now })
+	if err := s.SetConfig([]Entry{entry(1, "", f.server)}); err != nil {
+		t.Fatal(err)
+	}
+	cache := tls.NewLRUClientSessionCache(4)
+	handshake(t, s, 1, cache)
+	now = now.Add(SessionTimeout - time.Second)
+	if !handshake(t, s, 1, cache) {
+		t.Fatal("a session did not resume within its lifetime")
+	}
+	// the resumption issued a new ticket: it lives from then
+	now = now.Add(SessionTimeout + time.Second)
+	if handshake(t, s, 1, cache) {
+		t.Error("a session resumed past node's lifetime")
+	}
+}
