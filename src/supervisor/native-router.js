@@ -44,6 +44,7 @@ class NativeRouter extends EventEmitter {
     this.routerTls = null
     this.tlsSnapshot = null
     this.tlsFailures = 0 // failures seen by the last refresh
+    this.tlsLast = null
     this.tlsTimer = null
     this.socketPath = socketPath
     this.logger = logger
@@ -114,16 +115,18 @@ class NativeRouter extends EventEmitter {
   // A failed handshake never reaches an app; the supervisor's records count them, one
   // record per burst (at most one per TLS_RECORD_MS), as hub-router.js tlsFailed.
   tlsCounted (t) {
-    this.tlsSnapshot = t
+    this.tlsSnapshot = { handshakes: t.handshakes, failures: t.failures, byReason: t.byReason }
+    this.tlsLast = t.last
     if (t.failures <= this.tlsFailures || this.tlsTimer !== null) return
     const from = this.tlsFailures
     this.tlsTimer = setTimeout(() => {
       this.tlsTimer = null
       const now = this.tlsSnapshot
       const n = now.failures - from
+      const last = this.tlsLast || { port: null, reason: null }
       this.tlsFailures = now.failures
-      this.logger.info({ event: 'tls-failures', count: n, total: now.failures, byReason: now.byReason },
-        `${n} TLS handshake${n === 1 ? '' : 's'} failed; no app saw them`)
+      this.logger.info({ event: 'tls-failures', count: n, total: now.failures, byReason: now.byReason, last },
+        `${n} TLS handshake${n === 1 ? '' : 's'} failed (last on port ${last.port}: ${last.reason}); no app saw them`)
     }, TLS_RECORD_MS)
     this.tlsTimer.unref()
   }

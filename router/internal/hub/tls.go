@@ -34,6 +34,7 @@ type tlsState struct {
 	mu       sync.Mutex // the failure counts
 	failures uint64
 	byReason map[string]uint64
+	last     *TLSFailure
 
 	redirects map[string][]redirect // app -> its redirect_http prefixes (the Hub's lock)
 }
@@ -95,15 +96,24 @@ func (h *Hub) tlsFailed(port int, reason string) {
 	t.mu.Lock()
 	t.failures++
 	t.byReason[reason]++
+	t.last = &TLSFailure{Port: port, Reason: reason}
 	t.mu.Unlock()
 	h.log.Debug("TLS handshake failed", "port", port, "reason", reason)
 }
 
-// TLSStats is tlsStats's answer (hub.js tlsStats).
+// TLSStats is tlsStats's answer (hub.js tlsStats), and the last failure (the hub's
+// tlsError event: the supervisor's record names it).
 type TLSStats struct {
 	Handshakes uint64            `json:"handshakes"`
 	Failures   uint64            `json:"failures"`
 	ByReason   map[string]uint64 `json:"byReason"`
+	Last       *TLSFailure       `json:"last,omitempty"`
+}
+
+// TLSFailure is a failed handshake's port and reason.
+type TLSFailure struct {
+	Port   int    `json:"port"`
+	Reason string `json:"reason"`
 }
 
 // TLSStats reads the handshake counts since start.
@@ -111,7 +121,7 @@ func (h *Hub) TLSStats() TLSStats {
 	t := &h.tls
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := TLSStats{Handshakes: t.handshakes.Load(), Failures: t.failures, ByReason: make(map[string]uint64, len(t.byReason))}
+	out := TLSStats{Handshakes: t.handshakes.Load(), Failures: t.failures, ByReason: make(map[string]uint64, len(t.byReason)), Last: t.last}
 	for k, n := range t.byReason {
 		out.ByReason[k] = n
 	}
