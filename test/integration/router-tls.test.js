@@ -229,7 +229,7 @@ describe.each(ROUTERS)('%s', (name, start) => {
       expect((await r.tlsStats()).handshakes).toBe(before + 1)
     })
 
-    test('the router\'s limits hold on TLS: 431 on HTTP/1.1, 404 for no prefix', async () => {
+    test('the router\'s limits hold on TLS: 431 on HTTP/1.1 (a named host still served)', async () => {
       // h2: router/internal/h2 (431 on h2 too)
       const r1 = await httpsRequest(port, { headers: { 'x-big': 'x'.repeat(5000) } })
       expect(r1.status).toBe(431)
@@ -330,6 +330,27 @@ describe.each(ROUTERS)('%s', (name, start) => {
       })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_TLS_CERT', message: expect.stringMatching(/does not belong to the certificate/) })
       // the refused ones made no queue
       expect((await r.stats?.())?.queues?.map((q) => q.name) ?? r.queues()).toEqual([att.info.queue])
+    })
+
+    test('two apps on one port, each with its own certificate for its host, chosen by SNI', async () => {
+      const shared = await freePort()
+      const own = (host, pair, body) => hubClient.attach({
+        socketPath: r.socketPath,
+        urls: [`https://${host}:${shared}/`],
+        tls: { cert: certs.read(pair.cert), key: certs.read(pair.key) },
+        handlers: { onRequest (req) { x.get(host).respond(req.id, 200, '', ['Content-Length', String(body.length)], Buffer.from(body), 0) } }
+      })
+      const x = new Map()
+      x.set('a.localhost', await own('a.localhost', certs.a, 'a'))
+      x.set('b.localhost', await own('b.localhost', certs.b, 'b'))
+      try {
+        const ra = await httpsRequest(shared, { servername: 'a.localhost', headers: { host: `a.localhost:${shared}` } })
+        const rb = await httpsRequest(shared, { servername: 'b.localhost', headers: { host: `b.localhost:${shared}` } })
+        expect([ra.peer.subject.CN, ra.body.toString()]).toEqual(['a.localhost', 'a'])
+        expect([rb.peer.subject.CN, rb.body.toString()]).toEqual(['b.localhost', 'b'])
+      } finally {
+        for (const a of x.values()) a.close()
+      }
     })
   })
 
