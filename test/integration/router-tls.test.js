@@ -60,7 +60,7 @@ function connect (port, { servername, ALPNProtocols, cert, key, session, maxVers
  * @returns {Promise<{status: number|null, body: string, reused: boolean, session: Buffer|null, error: string|null}>}
  *   status null when the connection ended without a response (refused after the handshake)
  */
-function rawGet (port, { servername, host, session, maxVersion = 'TLSv1.3', cert, key, headers = '' } = {}) {
+function rawGet (port, { servername, host, session, maxVersion = 'TLSv1.3', cert, key, headers = '', target = '/' } = {}) {
   return new Promise((resolve) => {
     const socket = tls.connect({ port, host: '127.0.0.1', servername, session, minVersion: maxVersion, maxVersion, cert, key, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] })
     let newSession = null
@@ -70,7 +70,7 @@ function rawGet (port, { servername, host, session, maxVersion = 'TLSv1.3', cert
     socket.on('session', (s) => { newSession = s })
     socket.on('secureConnect', () => {
       reused = socket.isSessionReused()
-      socket.write(`GET / HTTP/1.1\r\nHost: ${host || servername || '127.0.0.1'}:${port}\r\n${headers}Connection: close\r\n\r\n`)
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: ${host || servername || '127.0.0.1'}:${port}\r\n${headers}Connection: close\r\n\r\n`)
     })
     socket.on('data', (c) => chunks.push(c))
     socket.on('error', (err) => { error = err.code || err.message })
@@ -743,6 +743,12 @@ describe.each(ROUTERS)('%s', (name, start) => {
       expect((await rawGet(ports.shared, { host: 'b.localhost' })).status).toBe(421)
       expect((await rawGet(ports.shared, { servername: 'b.localhost', host: 'a.localhost', ...CLIENT() })).status).toBe(421)
       expect(seen.a).toEqual([])
+      expect(seen.b).toEqual([])
+    })
+
+    test('421: an absolute-form target names the host, whatever the Host header says (RFC 9112 3.2.2)', async () => {
+      const res = await rawGet(ports.shared, { servername: 'a.localhost', host: 'a.localhost', target: `https://b.localhost:${ports.shared}/` })
+      expect(res.status).toBe(421)
       expect(seen.b).toEqual([])
     })
 
