@@ -131,7 +131,10 @@ func (h *Hub) TLSStats() TLSStats {
 // SetTLS replaces the config's certificates: new handshakes use them, connections up
 // keep theirs (a reload is this with the files read again).
 func (h *Hub) SetTLS(entries []tlsstore.Entry) error {
-	if err := h.usable(); err != nil {
+	h.mu.Lock()
+	err := h.usable()
+	h.mu.Unlock()
+	if err != nil {
 		return err
 	}
 	if err := h.tls.store.SetConfig(entries); err != nil {
