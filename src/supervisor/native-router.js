@@ -6,13 +6,14 @@
 // interface as hub-router.js (see its header); workers attach to it exactly as to the
 // hub, over the same wire (docs/wire-protocol.md).
 //
-// Not served yet (later steps of issue 25): TLS and HTTP/2, the output cache,
-// redirect_http, a standalone app's own router (and with it CONNECT tunnels).
+// Not served yet (later steps of issue 25): HTTP/2, the output cache, a standalone
+// app's own router (and with it CONNECT tunnels), pfx certificates. TLS: router-tls.js.
 
 const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
-const { hubSocketPath, hubLimits, hubWorkerEnv } = require('./hub-router')
+const { hubSocketPath, hubLimits, hubTls, hubWorkerEnv } = require('./hub-router')
+const { RouterTls } = require('./router-tls')
 const { RouterProcess } = require('./router-process')
 const { findPortOwner } = require('../hub/port-owner')
 
@@ -34,18 +35,17 @@ class NativeRouter extends EventEmitter {
    * @param {string} [options.socketPath] where workers attach (default: hubSocketPath())
    * @param {import('pino').Logger} options.logger
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
-   * @param {object[]} [options.tls] the config's tls entries (none is served yet)
+   * @param {object[]} [options.tls] the config's tls entries (router-tls.js)
    * @param {string} [options.binary] the router binary (default: router/bin/httpsys-router)
    */
   constructor ({ socketPath = hubSocketPath(), logger, limits, tls = [], binary } = {}) {
     super()
-    if (tls.length > 0) {
-      throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
-        key: 'tls',
-        reason: 'the native router (HTTPSYS_ROUTER=native) does not serve TLS yet',
-        fix: 'Unset HTTPSYS_ROUTER to run on the hub.'
-      })
-    }
+    this.tls = tls
+    this.routerTls = null
+    this.tlsSnapshot = null
+    this.tlsFailures = 0 // failures seen by the last refresh
+    this.tlsLast = null
+    this.tlsTimer = null
     this.socketPath = socketPath
     this.logger = logger
     this.limits = limits || null
@@ -63,6 +63,15 @@ class NativeRouter extends EventEmitter {
   get tracksWorkers () { return true }
 
   async start () {
+    // certificates are checked (and a bad one named) before anything starts
+    const routerTls = new RouterTls({ log: this.logger.child({ component: 'router' }), send: (entries) => this.proc.call('setTls', { entries }) })
+    try {
+      routerTls.set(hubTls(this.tls))
+    } catch (err) {
+      routerTls.close()
+      throw err
+    }
+    this.routerTls = routerTls
     const proc = new RouterProcess({ binary: this.binary, logger: this.logger.child({ component: 'router' }) })
     this.proc = proc
     proc.on('event', (name, fields) => this.onEvent(name, fields))
@@ -72,6 +81,7 @@ class NativeRouter extends EventEmitter {
     })
     await proc.spawn()
     await proc.call('start', { workerSocket: this.socketPath, workersMayCreate: false, limits: routerLimits(this.limits) })
+    if (routerTls.size > 0) await routerTls.push()
     this.timer = setInterval(() => this.refresh(), STATS_MS)
     this.timer.unref()
     this.logger.info({ event: 'router', router: 'native', pid: proc.child.pid },
@@ -96,21 +106,34 @@ class NativeRouter extends EventEmitter {
   async refresh () {
     if (this.proc === null || this.closing) return
     try {
-      const s = await this.proc.call('stats')
+      const [s, t] = await Promise.all([this.proc.call('stats'), this.proc.call('tlsStats')])
       this.snapshot = { connections: s.connections, queues: new Map(s.queues.map((q) => [q.name, q])) }
+      this.tlsCounted(t)
     } catch {}
   }
 
+  // A failed handshake never reaches an app; the supervisor's records count them, one
+  // record per burst (at most one per TLS_RECORD_MS), as hub-router.js tlsFailed.
+  tlsCounted (t) {
+    this.tlsSnapshot = { handshakes: t.handshakes, failures: t.failures, byReason: t.byReason }
+    this.tlsLast = t.last
+    if (t.failures <= this.tlsFailures || this.tlsTimer !== null) return
+    const from = this.tlsFailures
+    this.tlsTimer = setTimeout(() => {
+      this.tlsTimer = null
+      const now = this.tlsSnapshot
+      const n = now.failures - from
+      const last = this.tlsLast || { port: null, reason: null }
+      this.tlsFailures = now.failures
+      this.logger.info({ event: 'tls-failures', count: n, total: now.failures, byReason: now.byReason, last },
+        `${n} TLS handshake${n === 1 ? '' : 's'} failed (last on port ${last.port}: ${last.reason}); no app saw them`)
+    }, TLS_RECORD_MS)
+    this.tlsTimer.unref()
+  }
+
   // Each app's queue admits only workers with its token (src/worker-interface.js).
+  // redirectHttp: the app's redirect_http port (http -> https, router conn/secure.go).
   async createQueue (app, { urls = [], redirectHttp = null, cache = true } = {}) {
-    if (redirectHttp !== null && redirectHttp !== undefined) {
-      throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
-        key: 'redirect_http',
-        app,
-        reason: 'the native router (HTTPSYS_ROUTER=native) does not redirect to https yet',
-        fix: 'Unset HTTPSYS_ROUTER to run on the hub.'
-      })
-    }
     const token = crypto.randomBytes(24).toString('base64url')
     this.tokens.set(app, token)
     let info
@@ -126,6 +149,10 @@ class NativeRouter extends EventEmitter {
     }
     this.queueUrls.set(app, info.urls)
     this.snapshot.queues.set(app, { name: app, urls: info.urls, waiting: 0, inFlight: 0, served: 0, workers: [], cache: null })
+    if (redirectHttp !== null && redirectHttp !== undefined) {
+      const { prefixes } = await this.proc.call('addRedirect', { name: app, port: redirectHttp, urls: info.urls })
+      this.logger.info({ event: 'redirect', app, from: prefixes }, `${prefixes.join(' ')} redirect to https (308)`)
+    }
     return info
   }
 
@@ -152,13 +179,14 @@ class NativeRouter extends EventEmitter {
     return this.proc === null ? null : this.snapshot.connections
   }
 
-  /** TLS handshakes: none yet (the native router serves no TLS so far). */
+  /** TLS handshakes done and failed since start (refreshed every STATS_MS), or null. */
   tlsStats () {
-    return null
+    return this.tlsSnapshot
   }
 
+  /** `httpsys reload`: re-read the config's certificate files (a failing one keeps the old). */
   reloadTls () {
-    return []
+    return this.routerTls === null ? [] : this.routerTls.reload()
   }
 
   workerEnv (app) {
@@ -168,6 +196,9 @@ class NativeRouter extends EventEmitter {
   async close () {
     if (this.timer !== null) clearInterval(this.timer)
     this.timer = null
+    if (this.tlsTimer !== null) clearTimeout(this.tlsTimer)
+    this.tlsTimer = null
+    if (this.routerTls !== null) this.routerTls.close()
     const proc = this.proc
     if (proc === null || this.closing) return
     this.closing = true
@@ -190,6 +221,8 @@ function routerLimits (limits) {
   for (const k of Object.keys(l)) if (l[k] === undefined) delete l[k]
   return { ...DEFAULT_LIMITS, ...l }
 }
+
+const TLS_RECORD_MS = 10000
 
 // The JS hub's defaults (src/hub/hub.js), for what the config does not set.
 const DEFAULT_LIMITS = {

@@ -13,6 +13,7 @@ const pino = require('pino')
 const { buildGo } = require('./go-build')
 const { RouterProcess } = require('../../src/supervisor/router-process')
 const { routerLimits } = require('../../src/supervisor/native-router')
+const { RouterTls } = require('../../src/supervisor/router-tls')
 
 let built = null
 const running = new Set()
@@ -40,12 +41,14 @@ function socketPath () {
  * A started native router.
  * @param {object} [opts] the hub's options (maxHeaderSize, maxBodySize, queueLength,
  *   queueTimeout, keepAliveTimeout, headersTimeout, bodyTimeout, drainTimeout,
- *   maxConnections, closeTimeout, finGrace) and workersMayCreate (default true, as a
- *   standalone hub's)
+ *   maxConnections, closeTimeout, finGrace), workersMayCreate (default true, as a
+ *   standalone hub's) and tls (the config's entries, as the hub's tls option)
  * @returns {Promise<object>} { socketPath, proc, events, createQueue, deleteQueue,
- *   setQueueAvailable, queueStats, stats, close }
+ *   setQueueAvailable, queueStats, stats, tlsStats, reloadTls, addRedirect, close }
  */
-async function startNativeRouter ({ workersMayCreate = true, logger, ...limits } = {}) {
+async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], ...limits } = {}) {
+  const routerTls = new RouterTls({ log: pino({ level: 'silent' }), watch: false, send: (entries) => proc.call('setTls', { entries }) })
+  routerTls.set(tls)
   const proc = new RouterProcess({ binary: routerBin(), logger: logger || pino({ level: 'silent' }), logLevel: process.env.HTTPSYS_TEST_ROUTER_LOG || 'silent' })
   await proc.spawn()
   const sock = socketPath()
@@ -54,6 +57,7 @@ async function startNativeRouter ({ workersMayCreate = true, logger, ...limits }
   const l = { ...routerLimits(null), ...limits }
   if (l.maxBodySize === Infinity) l.maxBodySize = 0
   await proc.call('start', { workerSocket: sock, workersMayCreate, limits: l })
+  if (routerTls.size > 0) await routerTls.push()
   let closed = null
   const router = {
     socketPath: sock,
@@ -65,8 +69,17 @@ async function startNativeRouter ({ workersMayCreate = true, logger, ...limits }
     setQueueAvailable: (name, available) => proc.call('setQueueAvailable', { name, available }),
     queueStats: (name) => proc.call('queueStats', { name }),
     stats: () => proc.call('stats'),
+    tlsStats: () => proc.call('tlsStats'),
+    // resolves once the router has the files read again (the hub's reloadTls is synchronous)
+    async reloadTls () {
+      const out = routerTls.reload()
+      await routerTls.push()
+      return out
+    },
+    addRedirect: (name, port, urls) => proc.call('addRedirect', { name, port, urls }).then((r) => r.prefixes),
     close () {
       if (closed === null) {
+        routerTls.close()
         running.delete(router)
         closed = proc.call('close').catch(() => {}).then(() => proc.stop())
       }

@@ -17,6 +17,8 @@ const (
 	QueueClosed        = "ERR_HTTPSYS_QUEUE_CLOSED"
 	AttachDenied       = "ERR_HTTPSYS_ATTACH_DENIED"
 	Protocol           = "ERR_HTTPSYS_PROTOCOL"
+	TLSCert            = "ERR_HTTPSYS_TLS_CERT"
+	TLSNoCert          = "ERR_HTTPSYS_TLS_NO_CERT"
 	// BadArgument is node's code for a bad argument value: a command the router
 	// cannot read
 	BadArgument = "ERR_INVALID_ARG_VALUE"

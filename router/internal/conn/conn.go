@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -107,6 +108,8 @@ type Conn struct {
 	skip         int              // bytes of rest the worker had as the upgrade's head (tunnel.go)
 	batchW       *attach.Worker   // set during a worker frame's call: kick defers to its read's end
 	batched      bool             // ... and this connection is on that worker's list (FlushBatch)
+	sec          *Secure          // a TLS connection's session; nil: plain
+	tlsHost      string           // the last Host found not misdirected (secureChecks)
 
 	out       []byte // bytes for the socket, in order
 	acks      []ackEntry
@@ -324,6 +327,9 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		r.upgrade = true
 		flags |= wire.ReqUpgrade
 	}
+	if c.sec != nil {
+		flags |= wire.ReqTLS
+	}
 	size := 16 + 8 + len(h.Method) + len(url) + len(c.remoteAddr) + len(c.localAddr) + 8
 	for i := 0; i < h.NumFields(); i++ {
 		n, v := h.Field(i)
@@ -351,6 +357,9 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		pairs++
 	}
 	wire.SetRequestPairs(p, pairsAt, pairs)
+	if c.sec != nil {
+		p = append(p, c.sec.Info...)
+	}
 	r.payload = p
 	return r
 }
@@ -572,7 +581,14 @@ func (c *Conn) endInput() {
 // ---- routing ---------------------------------------------------------------------
 
 func (c *Conn) route(r *Request) {
-	res := c.srv.Table.Route(route.Args{Scheme: "http", Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	scheme := "http"
+	if c.sec != nil {
+		scheme = "https"
+	}
+	res := c.srv.Table.Route(route.Args{Scheme: scheme, Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	if res.Target != nil && c.secureChecks(r, res.Target) {
+		return
+	}
 	q, _ := res.Target.(*queue.Queue)
 	if q == nil {
 		v := plain
@@ -1002,6 +1018,9 @@ func (c *Conn) writeLoop() {
 }
 
 func closeWrite(nc net.Conn) error {
+	if tc, ok := nc.(*tls.Conn); ok {
+		return closeWriteTLS(tc)
+	}
 	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}

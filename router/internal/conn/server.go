@@ -12,6 +12,7 @@
 package conn
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"sync"
@@ -42,6 +43,9 @@ type Server struct {
 	Clock  *clock.Clock
 	Log    *slog.Logger
 	Limits Limits
+	// ServeH2 takes a TLS connection whose client chose h2 by ALPN (RFC 9113 3.2;
+	// internal/h2). nil: h2 is not offered.
+	ServeH2 func(tc *tls.Conn, port int, dual bool, done func(), sec *Secure)
 
 	closing atomic.Bool
 	nextID  atomic.Uint32
@@ -67,12 +71,17 @@ func NewServer(t *route.Table, c *clock.Clock, log *slog.Logger, l Limits) *Serv
 // Serve runs a client connection accepted on port until it closes; done is called
 // then. dual: it came to a listener on every address (dual-stack).
 func (s *Server) Serve(nc net.Conn, port int, dual bool, done func()) {
+	s.serve(nc, port, dual, done, nil)
+}
+
+func (s *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *Secure) {
 	if s.closing.Load() {
 		_ = nc.Close()
 		done()
 		return
 	}
 	c := newConn(s, nc, s.nextID.Add(1), port, dual, done)
+	c.sec = sec
 	sh := &s.shard[c.id%shards]
 	sh.mu.Lock()
 	sh.m[c.id] = c

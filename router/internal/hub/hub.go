@@ -82,6 +82,8 @@ type Hub struct {
 	workers   map[*attach.Worker]struct{}
 	workerSeq uint64
 	anonSeq   uint64
+
+	tls tlsState // tls.go
 }
 
 // entry is a queue and what the router knows of it besides its requests.
@@ -137,6 +139,7 @@ func (h *Hub) Start(o StartOptions) error {
 		KeepAliveTimeout: l.KeepAliveTimeout, BodyTimeout: l.BodyTimeout, DrainTimeout: l.DrainTimeout, FinGrace: l.FinGrace,
 	})
 	h.listeners = listen.New(h.log, l.MaxConnections, h.conns.Serve, h.conns.PortClosed)
+	h.startTLS()
 	if runtime.GOOS != "windows" {
 		if err := os.Remove(o.WorkerSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return coded.New(coded.Failed, err.Error(), nil)
@@ -277,11 +280,6 @@ func (h *Hub) registerURLs(e *entry, urls []string) error {
 		if err != nil {
 			return badPrefix(u, err)
 		}
-		if p.Scheme == "https" {
-			return coded.New(coded.BadPrefix, "https prefixes are not served by the native router yet", map[string]any{
-				"prefix": u, "reason": "the native router (HTTPSYS_ROUTER=native) serves http prefixes only so far; run https apps on the hub",
-			})
-		}
 		dup := false
 		if p.Port != 0 {
 			for _, x := range e.urls {
@@ -325,7 +323,7 @@ func (h *Hub) registerURLs(e *entry, urls []string) error {
 		if p.Port == 0 {
 			continue
 		}
-		if err := h.listeners.Acquire(p.Port, p.IP); err != nil {
+		if err := h.listeners.Acquire(p.Port, p.IP, p.Scheme == "https", p.Prefix); err != nil {
 			undo()
 			return err
 		}
@@ -336,7 +334,7 @@ func (h *Hub) registerURLs(e *entry, urls []string) error {
 		if p.Port != 0 {
 			continue
 		}
-		port, err := h.listeners.AcquireFree(p.IP)
+		port, err := h.listeners.AcquireFree(p.IP, p.Scheme == "https")
 		if err != nil {
 			undo()
 			return err
@@ -406,6 +404,7 @@ func (h *Hub) removeQueue(e *entry) {
 		delete(h.queues, e.q.Name)
 	}
 	h.unroute(e)
+	h.forgetTLS(e.q.Name)
 	waiting, workers := e.q.Delete()
 	for _, r := range waiting {
 		conn.QueueGone(r, false)
@@ -595,6 +594,12 @@ func (h *Hub) Hello(w *attach.Worker, hello *attach.Hello) (*queue.Queue, attach
 		if e, err = h.makeQueue("~"+strconv.Itoa(pid)+"."+strconv.FormatUint(h.anonSeq, 10), QueueOptions{URLs: urls}, w); err != nil {
 			return nil, attach.Welcome{}, err
 		}
+	}
+	if err := h.applyAppTLS(e, hello.TLS); err != nil {
+		if e.owner == w {
+			h.removeQueue(e) // made by this HELLO: it goes with the refusal
+		}
+		return nil, attach.Welcome{}, err
 	}
 	return e.q, attach.Welcome{Queue: e.q.Name, URLs: append([]string{}, e.urls...), Ports: e.distinctPorts()}, nil
 }

@@ -6,9 +6,16 @@
 // the listeners follow: a wildcard prefix arriving replaces the address-bound
 // listeners, and the last one leaving brings them back. Client connections already
 // open are not touched. Uses are counted per prefix: the last to leave closes the port.
+//
+// A port is plain or TLS, never both: what a connection speaks is decided before its
+// first byte is read (HTTP.SYS too serves a port with a certificate binding as TLS
+// only). A TLS port's connections are handed over once their handshake is done
+// (src/hub/tls-server.js); one that fails never reaches an app.
 package listen
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -36,19 +43,35 @@ type Listeners struct {
 	onPortClosed func(port int)
 	maxConns     int64
 
+	tls *TLS
+
 	mu     sync.Mutex
 	byPort map[int]*entry
 }
 
+// TLS is how a TLS port's connections are made.
+type TLS struct {
+	// Config is port's configuration (its certificates by SNI, its session keys).
+	Config func(port int) *tls.Config
+	// HandshakeTimeout bounds a handshake (the hub's is its headersTimeout).
+	HandshakeTimeout time.Duration
+	// OnSecure takes a connection whose handshake is done, as OnConn a plain one.
+	OnSecure func(c *tls.Conn, port int, dual bool, done func())
+	// OnFailure hears of a handshake that failed (the connection is closed).
+	OnFailure func(port int, err error)
+}
+
 type entry struct {
-	port  int
-	uses  map[string]int // address (or anyAddr) -> prefixes using it
-	slots map[string]*slot
+	port   int
+	secure bool
+	uses   map[string]int // address (or anyAddr) -> prefixes using it
+	slots  map[string]*slot
 }
 
 type slot struct {
 	ln     net.Listener
 	dual   bool
+	tls    *tls.Config // a TLS port's; nil: plain
 	closed atomic.Bool
 	open   atomic.Int64 // connections open
 }
@@ -59,15 +82,28 @@ func New(log *slog.Logger, maxConns int, onConn OnConn, onPortClosed func(int)) 
 	return &Listeners{log: log, onConn: onConn, onPortClosed: onPortClosed, maxConns: int64(maxConns), byPort: map[int]*entry{}}
 }
 
+// SetTLS says how TLS ports make their connections; before any is acquired.
+func (l *Listeners) SetTLS(t *TLS) { l.tls = t }
+
 // Acquire counts one more prefix on port, on ip ("" for every address), and listens
-// there if nothing does yet. The error is coded (PORT_IN_USE, ACCESS_DENIED,
-// ADDRESS_UNAVAILABLE); the use is then not counted.
-func (l *Listeners) Acquire(port int, ip string) error {
+// there if nothing does yet; secure: a TLS port (https prefixes). The error is coded
+// (PORT_IN_USE, ACCESS_DENIED, ADDRESS_UNAVAILABLE, URL_CONFLICT when the port speaks
+// the other scheme); the use is then not counted.
+func (l *Listeners) Acquire(port int, ip string, secure bool, prefix string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.byPort[port]
+	if e != nil && e.secure != secure {
+		scheme := "http"
+		if e.secure {
+			scheme = "https"
+		}
+		return coded.New(coded.URLConflict, "port "+strconv.Itoa(port)+" serves "+scheme+" prefixes", map[string]any{
+			"prefix": prefix, "owner": "the " + scheme + " prefixes of port " + strconv.Itoa(port) + " (a port serves http or https, not both)",
+		})
+	}
 	if e == nil {
-		e = &entry{port: port, uses: map[string]int{}, slots: map[string]*slot{}}
+		e = &entry{port: port, secure: secure, uses: map[string]int{}, slots: map[string]*slot{}}
 		l.byPort[port] = e
 	}
 	key := keyOf(ip)
@@ -80,15 +116,18 @@ func (l *Listeners) Acquire(port int, ip string) error {
 }
 
 // AcquireFree binds a free port (a prefix with port 0) on ip or every address.
-func (l *Listeners) AcquireFree(ip string) (int, error) {
+func (l *Listeners) AcquireFree(ip string, secure bool) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s, err := l.bind(0, keyOf(ip))
+	s, err := l.bind(0, keyOf(ip), secure)
 	if err != nil {
 		return 0, err
 	}
 	port := s.ln.Addr().(*net.TCPAddr).Port
-	e := &entry{port: port, uses: map[string]int{keyOf(ip): 1}, slots: map[string]*slot{keyOf(ip): s}}
+	if secure {
+		s.tls = l.tls.Config(port)
+	}
+	e := &entry{port: port, secure: secure, uses: map[string]int{keyOf(ip): 1}, slots: map[string]*slot{keyOf(ip): s}}
 	l.byPort[port] = e
 	go l.accept(e.port, s)
 	return port, nil
@@ -177,7 +216,7 @@ func (l *Listeners) reconcile(e *entry) error {
 		if e.slots[k] != nil {
 			continue
 		}
-		s, err := l.bind(e.port, k)
+		s, err := l.bind(e.port, k, e.secure)
 		if err != nil {
 			return err
 		}
@@ -187,7 +226,7 @@ func (l *Listeners) reconcile(e *entry) error {
 	return nil
 }
 
-func (l *Listeners) bind(port int, key string) (*slot, error) {
+func (l *Listeners) bind(port int, key string, secure bool) (*slot, error) {
 	host := ""
 	if key != anyAddr {
 		host = key
@@ -210,7 +249,11 @@ func (l *Listeners) bind(port int, key string) (*slot, error) {
 		l.log.Debug("listening", "port", port, "address", host)
 	}
 	a := ln.Addr().(*net.TCPAddr)
-	return &slot{ln: ln, dual: a.IP.To4() == nil && a.IP.IsUnspecified()}, nil
+	s := &slot{ln: ln, dual: a.IP.To4() == nil && a.IP.IsUnspecified()}
+	if secure && port != 0 {
+		s.tls = l.tls.Config(port)
+	}
+	return s, nil
 }
 
 func (l *Listeners) accept(port int, s *slot) {
@@ -235,8 +278,37 @@ func (l *Listeners) accept(port int, s *slot) {
 		}
 		s.open.Add(1)
 		var once sync.Once
-		l.onConn(c, port, s.dual, func() { once.Do(func() { s.open.Add(-1) }) })
+		done := func() { once.Do(func() { s.open.Add(-1) }) }
+		if s.tls != nil {
+			go l.handshake(c, port, s, done)
+			continue
+		}
+		l.onConn(c, port, s.dual, done)
 	}
+}
+
+// handshake runs a TLS connection's handshake on a goroutine of its own, bounded by
+// the handshake timeout. A client's FIN before the end fails it at once: a client that
+// connects and leaves must not hold a socket until the timeout (node's https server
+// does the same).
+func (l *Listeners) handshake(c net.Conn, port int, s *slot, done func()) {
+	t := l.tls
+	tc := tls.Server(c, s.tls)
+	ctx := context.Background()
+	if t.HandshakeTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, t.HandshakeTimeout)
+		defer cancel()
+	}
+	if err := tc.HandshakeContext(ctx); err != nil {
+		_ = c.Close()
+		done()
+		if t.OnFailure != nil {
+			t.OnFailure(port, err)
+		}
+		return
+	}
+	t.OnSecure(tc, port, s.dual, done)
 }
 
 func (s *slot) close() {

@@ -27,12 +27,12 @@ func TestAPortListensWhileAPrefixUsesItAndTheLastOneClosesIt(t *testing.T) {
 		_ = c.Close()
 		done()
 	}, func(port int) { closed <- port })
-	port, err := l.AcquireFree("127.0.0.1")
+	port, err := l.AcquireFree("127.0.0.1", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// an IP-bound use listens on that address only; a wildcard one takes it over
-	if err := l.Acquire(port, ""); err != nil {
+	if err := l.Acquire(port, "", false, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := dial(port, "127.0.0.1"); err != nil {
@@ -59,7 +59,7 @@ func TestAPortAnotherProgramHoldsIsPortInUse(t *testing.T) {
 	defer ln.Close()
 	port := ln.Addr().(*net.TCPAddr).Port
 	l := New(logger.Discard(), 0, func(c net.Conn, _ int, _ bool, done func()) { done() }, nil)
-	err = l.Acquire(port, "127.0.0.1")
+	err = l.Acquire(port, "127.0.0.1", false, "")
 	ce, ok := err.(*coded.Error)
 	if !ok || ce.Code != coded.PortInUse || ce.Details["port"] != port {
 		t.Fatalf("got %v, want PORT_IN_USE for port %d", err, port)

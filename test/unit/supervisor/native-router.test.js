@@ -26,10 +26,13 @@ test('only HTTPSYS_ROUTER=native asks for it', () => {
   expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' })).toBe(false)
 })
 
-test('a config the native router cannot serve yet is refused before it starts: tls entries, redirect_http', async () => {
-  expect(() => new NativeRouter({ logger: quiet, tls: [{ port: 443, cert: 'c', key: 'k' }] })).toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'tls' }))
-  const r = new NativeRouter({ logger: quiet })
-  await expect(r.createQueue('app', { urls: ['https://+:443/'], redirectHttp: 80 })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'redirect_http' })
+test('the config\'s certificates are checked before the router starts, as on the hub: a file that cannot be read is named, a thumbprint is refused', async () => {
+  const missing = new NativeRouter({ logger: quiet, tls: [{ port: 443, cert: '/no/such/site.crt', key: '/no/such/site.key' }] })
+  await expect(missing.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_TLS_CERT', message: expect.stringContaining('/no/such/site.crt') })
+  expect(missing.proc).toBe(null)
+  const thumb = new NativeRouter({ logger: quiet, tls: [{ port: 443, thumbprint: 'ab'.repeat(20) }] })
+  await expect(thumb.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'tls[0].thumbprint' })
+  expect(thumb.proc).toBe(null)
 })
 
 test('workers attach to it as to the hub: its socket, the queue\'s token and prefixes as bound, the app\'s cache and auth', () => {
