@@ -40,7 +40,7 @@ function socketPath () {
  * A started native router.
  * @param {object} [opts] the hub's options (maxHeaderSize, maxBodySize, queueLength,
  *   queueTimeout, keepAliveTimeout, headersTimeout, bodyTimeout, drainTimeout,
- *   maxConnections, closeTimeout, finGrace) and workersMayCreate (default true, as a
+ *   maxConnections, closeTimeout, finGrace, cacheSize, cacheMaxResponse) and workersMayCreate (default true, as a
  *   standalone hub's)
  * @returns {Promise<object>} { socketPath, proc, events, createQueue, deleteQueue,
  *   setQueueAvailable, queueStats, stats, close }
@@ -59,8 +59,8 @@ async function startNativeRouter ({ workersMayCreate = true, logger, ...limits }
     socketPath: sock,
     proc,
     events,
-    createQueue: (name, { urls = [], token, queueLength, queueTimeout, maxBodySize } = {}) =>
-      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize }),
+    createQueue: (name, { urls = [], token, queueLength, queueTimeout, maxBodySize, cache } = {}) =>
+      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize, cache }),
     deleteQueue: (name) => proc.call('deleteQueue', { name }),
     setQueueAvailable: (name, available) => proc.call('setQueueAvailable', { name, available }),
     queueStats: (name) => proc.call('queueStats', { name }),

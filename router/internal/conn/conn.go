@@ -268,6 +268,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		hasBody:      h.HasBody,
 		expect100:    h.ExpectContinue,
 		isHead:       h.Method == "HEAD",
+		upgrade:      h.Upgrade,
 		contentLen:   h.ContentLength,
 		credit:       wire.InitialBodyWindow,
 		bodyDone:     !h.HasBody,
@@ -557,6 +558,9 @@ func (c *Conn) route(r *Request) {
 	r.q = q
 	if q.Settings.MaxBodySize > 0 && r.contentLen > q.Settings.MaxBodySize {
 		c.bodyTooLarge(r)
+		return
+	}
+	if c.answerFromCache(r) {
 		return
 	}
 	r.entry.Arrive(c.srv.Clock.Now())

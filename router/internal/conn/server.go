@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"httpsys/router/internal/attach"
+	"httpsys/router/internal/cache"
 	"httpsys/router/internal/clock"
 	"httpsys/router/internal/route"
 )
@@ -42,6 +43,7 @@ type Server struct {
 	Clock  *clock.Clock
 	Log    *slog.Logger
 	Limits Limits
+	Cache  *cache.Cache // the output cache; nil when it is off
 
 	closing atomic.Bool
 	nextID  atomic.Uint32
