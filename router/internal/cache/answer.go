@@ -76,18 +76,50 @@ func (ans *Answer) Append(dst []byte, connLine string, head bool) []byte {
 	e := ans.e
 	switch ans.kind {
 	case answerFull:
+		// (the stored head has its status line)
 		dst = append(dst, e.head...)
 		dst = strconv.AppendInt(dst, ans.age, 10)
 		dst = append(dst, "\r\n"...)
-		dst = append(dst, connLine...)
-		dst = append(dst, "\r\n"...)
-		if !head {
-			dst = append(dst, e.body...)
-		}
-		return dst
+	case answerNotModified:
+		dst = append(dst, "HTTP/1.1 304 Not Modified\r\n"...)
+		dst = ans.AppendFields(dst)
+	case answerUnsatisfied:
+		dst = append(dst, "HTTP/1.1 416 Range Not Satisfiable\r\n"...)
+		dst = ans.AppendFields(dst)
+	case answerPartial:
+		dst = append(dst, "HTTP/1.1 206 Partial Content\r\n"...)
+		dst = ans.AppendFields(dst)
+	}
+	dst = append(dst, connLine...)
+	dst = append(dst, "\r\n"...)
+	return append(dst, ans.Body(head)...)
+}
+
+// Status is the answer's status: 200, 206, 304 or 416 (an h2 answer's :status).
+func (ans *Answer) Status() int {
+	switch ans.kind {
+	case answerNotModified:
+		return 304
+	case answerPartial:
+		return 206
+	case answerUnsatisfied:
+		return 416
+	}
+	return 200
+}
+
+// AppendFields appends the answer's header lines ("Name: value\r\n", the app's as
+// stored, then Content-Length or Content-Range and Age): what Append writes between
+// the status line and the router's Connection line, for an h2 answer's HEADERS.
+func (ans *Answer) AppendFields(dst []byte) []byte {
+	e := ans.e
+	switch ans.kind {
+	case answerFull:
+		dst = append(dst, e.head[e.linesAt:]...)
+		dst = strconv.AppendInt(dst, ans.age, 10)
+		return append(dst, "\r\n"...)
 	case answerNotModified:
 		// RFC 9110 15.4.5: the fields a 304 carries, with Age
-		dst = append(dst, "HTTP/1.1 304 Not Modified\r\n"...)
 		lines := e.lines()
 		for len(lines) > 0 {
 			le := len(lines)
@@ -104,13 +136,11 @@ func (ans *Answer) Append(dst []byte, connLine string, head bool) []byte {
 			}
 		}
 	case answerUnsatisfied:
-		dst = append(dst, "HTTP/1.1 416 Range Not Satisfiable\r\n"...)
 		dst = append(dst, e.lines()...)
 		dst = append(dst, "Content-Range: bytes */"...)
 		dst = strconv.AppendInt(dst, int64(len(e.body)), 10)
 		dst = append(dst, "\r\nContent-Length: 0\r\n"...)
 	case answerPartial:
-		dst = append(dst, "HTTP/1.1 206 Partial Content\r\n"...)
 		dst = append(dst, e.lines()...)
 		dst = append(dst, "Content-Range: bytes "...)
 		dst = strconv.AppendInt(dst, int64(ans.a), 10)
@@ -124,13 +154,21 @@ func (ans *Answer) Append(dst []byte, connLine string, head bool) []byte {
 	}
 	dst = append(dst, "Age: "...)
 	dst = strconv.AppendInt(dst, ans.age, 10)
-	dst = append(dst, "\r\n"...)
-	dst = append(dst, connLine...)
-	dst = append(dst, "\r\n"...)
-	if ans.kind == answerPartial && !head {
-		dst = append(dst, e.body[ans.a:ans.z+1]...)
+	return append(dst, "\r\n"...)
+}
+
+// Body is the bytes the answer carries: none for a HEAD (head), a 304 or a 416. It is
+// the entry's own memory: read it, never change it.
+func (ans *Answer) Body(head bool) []byte {
+	switch {
+	case head:
+		return nil
+	case ans.kind == answerFull:
+		return ans.e.body
+	case ans.kind == answerPartial:
+		return ans.e.body[ans.a : ans.z+1]
 	}
-	return dst
+	return nil
 }
 
 var fields304 = [...]string{"etag", "cache-control", "expires", "date", "content-location", "last-modified"}

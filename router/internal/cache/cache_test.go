@@ -498,3 +498,33 @@ func BenchmarkHit(b *testing.B) {
 	})
 	_ = dst
 }
+
+// What an h2 answer is made of: the status, the fields and the body Append writes.
+func TestAnswerParts(t *testing.T) {
+	c, _ := newTest(Options{})
+	a := c.NewApp()
+	store(c, a, get("/p"), 60, "X-A: 1\r\nETag: \"v\"\r\n", "0123456789")
+	cases := []struct {
+		fields []string
+		status int
+		lines  string
+		body   string
+	}{
+		{nil, 200, "X-A: 1\r\nETag: \"v\"\r\nContent-Length: 10\r\nAge: 0\r\n", "0123456789"},
+		{[]string{"Range", "bytes=2-4"}, 206, "X-A: 1\r\nETag: \"v\"\r\nContent-Range: bytes 2-4/10\r\nContent-Length: 3\r\nAge: 0\r\n", "234"},
+		{[]string{"Range", "bytes=20-"}, 416, "X-A: 1\r\nETag: \"v\"\r\nContent-Range: bytes */10\r\nContent-Length: 0\r\nAge: 0\r\n", ""},
+		{[]string{"If-None-Match", "\"v\""}, 304, "ETag: \"v\"\r\nAge: 0\r\n", ""},
+	}
+	for _, tc := range cases {
+		ans, ok := c.Lookup(a, get("/p", tc.fields...))
+		if !ok {
+			t.Fatalf("%q: miss", tc.fields)
+		}
+		if ans.Status() != tc.status || string(ans.AppendFields(nil)) != tc.lines || string(ans.Body(false)) != tc.body || ans.Body(true) != nil {
+			t.Errorf("%q: %d %q %q", tc.fields, ans.Status(), ans.AppendFields(nil), ans.Body(false))
+		}
+		if !strings.HasSuffix(string(ans.Append(nil, "", false)), "\r\n"+tc.lines+"\r\n"+tc.body) {
+			t.Errorf("%q: Append is not its parts: %q", tc.fields, ans.Append(nil, "", false))
+		}
+	}
+}

@@ -12,8 +12,14 @@ import (
 // answerFromCache answers r from the cache when an entry of its queue's app holds it
 // (route, before the queue: a hit never waits for a worker). Under the lock.
 func (c *Conn) answerFromCache(r *Request) bool {
+	if c.srv.Cache == nil || r.q.Cache == nil {
+		return false
+	}
+	// the app's instances as they are now; onDispatched takes them again when a worker
+	// takes the request (a response that comes before it hears so is judged by these)
+	r.cacheEpoch = r.q.Cache.Epoch()
 	// (an upgrade request is the app's to answer 101: never a stored page)
-	if c.srv.Cache == nil || r.q.Cache == nil || r.upgrade {
+	if r.upgrade {
 		return false
 	}
 	var q cache.Query
