@@ -3,6 +3,7 @@ package cache
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -526,5 +527,46 @@ func TestAnswerParts(t *testing.T) {
 		if !strings.HasSuffix(string(ans.Append(nil, "", false)), "\r\n"+tc.lines+"\r\n"+tc.body) {
 			t.Errorf("%q: Append is not its parts: %q", tc.fields, ans.Append(nil, "", false))
 		}
+	}
+}
+
+// Hits, stores, invalidations and sweeps from many goroutines at once (run with -race):
+// the counters stay true to what is held.
+func TestConcurrentUse(t *testing.T) {
+	c, _ := newTest(Options{MaxSize: 16 << 10})
+	apps := []*App{c.NewApp(), c.NewApp()}
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			dst := make([]byte, 0, 1024)
+			for i := 0; i < 2000; i++ {
+				a := apps[(g+i)%2]
+				q := get("/" + strconv.Itoa(i%50))
+				if ans, ok := c.Lookup(a, q); ok {
+					dst = ans.Append(dst[:0], "", false)
+				} else {
+					store(c, a, q, 60, "X: 1\r\n", strings.Repeat("b", i%300))
+				}
+				switch {
+				case i%500 == 0:
+					c.Invalidate(a)
+				case i%97 == 0:
+					c.Sweep()
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	n, size := c.Len()
+	var entries, bytes int64
+	for _, a := range apps {
+		s := a.Stats()
+		entries += s.Entries
+		bytes += s.Bytes
+	}
+	if int64(n) != entries || size != bytes || size > 16<<10 {
+		t.Errorf("%d entries of %d bytes held; the apps count %d of %d", n, size, entries, bytes)
 	}
 }
