@@ -30,14 +30,13 @@ func (c *Cache) Lookup(a *App, q *Query) (Answer, bool) {
 		a.misses.Add(1)
 		return Answer{}, false
 	}
-	kp := c.keys.Get().(*[]byte)
-	key := AppendKey((*kp)[:0], q.Secure, q.Port, q.Host, q.Target)
+	// (on the stack: a longer key, a Host near the header limit, costs an allocation)
+	var buf [512]byte
+	key := AppendKey(buf[:0], q.Secure, q.Port, q.Host, q.Target)
 	now := c.now()
 	c.mu.Lock()
 	e := c.get(key, now)
 	c.mu.Unlock()
-	*kp = key
-	c.keys.Put(kp)
 	// an entry of another queue (its URL space moved) is not this app's answer; a client
 	// with a certificate is answered only from a response that said public (issue 23)
 	if e == nil || e.app != a || q.authorization || (!e.shared && q.ClientCert) {

@@ -72,8 +72,6 @@ type Cache struct {
 	lru    entry // sentinel: lru.next is the most recently used, lru.prev the least
 	size   int64
 	sweeps int
-
-	keys sync.Pool // *[]byte for lookup keys
 }
 
 // New returns an empty cache.
@@ -86,7 +84,6 @@ func New(o Options) *Cache {
 		c.now = func() int64 { return time.Now().UnixMilli() }
 	}
 	c.lru.next, c.lru.prev = &c.lru, &c.lru
-	c.keys.New = func() any { b := make([]byte, 0, 256); return &b }
 	return c
 }
 
@@ -154,12 +151,12 @@ func AppendKey(dst []byte, secure bool, port int, host, target string) []byte {
 	}
 	dst = strconv.AppendInt(dst, int64(port), 10)
 	dst = append(dst, ' ')
-	for i := 0; i < len(host); i++ {
-		c := host[i]
-		if c >= 'A' && c <= 'Z' {
-			c |= 0x20
+	at := len(dst)
+	dst = append(dst, host...)
+	for i := at; i < len(dst); i++ {
+		if c := dst[i]; c >= 'A' && c <= 'Z' {
+			dst[i] = c | 0x20
 		}
-		dst = append(dst, c)
 	}
 	dst = append(dst, ' ')
 	return append(dst, target...)
