@@ -236,10 +236,9 @@ func (c *Cache) put(e *entry) {
 // restart, reload or crash: a new build is never answered by the old one's responses),
 // or its queue went. Responses on their way to the cache are not stored.
 func (c *Cache) Invalidate(a *App) {
+	// (no shortcut on a's count of entries: a Commit that saw the old generation under
+	// the lock may be storing now, and is waited for here)
 	a.epoch.Add(1)
-	if a.entries.Load() == 0 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for e := c.lru.next; e != &c.lru; {
