@@ -6,8 +6,8 @@
 // interface as hub-router.js (see its header); workers attach to it exactly as to the
 // hub, over the same wire (docs/wire-protocol.md).
 //
-// Not served yet (later steps of issue 25): HTTP/2, the output cache, a standalone
-// app's own router (and with it CONNECT tunnels), pfx certificates. TLS: router-tls.js.
+// Not served yet (later steps of issue 25): HTTP/2, a standalone app's own router (and
+// with it CONNECT tunnels), pfx certificates. TLS: router-tls.js.
 
 const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')
@@ -216,8 +216,6 @@ class NativeRouter extends EventEmitter {
 function routerLimits (limits) {
   const l = hubLimits(limits)
   if (l.maxBodySize === Infinity) l.maxBodySize = 0
-  delete l.cacheSize
-  delete l.cacheMaxResponse
   for (const k of Object.keys(l)) if (l[k] === undefined) delete l[k]
   return { ...DEFAULT_LIMITS, ...l }
 }
@@ -236,7 +234,9 @@ const DEFAULT_LIMITS = {
   drainTimeout: 120000,
   maxConnections: 0,
   closeTimeout: 5000,
-  finGrace: 100
+  finGrace: 100,
+  cacheSize: 64 * 1024 * 1024,
+  cacheMaxResponse: 256 * 1024
 }
 
 module.exports = { NativeRouter, routerLimits, wantsNativeRouter, ROUTER_ENV }

@@ -41,8 +41,9 @@ function socketPath () {
  * A started native router.
  * @param {object} [opts] the hub's options (maxHeaderSize, maxBodySize, queueLength,
  *   queueTimeout, keepAliveTimeout, headersTimeout, bodyTimeout, drainTimeout,
- *   maxConnections, closeTimeout, finGrace), workersMayCreate (default true, as a
- *   standalone hub's) and tls (the config's entries, as the hub's tls option)
+ *   maxConnections, closeTimeout, finGrace, cacheSize, cacheMaxResponse),
+ *   workersMayCreate (default true, as a standalone hub's) and tls (the config's
+ *   entries, as the hub's tls option)
  * @returns {Promise<object>} { socketPath, proc, events, createQueue, deleteQueue,
  *   setQueueAvailable, queueStats, stats, tlsStats, reloadTls, addRedirect, close }
  */
@@ -63,8 +64,8 @@ async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], .
     socketPath: sock,
     proc,
     events,
-    createQueue: (name, { urls = [], token, queueLength, queueTimeout, maxBodySize } = {}) =>
-      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize }),
+    createQueue: (name, { urls = [], token, queueLength, queueTimeout, maxBodySize, cache } = {}) =>
+      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize, cache }),
     deleteQueue: (name) => proc.call('deleteQueue', { name }),
     setQueueAvailable: (name, available) => proc.call('setQueueAvailable', { name, available }),
     queueStats: (name) => proc.call('queueStats', { name }),

@@ -289,6 +289,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		hasBody:      h.HasBody,
 		expect100:    h.ExpectContinue,
 		isHead:       h.Method == "HEAD",
+		asksUpgrade:  h.Upgrade,
 		contentLen:   h.ContentLength,
 		credit:       wire.InitialBodyWindow,
 		bodyDone:     !h.HasBody,
@@ -608,6 +609,9 @@ func (c *Conn) route(r *Request) {
 	r.q = q
 	if q.Settings.MaxBodySize > 0 && r.contentLen > q.Settings.MaxBodySize {
 		c.bodyTooLarge(r)
+		return
+	}
+	if c.answerFromCache(r) {
 		return
 	}
 	if r.upgrade {

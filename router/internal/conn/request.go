@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"httpsys/router/internal/attach"
+	"httpsys/router/internal/cache"
 	"httpsys/router/internal/queue"
 	"httpsys/router/internal/wire"
 )
@@ -46,6 +47,7 @@ type Request struct {
 	expect100    bool
 	isHead       bool
 	unsafe       bool // not GET, HEAD, OPTIONS, TRACE (RFC 9110 9.2.1)
+	asksUpgrade  bool // Connection: upgrade and an Upgrade header (body or not: never a cache hit)
 	contentLen   int64
 
 	// body (client -> worker)
@@ -75,6 +77,10 @@ type Request struct {
 	headBytes   int  // the bytes after its head its worker got as `head` (REQUEST flag 128)
 	tunneled    bool // answered 101: the client's bytes are its body, the worker's its response
 	workerEnded bool // the worker's FIN (a RES_BODY without MORE) went out to the client
+	// the output cache (cached.go): its queue's instance generation when it went to a
+	// worker, and its response being copied into the cache
+	cacheEpoch uint64
+	capture    *cache.Capture
 }
 
 // QueueEntry is the queue's part (queue.Request).
@@ -210,6 +216,9 @@ func (r *Request) Dispatched(w *attach.Worker) {
 
 func (r *Request) onDispatched(w *attach.Worker) {
 	r.conn.noteWorker(w)
+	if r.q != nil && r.q.Cache != nil {
+		r.cacheEpoch = r.q.Cache.Epoch()
+	}
 	if r.hasBody && (r.bodyBuf != nil || r.bodyDone) {
 		r.pumpBody(w)
 	}
@@ -318,6 +327,9 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 		add = addReplaceClose
 	}
 	body := p[bodyStart:]
+	if ttl := binary.LittleEndian.Uint32(p[4:]); ttl != 0 {
+		r.beginCapture(p, bodyStart, ttl)
+	}
 	ack := 0
 	if more {
 		if r.noBody {
@@ -361,6 +373,9 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 		r.close = true
 	}
 	if len(body) > 0 {
+		if r.capture != nil && !r.capture.Append(body) {
+			r.capture = nil
+		}
 		if r.noBody {
 			if more {
 				w.SendWindow(r, len(body))
@@ -446,6 +461,10 @@ func (r *Request) mustClose(asked bool) bool {
 // finish: the response is complete, the worker is done with the request.
 func (r *Request) finish() {
 	r.resDone = true
+	if cp := r.capture; cp != nil {
+		r.capture = nil
+		cp.Commit()
+	}
 	if w := r.link.Worker(); w != nil {
 		w.Release(r, true)
 	}

@@ -18,6 +18,9 @@ type Secure struct {
 	// to another certificate entry than the handshake's (RFC 9110 15.5.20): it would
 	// pass the client-certificate policy of another app. nil: never.
 	Misdirected func(hostname string) bool
+	// ClientCert: the client sent a certificate in the handshake; the output cache
+	// treats its requests as it treats Authorization (issue 23).
+	ClientCert bool
 }
 
 // ServeTLS runs an HTTP/1.1 connection whose TLS handshake is done, as Serve a plain one.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"httpsys/router/internal/attach"
+	"httpsys/router/internal/cache"
 	"httpsys/router/internal/clock"
 	"httpsys/router/internal/route"
 )
@@ -46,6 +47,7 @@ type Server struct {
 	// ServeH2 takes a TLS connection whose client chose h2 by ALPN (RFC 9113 3.2;
 	// internal/h2). nil: h2 is not offered.
 	ServeH2 func(tc *tls.Conn, port int, dual bool, done func(), sec *Secure)
+	Cache   *cache.Cache // the output cache; nil when it is off
 
 	closing atomic.Bool
 	nextID  atomic.Uint32

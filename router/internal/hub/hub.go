@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"httpsys/router/internal/attach"
+	"httpsys/router/internal/cache"
 	"httpsys/router/internal/clock"
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/conn"
@@ -42,6 +43,10 @@ type Limits struct {
 	MaxConnections   int   `json:"maxConnections"`
 	CloseTimeout     int64 `json:"closeTimeout"`
 	FinGrace         int64 `json:"finGrace"`
+	// the output cache (internal/cache): bytes for every app's entries (0: off), and
+	// the largest response body stored
+	CacheSize        int64 `json:"cacheSize"`
+	CacheMaxResponse int64 `json:"cacheMaxResponse"`
 }
 
 // DefaultLimits are the JS hub's defaults.
@@ -50,6 +55,7 @@ func DefaultLimits() Limits {
 		MaxHeaderSize: 16384, MaxBodySize: 100 << 20, QueueLength: 1000, QueueTimeout: 120000,
 		KeepAliveTimeout: 5000, HeadersTimeout: 60000, BodyTimeout: 120000, DrainTimeout: 120000,
 		CloseTimeout: 5000, FinGrace: 100,
+		CacheSize: cache.DefaultMaxSize, CacheMaxResponse: cache.DefaultMaxResponseSize,
 	}
 }
 
@@ -72,6 +78,7 @@ type Hub struct {
 	workersMayCreate bool
 	socketPath       string
 	conns            *conn.Server
+	cache            *cache.Cache // nil when cacheSize is 0
 	listeners        *listen.Listeners
 	wl               net.Listener
 
@@ -138,6 +145,10 @@ func (h *Hub) Start(o StartOptions) error {
 		MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: l.MaxBodySize, HeadersTimeout: l.HeadersTimeout,
 		KeepAliveTimeout: l.KeepAliveTimeout, BodyTimeout: l.BodyTimeout, DrainTimeout: l.DrainTimeout, FinGrace: l.FinGrace,
 	})
+	if l.CacheSize > 0 {
+		h.cache = cache.New(cache.Options{MaxSize: l.CacheSize, MaxResponseSize: l.CacheMaxResponse})
+		h.conns.Cache = h.cache
+	}
 	h.listeners = listen.New(h.log, l.MaxConnections, h.conns.Serve, h.conns.PortClosed)
 	h.startTLS()
 	if runtime.GOOS != "windows" {
@@ -245,6 +256,9 @@ func (h *Hub) makeQueue(name string, o QueueOptions, owner *attach.Worker) (*ent
 		s.MaxBodySize = *o.MaxBodySize
 	}
 	e := &entry{q: queue.New(name, s), token: o.Token, owner: owner, cache: o.Cache == nil || *o.Cache}
+	if e.cache && h.cache != nil {
+		e.q.Cache = h.cache.NewApp()
+	}
 	h.queues[name] = e
 	if err := h.registerURLs(e, o.URLs); err != nil {
 		delete(h.queues, name)
@@ -405,6 +419,7 @@ func (h *Hub) removeQueue(e *entry) {
 	}
 	h.unroute(e)
 	h.forgetTLS(e.q.Name)
+	h.invalidateCache(e.q)
 	waiting, workers := e.q.Delete()
 	for _, r := range waiting {
 		conn.QueueGone(r, false)
@@ -477,6 +492,10 @@ func (h *Hub) QueueStats(name string) (QueueStats, error) {
 func statsOf(q *queue.Queue, urls []string) QueueStats {
 	s := q.Stats()
 	out := QueueStats{Name: q.Name, URLs: urls, Waiting: s.Waiting, Served: s.Served, Workers: []WorkerStats{}}
+	if q.Cache != nil {
+		cs := q.Cache.Stats()
+		out.Cache = &cs
+	}
 	for _, w := range q.Workers() {
 		ws := w.(*attach.Worker).Stats()
 		out.InFlight += ws.InFlight
@@ -514,6 +533,9 @@ func (h *Hub) Stats() Stats {
 
 func (h *Hub) sweep(now int64) {
 	h.conns.Sweep(now)
+	if h.cache != nil {
+		h.cache.Sweep()
+	}
 	h.mu.Lock()
 	qs := make([]*queue.Queue, 0, len(h.queues))
 	for _, e := range h.queues {
@@ -601,6 +623,8 @@ func (h *Hub) Hello(w *attach.Worker, hello *attach.Hello) (*queue.Queue, attach
 		}
 		return nil, attach.Welcome{}, err
 	}
+	// a new instance may be a new build: emptied before it takes a request
+	h.invalidateCache(e.q)
 	return e.q, attach.Welcome{Queue: e.q.Name, URLs: append([]string{}, e.urls...), Ports: e.distinctPorts()}, nil
 }
 
@@ -649,6 +673,7 @@ func (h *Hub) Closed(w *attach.Worker) {
 	defer h.mu.Unlock()
 	delete(h.workers, w)
 	if q := w.Queue(); q != nil {
+		h.invalidateCache(q)
 		if e := h.queues[q.Name]; e != nil && e.q == q && e.owner == w {
 			h.removeQueue(e)
 		}
@@ -709,6 +734,15 @@ func (h *Hub) Close() {
 		_ = os.Remove(h.socketPath)
 	}
 	h.log.Debug("router closed")
+}
+
+// invalidateCache empties a queue's output cache entries: an instance attached or left
+// (a start, restart, reload or crash), or the queue went. Responses on their way to
+// the cache are not stored (src/hub/hub.js invalidateCache).
+func (h *Hub) invalidateCache(q *queue.Queue) {
+	if h.cache != nil && q.Cache != nil {
+		h.cache.Invalidate(q.Cache)
+	}
 }
 
 // Abandon is the supervisor gone: the socket file goes, and the process exits.

@@ -78,7 +78,7 @@ func (h *Hub) onSecure(tc *tls.Conn, port int, dual bool, done func()) {
 	}
 	h.tls.handshakes.Add(1)
 	info := tlsstore.Info(&cs, v)
-	sec := &conn.Secure{Info: wire.AppendTLSInfo(nil, &info)}
+	sec := &conn.Secure{Info: wire.AppendTLSInfo(nil, &info), ClientCert: len(cs.PeerCertificates) > 0}
 	if slot := v.Slot; slot != nil {
 		sec.Misdirected = func(hostname string) bool { return store.Misdirected(port, slot, hostname) }
 	}

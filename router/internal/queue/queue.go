@@ -12,6 +12,8 @@ package queue
 import (
 	"sync"
 	"sync/atomic"
+
+	"httpsys/router/internal/cache"
 )
 
 // Entry is a request's queue-side state, embedded in the request; the queue's lock
@@ -55,6 +57,9 @@ type Settings struct {
 type Queue struct {
 	Name     string
 	Settings Settings
+	// Cache is its app's part of the output cache, set before it is routed; nil when the
+	// app's config or the router's limits turn the cache off
+	Cache *cache.App
 
 	mu          sync.Mutex
 	waiting     deque[Request]

@@ -11,13 +11,14 @@ const { RouterProcess } = require('../../../src/supervisor/router-process')
 
 const quiet = pino({ level: 'silent' })
 
-test('the config\'s limits go to the router with the hub\'s names; no body limit is 0, not Infinity', () => {
+test('the config\'s limits go to the router with the hub\'s names (the output cache\'s too); no body limit is 0, not Infinity', () => {
   const l = routerLimits({ queue_length: 5, max_body_size: 0, header_timeout: 1000, idle_timeout: 2000, body_timeout: 3000, queue_timeout: 4000, max_connections: 7, cache_size: 1, cache_max_response: 1 })
   expect(l).toMatchObject({ queueLength: 5, maxBodySize: 0, headersTimeout: 1000, keepAliveTimeout: 2000, bodyTimeout: 3000, drainTimeout: 3000, queueTimeout: 4000, maxConnections: 7 })
   expect(JSON.parse(JSON.stringify(l))).toEqual(l)
-  expect(l).not.toHaveProperty('cacheSize')
+  // the output cache's budget and largest response (limits.cache_size, cache_max_response)
+  expect(l).toMatchObject({ cacheSize: 1, cacheMaxResponse: 1 })
   // without a config: the hub's defaults
-  expect(routerLimits(null)).toMatchObject({ maxHeaderSize: 16384, maxBodySize: 104857600, queueLength: 1000, keepAliveTimeout: 5000 })
+  expect(routerLimits(null)).toMatchObject({ maxHeaderSize: 16384, maxBodySize: 104857600, queueLength: 1000, keepAliveTimeout: 5000, cacheSize: 64 * 1024 * 1024, cacheMaxResponse: 256 * 1024 })
 })
 
 test('only HTTPSYS_ROUTER=native asks for it', () => {
