@@ -42,7 +42,11 @@ type Server struct {
 	Clock  *clock.Clock
 	Log    *slog.Logger
 	Limits Limits
+	// ServeH2 serves a TLS connection whose ALPN chose "h2" (internal/h2); nil: h2 is
+	// not offered.
+	ServeH2 func(nc net.Conn, port int, dual bool, done func())
 
+	peers   peers // connections served by other packages (h2)
 	closing atomic.Bool
 	nextID  atomic.Uint32
 	count   atomic.Int64
@@ -123,6 +127,7 @@ func (s *Server) Sweep(now int64) {
 			c.timeout()
 		}
 	})
+	s.sweepPeers(now)
 }
 
 // EndConnection is a worker's CONN_END: a connection it had requests of ends after
@@ -135,6 +140,7 @@ func (s *Server) EndConnection(w *attach.Worker, id uint32) {
 	if c != nil {
 		c.endBy(w)
 	}
+	s.endPeer(w, id)
 }
 
 // PortClosed: the last listener of port closed; its idle connections close now, busy
@@ -145,6 +151,7 @@ func (s *Server) PortClosed(port int) {
 			c.closeWhenIdle()
 		}
 	})
+	s.peersPortClosed(port)
 }
 
 // Closing reports whether Shutdown began.
@@ -156,6 +163,7 @@ func (s *Server) Shutdown(timeout time.Duration) {
 	s.closing.Store(true)
 	s.waiting.Store(true)
 	s.each(func(c *Conn) { c.shutdown() })
+	s.eachPeer(Peer.Shutdown)
 	if s.count.Load() > 0 {
 		t := time.NewTimer(timeout)
 		select {
@@ -165,4 +173,5 @@ func (s *Server) Shutdown(timeout time.Duration) {
 		t.Stop()
 	}
 	s.each(func(c *Conn) { c.destroy() })
+	s.eachPeer(Peer.Destroy)
 }

@@ -22,6 +22,7 @@ import (
 	"httpsys/router/internal/clock"
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/conn"
+	"httpsys/router/internal/h2"
 	"httpsys/router/internal/listen"
 	"httpsys/router/internal/queue"
 	"httpsys/router/internal/route"
@@ -136,6 +137,7 @@ func (h *Hub) Start(o StartOptions) error {
 		MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: l.MaxBodySize, HeadersTimeout: l.HeadersTimeout,
 		KeepAliveTimeout: l.KeepAliveTimeout, BodyTimeout: l.BodyTimeout, DrainTimeout: l.DrainTimeout, FinGrace: l.FinGrace,
 	})
+	h.conns.ServeH2 = h2.New(h.conns).Serve
 	h.listeners = listen.New(h.log, l.MaxConnections, h.conns.Serve, h.conns.PortClosed)
 	if runtime.GOOS != "windows" {
 		if err := os.Remove(o.WorkerSocket); err != nil && !errors.Is(err, os.ErrNotExist) {
