@@ -2,6 +2,7 @@ package h2
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -44,7 +45,8 @@ type Conn struct {
 	deadline   atomic.Int64
 
 	mu    sync.Mutex
-	wcond sync.Cond
+	wcond sync.Cond // the writer waits here for bytes
+	rcond sync.Cond // the reader waits here for the writer to take a burst of answers
 
 	out       sink
 	wf        *http2.Framer // writes frames into out
@@ -85,6 +87,7 @@ func newConn(h *Server, nc net.Conn, port int, dual bool, release func()) *Conn 
 	c := &Conn{h: h, nc: nc, port: port, release: release, family: 4, streams: map[uint32]*Stream{},
 		sendWin: 65535, peerWin: 65535, peerMax: 16384, tokens: resetBurst}
 	c.wcond.L = &c.mu
+	c.rcond.L = &c.mu
 	if a, ok := nc.LocalAddr().(*net.TCPAddr); ok {
 		c.localAddr = addrText(a.IP, dual)
 	}
@@ -190,6 +193,11 @@ func (c *Conn) connError(err error) {
 	c.h.srv.Log.Debug("h2 connection error", "code", code.String(), "remoteAddress", c.remoteAddr)
 	c.goAway(code)
 	c.abortAll()
+	if c.writing > 0 && code == http2.ErrCodeEnhanceYourCalm {
+		// a flood whose client does not read: its GOAWAY would wait for nothing
+		c.destroyLocked()
+		return
+	}
 	c.end()
 }
 
@@ -247,13 +255,18 @@ func (c *Conn) frame(f http2.Frame) error {
 	return nil
 }
 
-// control: a control frame was queued; too many unwritten is a flood.
+// control: a control frame was queued. Past maxQueuedControl unwritten, a reader
+// that only outran the writer waits for it to take them; one whose writer is stuck
+// (the client does not read what it asked for) has met a flood.
 func (c *Conn) control() error {
 	c.ctlQueued++
-	if c.ctlQueued > maxQueuedControl {
-		return http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
-	}
 	c.kick()
+	for c.ctlQueued > maxQueuedControl {
+		if c.writing > 0 || c.dead {
+			return http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
+		}
+		c.rcond.Wait()
+	}
 	return nil
 }
 
@@ -624,6 +637,7 @@ func (c *Conn) writeLoop() {
 		c.out.b, c.acks = c.spare[:0], c.spareAcks[:0]
 		c.writing = len(buf)
 		c.ctlQueued = 0
+		c.rcond.Broadcast()
 		c.mu.Unlock()
 		_, err := c.nc.Write(buf)
 		c.mu.Lock()
@@ -782,7 +796,13 @@ func (c *Conn) destroyLocked() {
 		return
 	}
 	c.dead = true
-	_ = c.nc.Close()
+	// the socket itself: tls.Conn's Close would first write close_notify, under this
+	// lock, to a client that may not read (node's destroy() sends none either)
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		_ = tc.NetConn().Close()
+	} else {
+		_ = c.nc.Close()
+	}
 	c.deadline.Store(0)
 	for _, s := range c.streams {
 		s.closed = true
@@ -795,6 +815,7 @@ func (c *Conn) destroyLocked() {
 	c.out.b = nil
 	c.acks = nil
 	c.wcond.Broadcast()
+	c.rcond.Broadcast()
 	for _, w := range c.seen {
 		w.SendConnClosed(c.id)
 	}

@@ -1,0 +1,219 @@
+package h2
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"httpsys/router/internal/conn"
+	"httpsys/router/internal/queue"
+	"httpsys/router/internal/wire"
+)
+
+// A GET over h2 reaches the app as an HTTP/2.0 request (:authority as its Host, no
+// pseudo-headers, cookies joined) and its response goes back as HEADERS + DATA
+// without connection-specific fields.
+func TestGetRoundTrip(t *testing.T) {
+	r := newRig(t, nil)
+	fw := r.worker()
+	c := r.client()
+	type result struct {
+		res  *http.Response
+		body string
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest("GET", r.url("/a/b?x=1"), nil)
+		req.Header.Add("Cookie", "a=1")
+		req.Header.Add("Cookie", "b=2")
+		req.Header.Set("X-Test", "yes")
+		res, err := c.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		b, err := io.ReadAll(res.Body)
+		done <- result{res, string(b), err}
+	}()
+	id, req := fw.request()
+	if req.VersionMajor != 2 || req.VersionMinor != 0 || req.Method != "GET" || string(req.URL) != "/a/b?x=1" {
+		t.Fatalf("request %d.%d %s %s", req.VersionMajor, req.VersionMinor, req.Method, req.URL)
+	}
+	if req.Flags&wire.ReqTLS == 0 || req.Flags&wire.ReqGrantedWindow == 0 || req.Flags&wire.ReqHasBody != 0 {
+		t.Fatalf("flags %b", req.Flags)
+	}
+	f := fields(req)
+	if f[0] != [2]string{"host", "localhost:" + fmt.Sprint(r.port)} {
+		t.Fatalf("first field %v, want the host from :authority", f[0])
+	}
+	var cookie string
+	for _, kv := range f {
+		if strings.HasPrefix(kv[0], ":") {
+			t.Fatalf("a pseudo-header reached the app: %v", kv)
+		}
+		if kv[0] == "cookie" {
+			if cookie != "" {
+				t.Fatal("two cookie fields")
+			}
+			cookie = kv[1]
+		}
+	}
+	if cookie != "a=1; b=2" {
+		t.Fatalf("cookie %q", cookie)
+	}
+	fw.respond(id, 200, "Content-Type: text/plain\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\nSet-Cookie: a\r\nX-A: 1\r\nSet-Cookie: b\r\n", "hello", 0)
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if res.res.StatusCode != 200 || res.body != "hello" || res.res.ProtoMajor != 2 {
+		t.Fatalf("%d %q %s", res.res.StatusCode, res.body, res.res.Proto)
+	}
+	if res.res.Header.Get("Connection") != "" || res.res.Header.Get("Transfer-Encoding") != "" {
+		t.Fatalf("connection-specific fields went out: %v", res.res.Header)
+	}
+	if got := res.res.Header.Values("Set-Cookie"); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("set-cookie %v", got)
+	}
+	if res.res.Header.Get("Date") == "" {
+		t.Fatal("no date")
+	}
+}
+
+// Request bodies go to the worker as BODY frames within its credit, the trailers
+// with BODY_END; a large response body streams back as the client reads.
+func TestBodiesBothWaysAndTrailers(t *testing.T) {
+	r := newRig(t, nil)
+	fw := r.worker()
+	c := r.client()
+	up := bytes.Repeat([]byte("u"), 200<<10)
+	down := bytes.Repeat([]byte("d"), 3<<20)
+	type result struct {
+		body []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", r.url("/up"), io.NopCloser(bytes.NewReader(up)))
+		req.ContentLength = -1
+		req.Trailer = http.Header{"X-Sum": {"42"}}
+		res, err := c.Do(req)
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		b, err := io.ReadAll(res.Body)
+		done <- result{b, err}
+	}()
+	id, req := fw.request()
+	if req.Flags&wire.ReqHasBody == 0 {
+		t.Fatal("no body flag")
+	}
+	var got []byte
+	var trailers [][2]string
+	credit := wire.InitialBodyWindow
+	resCredit := wire.GrantedWindowStart
+	for {
+		f := fw.next()
+		if f.Type == wire.TypeWindow && f.ID == id {
+			n, _ := f.U32()
+			resCredit += int(n)
+		}
+		if f.Type == wire.TypeBody && f.ID == id {
+			got = append(got, f.Payload...)
+			credit -= len(f.Payload)
+			if credit < 0 {
+				t.Fatal("the router sent body beyond the worker's credit")
+			}
+			if credit == 0 {
+				credit += 64 << 10
+				fw.send(func(w *wire.Writer) { w.U32(wire.TypeRead, id, 64<<10) })
+			}
+			continue
+		}
+		if f.Type == wire.TypeBodyEnd && f.ID == id {
+			l, _, err := f.Trailers()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for n, v := range l.All() {
+				trailers = append(trailers, [2]string{string(n), string(v)})
+			}
+			break
+		}
+	}
+	if !bytes.Equal(got, up) {
+		t.Fatalf("the app got %d bytes, want %d", len(got), len(up))
+	}
+	if len(trailers) != 1 || trailers[0] != [2]string{"x-sum", "42"} {
+		t.Fatalf("trailers %v", trailers)
+	}
+	// the response: the worker honours its granted window
+	fw.respond(id, 200, "", "", wire.ResMore)
+	sent := 0
+	credit = resCredit
+	for sent < len(down) {
+		for credit <= 0 {
+			f := fw.next()
+			if f.Type == wire.TypeWindow && f.ID == id {
+				n, _ := f.U32()
+				credit += int(n)
+			}
+		}
+		n := min(credit, len(down)-sent, 32<<10)
+		flags := uint8(wire.ResMore)
+		if sent+n == len(down) {
+			flags = 0
+		}
+		fw.resBody(id, flags, down[sent:sent+n])
+		sent += n
+		credit -= n
+	}
+	res := <-done
+	if res.err != nil {
+		t.Fatal(res.err)
+	}
+	if !bytes.Equal(res.body, down) {
+		t.Fatalf("the client got %d bytes, want %d", len(res.body), len(down))
+	}
+}
+
+// The router's own answers are the HTTP/1.1 pages, over h2: a path no prefix serves
+// is routed by Host (400 Invalid Hostname), a body over the queue's limit is 413, too
+// many header bytes 431; the connection stays for the next stream.
+func TestLocalAnswers(t *testing.T) {
+	r := newRig(t, func(l *conn.Limits, s *queue.Settings) { s.MaxBodySize = 10 })
+	c := r.client()
+	req, _ := http.NewRequest("GET", r.url("/"), nil)
+	req.Host = "other.example:1"
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 400 || !strings.Contains(string(b), "Bad Request - Invalid Hostname") || res.Header.Get("Server") != "httpsys" {
+		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+	res, err = c.Post(r.url("/"), "text/plain", strings.NewReader("more than ten bytes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(res.Body)
+	if res.StatusCode != 413 || !strings.Contains(string(b), "HTTP Error 413.") {
+		t.Fatalf("%d %s", res.StatusCode, b)
+	}
+	req, _ = http.NewRequest("GET", r.url("/"), nil)
+	req.Header.Set("X-Big", strings.Repeat("x", 20000))
+	res, err = c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.ReadAll(res.Body)
+	if res.StatusCode != 431 {
+		t.Fatalf("%d", res.StatusCode)
+	}
+}
