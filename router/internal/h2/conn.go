@@ -366,8 +366,10 @@ func (c *Conn) headerBlock(id uint32, endStream bool, frag []byte) error {
 		return nil
 	}
 	if id <= c.maxSeen {
-		// a closed stream's: RFC 9113 5.1 STREAM_CLOSED
-		return http2.ConnectionError(http2.ErrCodeStreamClosed)
+		// a stream the router closed or reset: what the client sent before it heard
+		// (trailers of a body nobody reads) is ignored, the block decoded for HPACK's
+		// state (RFC 9113 5.1 "closed")
+		return nil
 	}
 	c.maxSeen = id
 	if c.closing || c.dead {

@@ -14,6 +14,8 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"httpsys/router/internal/conn"
+	"httpsys/router/internal/queue"
 	"httpsys/router/internal/wire"
 )
 
@@ -332,5 +334,59 @@ func TestControlFlood(t *testing.T) {
 			}
 			t.Fatalf("the router took %d bytes of %s frames", sent, kind)
 		})
+	}
+}
+
+// Timeouts as the hub's (src/hub/h2-connection.js timeout): a stream whose request
+// body stops arriving for body_timeout is reset (CANCEL) and its request aborted at
+// the worker, the connection stays; a connection with no stream for keep_alive_timeout
+// is closed.
+func TestTimeouts(t *testing.T) {
+	r := newRig(t, func(l *conn.Limits, _ *queue.Settings) { l.BodyTimeout = 500; l.KeepAliveTimeout = 1500 })
+	fw := r.worker()
+	tc, fr := r.dial()
+	enc := new(bytes.Buffer)
+	henc := hpack.NewEncoder(enc)
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: r.requestBlock(henc, enc, "/slow"), EndHeaders: true})
+	_ = fr.WriteData(1, false, []byte("some"))
+	id, _ := fw.request()
+	start := time.Now()
+	_ = tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs, ok := f.(*http2.RSTStreamFrame); ok {
+			if rs.StreamID != 1 || rs.ErrCode != http2.ErrCodeCancel {
+				t.Fatalf("RST_STREAM %d %v", rs.StreamID, rs.ErrCode)
+			}
+			break
+		}
+	}
+	t.Logf("reset after %v", time.Since(start))
+	for {
+		f := fw.next()
+		if f.Type == wire.TypeAbort && f.ID == id {
+			break
+		}
+		if f.Type == 0 {
+			t.Fatal("no ABORT")
+		}
+	}
+	// idle now: closed after keep_alive_timeout (and the clock's tick)
+	start = time.Now()
+	for {
+		_, err := fr.ReadFrame()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatal("the idle connection stayed open")
+			}
+			break
+		}
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Fatalf("closed after %v, before keep_alive_timeout", d)
 	}
 }

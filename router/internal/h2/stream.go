@@ -202,7 +202,9 @@ func (s *Stream) returnWindow() {
 	if s.closed || s.remoteDone || s.owed == 0 {
 		return
 	}
-	if s.owed >= windowStep || s.bodyBuf == nil {
+	// (in steps: the client keeps the rest of its window meanwhile, so a step never
+	// stalls it, and a body of small frames costs no WINDOW_UPDATE each)
+	if s.owed >= windowStep {
 		_ = s.c.wf.WriteWindowUpdate(s.id, uint32(s.owed))
 		s.recvWin += s.owed
 		s.owed = 0
