@@ -217,3 +217,47 @@ func TestLocalAnswers(t *testing.T) {
 		t.Fatalf("%d", res.StatusCode)
 	}
 }
+
+// Many concurrent streams on one connection, each answered with its own body in
+// several RES_BODY frames: every one arrives whole and in order.
+func TestConcurrentStreams(t *testing.T) {
+	r := newRig(t, nil)
+	fw := r.worker()
+	c := r.client()
+	const n = 60
+	go func() {
+		for i := 0; i < n; i++ {
+			id, req := fw.request()
+			path := string(req.URL)
+			fw.respond(id, 200, "", "", wire.ResMore)
+			for k := 0; k < 3; k++ {
+				flags := uint8(wire.ResMore)
+				if k == 2 {
+					flags = 0
+				}
+				fw.resBody(id, flags, []byte(path+"#"+fmt.Sprint(k)+";"))
+			}
+		}
+	}()
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			path := fmt.Sprintf("/s/%d", i)
+			res, err := c.Get(r.url(path))
+			if err != nil {
+				errs <- err
+				return
+			}
+			b, err := io.ReadAll(res.Body)
+			if err == nil && string(b) != path+"#0;"+path+"#1;"+path+"#2;" {
+				err = fmt.Errorf("%s got %q", path, b)
+			}
+			errs <- err
+		}(i)
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
