@@ -71,6 +71,7 @@ type Conn struct {
 	tokens   float64   // the reset bucket
 	tokensAt int64
 	pingOut  bool
+	greeted  bool // the client's SETTINGS came
 	closing  bool // a GOAWAY went: no new streams
 	ending   bool // close once out is written
 	dead     bool
@@ -202,6 +203,13 @@ func (c *Conn) connError(err error) {
 }
 
 func (c *Conn) frame(f http2.Frame) error {
+	if !c.greeted {
+		// RFC 9113 3.4: the client's preface ends with a SETTINGS frame
+		if sf, ok := f.(*http2.SettingsFrame); !ok || sf.IsAck() {
+			return http2.ConnectionError(http2.ErrCodeProtocol)
+		}
+		c.greeted = true
+	}
 	if c.hdrStream != 0 {
 		cf, ok := f.(*http2.ContinuationFrame)
 		if !ok || cf.StreamID != c.hdrStream {

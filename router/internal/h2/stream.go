@@ -249,14 +249,22 @@ func (s *Stream) Dispatched(w *attach.Worker) {
 }
 
 func (s *Stream) onDispatched(w *attach.Worker) {
-	s.c.noteWorker(w)
-	if s.windowFor != w {
-		s.windowFor = w
-		s.windowStarted(w)
-	}
+	s.started(w)
 	if s.hasBody && (s.bodyBuf != nil || s.bodyDone) {
 		s.pumpBody(w)
 	}
+}
+
+// started: the stream's window at w begins, once per dispatch: on Dispatched, or on
+// w's first frame for it when that came first (a queue's pump run by another
+// worker's goroutine calls Dispatched after w may have answered).
+func (s *Stream) started(w *attach.Worker) {
+	if s.windowFor == w {
+		return
+	}
+	s.windowFor = w
+	s.c.noteWorker(w)
+	s.windowStarted(w)
 }
 
 // OnRead: the worker granted body credit.
@@ -331,6 +339,7 @@ func (s *Stream) OnResponse(w *attach.Worker, p []byte) {
 	if s.link.Worker() != w || s.headSent {
 		return
 	}
+	s.started(w)
 	status := int(binary.LittleEndian.Uint16(p))
 	flags := p[2]
 	if flags&wire.ResOpaque != 0 || status == 101 {
@@ -392,6 +401,7 @@ func (s *Stream) OnResBody(w *attach.Worker, flags byte, body []byte) {
 	if s.link.Worker() != w || !s.headSent || s.resDone {
 		return
 	}
+	s.started(w)
 	more := flags&wire.ResMore != 0
 	if len(body) > 0 {
 		if s.noBody {
