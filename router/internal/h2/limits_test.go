@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"testing"
@@ -388,5 +389,33 @@ func TestTimeouts(t *testing.T) {
 	}
 	if d := time.Since(start); d < time.Second {
 		t.Fatalf("closed after %v, before keep_alive_timeout", d)
+	}
+}
+
+// 4 clients x 100 streams of 10 MB that never read: the process grows by about the
+// budget per connection, not a 256 KiB window per stream (hub-h2-memory.test.js).
+func TestHeldBudgetMemory(t *testing.T) {
+	r := newRig(t, nil)
+	r.streamer(10 << 20)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	const clients = 4
+	for k := 0; k < clients; k++ {
+		_, fr := r.dial(http2.Setting{ID: http2.SettingInitialWindowSize, Val: 0})
+		enc := new(bytes.Buffer)
+		henc := hpack.NewEncoder(enc)
+		for i := 0; i < streams; i++ {
+			_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: uint32(2*i + 1), BlockFragment: r.requestBlock(henc, enc, "/big"), EndStream: true, EndHeaders: true})
+		}
+	}
+	time.Sleep(time.Second)
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	grew := int64(after.HeapInuse) - int64(before.HeapInuse)
+	t.Logf("%d clients x %d streams: the heap grew by %d KiB", clients, streams, grew>>10)
+	if grew > clients*(4<<20) {
+		t.Fatalf("the heap grew by %d bytes", grew)
 	}
 }
