@@ -34,7 +34,7 @@ import (
 // listener offering h2 (as the TLS side of the router will), and workers on a Unix
 // socket speaking the wire by hand.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *conn.Server
 	q     *queue.Queue
 	port  int
@@ -53,7 +53,7 @@ func (h rigHub) EndConnection(w *attach.Worker, id uint32) {
 	h.r.srv.EndConnection(w, id)
 }
 
-func newRig(t *testing.T, tune func(l *conn.Limits, s *queue.Settings)) *rig {
+func newRig(t testing.TB, tune func(l *conn.Limits, s *queue.Settings)) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := clock.New()
@@ -124,7 +124,7 @@ func newRig(t *testing.T, tune func(l *conn.Limits, s *queue.Settings)) *rig {
 	return r
 }
 
-func selfSigned(t *testing.T) tls.Certificate {
+func selfSigned(t testing.TB) tls.Certificate {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -174,7 +174,7 @@ func (r *rig) dial(settings ...http2.Setting) (*tls.Conn, *http2.Framer) {
 // ---- a worker by hand ----
 
 type worker struct {
-	t        *testing.T
+	t        testing.TB
 	nc       net.Conn
 	mu       sync.Mutex
 	w        *wire.Writer
