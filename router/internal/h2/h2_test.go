@@ -2,7 +2,12 @@ package h2
 
 import (
 	"bytes"
+	"errors"
+	"time"
+
 	"fmt"
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 	"io"
 	"net/http"
 	"strings"
@@ -258,6 +263,94 @@ func TestConcurrentStreams(t *testing.T) {
 	for i := 0; i < n; i++ {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// A head node's http2 would refuse (a single-value field twice) resets the stream
+// (INTERNAL_ERROR), as on the hub; the worker hears ABORT.
+func TestRefusedHead(t *testing.T) {
+	r := newRig(t, nil)
+	fw := r.worker()
+	c := r.client()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Get(r.url("/"))
+		errc <- err
+	}()
+	id, _ := fw.request()
+	fw.respond(id, 200, "Content-Type: a\r\nContent-Type: b\r\n", "x", 0)
+	err := <-errc
+	var se http2.StreamError
+	if !errors.As(err, &se) || se.Code != http2.ErrCodeInternal {
+		t.Fatalf("got %v, want an INTERNAL_ERROR stream error", err)
+	}
+	for {
+		f := fw.next()
+		if f.Type == wire.TypeAbort && f.ID == id {
+			return
+		}
+		if f.Type == 0 {
+			t.Fatal("no ABORT")
+		}
+	}
+}
+
+// Expect: 100-continue: the worker's first body read sends the interim 100 HEADERS
+// (as HTTP.SYS sends it); a worker's CONN_END ends the connection with GOAWAY once its
+// streams are done.
+func TestContinueAndConnEnd(t *testing.T) {
+	r := newRig(t, nil)
+	fw := r.worker()
+	tc, fr := r.dial()
+	var blk bytes.Buffer
+	enc := hpack.NewEncoder(&blk)
+	for _, kv := range [][2]string{{":method", "PUT"}, {":scheme", "https"}, {":authority", "localhost:" + fmt.Sprint(r.port)}, {":path", "/up"}, {"expect", "100-continue"}} {
+		_ = enc.WriteField(hpack.HeaderField{Name: kv[0], Value: kv[1]})
+	}
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: blk.Bytes(), EndHeaders: true})
+	id, req := fw.request()
+	if req.Flags&wire.ReqExpectContinue == 0 {
+		t.Fatalf("flags %b", req.Flags)
+	}
+	fw.send(func(w *wire.Writer) { w.U32(wire.TypeRead, id, 1024) })
+	dec := hpack.NewDecoder(4096, nil)
+	_ = tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := f.(*http2.HeadersFrame); ok {
+			hf, _ := dec.DecodeFull(h.HeaderBlockFragment())
+			if len(hf) != 1 || hf[0].Name != ":status" || hf[0].Value != "100" || h.StreamEnded() {
+				t.Fatalf("first HEADERS %v", hf)
+			}
+			break
+		}
+	}
+	_ = fr.WriteData(1, true, []byte("body"))
+	fw.send(func(w *wire.Writer) { w.Empty(wire.TypeConnEnd, req.ConnectionID) })
+	time.Sleep(50 * time.Millisecond)
+	fw.respond(id, 204, "", "", 0)
+	var sawGoAway, sawEnd bool
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			if !sawGoAway || !sawEnd {
+				t.Fatalf("closed (%v) with GOAWAY %v, the response %v", err, sawGoAway, sawEnd)
+			}
+			return
+		}
+		switch f := f.(type) {
+		case *http2.GoAwayFrame:
+			if f.ErrCode != http2.ErrCodeNo || f.LastStreamID != 1 {
+				t.Fatalf("GOAWAY %v %d", f.ErrCode, f.LastStreamID)
+			}
+			sawGoAway = true
+		case *http2.HeadersFrame:
+			hf, _ := dec.DecodeFull(f.HeaderBlockFragment())
+			sawEnd = hf[0].Value == "204" && f.StreamEnded()
 		}
 	}
 }
