@@ -3,15 +3,15 @@ package h2
 import (
 	"bytes"
 	"errors"
-	"time"
-
 	"fmt"
-	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"httpsys/router/internal/conn"
 	"httpsys/router/internal/queue"
