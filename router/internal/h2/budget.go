@@ -3,6 +3,7 @@ package h2
 import (
 	"strings"
 
+	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2/hpack"
 
 	"httpsys/router/internal/attach"
@@ -137,7 +138,9 @@ func headersOf(blk []byte, status int, date string) (out []field, ok bool) {
 		if connectionSpecific(name) || name[0] == ':' {
 			continue
 		}
-		if !validValue(value) && value != "" {
+		// (node's mapToHeaders: a name that is no token, a value it cannot send, a TE
+		// other than "trailers")
+		if !httpguts.ValidHeaderFieldName(name) || (!validValue(value) && value != "") || (name == "te" && value != "trailers") {
 			return nil, false
 		}
 		if _, seen := groups[name]; !seen {
