@@ -1,0 +1,92 @@
+package h2
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// exchange sends one request's header block (and END_STREAM) on a raw connection and
+// returns the status and body of its answer, or the RST_STREAM code.
+func (r *rig) exchange(t *testing.T, fields [][2]string) (status, body string, reset http2.ErrCode) {
+	t.Helper()
+	tc, fr := r.dial()
+	var blk bytes.Buffer
+	enc := hpack.NewEncoder(&blk)
+	for _, kv := range fields {
+		_ = enc.WriteField(hpack.HeaderField{Name: kv[0], Value: kv[1]})
+	}
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: blk.Bytes(), EndStream: true, EndHeaders: true})
+	dec := hpack.NewDecoder(4096, nil)
+	_ = tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var b strings.Builder
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch f := f.(type) {
+		case *http2.HeadersFrame:
+			hf, _ := dec.DecodeFull(f.HeaderBlockFragment())
+			status = hf[0].Value
+			if f.StreamEnded() {
+				return status, "", 0
+			}
+		case *http2.DataFrame:
+			b.Write(f.Data())
+			if f.StreamEnded() {
+				return status, b.String(), 0
+			}
+		case *http2.RSTStreamFrame:
+			return status, b.String(), f.ErrCode
+		case *http2.GoAwayFrame:
+			t.Fatalf("GOAWAY %v", f.ErrCode)
+		}
+	}
+}
+
+// The router's rules on an h2 request (src/hub/h2-connection.js headOf): 400 with
+// the hub's page for what an app must not see, PROTOCOL_ERROR for a malformed block
+// (RFC 9113 8.2, 8.3), as node's nghttp2 resets it.
+func TestRequestRules(t *testing.T) {
+	r := newRig(t, nil)
+	auth := "localhost:" + fmt.Sprint(r.port)
+	base := func(extra ...[2]string) [][2]string {
+		return append([][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", auth}, {":path", "/"}}, extra...)
+	}
+	cases := []struct {
+		name   string
+		fields [][2]string
+		status string
+		page   string
+		reset  http2.ErrCode
+	}{
+		{"unknown method", [][2]string{{":method", "FOO"}, {":scheme", "https"}, {":authority", auth}, {":path", "/"}}, "400", "<title>Bad Request</title>", 0},
+		{"Host differs from :authority", base([2]string{"host", "other"}), "400", "<title>Bad Request</title>", 0},
+		{"two Host fields", [][2]string{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"host", "a"}, {"host", "b"}}, "400", "<title>Bad Request</title>", 0},
+		{"bad content-length", base([2]string{"content-length", "1x"}), "400", "<title>Bad Request</title>", 0},
+		{"no authority", [][2]string{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}}, "400", "Invalid Hostname", 0},
+		{"a bad :path", base()[:3:3], "", "", http2.ErrCodeProtocol},
+		{"a :path that is not a target", append(base()[:3:3], [2]string{":path", "/a b"}), "400", "Invalid URL", 0},
+		{"a target that is not canonical", append(base()[:3:3], [2]string{":path", "x"}), "400", "Invalid URL", 0},
+		{"CONNECT", [][2]string{{":method", "CONNECT"}, {":authority", auth}}, "400", "<title>Bad Request</title>", 0},
+		{"an upper-case name", base([2]string{"X-A", "1"}), "", "", http2.ErrCodeProtocol},
+		{"a connection header", base([2]string{"connection", "close"}), "", "", http2.ErrCodeProtocol},
+		{"te: gzip", base([2]string{"te", "gzip"}), "", "", http2.ErrCodeProtocol},
+		{"a pseudo-header after a field", append(base([2]string{"a", "1"}), [2]string{":x", "1"}), "", "", http2.ErrCodeProtocol},
+		{"no :scheme", [][2]string{{":method", "GET"}, {":authority", auth}, {":path", "/"}}, "", "", http2.ErrCodeProtocol},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, reset := r.exchange(t, tc.fields)
+			if reset != tc.reset || status != tc.status || !strings.Contains(body, tc.page) {
+				t.Fatalf("got %q %v %q, want %q %v %q", status, reset, body, tc.status, tc.reset, tc.page)
+			}
+		})
+	}
+}
