@@ -41,6 +41,7 @@ type Conn struct {
 	remotePort uint16
 	family     uint8
 	tls        []byte
+	tlsHost    string // the last host Misdirected passed
 	release    func()
 	deadline   atomic.Int64
 
@@ -437,6 +438,15 @@ func (c *Conn) route(s *Stream, hd *head) {
 		}
 		s.respondLocal(res.Status, v)
 		return
+	}
+	// a host whose certificate entry is not the handshake's would pass another app's
+	// client-certificate policy; checked once per host change, as the hub does
+	if mis := c.h.Misdirected; mis != nil && hd.host != c.tlsHost {
+		if mis(c.nc, c.port, route.HostnameOf(hd.host)) {
+			s.respondLocal(421, pagePlain)
+			return
+		}
+		c.tlsHost = hd.host
 	}
 	if srv.Closing() {
 		s.respondLocal(503, pageNoQueue)

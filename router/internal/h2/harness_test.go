@@ -53,7 +53,7 @@ func (h rigHub) EndConnection(w *attach.Worker, id uint32) {
 	h.r.srv.EndConnection(w, id)
 }
 
-func newRig(t testing.TB, tune func(l *conn.Limits, s *queue.Settings)) *rig {
+func newRig(t testing.TB, tune func(l *conn.Limits, s *queue.Settings), opts ...func(r *rig, h *Server)) *rig {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := clock.New()
@@ -65,9 +65,10 @@ func newRig(t testing.TB, tune func(l *conn.Limits, s *queue.Settings)) *rig {
 	}
 	var table route.Table
 	srv := conn.NewServer(&table, clk, logger.Discard(), l)
-	srv.ServeH2 = New(srv).Serve
 	clk.Every(srv.Sweep)
 	r := &rig{t: t, srv: srv, q: queue.New("q", qs)}
+	h := New(srv)
+	srv.ServeH2 = h.Serve
 
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{selfSigned(t)}, NextProtos: []string{"h2", "http/1.1"}})
 	if err != nil {
@@ -80,6 +81,9 @@ func newRig(t testing.TB, tune func(l *conn.Limits, s *queue.Settings)) *rig {
 	}
 	if err := table.Add(p, r.q); err != nil {
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		o(r, h)
 	}
 	go func() {
 		for {

@@ -3,6 +3,7 @@ package h2
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -88,5 +89,24 @@ func TestRequestRules(t *testing.T) {
 				t.Fatalf("got %q %v %q, want %q %v %q", status, reset, body, tc.status, tc.reset, tc.page)
 			}
 		})
+	}
+}
+
+// A stream whose host has another certificate entry than the handshake's is answered
+// 421 (the TLS side's Misdirected says so); the connection serves on.
+func TestMisdirected(t *testing.T) {
+	var asked []string
+	r := newRig(t, nil, func(r *rig, h *Server) {
+		h.Misdirected = func(_ net.Conn, port int, hostname string) bool {
+			asked = append(asked, hostname)
+			return port == r.port
+		}
+	})
+	status, body, _ := r.exchange(t, [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "localhost:" + fmt.Sprint(r.port)}, {":path", "/"}})
+	if status != "421" || !strings.Contains(body, "HTTP Error 421.") {
+		t.Fatalf("%s %q", status, body)
+	}
+	if len(asked) != 1 || asked[0] != "localhost" {
+		t.Fatalf("asked %v", asked)
 	}
 }

@@ -82,6 +82,11 @@ type Server struct {
 	// TLSInfo encodes a connection's TLS section for its REQUEST frames
 	// (wire.AppendTLSInfo); nil: built from the connection's state here.
 	TLSInfo func(nc net.Conn) []byte
+	// Misdirected reports whether hostname (a stream's :authority or Host, its port
+	// dropped) has another certificate entry than the one nc's handshake used on port:
+	// the stream is answered 421 and the connection serves on (RFC 9110 15.5.20, issue
+	// 23 item 2; src/hub/hub.js route). nil: no check (the TLS side sets it).
+	Misdirected func(nc net.Conn, port int, hostname string) bool
 }
 
 // New returns the h2 side of srv; set srv.ServeH2 = New(srv).Serve.
