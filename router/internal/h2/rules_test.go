@@ -10,6 +10,9 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+
+	"httpsys/router/internal/conn"
+	"httpsys/router/internal/queue"
 )
 
 // exchange sends one request's header block (and END_STREAM) on a raw connection and
@@ -108,5 +111,31 @@ func TestMisdirected(t *testing.T) {
 	}
 	if len(asked) != 1 || asked[0] != "localhost" {
 		t.Fatalf("asked %v", asked)
+	}
+}
+
+// A stream that waited past its queue's timeout is answered 503 with Retry-After and
+// the hub's page (the hub's sweep calls conn.QueueTimeout for it, as for HTTP/1.1).
+func TestQueueTimeout(t *testing.T) {
+	r := newRig(t, func(_ *conn.Limits, s *queue.Settings) { s.TimeoutMs = 1 })
+	type answer struct{ status, body string }
+	done := make(chan answer, 1)
+	go func() {
+		status, body, _ := r.exchange(t, [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", "localhost:" + fmt.Sprint(r.port)}, {":path", "/"}})
+		done <- answer{status, body}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for r.q.Stats().Waiting == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream never reached its queue")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, q := range r.q.Expire(time.Now().UnixMilli()+60000, 1000) {
+		conn.QueueTimeout(q)
+	}
+	a := <-done
+	if a.status != "503" || !strings.Contains(a.body, "No application instance took the request in time") {
+		t.Fatalf("%s %q", a.status, a.body)
 	}
 }
