@@ -219,7 +219,8 @@ func (c *Conn) frame(f http2.Frame) error {
 		c.continuation++
 		c.hdrFrag = append(c.hdrFrag, cf.HeaderBlockFragment()...)
 		if c.continuation > maxContinuations || len(c.hdrFrag) > 2*maxHeaderList {
-			return http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
+			// (INTERNAL_ERROR: nghttp2's code for it, so the hub's)
+			return http2.ConnectionError(http2.ErrCodeInternal)
 		}
 		if !cf.HeadersEnded() {
 			return nil
@@ -364,11 +365,12 @@ func (c *Conn) headerBlock(id uint32, endStream bool, frag []byte) error {
 		if s.remoteDone || !endStream {
 			return http2.ConnectionError(http2.ErrCodeProtocol)
 		}
-		if b.over || malformed(b.fields, true) {
+		kept, ok := checkFields(b.fields, true)
+		if b.over || !ok {
 			c.resetStream(s, http2.ErrCodeProtocol)
 			return nil
 		}
-		for _, f := range b.fields {
+		for _, f := range kept {
 			s.trailers = append(s.trailers, []byte(f.name), []byte(f.value))
 		}
 		s.onBodyEnd()
@@ -389,9 +391,13 @@ func (c *Conn) headerBlock(id uint32, endStream bool, frag []byte) error {
 		c.writeReset(id, http2.ErrCodeRefusedStream)
 		return c.control()
 	}
-	if !b.over && malformed(b.fields, false) {
-		c.writeReset(id, http2.ErrCodeProtocol)
-		return c.control()
+	if !b.over {
+		kept, ok := checkFields(b.fields, false)
+		if !ok {
+			c.writeReset(id, http2.ErrCodeProtocol)
+			return c.control()
+		}
+		b.fields = kept
 	}
 	c.newStream(id, b, endStream)
 	return nil
@@ -528,7 +534,8 @@ func (c *Conn) onReset(f *http2.RSTStreamFrame) error {
 	c.tokens = min(resetBurst, c.tokens+float64(now-c.tokensAt)*resetRate/1000)
 	c.tokensAt = now
 	if c.tokens < 1 {
-		return http2.ConnectionError(http2.ErrCodeEnhanceYourCalm)
+		// (INTERNAL_ERROR: nghttp2's code for it, so the hub's)
+		return http2.ConnectionError(http2.ErrCodeInternal)
 	}
 	c.tokens--
 	s.remoteDone = true

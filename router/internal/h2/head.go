@@ -32,63 +32,132 @@ func (b *block) add(name, value string) {
 	b.fields = append(b.fields, field{name, value})
 }
 
-// malformed reports whether a request's header block breaks RFC 9113 8.2 and 8.3
-// (the stream is reset with PROTOCOL_ERROR, as nghttp2 does for the hub): field names
-// in lower case and valid, no connection-specific fields, TE only "trailers", values
-// without CR, LF, NUL or surrounding white space, the request pseudo-headers once
-// each and before the regular fields, :method, :scheme and :path present (but for
-// CONNECT), no :status or :protocol. trailers: a trailing block (no pseudo-headers).
-func malformed(fields []field, trailers bool) bool {
+// checkFields applies the rules nghttp2 applies for the hub to a request's header
+// block (RFC 9113 8.2, 8.3; node 20's nghttp2, probed): ok is false for a malformed
+// block (the stream is reset with PROTOCOL_ERROR); kept is the block without the
+// fields nghttp2 drops silently (a name that is no token but has no upper case, a
+// value with a control character or surrounding white space, a Host that is no
+// authority). Malformed: a pseudo-header that is unknown (:protocol included),
+// repeated, after a regular field or with a bad value (:method not a token, :path
+// with a space or control character, :authority with a character no authority has,
+// :scheme not a scheme); a name with upper case; a connection-specific field; TE
+// other than "trailers"; Content-Length not digits or given twice; :method,
+// :scheme, :path or an authority (:authority or Host) missing, or a :path that does
+// not start with "/" ("*" for OPTIONS), or, for CONNECT, :scheme or :path present or
+// :authority missing. trailers: a trailing block (no pseudo-header at all).
+func checkFields(fields []field, trailers bool) (kept []field, ok bool) {
+	kept = fields[:0:0]
 	regular := false
-	var method, scheme, path, authority int
+	var method, scheme, path, authority, host, length int
 	for _, f := range fields {
 		if strings.HasPrefix(f.name, ":") {
 			if regular || trailers {
-				return true
+				return nil, false
 			}
+			good := false
 			switch f.name {
 			case ":method":
 				method++
+				good = httpguts.ValidHeaderFieldName(f.value)
 			case ":scheme":
 				scheme++
+				good = isScheme(f.value)
 			case ":path":
 				path++
-				if f.value == "" {
-					return true
-				}
+				good = pathChars(f.value)
 			case ":authority":
 				authority++
-			default:
-				return true
+				good = authorityChars(f.value)
 			}
-			if !validValue(f.value) {
-				return true
+			if !good {
+				return nil, false
 			}
+			kept = append(kept, f)
 			continue
 		}
 		regular = true
-		if !httpguts.ValidHeaderFieldName(f.name) || hasUpper(f.name) || !validValue(f.value) {
-			return true
+		if !httpguts.ValidHeaderFieldName(f.name) {
+			if hasUpper(f.name) {
+				return nil, false
+			}
+			continue
+		}
+		if hasUpper(f.name) {
+			return nil, false
 		}
 		switch f.name {
 		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
-			return true
+			return nil, false
 		case "te":
-			if f.value != "trailers" {
-				return true
+			if !strings.EqualFold(f.value, "trailers") {
+				return nil, false
 			}
+		case "content-length":
+			length++
+			if length > 1 || !allDigits(f.value) {
+				return nil, false
+			}
+		case "host":
+			if !authorityChars(f.value) {
+				continue
+			}
+			host++
 		}
+		if !validValue(f.value) {
+			continue
+		}
+		kept = append(kept, f)
 	}
 	if trailers {
-		return false
+		return kept, true
 	}
-	if method != 1 || authority > 1 || scheme > 1 || path > 1 {
-		return true
+	if method != 1 || scheme > 1 || path > 1 || authority > 1 {
+		return nil, false
 	}
-	if valueOf(fields, ":method") == "CONNECT" {
-		return scheme != 0 || path != 0 || authority != 1
+	m, p := valueOf(kept, ":method"), valueOf(kept, ":path")
+	if m == "CONNECT" {
+		return kept, scheme == 0 && path == 0 && authority == 1
 	}
-	return scheme != 1 || path != 1
+	if scheme != 1 || path != 1 || (authority == 0 && host == 0) {
+		return nil, false
+	}
+	return kept, p[0] == '/' || (m == "OPTIONS" && p == "*")
+}
+
+// isScheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) (RFC 3986 3.1).
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alpha := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if !alpha && (i == 0 || !(c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// pathChars: no control character, space or DEL (obs-text passes, as in nghttp2).
+func pathChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] <= 0x20 || s[i] == 0x7f {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// authorityChars: the characters of a URI authority (RFC 3986 3.2), '@' included.
+func authorityChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-._~%!$&'()*+,;=:[]@", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 func hasUpper(s string) bool {
@@ -100,7 +169,8 @@ func hasUpper(s string) bool {
 	return false
 }
 
-// validValue: no NUL, CR or LF and no leading or trailing space or tab (RFC 9113 8.2.1).
+// validValue: no control character but HTAB, no leading or trailing space or tab
+// (RFC 9113 8.2.1).
 func validValue(v string) bool {
 	if v != "" && (v[0] == ' ' || v[0] == '\t' || v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
 		return false

@@ -256,7 +256,7 @@ func TestMaxStreams(t *testing.T) {
 }
 
 // Rapid reset (CVE-2023-44487): streams opened and reset faster than the rate end the
-// connection with ENHANCE_YOUR_CALM.
+// connection with GOAWAY(INTERNAL_ERROR), as nghttp2 ends it for the hub.
 func TestRapidReset(t *testing.T) {
 	r := newRig(t, nil)
 	tc, fr := r.dial()
@@ -271,7 +271,7 @@ func TestRapidReset(t *testing.T) {
 			}
 		}
 	}()
-	if code := goAwayCode(t, tc, http2.NewFramer(io.Discard, tc)); code != http2.ErrCodeEnhanceYourCalm {
+	if code := goAwayCode(t, tc, http2.NewFramer(io.Discard, tc)); code != http2.ErrCodeInternal {
 		t.Fatalf("GOAWAY %v", code)
 	}
 }
@@ -285,7 +285,7 @@ func TestContinuationFlood(t *testing.T) {
 	for i := 0; i < 9; i++ { // nghttp2 allows 8
 		_ = fr.WriteContinuation(1, false, []byte{})
 	}
-	if code := goAwayCode(t, tc, fr); code != http2.ErrCodeEnhanceYourCalm {
+	if code := goAwayCode(t, tc, fr); code != http2.ErrCodeInternal {
 		t.Fatalf("GOAWAY %v", code)
 	}
 }

@@ -71,18 +71,25 @@ func TestRequestRules(t *testing.T) {
 		reset  http2.ErrCode
 	}{
 		{"unknown method", [][2]string{{":method", "FOO"}, {":scheme", "https"}, {":authority", auth}, {":path", "/"}}, "400", "<title>Bad Request</title>", 0},
+		{"a method in lower case", [][2]string{{":method", "get"}, {":scheme", "https"}, {":authority", auth}, {":path", "/"}}, "400", "<title>Bad Request</title>", 0},
+		{"a method that is no token", [][2]string{{":method", "G(T"}, {":scheme", "https"}, {":authority", auth}, {":path", "/"}}, "", "", http2.ErrCodeProtocol},
 		{"Host differs from :authority", base([2]string{"host", "other"}), "400", "<title>Bad Request</title>", 0},
 		{"two Host fields", [][2]string{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}, {"host", "a"}, {"host", "b"}}, "400", "<title>Bad Request</title>", 0},
-		{"bad content-length", base([2]string{"content-length", "1x"}), "400", "<title>Bad Request</title>", 0},
-		{"no authority", [][2]string{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}}, "400", "Invalid Hostname", 0},
-		{"a bad :path", base()[:3:3], "", "", http2.ErrCodeProtocol},
-		{"a :path that is not a target", append(base()[:3:3], [2]string{":path", "/a b"}), "400", "Invalid URL", 0},
-		{"a target that is not canonical", append(base()[:3:3], [2]string{":path", "x"}), "400", "Invalid URL", 0},
+		{"an authority with @", append(base()[:2:2], [2]string{":authority", "a@b"}, [2]string{":path", "/"}), "400", "Invalid Hostname", 0},
+		{"an authority with a space", append(base()[:2:2], [2]string{":authority", "a b"}, [2]string{":path", "/"}), "", "", http2.ErrCodeProtocol},
+		{"content-length not digits", base([2]string{"content-length", "1x"}), "", "", http2.ErrCodeProtocol},
+		{"content-length twice", base([2]string{"content-length", "0"}, [2]string{"content-length", "0"}), "", "", http2.ErrCodeProtocol},
+		{"no authority", [][2]string{{":method", "GET"}, {":scheme", "https"}, {":path", "/"}}, "", "", http2.ErrCodeProtocol},
+		{"no :path", base()[:3:3], "", "", http2.ErrCodeProtocol},
+		{"a :path with a space", append(base()[:3:3], [2]string{":path", "/a b"}), "", "", http2.ErrCodeProtocol},
+		{"a :path not from /", append(base()[:3:3], [2]string{":path", "x"}), "", "", http2.ErrCodeProtocol},
+		{"a :path with obs-text", append(base()[:3:3], [2]string{":path", "/\xe9"}), "400", "Invalid URL", 0},
 		{"CONNECT", [][2]string{{":method", "CONNECT"}, {":authority", auth}}, "400", "<title>Bad Request</title>", 0},
 		{"an upper-case name", base([2]string{"X-A", "1"}), "", "", http2.ErrCodeProtocol},
 		{"a connection header", base([2]string{"connection", "close"}), "", "", http2.ErrCodeProtocol},
 		{"te: gzip", base([2]string{"te", "gzip"}), "", "", http2.ErrCodeProtocol},
 		{"a pseudo-header after a field", append(base([2]string{"a", "1"}), [2]string{":x", "1"}), "", "", http2.ErrCodeProtocol},
+		{":protocol", base([2]string{":protocol", "websocket"}), "", "", http2.ErrCodeProtocol},
 		{"no :scheme", [][2]string{{":method", "GET"}, {":authority", auth}, {":path", "/"}}, "", "", http2.ErrCodeProtocol},
 	}
 	for _, tc := range cases {
@@ -137,5 +144,28 @@ func TestQueueTimeout(t *testing.T) {
 	a := <-done
 	if a.status != "503" || !strings.Contains(a.body, "No application instance took the request in time") {
 		t.Fatalf("%s %q", a.status, a.body)
+	}
+}
+
+// Fields nghttp2 drops for the hub never reach the app either: a name that is no
+// token, a value with surrounding white space or a control character, a Host that
+// is no authority; a tab inside a value is kept.
+func TestDroppedFields(t *testing.T) {
+	r := newRig(t, nil)
+	fw := r.worker()
+	_, fr := r.dial()
+	var blk bytes.Buffer
+	enc := hpack.NewEncoder(&blk)
+	auth := "localhost:" + fmt.Sprint(r.port)
+	for _, kv := range [][2]string{{":method", "GET"}, {":scheme", "https"}, {":authority", auth}, {":path", "/"},
+		{"x a", "1"}, {"x-b", " lead"}, {"x-c", "a\tb"}, {"x-d", "a\x01b"}, {"host", "a b"}} {
+		_ = enc.WriteField(hpack.HeaderField{Name: kv[0], Value: kv[1]})
+	}
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: blk.Bytes(), EndStream: true, EndHeaders: true})
+	_, req := fw.request()
+	got := fields(req)
+	want := [][2]string{{"host", auth}, {"x-c", "a\tb"}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("the app got %q, want %q", got, want)
 	}
 }
