@@ -419,3 +419,52 @@ func TestHeldBudgetMemory(t *testing.T) {
 		t.Fatalf("the heap grew by %d bytes", grew)
 	}
 }
+
+// The router closing: GOAWAY(NO_ERROR) at once, the stream in flight is answered,
+// then the connection closes and Shutdown returns.
+func TestShutdown(t *testing.T) {
+	r := newRig(t, nil)
+	fw := r.worker()
+	tc, fr := r.dial()
+	enc := new(bytes.Buffer)
+	henc := hpack.NewEncoder(enc)
+	_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: 1, BlockFragment: r.requestBlock(henc, enc, "/"), EndStream: true, EndHeaders: true})
+	id, _ := fw.request()
+	stopped := make(chan struct{})
+	go func() {
+		r.srv.Shutdown(5 * time.Second)
+		close(stopped)
+	}()
+	_ = tc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, ok := f.(*http2.GoAwayFrame); ok {
+			if g.ErrCode != http2.ErrCodeNo || g.LastStreamID != 1 {
+				t.Fatalf("GOAWAY %v %d", g.ErrCode, g.LastStreamID)
+			}
+			break
+		}
+	}
+	fw.respond(id, 200, "Content-Length: 2\r\n", "ok", 0)
+	var body []byte
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			if string(body) != "ok" {
+				t.Fatalf("closed (%v) with %q", err, body)
+			}
+			break
+		}
+		if d, ok := f.(*http2.DataFrame); ok {
+			body = append(body, d.Data()...)
+		}
+	}
+	select {
+	case <-stopped:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Shutdown still waits")
+	}
+}
