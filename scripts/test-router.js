@@ -36,7 +36,7 @@ run('go', ['test', './...'])
 
 // The router's concurrent packages under the race detector, which needs cgo (so a C
 // compiler): where there is none, said and skipped, never failed.
-const RACE = ['./internal/queue', './internal/attach', './internal/conn', './internal/hub']
+const RACE = ['./internal/queue', './internal/attach', './internal/conn', './internal/hub', './internal/h2']
 const cc = spawnSync(process.env.CC || 'gcc', ['--version'], { stdio: 'ignore' })
 if (cc.error || cc.status !== 0) {
   console.error('test:router: no C compiler (gcc, or $CC): go test -race skipped')

@@ -642,7 +642,11 @@ func QueueGone(qr queue.Request, closing bool) { answerFromQueue(qr, noQueue, cl
 func AppDown(qr queue.Request) { answerFromQueue(qr, appDown, false) }
 
 func answerFromQueue(qr queue.Request, v variant, closing bool) {
-	r := qr.(*Request)
+	r, ok := qr.(*Request)
+	if !ok {
+		answerPeer(qr, v, closing)
+		return
+	}
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -49,6 +49,7 @@ type Server struct {
 	ServeH2 func(tc *tls.Conn, port int, dual bool, done func(), sec *Secure)
 	Cache   *cache.Cache // the output cache; nil when it is off
 
+	peers   peers // connections served by other packages (h2)
 	closing atomic.Bool
 	nextID  atomic.Uint32
 	count   atomic.Int64
@@ -134,6 +135,7 @@ func (s *Server) Sweep(now int64) {
 			c.timeout()
 		}
 	})
+	s.sweepPeers(now)
 }
 
 // EndConnection is a worker's CONN_END: a connection it had requests of ends after
@@ -146,6 +148,7 @@ func (s *Server) EndConnection(w *attach.Worker, id uint32) {
 	if c != nil {
 		c.endBy(w)
 	}
+	s.endPeer(w, id)
 }
 
 // PortClosed: the last listener of port closed; its idle connections close now, busy
@@ -156,6 +159,7 @@ func (s *Server) PortClosed(port int) {
 			c.closeWhenIdle()
 		}
 	})
+	s.peersPortClosed(port)
 }
 
 // Closing reports whether Shutdown began.
@@ -167,6 +171,7 @@ func (s *Server) Shutdown(timeout time.Duration) {
 	s.closing.Store(true)
 	s.waiting.Store(true)
 	s.each(func(c *Conn) { c.shutdown() })
+	s.eachPeer(Peer.Shutdown)
 	if s.count.Load() > 0 {
 		t := time.NewTimer(timeout)
 		select {
@@ -176,4 +181,5 @@ func (s *Server) Shutdown(timeout time.Duration) {
 		t.Stop()
 	}
 	s.each(func(c *Conn) { c.destroy() })
+	s.eachPeer(Peer.Destroy)
 }

@@ -23,6 +23,7 @@ import (
 	"httpsys/router/internal/clock"
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/conn"
+	"httpsys/router/internal/h2"
 	"httpsys/router/internal/listen"
 	"httpsys/router/internal/queue"
 	"httpsys/router/internal/route"
@@ -149,6 +150,7 @@ func (h *Hub) Start(o StartOptions) error {
 		h.cache = cache.New(cache.Options{MaxSize: l.CacheSize, MaxResponseSize: l.CacheMaxResponse})
 		h.conns.Cache = h.cache
 	}
+	h.conns.ServeH2 = h2.New(h.conns).ServeSecure
 	h.listeners = listen.New(h.log, l.MaxConnections, h.conns.Serve, h.conns.PortClosed)
 	h.startTLS()
 	if runtime.GOOS != "windows" {

@@ -1,0 +1,27 @@
+package conn
+
+// What the router's other protocols (internal/h2) share of this package's answers:
+// the same statuses and pages as HTTP/1.1 (src/hub/h2-request.js respondLocal uses
+// responses.js page), not a copy of them.
+
+// Variant is a page's variant: a status with a title and text of its own.
+type Variant = variant
+
+// The page variants (src/hub/responses.js).
+const (
+	Plain           = plain
+	InvalidHostname = invalidHostname
+	InvalidURL      = invalidURL
+	QueueFull       = queueFull
+	QueueTimeoutV   = queueTimeout
+	NoQueue         = noQueue
+	AppDownV        = appDown
+	Opaque          = opaque
+)
+
+// Page is the body of the page the router answers status with (text/html,
+// us-ascii).
+func Page(status int, v Variant) string {
+	_, body := page(status, v)
+	return body
+}
