@@ -14,6 +14,7 @@ const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
 const { hubSocketPath, hubLimits, hubWorkerEnv } = require('./hub-router')
 const { RouterProcess } = require('./router-process')
+const { findRouter } = require('./router-binary')
 const { findPortOwner } = require('../hub/port-owner')
 
 // The switch: HTTPSYS_ROUTER=native runs the hub's apps on this router instead.
@@ -35,7 +36,7 @@ class NativeRouter extends EventEmitter {
    * @param {import('pino').Logger} options.logger
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
    * @param {object[]} [options.tls] the config's tls entries (none is served yet)
-   * @param {string} [options.binary] the router binary (default: router/bin/httpsys-router)
+   * @param {string} [options.binary] the router binary (default: what router-binary.js finds)
    */
   constructor ({ socketPath = hubSocketPath(), logger, limits, tls = [], binary } = {}) {
     super()
@@ -63,7 +64,7 @@ class NativeRouter extends EventEmitter {
   get tracksWorkers () { return true }
 
   async start () {
-    const proc = new RouterProcess({ binary: this.binary, logger: this.logger.child({ component: 'router' }) })
+    const proc = new RouterProcess({ binary: this.binary || findRouter(), logger: this.logger.child({ component: 'router' }) })
     this.proc = proc
     proc.on('event', (name, fields) => this.onEvent(name, fields))
     proc.on('exit', (info) => {
