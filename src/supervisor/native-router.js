@@ -15,6 +15,7 @@ const { codes } = require('../errors')
 const { hubSocketPath, hubLimits, hubTls, hubWorkerEnv } = require('./hub-router')
 const { RouterTls } = require('./router-tls')
 const { RouterProcess } = require('./router-process')
+const { findRouter } = require('./router-binary')
 const { findPortOwner } = require('../hub/port-owner')
 
 // The switch: HTTPSYS_ROUTER=native runs the hub's apps on this router instead.
@@ -36,7 +37,7 @@ class NativeRouter extends EventEmitter {
    * @param {import('pino').Logger} options.logger
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
    * @param {object[]} [options.tls] the config's tls entries (router-tls.js)
-   * @param {string} [options.binary] the router binary (default: router/bin/httpsys-router)
+   * @param {string} [options.binary] the router binary (default: what router-binary.js finds)
    */
   constructor ({ socketPath = hubSocketPath(), logger, limits, tls = [], binary } = {}) {
     super()
@@ -72,7 +73,7 @@ class NativeRouter extends EventEmitter {
       throw err
     }
     this.routerTls = routerTls
-    const proc = new RouterProcess({ binary: this.binary, logger: this.logger.child({ component: 'router' }) })
+    const proc = new RouterProcess({ binary: this.binary || findRouter(), logger: this.logger.child({ component: 'router' }) })
     this.proc = proc
     proc.on('event', (name, fields) => this.onEvent(name, fields))
     proc.on('exit', (info) => {

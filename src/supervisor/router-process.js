@@ -9,26 +9,28 @@
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
-const path = require('node:path')
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
 const { LineSplitter } = require('./line-splitter')
-
-const BINARY = path.join(__dirname, '..', '..', 'router', 'bin', process.platform === 'win32' ? 'httpsys-router.exe' : 'httpsys-router')
+const { findRouter } = require('./router-binary')
 
 // pino's level numbers, by name
 const LEVELS = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' }
 
-/** @returns {string} the router binary's path; throws ERR_HTTPSYS_ROUTER_MISSING when not built */
-function routerBinary (binary = process.env.HTTPSYS_ROUTER_PATH || BINARY) {
-  if (!fs.existsSync(binary)) throw new codes.ERR_HTTPSYS_ROUTER_MISSING({ path: binary })
+/**
+ * @param {string} [binary] a given one; none: found by router-binary.js
+ * @returns {string} the router binary's path; throws ERR_HTTPSYS_ROUTER_MISSING when there is none
+ */
+function routerBinary (binary) {
+  if (binary === undefined) return findRouter()
+  if (!fs.existsSync(binary)) throw new codes.ERR_HTTPSYS_ROUTER_MISSING({ attempts: [{ path: binary, error: 'not found' }] })
   return binary
 }
 
 class RouterProcess extends EventEmitter {
   /**
    * @param {object} options
-   * @param {string} [options.binary] default: router/bin/httpsys-router ($HTTPSYS_ROUTER_PATH)
+   * @param {string} [options.binary] default: what router-binary.js finds ($HTTPSYS_ROUTER_PATH, router/bin, the platform's package, the executable's copy)
    * @param {import('pino').Logger} options.logger its records go on through this one
    * @param {string} [options.logLevel] the router's own level (default: the logger's)
    */
@@ -143,4 +145,4 @@ function rebuild ({ code, message, details }) {
   return err
 }
 
-module.exports = { RouterProcess, routerBinary, BINARY }
+module.exports = { RouterProcess, routerBinary }

@@ -283,6 +283,26 @@ test('linux: a config file from the exe, --node with a path for its apps; a bad 
   assert.match(missing.stderr, /\/nonexistent\/node is not a file.*ERR_HTTPSYS_CONFIG_INVALID/s)
 })
 
+test('linux: HTTPSYS_ROUTER=native: the exe writes out the native router it carries, once, and serves hello through it', async () => {
+  const w = world('native', { HTTPSYS_ROUTER: 'native' })
+  delete w.env.HTTPSYS_ROUTER_PATH
+  for (let round = 0; round < 2; round++) {
+    const port = await freePort()
+    const sup = startExe(['start', HELLO, '-u', `http://127.0.0.1:${port}/`, '--json'], { env: w.env })
+    const router = await waitRecord(sup, (r) => r.event === 'router', 'router')
+    assert.equal(router.router, 'native', router.msg)
+    const bin = proc(router.pid).exe
+    assert.equal(path.dirname(path.dirname(bin)), w.cache, `the router ${bin} is not the one written to the cache`)
+    assert.equal(path.basename(bin), 'httpsys-router')
+    await waitRecord(sup, (r) => r.event === 'ready', 'ready')
+    assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
+    await stopAll(sup, w.env)
+  }
+  // one build's folder, the router written once and reused by the second start
+  const written = fs.readdirSync(w.cache).flatMap((d) => fs.readdirSync(path.join(w.cache, d)))
+  assert.deepEqual(written.filter((f) => f.startsWith('httpsys-router')), ['httpsys-router'])
+})
+
 // The linux-arm64 executable under qemu's user-mode emulator (no arm64 machine here):
 // the supervisor and the hub run as arm64 code; the app runs on the PATH's node, which
 // is this machine's (the exe cannot start arm64 children without binfmt_misc).
@@ -314,6 +334,38 @@ test('linux-arm64 (qemu): --version, and the arm64 supervisor and hub serve hell
   const listed = await runExe(arm(['ls', '--json']), { env: w.env, exe, timeout: 60000 })
   assert.equal(listed.code, 0, listed.stderr)
   assert.equal(JSON.parse(listed.stdout)[0].apps[0].instances[0].pid, ready.pid)
+  const stop = await runExe(arm(['stop', 'all']), { env: w.env, exe, timeout: 60000 })
+  assert.equal(stop.code, 0, stop.stdout + stop.stderr)
+  assert.equal(await within(sup.exited, 30000), 0, sup.output().slice(-2000))
+})
+
+// An arm64 process under qemu cannot exec an arm64 binary here (no binfmt_misc), so
+// the router the arm64 exe carries is taken out of it by the exe itself (as node) and
+// run through qemu by a wrapper HTTPSYS_ROUTER_PATH names: the arm64 supervisor drives
+// the arm64 router.
+test('linux-arm64 (qemu): the arm64 exe carries an arm64 native router; the arm64 supervisor serves hello through it', async () => {
+  const why = armUsable()
+  if (why) throw new Skip(why)
+  const exe = QEMU[0]
+  const arm = (args) => [...QEMU.slice(1), ARM_EXE, ...args]
+  const dir = tmpdir('arm64-router')
+  const router = path.join(dir, 'httpsys-router')
+  const take = path.join(dir, 'take.js')
+  fs.writeFileSync(take, 'require("node:fs").writeFileSync(process.argv[2], Buffer.from(require("node:sea").getRawAsset("httpsys-router-linux-arm64")), { mode: 0o755 })\n')
+  const w = world('arm64-native', { HTTPSYS_ROUTER: 'native' })
+  const taken = await runExe(arm([take, router]), { env: { ...w.env, HTTPSYS_NODE_MODE: '1' }, exe, timeout: 60000 })
+  assert.equal(taken.code, 0, taken.stdout + taken.stderr)
+  assert.equal(binaryKind(router), 'linux-arm64')
+  const wrapper = path.join(dir, 'router-under-qemu')
+  fs.writeFileSync(wrapper, `#!/bin/sh\nexec ${QEMU[0]} "${router}" "$@"\n`, { mode: 0o755 })
+  w.env.HTTPSYS_ROUTER_PATH = wrapper
+  const port = await freePort()
+  const sup = startExe(arm(['start', HELLO, '-u', `http://127.0.0.1:${port}/`, '--json']), { env: w.env, exe })
+  const started = await waitRecord(sup, (r) => r.event === 'router', 'router', 60000)
+  assert.equal(started.router, 'native', started.msg)
+  assert.deepEqual(proc(started.pid).argv.slice(0, 2), [QEMU[0], router], 'the router is the arm64 one, under qemu')
+  await waitRecord(sup, (r) => r.event === 'ready', 'ready', 60000)
+  assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
   const stop = await runExe(arm(['stop', 'all']), { env: w.env, exe, timeout: 60000 })
   assert.equal(stop.code, 0, stop.stdout + stop.stderr)
   assert.equal(await within(sup.exited, 30000), 0, sup.output().slice(-2000))
@@ -473,6 +525,22 @@ test('windows (Wine): the exe serves hello through HTTP.SYS with the addon it ca
   assert.ok(written.includes('httpsys_native.node'), `the addon was written from the exe (${written.join(', ')})`)
 })
 
+// The router the Windows exe carries is not run under Wine: Go's runtime (1.22 and later)
+// needs ProcessPrng from bcryptprimitives.dll, which Wine 8 (Debian 12's) lacks ("fatal
+// error: bcryptprimitives.dll not found" before main); and on Windows the supervisor
+// gives the router a named pipe for its workers, which it does not listen on yet
+// (issue 25). So: the exe under Wine writes out the router it carries, an x64 PE.
+test('windows (Wine): the exe carries a win32-x64 native router, which it writes out as node', async () => {
+  const Wn = wine()
+  const dir = tmpdir('win-router')
+  const router = path.join(dir, 'httpsys-router.exe')
+  const take = path.join(dir, 'take.js')
+  fs.writeFileSync(take, 'require("node:fs").writeFileSync(process.argv[2], Buffer.from(require("node:sea").getRawAsset("httpsys-router-win32-x64.exe")))\n')
+  const taken = await Wn.runNode('exe-router-take', [winPath(take), winPath(router)], { exe: WIN_EXE, env: { HTTPSYS_NODE_MODE: '1' } }, 60000)
+  assert.equal(taken.code, 0, taken.output)
+  assert.equal(binaryKind(router), 'win32-x64')
+})
+
 test('windows (Wine): the exe serves hello through the hub', async () => {
   await wineHello('hub', 'hub')
 })
@@ -483,6 +551,99 @@ test('windows (Wine): --node node.exe: the user\'s node runs the preload the exe
   const { cache } = await wineHello('user-node', 'httpsys', { node: nodeExe })
   const written = fs.readdirSync(cache).flatMap((d) => fs.readdirSync(path.join(cache, d)))
   assert.deepEqual(written.sort(), ['httpsys_native.node', 'register.js'])
+})
+
+// ---- the npm package ---------------------------------------------------------------------
+// `npm pack` as a release does it (the prepack script: every platform's router package,
+// scripts/router-packages.js), then the tarballs installed into a project of their own
+// with no registry for ours: npm's overrides point each platform package at its local
+// tarball, so npm chooses by os and cpu exactly as from the registry. It packs a copy of
+// the checkout, whose package.json prepack rewrites for the length of the pack.
+
+const PLATFORM_PACKAGES = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64']
+
+/** What a binary is for, from its header: ELF (machine), Mach-O 64 (cpu type), PE. */
+function binaryKind (file) {
+  const b = fs.readFileSync(file)
+  if (b.readUInt32BE(0) === 0x7f454c46) return { 0x3e: 'linux-x64', 0xb7: 'linux-arm64' }[b.readUInt16LE(18)] || 'linux-?'
+  if (b.readUInt32LE(0) === 0xfeedfacf) return { 0x01000007: 'darwin-x64', 0x0100000c: 'darwin-arm64' }[b.readUInt32LE(4)] || 'darwin-?'
+  if (b.toString('latin1', 0, 2) === 'MZ') return { 0x8664: 'win32-x64', 0xaa64: 'win32-arm64' }[b.readUInt16LE(b.readUInt32LE(0x3c) + 4)] || 'win32-?'
+  return 'unknown'
+}
+
+function npm (args, cwd, timeout = 900000) {
+  const r = require('node:child_process').spawnSync('npm', args, { cwd, encoding: 'utf8', timeout, env: { ...process.env, npm_config_update_notifier: 'false' } })
+  return { code: r.status, out: `${r.stdout}${r.stderr}` }
+}
+
+test('npm pack: one package per platform with its router (os, cpu), named in optionalDependencies; installed from the tarballs, HTTPSYS_ROUTER=native runs the platform\'s router', async () => {
+  const here = `${process.platform}-${process.arch}`
+  if (!PLATFORM_PACKAGES.includes(here)) throw new Skip(`no router package for ${here}`)
+  const copy = tmpdir('pack-src')
+  execFileSync('tar', ['-cf', path.join(copy, '..', `${path.basename(copy)}.tar`), '--exclude=./node_modules', '--exclude=./.git', '--exclude=./build',
+    '--exclude=./dist', '--exclude=./router/bin', '.'], { cwd: ROOT })
+  execFileSync('tar', ['-xf', path.join(copy, '..', `${path.basename(copy)}.tar`), '-C', copy])
+  fs.rmSync(path.join(copy, '..', `${path.basename(copy)}.tar`))
+  fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(copy, 'node_modules'))
+  const before = fs.readFileSync(path.join(copy, 'package.json'), 'utf8')
+  const out = tmpdir('pack-out')
+
+  const t0 = Date.now()
+  const packed = npm(['pack', '--pack-destination', out], copy)
+  console.log(`# npm pack (the Windows addon, ${PLATFORM_PACKAGES.length} routers) took ${((Date.now() - t0) / 1000).toFixed(0)} s`)
+  assert.equal(packed.code, 0, packed.out.slice(-3000))
+  assert.equal(fs.readFileSync(path.join(copy, 'package.json'), 'utf8'), before, 'postpack put package.json back as it was')
+
+  const main = path.join(out, `httpsys-cli-${VERSION}.tgz`)
+  const manifest = JSON.parse(execFileSync('tar', ['-xzOf', main, 'package/package.json'], { encoding: 'utf8' }))
+  assert.deepEqual(manifest.optionalDependencies, Object.fromEntries(PLATFORM_PACKAGES.map((t) => [`httpsys-router-${t}`, VERSION])))
+  assert.equal(manifest.scripts.prepare, undefined, 'the checkout\'s prepare script is not in the package (npm 11 would ask users to allow it)')
+  const listed = execFileSync('tar', ['-tzf', main], { encoding: 'utf8' }).split('\n')
+  assert.deepEqual(listed.filter((f) => /\/httpsys-router(\.exe)?$|^package\/router\//.test(f)), [], 'the main package carries no router binary')
+
+  const overrides = {}
+  for (const t of PLATFORM_PACKAGES) {
+    const name = `httpsys-router-${t}`
+    const tgz = path.join(copy, 'build', 'npm', `${name}-${VERSION}.tgz`)
+    const pkg = JSON.parse(execFileSync('tar', ['-xzOf', tgz, 'package/package.json'], { encoding: 'utf8' }))
+    assert.deepEqual([pkg.name, pkg.version, pkg.os, pkg.cpu], [name, VERSION, [t.split('-')[0]], [t.split('-')[1]]])
+    const dir = tmpdir(`pack-${t}`)
+    execFileSync('tar', ['-xzf', tgz, '-C', dir])
+    const bin = path.join(dir, 'package', 'bin', t.startsWith('win32') ? 'httpsys-router.exe' : 'httpsys-router')
+    assert.equal(binaryKind(bin), t, `${name} carries a router for ${t}`)
+    overrides[name] = `file:${tgz}`
+  }
+
+  const project = tmpdir('pack-install')
+  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({
+    name: 'pack-test', version: '1.0.0', private: true, dependencies: { 'httpsys-cli': `file:${main}` }, overrides
+  }, null, 2))
+  // ours from the tarballs only; httpsys-cli's own dependencies from npm's cache, or
+  // from the registry when the cache lacks them
+  let installed = npm(['install', '--offline', '--no-audit', '--no-fund'], project)
+  if (installed.code !== 0 && /ENOTCACHED/.test(installed.out)) {
+    console.log('# npm install --offline: a dependency is not in npm\'s cache; again with --prefer-offline')
+    installed = npm(['install', '--prefer-offline', '--no-audit', '--no-fund'], project)
+  }
+  assert.equal(installed.code, 0, installed.out.slice(-3000))
+  assert.doesNotMatch(installed.out, /install-scripts/, 'npm asks to allow no install script of ours')
+  const nm = path.join(project, 'node_modules')
+  assert.deepEqual(fs.readdirSync(nm).filter((d) => d.startsWith('httpsys-router-')), [`httpsys-router-${here}`], 'npm installed only this platform\'s router')
+  const routerBin = path.join(nm, `httpsys-router-${here}`, 'bin', 'httpsys-router')
+
+  const cli = path.join(nm, 'httpsys-cli', 'bin', 'httpsys')
+  const w = world('pack', { HTTPSYS_ROUTER: 'native' })
+  delete w.env.HTTPSYS_ROUTER_PATH
+  const port = await freePort()
+  const sup = startExe([cli, 'start', HELLO, '-u', `http://127.0.0.1:${port}/`, '--json'], { env: w.env, cwd: project, exe: process.execPath })
+  const router = await waitRecord(sup, (r) => r.event === 'router', 'router')
+  assert.equal(router.router, 'native', router.msg)
+  assert.equal(fs.realpathSync(proc(router.pid).exe), fs.realpathSync(routerBin), 'the router runs from the installed platform package')
+  await waitRecord(sup, (r) => r.event === 'ready', 'ready')
+  assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
+  const stop = await runExe([cli, 'stop', 'all'], { env: w.env, cwd: project, exe: process.execPath })
+  assert.equal(stop.code, 0, stop.stdout + stop.stderr)
+  assert.equal(await within(sup.exited, 20000), 0, sup.output().slice(-2000))
 })
 
 // ---- runner -----------------------------------------------------------------------------

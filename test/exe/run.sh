@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The single executables (docs/single-executable.md): npm run build:exe, then
-# test/exe/run-tests.js: the Linux executable here, the Windows one under Wine when
+# test/exe/run-tests.js (with `npm pack` and an install from its tarballs, about 3
+# minutes): the Linux executable here, the Windows one under Wine when
 # test/windows/run.sh has set Wine up (its cache: HTTPSYS_WINE_CACHE, default
 # ~/.cache/httpsys-windows). Ends with a plain `N passed, N failed` line. Extra
 # arguments filter tests by name.
@@ -48,6 +49,8 @@ if [ ! -f prebuilds/win32-x64/httpsys_native.node ] && command -v x86_64-w64-min
   echo "== test/exe: npm run build:win"
   bash scripts/build-win.sh > /dev/null || fail_setup "the mingw-w64 build of the addon failed"
 fi
+# every executable carries its platform's native router, cross-built with Go (issue 25)
+command -v go > /dev/null || fail_setup "\`go\` is not on PATH: the executables carry the native router (Go 1.24 or later, README \"Development\")"
 targets=linux-x64,linux-arm64,win-arm64
 [ -f prebuilds/win32-x64/httpsys_native.node ] && targets="$targets,win-x64"
 

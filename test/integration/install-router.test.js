@@ -1,0 +1,64 @@
+'use strict'
+
+// `npm install` in a checkout builds the native router for this machine (the prepare
+// script, scripts/install-router.js), and is harmless where it cannot: silent without
+// router/ (an installed package), one line without Go, never a failed install. Run on
+// a copy of scripts/ and router/ in a temp directory: nothing is written into the
+// checkout. `npm pack` itself is tested in test/exe (it builds five routers).
+
+const { spawnSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const ROOT = path.join(__dirname, '..', '..')
+let dir
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-install-router-'))
+  fs.mkdirSync(path.join(dir, 'scripts'))
+  for (const f of ['install-router.js', 'build-router.js']) fs.copyFileSync(path.join(ROOT, 'scripts', f), path.join(dir, 'scripts', f))
+})
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+function install (env = process.env) {
+  return spawnSync(process.execPath, [path.join(dir, 'scripts', 'install-router.js')], { cwd: dir, env, encoding: 'utf8', timeout: 280000 })
+}
+
+function copyRouter () {
+  fs.cpSync(path.join(ROOT, 'router'), path.join(dir, 'router'), { recursive: true, filter: (src) => !src.startsWith(path.join(ROOT, 'router', 'bin')) })
+}
+
+test('an installed package (no router/): nothing said, nothing done, exit 0', () => {
+  const r = install()
+  expect([r.status, r.stdout, r.stderr]).toEqual([0, '', ''])
+  expect(fs.readdirSync(dir)).toEqual(['scripts'])
+})
+
+test('a checkout without Go on PATH: one line saying the router is not built and why; the install goes on', () => {
+  copyRouter()
+  const r = install({ ...process.env, PATH: '/nonexistent' })
+  expect(r.status).toBe(0)
+  expect(r.stderr).toBe('')
+  expect(r.stdout).toMatch(/^httpsys: the native router \(HTTPSYS_ROUTER=native\) is not built: `go` is not on PATH \(Go 1\.24 or later, README "Development"\)\. The hub works without it\.\n$/)
+  expect(fs.existsSync(path.join(dir, 'router', 'bin'))).toBe(false)
+})
+
+test('a checkout with Go: the router for this machine in router/bin, which starts and answers its control channel', () => {
+  copyRouter()
+  const r = install()
+  expect(r.stderr).toBe('')
+  expect(r.stdout).toBe(`httpsys: built the native router for ${process.platform}-${process.arch}: ${path.join('router', 'bin', 'httpsys-router')}\n`)
+  expect(r.status).toBe(0)
+  const bin = path.join(dir, 'router', 'bin', 'httpsys-router')
+  const ran = spawnSync(bin, ['-log-level', 'silent'], { input: '{"id":1,"cmd":"stats"}\n', encoding: 'utf8', timeout: 20000 })
+  expect(JSON.parse(ran.stdout.split('\n')[0])).toMatchObject({ id: 1 })
+}, 300000)
+
+test('a checkout whose router does not build: go\'s error and one line; the install still goes on', () => {
+  copyRouter()
+  fs.appendFileSync(path.join(dir, 'router', 'cmd', 'httpsys-router', 'main.go'), '\nthis is not Go\n')
+  const r = install()
+  expect(r.status).toBe(0)
+  expect(r.stdout).toMatch(/^httpsys: the native router \(HTTPSYS_ROUTER=native\) is not built: go build for .* failed \(exit 1\):\n[^]*main\.go[^]*\nThe hub works without it; `npm run build:router` tries again\.\n$/)
+}, 300000)
