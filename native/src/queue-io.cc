@@ -70,8 +70,8 @@ DWORD WINAPI Queue::ThreadMain(void* self) {
   return 0;
 }
 
+// Start() has posted every slot's first receive.
 void Queue::Run() {
-  for (ReceiveSlot* slot : receives_) PostReceive(slot);
   while (!finished_) {
     DWORD bytes = 0;
     ULONG_PTR key = 0;

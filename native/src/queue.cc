@@ -345,14 +345,23 @@ Napi::Value Queue::Start(const Napi::CallbackInfo& info) {
   Napi::ObjectWrap<Queue>::Ref();
   refHeld_ = true;
   started_ = true;
-  thread_ = CreateThread(nullptr, 0, ThreadMain, this, 0, nullptr);
+  // Suspended until the receives are posted: they are all waiting before start()
+  // returns, so the attach resolves (and the app says it listens) only once the queue
+  // takes requests. On Windows a request that comes first just waits in the kernel;
+  // Wine's http.sys matches a receive posted after requests arrived only against the
+  // newest connection and starves the rest (docs/wine.md 2.7). The IO thread owns the
+  // slots from ResumeThread on (a full barrier).
+  thread_ = CreateThread(nullptr, 0, ThreadMain, this, CREATE_SUSPENDED, nullptr);
   if (!thread_) {
     ULONG rc = GetLastError();
     started_ = false;
     released_ = true;
     tsfn_.Release();  // OnTsfnFinalize drops the reference
     ThrowWin32(env, rc, "CreateThread");
+    return env.Undefined();
   }
+  for (ReceiveSlot* slot : receives_) PostReceive(slot);
+  ResumeThread(thread_);
   return env.Undefined();
 }
 

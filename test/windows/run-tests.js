@@ -20,7 +20,14 @@ const W = require('./lib/wine')
 const FIX = 'test/windows/fixtures'
 const PRELOAD = ['--require', './src/register.js', '--require', `./${FIX}/preload-probe.js`]
 const PRELOAD_ENV = { HTTPSYS_BACKEND: 'httpsys' }
-const BODY_SIZES = [0, 1, 4095, 4096, 65536, 99 * 1024]
+// Wine's http.sys takes a request only whole, body included, into one buffer that grows by
+// what the socket holds when it looks: a request whose bytes arrive in two bursts after that
+// buffer is full is dropped (docs/wine.md 2.10). Over loopback a request of up to one
+// segment (64 KiB less the headers) arrives in one burst, so these sizes reach the worker
+// whatever the timing; backend-echo reads in 4 KiB pieces, so the larger ones still take
+// many HttpReceiveRequestEntityBody calls. Larger uploads, sent in pieces, are checked on
+// real Windows (test/windows-host/download.js).
+const BODY_SIZES = [0, 1, 4095, 4096, 40000, 60 * 1024]
 
 const tests = []
 // keep: the test shares a server with the next ones; a failure does not stop it
@@ -154,7 +161,7 @@ test('backend: headers beyond the 4 KB receive buffer (ERROR_MORE_DATA, same Req
   assert.equal(got.rawHeaders[i + 1], big)
 }, { keep: true })
 
-test('backend: POST bodies under 100 KB arrive intact', async () => {
+test('backend: POST bodies up to 60 KiB arrive intact, read in 4 KiB pieces', async () => {
   await checkBodies(echo.port, '/echo/post')
 }, { keep: true })
 
@@ -254,7 +261,7 @@ test('preload: examples/windows-auth: anonymous: false answers 401 with the chal
   await cleanShutdown()
 })
 
-test('preload: POST bodies under 100 KB arrive intact in a plain http app', async () => {
+test('preload: POST bodies up to 60 KiB arrive intact in a plain http app', async () => {
   const port = await W.freePort()
   await startPreloaded('echo-app', `${FIX}/echo-app.js`, { HTTPSYS_WINE_LISTEN: String(port) })
   await W.eventually(() => W.request(port, { path: '/ready' }))

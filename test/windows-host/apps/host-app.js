@@ -8,12 +8,14 @@
 //   .../big        200 MB (209715200 bytes), byte k being k % 251, streamed with backpressure
 //   .../cancel     a head and 1 KB, then the response is destroyed (HTTP.SYS cancels the
 //                  request: on h2 a RST_STREAM, on HTTP/1.1 a reset connection)
+//   .../upload     the request body's { length, sha256 }
 //   .../tls        { encrypted, protocol, authorized, authorizationError, peer: client CN }
 //   anything else  { app, pid, url }
 //
 // HOST_APP names it in answers; HOST_APP_HTTPS=1 makes it an https server (the key
 // material is a placeholder HTTP.SYS never uses: the port's binding serves).
 
+const crypto = require('node:crypto')
 const http = require('node:http')
 const https = require('node:https')
 
@@ -62,6 +64,13 @@ function handler (req, res) {
     res.writeHead(200, { 'Content-Type': 'text/plain' })
     res.write(Buffer.alloc(1024, 'x'))
     setTimeout(() => res.destroy(), 200)
+    return
+  }
+  if (last === 'upload') {
+    const hash = crypto.createHash('sha256')
+    let length = 0
+    req.on('data', (chunk) => { hash.update(chunk); length += chunk.length })
+    req.on('end', () => json(res, 200, { length, sha256: hash.digest('hex') }))
     return
   }
   if (last === 'tls') {
