@@ -24,7 +24,7 @@ const { parseArgs } = require('node:util')
 
 const load = require('./lib/load')
 const { readProcs, treeTotals, roleTotals, cpuMsBetween, systemUnits } = require('./lib/procstat')
-const { roundOrder } = require('./lib/stats')
+const { roundOrder, median } = require('./lib/stats')
 const { scenarioSummary, evaluateTargets, renderMarkdown } = require('./lib/report')
 const { evaluateRouterTargets, memorySummary } = require('./lib/router-targets')
 const { measureMemory } = require('./lib/memory')
@@ -154,6 +154,9 @@ async function measure (scenario, target, ctx) {
     } finally {
       clearInterval(sampler)
     }
+    // a run with no answer (every connection stuck in its handshake on a loaded machine)
+    // is a failed round, not a 0 in the medians
+    if (!(r.requests > 0)) throw new Error(`no request was answered in ${ctx.duration} s`)
     const procsAfter = readProcs()
     const after = treeTotals(procsAfter, handle.roots)
     const roles = rolesBetween(rolesBefore, roleTotals(procsAfter, handle.roots, classify), r.requests, { clkTck, pageSize })
@@ -162,6 +165,8 @@ async function measure (scenario, target, ctx) {
     return {
       ...r,
       roles,
+      // the machine's 1-minute load average as the run ended: other work on the cores
+      loadavg: os.loadavg()[0],
       cpuMs,
       cpuUsPerRequest: cpuMs !== null && r.requests > 0 ? (cpuMs * 1000) / r.requests : null,
       rssMB: (peakPages * pageSize) / 2 ** 20,
@@ -305,6 +310,11 @@ async function run (argv) {
     fs.rmSync(tmpDir, { recursive: true, force: true })
   }
   notes.push(`load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')}; the run took ${Math.round((Date.now() - started) / 1000)} s`)
+  const loads = [...state.values()].flatMap((st) => st.rounds.flatMap((row) => Object.values(row).map((m) => m.loadavg))).filter((v) => typeof v === 'number').sort((a, b) => a - b)
+  if (loads.length > 0) {
+    notes.push(`1-minute load average as each measurement ended: ${loads[0].toFixed(2)} to ${loads[loads.length - 1].toFixed(2)}, median ${median(loads).toFixed(2)} ` +
+      `(${os.cpus().length} cores; above that, other work was waiting for them)`)
+  }
 
   const result = {
     date: new Date().toISOString(),

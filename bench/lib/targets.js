@@ -202,6 +202,8 @@ async function startHttpsys (scenario, ctx, instances, router = 'hub') {
   const url = localUrl(port, scenario.tls)
   await waitForUrl(url, child)
   const supervisor = child.pid
+  // comm is the executable's name, cut to 15 bytes (proc(5)); HTTPSYS_ROUTER_PATH may rename it
+  const routerComm = path.basename(findRouter() || 'httpsys-router').slice(0, 15)
   return {
     roots: [supervisor],
     url,
@@ -209,7 +211,7 @@ async function startHttpsys (scenario, ctx, instances, router = 'hub') {
     // supervisor's own (small) work in it; the native router is the supervisor's child
     // running router/bin/httpsys-router
     classify: router === 'native'
-      ? (pid, p) => (pid === supervisor ? 'supervisor' : p.ppid === supervisor && p.comm.startsWith('httpsys-router') ? 'router' : 'workers')
+      ? (pid, p) => (pid === supervisor ? 'supervisor' : p.ppid === supervisor && p.comm === routerComm ? 'router' : 'workers')
       : (pid) => (pid === supervisor ? 'router' : 'workers'),
     async stop () {
       // SIGINT to the supervisor alone: it drains and stops its workers itself, as
