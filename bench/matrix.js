@@ -186,6 +186,8 @@ async function run (argv) {
   if (opts.render) {
     // the report and charts again from a run's JSON, without measuring anything
     const result = JSON.parse(fs.readFileSync(opts.render, 'utf8'))
+    // the targets again from the figures, so a change to their rules shows on an old run
+    result.routerTargets = evaluateRouterTargets(result.scenarios, result.options.instances)
     await writeReport(result, opts.out || path.dirname(opts.render), { withJson: false })
     return result
   }

@@ -11,6 +11,8 @@ const x = (v) => (typeof v === 'number' ? `${v.toFixed(2)}x` : 'n/a')
 const us = (v) => (typeof v === 'number' ? `${v.toFixed(1)} us` : 'n/a')
 const mb = (v) => (typeof v === 'number' ? `${v.toFixed(1)} MB` : 'n/a')
 const isNum = (v) => typeof v === 'number' && !Number.isNaN(v)
+// "(text)", or nothing for no text
+const paren = (text) => (text ? ` (${text})` : '')
 
 /**
  * The memory scenario's figures per target: median MB by role idle and loaded (with
@@ -80,7 +82,7 @@ function evaluateRouterTargets (scenarios, n) {
     const nat = ratio(scenario, 'native-1/node')
     const hub = ratio(scenario, 'httpsys-1/node')
     add(`${label}: >= ${min.toFixed(1)}x bare node req/s`,
-      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request (${roleSplit(fig(scenario, 'native-1'))})`,
+      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request${paren(roleSplit(fig(scenario, 'native-1')))}`,
       nat.rps >= min,
       `${x(hub.rps)} req/s, ${x(hub.cpu)} CPU`,
       isNum(nat.rps) ? null : `not measured: ${why(scenario, 'native-1') || why(scenario, 'node') || 'no ratio'}`)
@@ -91,16 +93,16 @@ function evaluateRouterTargets (scenarios, n) {
     const hub = ratio('hello', 'httpsys-1/node')
     const node = fig('hello', 'node')
     add('keep-alive hello, 1 instance: <= 0.6x bare node CPU/request (whole tree), >= 1.3x its req/s',
-      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request (${roleSplit(fig('hello', 'native-1'))}; node ${us(node && node.cpuUsPerRequest)})`,
+      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request${paren([roleSplit(fig('hello', 'native-1')), `node ${us(node && node.cpuUsPerRequest)}`].filter(Boolean).join('; '))}`,
       nat.rps >= 1.3 && nat.cpu <= 0.6,
-      `${x(hub.rps)} req/s, ${x(hub.cpu)} CPU (${roleSplit(fig('hello', 'httpsys-1'))})`,
+      `${x(hub.rps)} req/s, ${x(hub.cpu)} CPU${paren(roleSplit(fig('hello', 'httpsys-1')))}`,
       isNum(nat.rps) && isNum(nat.cpu) ? null : `not measured: ${why('hello', 'native-1') || why('hello', 'node')}`)
   }
   {
     const nat = ratio('hello', 'native-N/cluster')
     const hub = ratio('hello', 'httpsys-N/cluster')
     add(`keep-alive hello, ${n} instances: >= 1.2x node cluster x${n} req/s at <= 0.7x its CPU/request`,
-      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request (${roleSplit(fig('hello', 'native-N'))})`,
+      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request${paren(roleSplit(fig('hello', 'native-N')))}`,
       nat.rps >= 1.2 && nat.cpu <= 0.7,
       `${x(hub.rps)} req/s, ${x(hub.cpu)} CPU`,
       isNum(nat.rps) && isNum(nat.cpu) ? null : `not measured: ${why('hello', 'native-N') || why('hello', 'cluster')}`)
