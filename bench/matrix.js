@@ -2,14 +2,16 @@
 
 // The benchmark matrix (`npm run bench -- --matrix`): every scenario of
 // bench/lib/scenarios.js served by bare node, a node cluster, nginx in front of node
-// processes, and httpsys with 1 and N instances, in one run (and, as the machine's
-// ceiling, nginx answering from its own memory). Each round runs every
+// processes, httpsys with 1 and N instances on the JS hub and on the native router
+// (HTTPSYS_ROUTER=native, issue 25), and NGINX Unit, in one run (and, as the machine's
+// ceiling, nginx answering from its own memory). bench/README.md says what each is. Each round runs every
 // target of a scenario back to back, in an order that changes from round to round, so
 // what else the machine is doing falls on all of them alike.
 //
 //   npm run bench -- --matrix [--duration 3] [--rounds 2] [--warmup 1] [--connections 50]
-//       [--instances N] [--only hello,close,...] [--targets node,cluster,nginx,httpsys-1,httpsys-N,ceiling]
-//       [--tool wrk|autocannon] [--out bench/results] [--note "text"]
+//       [--instances N] [--only hello,close,...]
+//       [--targets node,cluster,nginx,httpsys-1,httpsys-N,native-1,native-N,unit,ceiling]
+//       [--tool wrk|autocannon] [--out bench/results] [--note "text"] [--profile dir]
 //   npm run bench -- --matrix --render bench/results/matrix.json    (report and charts again)
 //
 // Writes matrix.json, a markdown report and SVG charts to --out.
@@ -21,12 +23,14 @@ const path = require('node:path')
 const { parseArgs } = require('node:util')
 
 const load = require('./lib/load')
-const { readProcs, treeTotals, cpuMsBetween, systemUnits } = require('./lib/procstat')
-const { roundOrder } = require('./lib/stats')
+const { readProcs, treeTotals, roleTotals, cpuMsBetween, systemUnits } = require('./lib/procstat')
+const { roundOrder, median } = require('./lib/stats')
 const { scenarioSummary, evaluateTargets, renderMarkdown } = require('./lib/report')
+const { evaluateRouterTargets, memorySummary } = require('./lib/router-targets')
+const { measureMemory } = require('./lib/memory')
 const { chartSpecs, renderSvg } = require('./lib/charts')
 const { select } = require('./lib/scenarios')
-const { targets: allTargets, findNginx, makeCert, stopAll } = require('./lib/targets')
+const { targets: allTargets, findNginx, findRouter, findUnit, makeCert, stopAll, get, answersFromCache } = require('./lib/targets')
 
 const ROOT = path.join(__dirname, '..')
 const SAMPLE_MS = 500
@@ -44,6 +48,7 @@ const OPTIONS = {
   out: { type: 'string' }, // default: bench/results, or with --render the JSON's directory
   note: { type: 'string', multiple: true, default: [] },
   render: { type: 'string' },
+  profile: { type: 'string' }, // a directory: the native router writes a CPU profile per run there
   json: { type: 'boolean', default: false }
 }
 
@@ -92,14 +97,53 @@ function machine () {
   return { ...m, description: `${m.cpus} cores (${m.model}), ${m.memGB} GB, ${m.os}, node ${m.node}` }
 }
 
-async function measure (scenario, target, ctx) {
-  const handle = await target.start(scenario, ctx)
+/** A target that cannot serve a scenario (yet): reported as skipped with why, not as failed. */
+class Skip extends Error {}
+
+async function start (scenario, target, ctx) {
   try {
+    return await target.start(scenario, ctx)
+  } catch (err) {
+    // the native router refuses https prefixes until its TLS lands (issue 25)
+    if (target.router === 'native' && scenario.tls) {
+      const refused = /serves http prefixes only/.test(err.message)
+      throw new Skip(`the native router has no TLS yet${refused ? ' (it refuses https prefixes)' : ` (${err.message.split('\n')[0].slice(0, 160)})`}`)
+    }
+    throw err
+  }
+}
+
+/** CPU ms and RSS MB by role between two roleTotals() readings, per request. */
+function rolesBetween (before, after, requests, { clkTck, pageSize }) {
+  const out = {}
+  for (const [role, a] of Object.entries(after)) {
+    const b = before[role] || { ticks: 0 }
+    const cpuMs = cpuMsBetween(b, a, clkTck)
+    out[role] = {
+      cpuMs,
+      cpuUsPerRequest: cpuMs !== null && requests > 0 ? (cpuMs * 1000) / requests : null,
+      rssMB: (a.rssPages * pageSize) / 2 ** 20,
+      processes: a.processes
+    }
+  }
+  return out
+}
+
+async function measure (scenario, target, ctx) {
+  const handle = await start(scenario, target, ctx)
+  try {
+    if (scenario.kind === 'memory') return await measureMemory(handle, get)
+    if (scenario.cache && target.router === 'native' && !(await answersFromCache(handle.url))) {
+      throw new Skip('the native router has no output cache yet (a repeated cacheable answer carries no Age)')
+    }
     const base = { url: handle.url, connections: ctx.connections, tmpDir: ctx.tmpDir, ...scenario.load }
     // warm-up, so every target is measured with its code optimised and its connections made
     if (ctx.warmup > 0) await load.run(load.command(ctx.tool, { ...base, seconds: ctx.warmup }))
     const { clkTck, pageSize } = systemUnits()
-    const before = treeTotals(readProcs(), handle.roots)
+    const classify = handle.classify || (() => 'server')
+    const procsBefore = readProcs()
+    const before = treeTotals(procsBefore, handle.roots)
+    const rolesBefore = roleTotals(procsBefore, handle.roots, classify)
     let peakPages = before.rssPages
     const sampler = setInterval(() => {
       peakPages = Math.max(peakPages, treeTotals(readProcs(), handle.roots).rssPages)
@@ -110,11 +154,19 @@ async function measure (scenario, target, ctx) {
     } finally {
       clearInterval(sampler)
     }
-    const after = treeTotals(readProcs(), handle.roots)
+    // a run with no answer (every connection stuck in its handshake on a loaded machine)
+    // is a failed round, not a 0 in the medians
+    if (!(r.requests > 0)) throw new Error(`no request was answered in ${ctx.duration} s`)
+    const procsAfter = readProcs()
+    const after = treeTotals(procsAfter, handle.roots)
+    const roles = rolesBetween(rolesBefore, roleTotals(procsAfter, handle.roots, classify), r.requests, { clkTck, pageSize })
     peakPages = Math.max(peakPages, after.rssPages)
     const cpuMs = cpuMsBetween(before, after, clkTck)
     return {
       ...r,
+      roles,
+      // the machine's 1-minute load average as the run ended: other work on the cores
+      loadavg: os.loadavg()[0],
       cpuMs,
       cpuUsPerRequest: cpuMs !== null && r.requests > 0 ? (cpuMs * 1000) / r.requests : null,
       rssMB: (peakPages * pageSize) / 2 ** 20,
@@ -134,6 +186,8 @@ async function run (argv) {
   if (opts.render) {
     // the report and charts again from a run's JSON, without measuring anything
     const result = JSON.parse(fs.readFileSync(opts.render, 'utf8'))
+    // the targets again from the figures, so a change to their rules shows on an old run
+    result.routerTargets = evaluateRouterTargets(result.scenarios, result.options.instances)
     await writeReport(result, opts.out || path.dirname(opts.render), { withJson: false })
     return result
   }
@@ -144,8 +198,12 @@ async function run (argv) {
     connections: positiveNumber('connections', opts.connections, { integer: true }),
     instances: positiveNumber('instances', opts.instances, { integer: true }),
     tool: opts.tool || (load.hasWrk() ? 'wrk' : 'autocannon'),
-    nginx: findNginx()
+    nginx: findNginx(),
+    router: findRouter(),
+    unit: findUnit(),
+    profileDir: opts.profile ? path.resolve(opts.profile) : null
   }
+  if (ctx.profileDir) fs.mkdirSync(ctx.profileDir, { recursive: true })
   if (!['wrk', 'autocannon'].includes(ctx.tool)) throw new Error(`--tool must be wrk or autocannon: ${ctx.tool}`)
   const scenarios = select(opts.only)
   let targetList = allTargets(ctx.instances)
@@ -166,6 +224,19 @@ async function run (argv) {
     for (const t of targetList) if (t.needs === 'nginx') skippedTargets[t.name] = 'skipped: nginx not installed (apt-get install nginx)'
     notes.push('nginx is not installed (apt-get install nginx, or NGINX=/path/to/nginx): its column is skipped')
   }
+  const NEEDS = {
+    router: [ctx.router, 'the native router is not built (npm run build:router)'],
+    unit: [ctx.unit, 'NGINX Unit is not built (bench/unit/build.sh, bench/README.md; UNIT_PREFIX names its prefix)']
+  }
+  for (const [need, [found, why]] of Object.entries(NEEDS)) {
+    if (found || !targetList.some((t) => t.needs === need)) continue
+    for (const t of targetList) if (t.needs === need) skippedTargets[t.name] = `skipped: ${why}`
+    notes.push(`${why}: its column is skipped`)
+  }
+  if (ctx.unit && targetList.some((t) => t.needs === 'unit')) {
+    notes.push(`${versionOf(ctx.unit.unitd, ['--version']) || 'unit'} (${ctx.unit.prefix}): the app in 1 node process (unit-http's loader), Unit's router threads on every core, TLS from its certificate store`)
+  }
+  if (ctx.router && targetList.some((t) => t.router === 'native')) notes.push(`native router: ${path.relative(ROOT, ctx.router) || ctx.router}${ctx.profileDir ? `, CPU profiles in ${ctx.profileDir}` : ''}`)
   const rev = gitRevision()
   if (rev) notes.push(`httpsys at ${rev}${rev.endsWith('-dirty') ? ' (the work tree had uncommitted changes)' : ''}`)
   notes.push(`load average at start: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')} (1, 5, 15 min)`)
@@ -210,13 +281,26 @@ async function run (argv) {
         const row = {}
         for (const t of roundOrder(runnable, round)) {
           if (t.scenarios && !t.scenarios.includes(st.scenario.name)) continue
+          if (st.scenario.targets && !st.scenario.targets.includes(t.name)) continue
           try {
             row[t.name] = await measure(st.scenario, t, ctx)
             const m = row[t.name]
+            if (st.scenario.kind === 'memory') {
+              const mb = (r) => Object.entries(r).map(([k, v]) => `${k} ${fmt(v)}`).join(', ')
+              console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} idle MB: ${mb(m.idle)}; ${m.clients} never-reading clients: ${mb(m.loaded)}`)
+              continue
+            }
+            const roles = Object.entries(m.roles || {}).filter(([role]) => role !== 'server')
             console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} ${fmt(m.rps).padStart(7)} req/s  ` +
               `p50 ${fmt(m.p50, 2)} p99 ${fmt(m.p99, 2)} ms  ${fmt(m.cpuUsPerRequest, 1)} us CPU/req  ${fmt(m.rssMB)} MB` +
+              `${roles.length > 0 ? `  (${roles.map(([role, f]) => `${role} ${fmt(f.cpuUsPerRequest, 1)}`).join(', ')} us)` : ''}` +
               `${m.errors ? `  errors ${m.errors}` : ''}`)
           } catch (err) {
+            if (err instanceof Skip) {
+              row[t.name] = { skipped: err.message }
+              console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} skipped: ${err.message}`)
+              continue
+            }
             row[t.name] = { error: err.message.split('\n')[0] }
             console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} FAILED: ${err.message}`)
           }
@@ -228,6 +312,11 @@ async function run (argv) {
     fs.rmSync(tmpDir, { recursive: true, force: true })
   }
   notes.push(`load average at the end: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')}; the run took ${Math.round((Date.now() - started) / 1000)} s`)
+  const loads = [...state.values()].flatMap((st) => st.rounds.flatMap((row) => Object.values(row).map((m) => m.loadavg))).filter((v) => typeof v === 'number').sort((a, b) => a - b)
+  if (loads.length > 0) {
+    notes.push(`1-minute load average as each measurement ended: ${loads[0].toFixed(2)} to ${loads[loads.length - 1].toFixed(2)}, median ${median(loads).toFixed(2)} ` +
+      `(${os.cpus().length} cores; above that, other work was waiting for them)`)
+  }
 
   const result = {
     date: new Date().toISOString(),
@@ -247,19 +336,31 @@ async function run (argv) {
       result.scenarios.push({ name: s.name, title: s.title, skipped: st.skipped })
       continue
     }
-    const rounds = st.rounds.map((row) => Object.fromEntries(Object.entries(row).filter(([, m]) => !m.error)))
+    const rounds = st.rounds.map((row) => Object.fromEntries(Object.entries(row).filter(([, m]) => !m.error && !m.skipped)))
     const failures = {}
+    const skips = {}
     for (const row of st.rounds) {
-      for (const [t, m] of Object.entries(row)) if (m.error) failures[t] = m.error
+      for (const [t, m] of Object.entries(row)) {
+        if (m.error) failures[t] = m.error
+        if (m.skipped) skips[t] = m.skipped
+      }
+    }
+    if (s.kind === 'memory') {
+      const skippedHere = { ...skippedTargets }
+      for (const [t, e] of Object.entries(failures)) skippedHere[t] = `failed: ${e}`
+      result.scenarios.push({ name: s.name, title: s.title, kind: 'memory', memory: memorySummary(rounds), skippedTargets: skippedHere, rounds: st.rounds })
+      continue
     }
     const summary = scenarioSummary(rounds, targetList.map((t) => t.name))
     byName[s.name] = summary
     const skippedHere = { ...skippedTargets }
+    for (const [t, e] of Object.entries(skips)) if (!summary.targets[t]) skippedHere[t] = `skipped: ${e}`
     for (const [t, e] of Object.entries(failures)) if (!summary.targets[t]) skippedHere[t] = `failed: ${e}`
     for (const [t, e] of Object.entries(failures)) if (summary.targets[t]) notes.push(`${s.title}, ${t}: a round failed (${e})`)
     result.scenarios.push({ name: s.name, title: s.title, ...summary, skippedTargets: skippedHere, rounds: st.rounds })
   }
   result.targets = evaluateTargets(byName, ctx.instances)
+  result.routerTargets = evaluateRouterTargets(result.scenarios, ctx.instances)
 
   await writeReport(result, opts.out || path.join(__dirname, 'results'), { withJson: true })
   if (opts.json) console.log(JSON.stringify(result))

@@ -5,13 +5,24 @@
 // vega and vega-lite are ES modules only, hence the dynamic import().
 
 // by target name, so a run of some targets colours each as the full matrix does
-const TARGET_COLORS = { node: '#4c78a8', cluster: '#72b7b2', nginx: '#54a24b', 'httpsys-1': '#f58518', 'httpsys-N': '#e45756', ceiling: '#bab0ac' }
+const TARGET_COLORS = {
+  node: '#4c78a8',
+  cluster: '#72b7b2',
+  nginx: '#54a24b',
+  'httpsys-1': '#f58518',
+  'httpsys-N': '#e45756',
+  'native-1': '#b279a2',
+  'native-N': '#ff9da6',
+  unit: '#eeca3b',
+  ceiling: '#bab0ac'
+}
 
 /** One row per scenario and target that ran, for the specs below. */
 function chartRows (result) {
   const rows = []
   for (const s of result.scenarios) {
-    if (s.skipped) continue
+    // the memory scenario has no load figures: its table is the report's
+    if (s.skipped || s.kind === 'memory') continue
     for (const t of result.targetList) {
       const f = s.targets[t.name]
       if (!f) continue
@@ -34,7 +45,7 @@ function chartRows (result) {
 
 function scales (result) {
   return {
-    scenarios: result.scenarios.filter((s) => !s.skipped).map((s) => s.title),
+    scenarios: result.scenarios.filter((s) => !s.skipped && s.kind !== 'memory').map((s) => s.title),
     targets: result.targetList.map((t) => t.label),
     colors: result.targetList.map((t) => TARGET_COLORS[t.name] || '#888')
   }

@@ -91,6 +91,33 @@ function treeTotals (procs, roots) {
 }
 
 /**
+ * The tree's ticks and resident pages by role: classify(pid, proc) names each process's
+ * role (the router, the workers, the supervisor...), so a server's cost shows where it
+ * is spent as well as in total. A role no process had is absent.
+ */
+function roleTotals (procs, roots, classify) {
+  const roles = {}
+  for (const pid of treePids(procs, roots)) {
+    const p = procs.get(pid)
+    const role = classify(pid, p)
+    const r = roles[role] || (roles[role] = { ticks: 0, rssPages: 0, processes: 0 })
+    r.ticks += p.utime + p.stime + p.cutime + p.cstime
+    r.rssPages += p.rssPages
+    r.processes++
+  }
+  return roles
+}
+
+/** A process's command line as its argv joined by spaces ('' once it has exited). */
+function cmdline (pid, procDir = '/proc') {
+  try {
+    return fs.readFileSync(`${procDir}/${pid}/cmdline`, 'utf8').replace(/\0+$/, '').split('\0').join(' ')
+  } catch {
+    return ''
+  }
+}
+
+/**
  * CPU milliseconds the tree used between two treeTotals(), or null when the tree lost
  * ticks: a process left it without being reaped inside it (its parent died first and
  * init took it), so the difference would understate the cost.
@@ -139,4 +166,4 @@ function systemUnits () {
   return system
 }
 
-module.exports = { parseStat, readProcs, treePids, treeTotals, cpuMsBetween, machineTicks, busyCoresBetween, systemUnits }
+module.exports = { parseStat, readProcs, treePids, treeTotals, roleTotals, cmdline, cpuMsBetween, machineTicks, busyCoresBetween, systemUnits }

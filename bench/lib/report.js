@@ -6,10 +6,12 @@
 const { pairedRatio, summarise } = require('./stats')
 
 // which pairs get a ratio: each target against bare node, and httpsys against the peer
-// it replaces
+// it replaces (the native router also against the hub and NGINX Unit, issue 25)
 const PAIRS = [
   ['cluster', 'node'], ['nginx', 'node'], ['httpsys-1', 'node'], ['httpsys-N', 'node'],
-  ['httpsys-N', 'cluster'], ['httpsys-N', 'nginx'], ['httpsys-1', 'nginx'], ['ceiling', 'node']
+  ['httpsys-N', 'cluster'], ['httpsys-N', 'nginx'], ['httpsys-1', 'nginx'], ['ceiling', 'node'],
+  ['native-1', 'node'], ['native-N', 'node'], ['native-N', 'cluster'], ['native-1', 'httpsys-1'],
+  ['native-N', 'httpsys-N'], ['unit', 'node'], ['native-1', 'unit'], ['native-N', 'unit'], ['httpsys-1', 'unit']
 ]
 
 /**
@@ -100,6 +102,68 @@ function num (v, digits = 1) {
   return Math.abs(v) >= 1000 ? String(Math.round(v)) : v.toFixed(digits)
 }
 
+/**
+ * CPU per request by role, for the servers made of a router and workers: where each
+ * one's cost is (bench/lib/targets.js classify). Empty when no target had roles.
+ */
+function roleSection (result) {
+  const rows = []
+  for (const s of result.scenarios) {
+    if (s.skipped || s.kind === 'memory') continue
+    let first = true
+    for (const t of result.targetList) {
+      const f = s.targets[t.name]
+      if (!f || !f.roles || !f.roles.router) continue
+      const r = (role) => (f.roles[role] ? num(f.roles[role].cpuUsPerRequest, 1) : '-')
+      rows.push([first ? s.title : '', t.label, num(f.cpuUsPerRequest, 1), r('router'), r('workers'), r('supervisor')])
+      first = false
+    }
+  }
+  if (rows.length === 0) return []
+  return [
+    '',
+    '## CPU per request by role',
+    '',
+    'From each process\'s /proc/<pid>/stat over the measured run. httpsys on the JS hub: the ' +
+      'hub runs in the supervisor\'s process, so its router column is the supervisor with the hub. ' +
+      'httpsys native: router is the supervisor\'s child running router/bin/httpsys-router, ' +
+      'supervisor the node process controlling it. NGINX Unit: router is its `unit: router` process, ' +
+      'workers its app prototype and application processes, supervisor its main and controller.',
+    '',
+    markdownTable(['scenario', 'server', 'total us/req', 'router', 'workers', 'supervisor'], rows, ['l', 'l', 'r', 'r', 'r', 'r'])
+  ]
+}
+
+/** The memory scenario's table: MB by role idle, with the never-reading clients, and the growth. */
+function memorySection (result) {
+  const s = result.scenarios.find((sc) => sc.kind === 'memory' && !sc.skipped)
+  if (!s) return []
+  const rows = []
+  for (const t of result.targetList) {
+    const skipped = s.skippedTargets && s.skippedTargets[t.name]
+    const f = s.memory[t.name]
+    if (!f) {
+      if (skipped) rows.push([t.label, '-', '-', '-', '-', skipped])
+      continue
+    }
+    const roles = ['router', 'server', 'workers', 'supervisor'].filter((role) => f.idle[role] !== undefined)
+    // a total only where it adds up more than one role
+    for (const role of roles.length > 1 ? [...roles, 'total'] : roles) {
+      rows.push([t.label, role, num(f.idle[role], 1), num(f.loaded[role], 1), `+${num(f.growth[role], 1)}`, ''])
+    }
+  }
+  return [
+    '',
+    `## Memory: ${s.title}`,
+    '',
+    'Resident MB by role: idle once a request was answered, then the peak while 40 clients each ' +
+      'have 4 pipelined requests for a 1 MB response and read nothing (bench/lib/memory.js); ' +
+      'medians over the rounds.',
+    '',
+    markdownTable(['server', 'role', 'idle MB', 'with 40 clients MB', 'growth', 'note'], rows, ['l', 'l', 'r', 'r', 'r', 'l'])
+  ]
+}
+
 /** The whole report as markdown, from the result object the matrix writes as JSON. */
 function renderMarkdown (result) {
   const o = result.options
@@ -115,7 +179,19 @@ function renderMarkdown (result) {
       'behind it) over the measured run, divided by the requests served; RSS is the peak of the ' +
       'tree\'s summed resident memory. Ratios are medians of per-round ratios.',
     '',
-    '## Targets',
+    ...(result.routerTargets
+      ? [
+          '## Targets of issue 25 (the native router)',
+          '',
+          'httpsys native x1 against bare node unless the target says otherwise; the JS hub\'s figure ' +
+            'for the same target (httpsys x1 or xN) is from the same rounds.',
+          '',
+          markdownTable(['target', 'native router, measured', 'status', 'JS hub, same run'],
+            result.routerTargets.map((t) => [t.target, t.measured, t.status, t.hub])),
+          ''
+        ]
+      : []),
+    '## Targets of issues 10-13 (httpsys on the JS hub)',
     '',
     markdownTable(['target', 'measured', 'status'], result.targets.map((t) => [t.target, t.measured, t.status])),
     '',
@@ -124,6 +200,7 @@ function renderMarkdown (result) {
   ]
   const rows = []
   for (const s of result.scenarios) {
+    if (s.kind === 'memory') continue
     if (s.skipped) {
       rows.push([s.title, '-', '-', '-', '-', '-', '-', '-', '-', s.skipped])
       continue
@@ -160,6 +237,7 @@ function renderMarkdown (result) {
     rows,
     ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'l']
   ))
+  lines.push(...roleSection(result), ...memorySection(result))
   if (result.notes.length > 0) {
     lines.push('', '## Notes', '', ...result.notes.map((n) => `- ${n}`))
   }

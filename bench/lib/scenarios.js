@@ -20,7 +20,12 @@ const SCENARIOS = [
   // router's output cache answers it (docs/output-cache.md), nginx runs with proxy_cache
   // (`cache`), bare node and the cluster make every response.
   { name: 'cached', title: 'cached hello (1 s)', app: 'hello.js', env: { CACHE_CONTROL: 'public, max-age=1' }, cache: true },
-  { name: 'cached-10k', title: 'cached 10 KB (1 s)', app: 'sized.js', env: { BODY_BYTES: '10240', CACHE_CONTROL: 'public, max-age=1' }, cache: true }
+  { name: 'cached-10k', title: 'cached 10 KB (1 s)', app: 'sized.js', env: { BODY_BYTES: '10240', CACHE_CONTROL: 'public, max-age=1' }, cache: true },
+  // No load: the router's resident memory once it has served a request, then with 40
+  // clients that each ask for 1 MB responses (pipelined) and never read them, so what
+  // the server holds for them is bounded only by its own budget (issue 25: <= 30 MB
+  // idle, <= +100 MB with the 40). bench/lib/memory.js.
+  { name: 'memory', title: 'router memory: idle, 40 never-reading clients', app: 'sized.js', env: { BODY_BYTES: '1048576' }, kind: 'memory', targets: ['node', 'httpsys-1', 'native-1', 'unit'] }
 ]
 
 /** The scenarios named in a comma-separated list (all when empty); unknown names throw. */

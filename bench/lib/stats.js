@@ -41,12 +41,23 @@ function roundOrder (targets, r) {
 
 const FIGURES = ['rps', 'p50', 'p99', 'cpuUsPerRequest', 'rssMB']
 
-/** One figure set per target: the median over the rounds of each figure, errors summed. */
+/**
+ * One figure set per target: the median over the rounds of each figure, errors summed,
+ * and per role (router, workers, supervisor) the median CPU per request and RSS.
+ */
 function summarise (measurements) {
   const out = {}
   for (const f of FIGURES) out[f] = median(measurements.map((m) => m[f]))
   out.errors = measurements.reduce((n, m) => n + (m.errors || 0), 0)
   out.rounds = measurements.length
+  const roles = new Set(measurements.flatMap((m) => Object.keys(m.roles || {})))
+  if (roles.size > 0) {
+    out.roles = {}
+    for (const role of roles) {
+      const of = (f) => median(measurements.map((m) => m.roles && m.roles[role] && m.roles[role][f]))
+      out.roles[role] = { cpuUsPerRequest: of('cpuUsPerRequest'), rssMB: of('rssMB') }
+    }
+  }
   return out
 }
 

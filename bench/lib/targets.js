@@ -7,13 +7,19 @@
 //   nginx       nginx (N worker processes) in front of N node processes, upstream keep-alive
 //   httpsys-1   httpsys start app.js            (supervisor + hub + 1 worker)
 //   httpsys-N   httpsys start app.js -i N
+//   native-1    HTTPSYS_ROUTER=native httpsys start app.js      (supervisor + the Go router
+//   native-N    HTTPSYS_ROUTER=native httpsys start app.js -i N  + workers; issue 25)
+//   unit        NGINX Unit 1.35 (its router, controller and main processes) with the app
+//               in 1 node process (bench/lib/unit.js; built by bench/unit/build.sh)
 //   ceiling     nginx (N worker processes) answering the hello body from its own memory,
 //               no app behind it: the most this machine and its load generator reach
 //               for a server's answer (hello, close and cached scenarios only); a
 //               target above ceiling/node cannot be shown on this machine
 //
 // start() resolves once the target answers (httpsys: once every instance is ready) with
-// { roots, url, stop }: roots are the pids whose process trees are the target's cost.
+// { roots, url, stop, classify }: roots are the pids whose process trees are the target's
+// cost; classify(pid, proc) names a process's role in it ('router', 'workers',
+// 'supervisor'), so the report can say where the CPU goes (absent: one role, 'server').
 // Everything is started detached, in its own process group, so stop() ends exactly
 // what this harness started and nothing else.
 
@@ -25,7 +31,8 @@ const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const readline = require('node:readline')
-const { parseStat, readProcs, treePids } = require('./procstat')
+const { parseStat, readProcs, treePids, cmdline } = require('./procstat')
+const unit = require('./unit')
 
 const BENCH = path.join(__dirname, '..')
 const ROOT = path.join(BENCH, '..')
@@ -60,10 +67,12 @@ function localUrl (port, tls) {
   return `${tls ? 'https' : 'http'}://127.0.0.1:${port}/`
 }
 
-function get (url) {
+/** GET url: its status, or null when it failed. onHeaders(headers) sees the answer's headers. */
+function get (url, onHeaders = () => {}) {
   return new Promise((resolve) => {
     const mod = url.startsWith('https:') ? https : http
     const req = mod.get(url, { rejectUnauthorized: false, agent: false, timeout: 2000 }, (res) => {
+      onHeaders(res.headers)
       res.resume()
       res.on('end', () => resolve(res.statusCode))
     })
@@ -146,15 +155,33 @@ async function startCluster (scenario, ctx) {
   return { roots: [child.pid], url, stop: () => stopTree(child) }
 }
 
-async function startHttpsys (scenario, ctx, instances) {
+/** The native router's binary, as src/supervisor/router-process.js finds it; null when not built. */
+function findRouter () {
+  const binary = process.env.HTTPSYS_ROUTER_PATH || path.join(ROOT, 'router', 'bin', process.platform === 'win32' ? 'httpsys-router.exe' : 'httpsys-router')
+  return fs.existsSync(binary) ? binary : null
+}
+
+/**
+ * httpsys start with the JS hub (router 'hub', in the supervisor's process) or the native
+ * router (router 'native': HTTPSYS_ROUTER=native, the Go router a child of the supervisor).
+ * ctx.profileDir set: the native router writes a CPU profile there (HTTPSYS_ROUTER_CPUPROFILE).
+ */
+async function startHttpsys (scenario, ctx, instances, router = 'hub') {
   const port = await freePort()
   const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-rt-'))
   // a private runtime directory: this supervisor never meets another engineer's
   const env = { ...appEnv(scenario, port, ctx.cert), HTTPSYS_RUNTIME_DIR: runtimeDir }
+  delete env.HTTPSYS_ROUTER
+  delete env.HTTPSYS_ROUTER_CPUPROFILE
+  if (router === 'native') {
+    env.HTTPSYS_ROUTER = 'native'
+    if (ctx.profileDir) env.HTTPSYS_ROUTER_CPUPROFILE = path.join(ctx.profileDir, `router-${scenario.name}-${instances}-${Date.now()}.pprof`)
+  }
   const args = [path.join(ROOT, 'bin', 'httpsys'), 'start', path.join(APPS, scenario.app), '-i', String(instances), '--json', '--log-level', 'info']
   const child = spawnDetached(process.execPath, args, env, 'pipe')
   // ready when the supervisor says every instance is (not at the first answer, which
-  // would leave the others attaching during the run)
+  // would leave the others attaching during the run); an app that errors says why
+  let cause = null
   await new Promise((resolve, reject) => {
     const rl = readline.createInterface({ input: child.stdout })
     const timer = setTimeout(() => reject(new Error('httpsys start: not ready in 20 s')), 20000)
@@ -162,26 +189,71 @@ async function startHttpsys (scenario, ctx, instances) {
       if (line.includes('"event":"all-ready"')) {
         clearTimeout(timer)
         resolve()
+      } else if (line.includes('"event":"errored"')) {
+        try { cause = JSON.parse(line).cause } catch {}
       }
     })
     child.once('exit', (code) => {
       clearTimeout(timer)
-      reject(new Error(`httpsys start exited ${code} before it was ready`))
+      reject(new Error(`httpsys start exited ${code} before it was ready${cause ? `: ${cause}` : ''}`))
     })
   })
   child.stdout.resume()
   const url = localUrl(port, scenario.tls)
   await waitForUrl(url, child)
+  const supervisor = child.pid
+  // comm is the executable's name, cut to 15 bytes (proc(5)); HTTPSYS_ROUTER_PATH may rename it
+  const routerComm = path.basename(findRouter() || 'httpsys-router').slice(0, 15)
   return {
-    roots: [child.pid],
+    roots: [supervisor],
     url,
+    // the hub runs inside the supervisor's process: its role is the router's, with the
+    // supervisor's own (small) work in it; the native router is the supervisor's child
+    // running router/bin/httpsys-router
+    classify: router === 'native'
+      ? (pid, p) => (pid === supervisor ? 'supervisor' : p.ppid === supervisor && p.comm === routerComm ? 'router' : 'workers')
+      : (pid) => (pid === supervisor ? 'router' : 'workers'),
     async stop () {
       // SIGINT to the supervisor alone: it drains and stops its workers itself, as
-      // Ctrl+C does
+      // Ctrl+C does (and closes the native router, which then writes its profile)
       await stopTree(child, { signal: 'SIGINT', group: false, graceMs: 10000 })
       fs.rmSync(runtimeDir, { recursive: true, force: true })
     }
   }
+}
+
+/**
+ * NGINX Unit serving the scenario's app in ctx.unitProcesses node processes (1 by
+ * default), terminating TLS itself (its certificate store) for the https scenarios.
+ */
+async function startUnit (scenario, ctx) {
+  const port = await freePort()
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-unit-'))
+  for (const d of ['state', 'tmp']) fs.mkdirSync(path.join(dir, d))
+  const sock = path.join(dir, 'control.sock')
+  const args = ['--no-daemon', '--control', `unix:${sock}`, '--pid', path.join(dir, 'unit.pid'), '--log', path.join(dir, 'unit.log'),
+    '--statedir', path.join(dir, 'state'), '--tmpdir', path.join(dir, 'tmp')]
+  const main = spawnDetached(ctx.unit.unitd, args, process.env)
+  const stop = async () => {
+    await stopTree(main, { signal: 'SIGTERM', graceMs: 5000 })
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+  try {
+    await unit.waitForSocket(sock, main)
+    const env = { ...scenario.env, NODE_ENV: 'production', KEY_FILE: ctx.cert.key, CERT_FILE: ctx.cert.cert }
+    const config = unit.unitConfig({ port, app: path.join(APPS, scenario.nginxApp || scenario.app), env, processes: ctx.unitProcesses || 1, nodeModules: ctx.unit.nodeModules })
+    if (scenario.tls) {
+      await unit.control(sock, 'PUT', '/certificates/bench', Buffer.concat([fs.readFileSync(ctx.cert.cert), fs.readFileSync(ctx.cert.key)]))
+      config.listeners[`127.0.0.1:${port}`].tls = { certificate: 'bench' }
+    }
+    await unit.control(sock, 'PUT', '/config', config)
+    await waitForUrl(localUrl(port, scenario.tls), main)
+  } catch (err) {
+    const log = fs.existsSync(path.join(dir, 'unit.log')) ? fs.readFileSync(path.join(dir, 'unit.log'), 'utf8').split('\n').filter((l) => /\[(alert|error|crit)\]/.test(l)).slice(-3).join(' / ') : ''
+    await stop()
+    throw new Error(`${err.message}${log ? ` (unit.log: ${log})` : ''}`)
+  }
+  return { roots: [main.pid], url: localUrl(port, scenario.tls), classify: (pid) => unit.unitRole(cmdline(pid)), stop }
 }
 
 /** The start of every nginx.conf the harness writes: up to the http block's settings. */
@@ -311,8 +383,23 @@ function targets (instances) {
     { name: 'nginx', label: `nginx + node x${instances}`, start: startNginx, needs: 'nginx' },
     { name: 'httpsys-1', label: 'httpsys x1', start: (s, ctx) => startHttpsys(s, ctx, 1) },
     { name: 'httpsys-N', label: `httpsys x${instances}`, start: (s, ctx) => startHttpsys(s, ctx, instances) },
+    { name: 'native-1', label: 'httpsys native x1', router: 'native', needs: 'router', start: (s, ctx) => startHttpsys(s, ctx, 1, 'native') },
+    { name: 'native-N', label: `httpsys native x${instances}`, router: 'native', needs: 'router', start: (s, ctx) => startHttpsys(s, ctx, instances, 'native') },
+    { name: 'unit', label: 'NGINX Unit x1', needs: 'unit', start: startUnit },
     { name: 'ceiling', label: `ceiling: nginx static x${instances}`, start: startCeiling, needs: 'nginx', scenarios: ['hello', 'close', 'cached'] }
   ]
+}
+
+/**
+ * Whether url is answered from a cache: a repeated cacheable answer carries Age (RFC 9111
+ * 5.1), which the hub's output cache and nginx's proxy_cache add and an app does not.
+ */
+async function answersFromCache (url) {
+  let age = null
+  for (let i = 0; i < 3 && age === null; i++) {
+    await get(url, (h) => { if (h.age !== undefined) age = h.age })
+  }
+  return age !== null
 }
 
 /**
@@ -343,4 +430,4 @@ function makeCert (dir) {
   return { key: path.join(dir, 'key.pem'), cert: path.join(dir, 'cert.pem') }
 }
 
-module.exports = { targets, findNginx, makeCert, withPairTarget, stopAll }
+module.exports = { targets, findNginx, findRouter, findUnit: unit.findUnit, makeCert, withPairTarget, stopAll, freePort, get, answersFromCache }
