@@ -52,6 +52,8 @@ class NativeRouter extends EventEmitter {
     this.binary = binary
     this.tokens = new Map() // app name -> its queue's token
     this.queueUrls = new Map() // app name -> its queue's prefixes as bound
+    this.configUrls = new Map() // app name -> Map(a url of its config -> the prefix bound for it)
+    this.redirectPorts = new Map() // app name -> its redirect_http port
     this.proc = null
     this.snapshot = { connections: 0, queues: new Map() }
     this.timer = null
@@ -148,6 +150,9 @@ class NativeRouter extends EventEmitter {
       throw err
     }
     this.queueUrls.set(app, info.urls)
+    // the config's urls are distinct: the router binds them in order
+    this.configUrls.set(app, new Map(urls.map((u, i) => [u, info.urls[i]])))
+    this.redirectPorts.set(app, redirectHttp ?? null)
     this.snapshot.queues.set(app, { name: app, urls: info.urls, waiting: 0, inFlight: 0, served: 0, workers: [], cache: null })
     if (redirectHttp !== null && redirectHttp !== undefined) {
       const { prefixes } = await this.proc.call('addRedirect', { name: app, port: redirectHttp, urls: info.urls })
@@ -156,7 +161,52 @@ class NativeRouter extends EventEmitter {
     return info
   }
 
+  /**
+   * A config edit (`httpsys reload`, hub-router.js setUrls): the router binds the new
+   * prefixes first (a conflict or a port in use throws and changes nothing), then lets
+   * go of the ones the config dropped, in one command (router urls.go).
+   * @returns {Promise<{ urls: string[] }>} the queue's prefixes now
+   */
+  async setUrls (app, urls, { redirectHttp = null } = {}) {
+    const mapped = this.configUrls.get(app) || new Map()
+    const add = urls.filter((u) => !mapped.has(u))
+    const keep = new Map([...mapped].filter(([u]) => urls.includes(u)))
+    const kept = new Set(keep.values())
+    // an app given urls for the first time lets go of what its listen() registered
+    const dropped = mapped.size === 0 && urls.length > 0 ? (await this.proc.call('queueStats', { name: app })).urls : [...mapped.values()]
+    const redirect = redirectHttp ?? null
+    const res = await this.proc.call('setUrls', {
+      name: app,
+      add,
+      remove: dropped.filter((p) => !kept.has(p)),
+      redirectHttp: redirect,
+      redirectChanged: redirect !== (this.redirectPorts.get(app) ?? null)
+    })
+    add.forEach((u, i) => keep.set(u, res.added[i]))
+    this.configUrls.set(app, keep)
+    this.queueUrls.set(app, res.urls)
+    this.redirectPorts.set(app, redirect)
+    const q = this.snapshot.queues.get(app)
+    if (q !== undefined) q.urls = res.urls.slice()
+    if (res.redirects && res.redirects.length > 0) {
+      this.logger.info({ event: 'redirect', app, from: res.redirects }, `${res.redirects.join(' ')} redirect to https (308)`)
+    }
+    return { urls: res.urls }
+  }
+
+  /** The app leaves the config: its prefixes go first, so no new request reaches it. */
+  unroute (app) {
+    if (this.proc === null || this.closing) return
+    this.proc.call('unroute', { name: app }).catch((err) => {
+      this.logger.warn({ err, app }, `the router did not unroute ${app}: ${err.message}`)
+    })
+  }
+
   async deleteQueue (app) {
+    this.tokens.delete(app)
+    this.queueUrls.delete(app)
+    this.configUrls.delete(app)
+    this.redirectPorts.delete(app)
     await this.proc.call('deleteQueue', { name: app })
     this.snapshot.queues.delete(app)
   }

@@ -80,6 +80,7 @@ func (h *Hub) Register(ch *control.Channel, done func()) {
 		return h.Stats(), nil
 	})
 	h.registerTLS(ch)
+	h.registerURLCommands(ch)
 	ch.Handle("close", func(line []byte) (any, error) {
 		var a control.Command
 		if err := control.Decode(line, &a); err != nil {
