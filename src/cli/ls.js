@@ -58,6 +58,17 @@ const COLUMNS = [
 ]
 const URLS = COLUMNS.length - 1
 
+// The native router's own process (issue 25): a row of its own, under a name no app
+// can have (src/config/schema.js NAME), with what the row of an instance shows of it.
+const ROUTER_NAME = '(router)'
+const ROUTER_STATE = 'running'
+
+/** ls's cells for the router's process (status().router), its URLs cell empty. */
+function routerRow (r) {
+  return [ROUTER_NAME, '-', r.pid || '-', ROUTER_STATE, formatUptime(r.uptimeMs), '-',
+    r.cpu === null || r.cpu === undefined ? '-' : `${r.cpu}%`, r.memory ? formatSize(r.memory) : '-', '-', '-', '-', '-', '']
+}
+
 /**
  * The text of `httpsys ls` for these supervisors' ls results.
  * @param {number} [width=Infinity] the terminal's columns
@@ -91,6 +102,10 @@ function render (supervisors, colors, width = Infinity) {
         states.push(i.state)
       })
     }
+    if (s.router) {
+      rows.push(routerRow(s.router))
+      states.push(ROUTER_STATE)
+    }
     const { lines, shown } = fitTable(COLUMNS, rows, width)
     // colour after the widths are known: escape codes have no width
     const stateCol = lines[0].indexOf('state')
@@ -106,4 +121,4 @@ function render (supervisors, colors, width = Infinity) {
   return out.join('\n').trimEnd()
 }
 
-module.exports = { register, render, COLUMNS }
+module.exports = { register, render, routerRow, COLUMNS, ROUTER_STATE }

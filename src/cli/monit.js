@@ -8,7 +8,7 @@
 // prints one frame and exits (scripts want `httpsys ls --json`).
 
 const { formatUptime, formatSize, formatLatency, formatRate, fitTable, colorsFor, stateColor } = require('./format')
-const { COLUMNS } = require('./ls')
+const { COLUMNS, ROUTER_STATE, routerRow } = require('./ls')
 const { scopeOptions, scopeOf } = require('./scope')
 
 const REFRESH_MS = 1000
@@ -118,6 +118,10 @@ function render ({ supervisors, logs, width, height, colors, error = null, now =
           k === 0 ? (app.waiting === null || app.waiting === undefined ? '-' : app.waiting) : ''])
         states.push(i.state)
       })
+    }
+    if (s.router) {
+      rows.push(routerRow(s.router).slice(0, -1))
+      states.push(ROUTER_STATE)
     }
     // ls's columns but the URLs, as many as fit the terminal
     const text = fitTable(COLUMNS.slice(0, -1), rows, width).lines

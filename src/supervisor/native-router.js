@@ -15,6 +15,7 @@ const { codes } = require('../errors')
 const { hubSocketPath, hubLimits, hubTls, hubWorkerEnv } = require('./hub-router')
 const { RouterTls } = require('./router-tls')
 const { RouterProcess } = require('./router-process')
+const { ProcessUsage } = require('./router-usage')
 const { findPortOwner } = require('../hub/port-owner')
 
 // The switch: HTTPSYS_ROUTER=native runs the hub's apps on this router instead.
@@ -56,6 +57,7 @@ class NativeRouter extends EventEmitter {
     this.redirectPorts = new Map() // app name -> its redirect_http port
     this.proc = null
     this.snapshot = { connections: 0, queues: new Map() }
+    this.usage = new ProcessUsage() // the router process's CPU and memory (ls, monit)
     this.timer = null
     this.closing = false
   }
@@ -82,6 +84,7 @@ class NativeRouter extends EventEmitter {
       this.emit('error', new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: `the router process exited (${info.signal || `code ${info.code}`})` }))
     })
     await proc.spawn()
+    this.usage.started(proc.child.pid)
     await proc.call('start', { workerSocket: this.socketPath, workersMayCreate: false, limits: routerLimits(this.limits) })
     if (routerTls.size > 0) await routerTls.push()
     this.timer = setInterval(() => this.refresh(), STATS_MS)
@@ -111,6 +114,7 @@ class NativeRouter extends EventEmitter {
       const [s, t] = await Promise.all([this.proc.call('stats'), this.proc.call('tlsStats')])
       this.snapshot = { connections: s.connections, queues: new Map(s.queues.map((q) => [q.name, q])) }
       this.tlsCounted(t)
+      if (this.usage.due()) this.usage.add(await this.proc.call('processStats'))
     } catch {}
   }
 
@@ -227,6 +231,18 @@ class NativeRouter extends EventEmitter {
   /** Client connections open on the router's ports (metrics, ls). */
   connections () {
     return this.proc === null ? null : this.snapshot.connections
+  }
+
+  /**
+   * The router's own process, its row in ls and monit (issue 25): { pid, cpu (% of one
+   * core over the last minute), memory (RSS bytes), uptimeMs, goroutines }, or null.
+   */
+  async processStats () {
+    if (this.proc === null || this.closing) return null
+    try {
+      this.usage.add(await this.proc.call('processStats'))
+    } catch {}
+    return this.usage.view(this.proc)
   }
 
   /** TLS handshakes done and failed since start (refreshed every STATS_MS), or null. */

@@ -7,7 +7,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { start, freePort, get, alive, waitUntil } = require('../fixtures/apps/harness')
+const { start, cli, freePort, get, alive, waitUntil } = require('../fixtures/apps/harness')
 const { routerBin } = require('../helpers/native-router')
 
 jest.setTimeout(60000)
@@ -87,4 +87,24 @@ test('a missing router binary is ERR_HTTPSYS_ROUTER_MISSING before any app start
   expect(text).toMatch(/ERR_HTTPSYS_ROUTER_MISSING/)
   expect(text).toMatch(/npm run build:router/)
   expect(run.pids()).toEqual([])
+})
+
+test('ls, ls --json and monit show the router\'s own process as a row of its own: pid, CPU, memory', async () => {
+  const port = await freePort()
+  run = startNative(port)
+  const router = await run.waitFor((r) => r.event === 'router' && r.router === 'native')
+  await run.waitFor((r) => r.event === 'ready')
+  for (let i = 0; i < 20; i++) expect((await get(port, '/')).status).toBe(200)
+  const env = { HTTPSYS_RUNTIME_DIR: runtimeDir }
+  const [json] = JSON.parse((await cli(['ls', '--json'], { env })).stdout)
+  expect(json.router).toMatchObject({ pid: router.pid })
+  expect(json.router.cpu).toBeGreaterThanOrEqual(0)
+  expect(json.router.memory).toBeGreaterThan(1024 * 1024)
+  expect(json.router.memory).toBeLessThan(200 * 1024 * 1024)
+  expect(json.router.uptimeMs).toBeGreaterThan(0)
+  // its row: the same columns as an instance's, under a name no app can have
+  const text = (await cli(['ls'], { env })).stdout
+  expect(text).toMatch(new RegExp(`^\\(router\\)\\s+-\\s+${router.pid}\\s+running\\s+\\d+s\\s+-\\s+[\\d.]+%\\s+[\\d.]+M\\b`, 'm'))
+  const monit = (await cli(['monit'], { env })).stdout
+  expect(monit).toMatch(new RegExp(`^\\(router\\)\\s+-\\s+${router.pid}\\s+running`, 'm'))
 })

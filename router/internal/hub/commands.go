@@ -81,6 +81,7 @@ func (h *Hub) Register(ch *control.Channel, done func()) {
 	})
 	h.registerTLS(ch)
 	h.registerURLCommands(ch)
+	h.registerProcess(ch)
 	ch.Handle("close", func(line []byte) (any, error) {
 		var a control.Command
 		if err := control.Decode(line, &a); err != nil {
