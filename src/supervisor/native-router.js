@@ -146,12 +146,7 @@ class NativeRouter extends EventEmitter {
     try {
       info = await this.proc.call('createQueue', { name: app, urls, token, cache })
     } catch (err) {
-      // who holds the port: only this process can look (/proc), so it is named here
-      if (err.code === 'ERR_HTTPSYS_PORT_IN_USE' && err.owner === undefined) {
-        const owner = findPortOwner(err.port)
-        if (owner !== undefined) throw new codes.ERR_HTTPSYS_PORT_IN_USE({ port: err.port, host: err.host, owner })
-      }
-      throw err
+      throw withPortOwner(err)
     }
     this.queueUrls.set(app, info.urls)
     // the config's urls are distinct: the router binds them in order
@@ -185,7 +180,7 @@ class NativeRouter extends EventEmitter {
       remove: dropped.filter((p) => !kept.has(p)),
       redirectHttp: redirect,
       redirectChanged: redirect !== (this.redirectPorts.get(app) ?? null)
-    })
+    }).catch((err) => { throw withPortOwner(err) })
     add.forEach((u, i) => keep.set(u, res.added[i]))
     this.configUrls.set(app, keep)
     this.queueUrls.set(app, res.urls)
@@ -273,6 +268,13 @@ class NativeRouter extends EventEmitter {
     } catch {}
     await proc.stop()
   }
+}
+
+/** A port in use, with who holds it: only this process can look (/proc), so it is named here. */
+function withPortOwner (err) {
+  if (err.code !== 'ERR_HTTPSYS_PORT_IN_USE' || err.owner !== undefined) return err
+  const owner = findPortOwner(err.port)
+  return owner === undefined ? err : new codes.ERR_HTTPSYS_PORT_IN_USE({ port: err.port, host: err.host, owner })
 }
 
 /**
