@@ -58,15 +58,22 @@ const COLUMNS = [
 ]
 const URLS = COLUMNS.length - 1
 
-// The native router's own process (issue 25): a row of its own, under a name no app
-// can have (src/config/schema.js NAME), with what the row of an instance shows of it.
-const ROUTER_NAME = '(router)'
-const ROUTER_STATE = 'running'
+// The native router's own process (issue 25): a row of its own, with what the row of an
+// instance shows of it. It has no instance number: its name spans the app and inst
+// columns (at least 6 wide: "app", 2 blanks, "#"), so it never widens the table past a
+// terminal the apps' rows fit.
+const ROUTER_NAME = 'router'
+const ROUTER_STATE = 'ready'
 
-/** ls's cells for the router's process (status().router), its URLs cell empty. */
+/** ls's cells for the router's process (status().router); nameRouterRow() names it once laid out. */
 function routerRow (r) {
-  return [ROUTER_NAME, '-', r.pid || '-', ROUTER_STATE, formatUptime(r.uptimeMs), '-',
+  return ['', '', r.pid || '-', ROUTER_STATE, formatUptime(r.uptimeMs), '-',
     r.cpu === null || r.cpu === undefined ? '-' : `${r.cpu}%`, r.memory ? formatSize(r.memory) : '-', '-', '-', '-', '-', '']
+}
+
+/** The router's laid-out row with its name over its blank app and inst cells. */
+function nameRouterRow (line) {
+  return ROUTER_NAME + line.slice(ROUTER_NAME.length)
 }
 
 /**
@@ -107,6 +114,7 @@ function render (supervisors, colors, width = Infinity) {
       states.push(ROUTER_STATE)
     }
     const { lines, shown } = fitTable(COLUMNS, rows, width)
+    if (s.router) lines[lines.length - 1] = nameRouterRow(lines[lines.length - 1])
     // colour after the widths are known: escape codes have no width
     const stateCol = lines[0].indexOf('state')
     out.push(lines.map((line, n) => n === 0 || !states[n]
@@ -121,4 +129,4 @@ function render (supervisors, colors, width = Infinity) {
   return out.join('\n').trimEnd()
 }
 
-module.exports = { register, render, routerRow, COLUMNS, ROUTER_STATE }
+module.exports = { register, render, routerRow, nameRouterRow, COLUMNS, ROUTER_STATE }

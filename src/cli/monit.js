@@ -8,7 +8,7 @@
 // prints one frame and exits (scripts want `httpsys ls --json`).
 
 const { formatUptime, formatSize, formatLatency, formatRate, fitTable, colorsFor, stateColor } = require('./format')
-const { COLUMNS, ROUTER_STATE, routerRow } = require('./ls')
+const { COLUMNS, ROUTER_STATE, routerRow, nameRouterRow } = require('./ls')
 const { scopeOptions, scopeOf } = require('./scope')
 
 const REFRESH_MS = 1000
@@ -125,6 +125,7 @@ function render ({ supervisors, logs, width, height, colors, error = null, now =
     }
     // ls's columns but the URLs, as many as fit the terminal
     const text = fitTable(COLUMNS.slice(0, -1), rows, width).lines
+    if (s.router) text[text.length - 1] = nameRouterRow(text[text.length - 1])
     const stateCol = text[0].indexOf('state')
     text.forEach((line, n) => {
       const plain = clip(line, width)

@@ -102,9 +102,9 @@ test('ls, ls --json and monit show the router\'s own process as a row of its own
   expect(json.router.memory).toBeGreaterThan(1024 * 1024)
   expect(json.router.memory).toBeLessThan(200 * 1024 * 1024)
   expect(json.router.uptimeMs).toBeGreaterThan(0)
-  // its row: the same columns as an instance's, under a name no app can have
+  // its row: the same columns as an instance's, with no instance number
   const text = (await cli(['ls'], { env })).stdout
-  expect(text).toMatch(new RegExp(`^\\(router\\)\\s+-\\s+${router.pid}\\s+running\\s+\\d+s\\s+-\\s+[\\d.]+%\\s+[\\d.]+M\\b`, 'm'))
+  expect(text).toMatch(new RegExp(`^router\\s+${router.pid}\\s+ready\\s+\\d+s\\s+-\\s+[\\d.]+%\\s+[\\d.]+M\\b`, 'm'))
   const monit = (await cli(['monit'], { env })).stdout
-  expect(monit).toMatch(new RegExp(`^\\(router\\)\\s+-\\s+${router.pid}\\s+running`, 'm'))
+  expect(monit).toMatch(new RegExp(`^router\\s+${router.pid}\\s+ready`, 'm'))
 })
