@@ -76,6 +76,31 @@ test('the router exits at once when its stdin closes (its supervisor gone), and 
   }
 })
 
+test('the end of its stdin ends the router at once even in the middle of a close (its supervisor killed during a stop)', async () => {
+  const { startNativeRouter } = require('../helpers/native-router')
+  const { startWorker, request } = require('../helpers/hub-harness')
+  // a close waits up to closeTimeout for the responses in flight
+  const r = await startNativeRouter({ workersMayCreate: false, closeTimeout: 20000 })
+  const { ports: [port] } = await r.createQueue('app', { urls: ['http://127.0.0.1:0/'] })
+  const w = await startWorker(r, { queue: 'app' }) // takes requests, never answers
+  try {
+    request(port, { path: '/held' }).catch(() => {})
+    expect(await waitUntil(() => w.requests.length === 1, 3000)).toBe(true)
+    r.proc.call('close').catch(() => {})
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(r.proc.exitInfo).toBe(null) // closing: waiting for the response in flight
+    const t0 = Date.now()
+    r.proc.child.stdin.end()
+    const exit = await Promise.race([r.proc.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 2000))])
+    expect(exit).toEqual({ code: 0, signal: null })
+    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(fs.existsSync(r.socketPath)).toBe(false)
+  } finally {
+    w.att.close()
+    if (r.proc.exitInfo === null) r.proc.child.kill('SIGKILL')
+  }
+})
+
 test('a missing router binary is ERR_HTTPSYS_ROUTER_MISSING before any app starts', async () => {
   const port = await freePort()
   run = start(['examples/hello/app.js'], {
