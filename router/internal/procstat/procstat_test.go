@@ -1,7 +1,10 @@
 package procstat
 
 import (
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,5 +23,27 @@ func TestReadCountsThisProcess(t *testing.T) {
 	}
 	if runtime.GOOS == "linux" && after.RSS < 1<<20 {
 		t.Fatalf("rss %d: not this process's resident memory", after.RSS)
+	}
+}
+
+// The resident memory is the VmRSS the supervisor reads of a worker's process.
+func TestRSSIsVmRSS(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc")
+	}
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kb int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	got := Read().RSS
+	// the two reads are moments apart: within a MiB
+	if d := got - kb*1024; kb == 0 || d > 1<<20 || d < -(1<<20) {
+		t.Fatalf("rss %d, VmRSS %d kB", got, kb)
 	}
 }
