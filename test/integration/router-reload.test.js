@@ -98,6 +98,30 @@ describe.each(ROUTERS)('%s', (routerName, routerEnv) => {
     }
   })
 
+  test('an app removed from the config: its prefixes go first, so a new request goes where the rest of the config routes it while its request in flight finishes', async () => {
+    const port = await freePort()
+    const apps = [
+      { name: 'stay', ...app, urls: [`http://127.0.0.1:${port}/`] },
+      { name: 'old', ...app, urls: [`http://127.0.0.1:${port}/old/`] }
+    ]
+    const config = writeConfig(dir, { apps })
+    run = start(['-c', config], { env })
+    await run.waitFor((r) => r.event === 'all-ready')
+    const held = get(port, '/old/?delay=1500')
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    writeConfig(dir, { apps: [apps[0]] })
+    const reload = cli(['reload', 'all', '-c', config], { env })
+    await run.waitFor((r) => r.event === 'config')
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    // draining: the prefix is gone (the longest match now is stay's), not a 503 from a queue on its way out
+    const during = await get(port, '/old/x')
+    expect(JSON.parse(during.body).app).toBe('stay')
+    const res = await held
+    expect(res.status).toBe(200)
+    expect(JSON.parse(res.body).app).toBe('old')
+    expect((await reload).stdout).toMatch(/^old \[.*\]: removed \(no longer in the config\): drained and stopped in \d+ ms$/m)
+  })
+
   test('redirect_http added by a reload, then dropped: the plain port answers 308, then stops listening', async () => {
     const [port, plain] = [await freePort(), await freePort()]
     const script = path.join(APPS, 'https-app.js')
