@@ -234,9 +234,16 @@ class NativeRouter extends EventEmitter {
    */
   async processStats () {
     if (this.proc === null || this.closing) return null
+    // a router that does not answer in time shows its last sample: a busy router never
+    // makes ls slow (app-stats.js does the same for a worker)
+    let timer
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, ASK_TIMEOUT_MS, null) })
     try {
-      this.usage.add(await this.proc.call('processStats'))
-    } catch {}
+      const fresh = await Promise.race([this.proc.call('processStats'), late])
+      if (fresh !== null) this.usage.add(fresh)
+    } catch {} finally {
+      clearTimeout(timer)
+    }
     return this.usage.view(this.proc)
   }
 
@@ -291,6 +298,7 @@ function routerLimits (limits) {
 }
 
 const TLS_RECORD_MS = 10000
+const ASK_TIMEOUT_MS = 500
 
 // The JS hub's defaults (src/hub/hub.js), for what the config does not set.
 const DEFAULT_LIMITS = {
