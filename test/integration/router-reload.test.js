@@ -98,6 +98,22 @@ describe.each(ROUTERS)('%s', (routerName, routerEnv) => {
     }
   })
 
+  test('an app given urls for the first time lets go of what its listen() took', async () => {
+    const [port, own] = [await freePort(), await freePort()]
+    const apps = [{ name: 'c', ...app, env: { PORT: String(own) } }]
+    const config = writeConfig(dir, { apps })
+    run = start(['-c', config], { env })
+    await run.waitFor((r) => r.event === 'all-ready')
+    expect(await appOf(own, '/')).toBe('c')
+    writeConfig(dir, { apps: [{ ...apps[0], urls: [`http://127.0.0.1:${port}/c/`] }] })
+    const reload = await cli(['reload', 'all', '-c', config], { env })
+    expect(reload.stderr).toBe('')
+    expect(await appOf(port, '/c/x')).toBe('c')
+    await expect(get(own, '/', { timeout: 2000 })).rejects.toThrow(/ECONNREFUSED/)
+    const [ls] = JSON.parse((await cli(['ls', '--json', '-c', config], { env })).stdout)
+    expect(ls.apps[0].urls).toEqual([`http://127.0.0.1:${port}/c/`])
+  })
+
   test('an app removed from the config: its prefixes go first, so a new request goes where the rest of the config routes it while its request in flight finishes', async () => {
     const port = await freePort()
     const apps = [
