@@ -1,6 +1,9 @@
 package hub
 
 import (
+	"strconv"
+
+	"httpsys/router/internal/coded"
 	"httpsys/router/internal/control"
 	"httpsys/router/internal/route"
 )
@@ -48,6 +51,10 @@ func (h *Hub) SetURLs(name string, c URLChange) (URLsSet, error) {
 	e, ok := h.queues[name]
 	if !ok {
 		return URLsSet{}, notFound(name)
+	}
+	if e.unbind {
+		// unrouted: on its way out, its prefixes are not routed again
+		return URLsSet{}, coded.New(coded.QueueClosed, "the queue "+strconv.Quote(name)+" is unrouted", map[string]any{"queue": name})
 	}
 	before := len(e.urls)
 	if err := h.registerURLs(e, c.Add); err != nil {

@@ -122,3 +122,26 @@ func TestSetURLsRemakesTheRedirects(t *testing.T) {
 		t.Fatalf("the redirect outlived redirect_http")
 	}
 }
+
+// An app on its way out (unroute, then deleteQueue) is not routed again by a late edit.
+func TestAnUnroutedQueueTakesNoPrefixes(t *testing.T) {
+	h, _ := startHub(t, false, nil)
+	a, err := h.CreateQueue("a", QueueOptions{URLs: []string{"http://127.0.0.1:0/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Unroute("a"); err != nil {
+		t.Fatal(err)
+	}
+	if listening(a.Ports[0]) || routes(t, h, a.URLs[0]) {
+		t.Fatal("an unrouted queue still listens or routes")
+	}
+	_, err = h.SetURLs("a", URLChange{Add: []string{"http://127.0.0.1:0/x/"}})
+	var ce *coded.Error
+	if !errors.As(err, &ce) || ce.Code != coded.QueueClosed {
+		t.Fatalf("got %v, want ERR_HTTPSYS_QUEUE_CLOSED", err)
+	}
+	if len(h.table.Entries()) != 0 {
+		t.Fatalf("routes left: %v", h.table.Entries())
+	}
+}
