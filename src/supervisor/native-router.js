@@ -230,7 +230,8 @@ class NativeRouter extends EventEmitter {
 
   /**
    * The router's own process, its row in ls and monit (issue 25): { pid, cpu (% of one
-   * core over the last minute), memory (RSS bytes), uptimeMs, goroutines }, or null.
+   * core over the last minute), cpuMicros (since it started), memory (RSS bytes),
+   * uptimeMs, goroutines }, or null.
    */
   async processStats () {
     if (this.proc === null || this.closing) return null
