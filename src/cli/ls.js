@@ -58,6 +58,24 @@ const COLUMNS = [
 ]
 const URLS = COLUMNS.length - 1
 
+// The native router's own process (issue 25): a row of its own, with what the row of an
+// instance shows of it. It has no instance number: its name spans the app and inst
+// columns (at least 6 wide: "app", 2 blanks, "#"), so it never widens the table past a
+// terminal the apps' rows fit.
+const ROUTER_NAME = 'router'
+const ROUTER_STATE = 'ready'
+
+/** ls's cells for the router's process (status().router); nameRouterRow() names it once laid out. */
+function routerRow (r) {
+  return ['', '', r.pid || '-', ROUTER_STATE, formatUptime(r.uptimeMs), '-',
+    r.cpu === null || r.cpu === undefined ? '-' : `${r.cpu}%`, r.memory ? formatSize(r.memory) : '-', '-', '-', '-', '-', '']
+}
+
+/** The router's laid-out row with its name over its blank app and inst cells. */
+function nameRouterRow (line) {
+  return ROUTER_NAME + line.slice(ROUTER_NAME.length)
+}
+
 /**
  * The text of `httpsys ls` for these supervisors' ls results.
  * @param {number} [width=Infinity] the terminal's columns
@@ -91,7 +109,12 @@ function render (supervisors, colors, width = Infinity) {
         states.push(i.state)
       })
     }
+    if (s.router) {
+      rows.push(routerRow(s.router))
+      states.push(ROUTER_STATE)
+    }
     const { lines, shown } = fitTable(COLUMNS, rows, width)
+    if (s.router) lines[lines.length - 1] = nameRouterRow(lines[lines.length - 1])
     // colour after the widths are known: escape codes have no width
     const stateCol = lines[0].indexOf('state')
     out.push(lines.map((line, n) => n === 0 || !states[n]
@@ -106,4 +129,4 @@ function render (supervisors, colors, width = Infinity) {
   return out.join('\n').trimEnd()
 }
 
-module.exports = { register, render, COLUMNS }
+module.exports = { register, render, routerRow, nameRouterRow, COLUMNS, ROUTER_STATE }

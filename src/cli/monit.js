@@ -8,7 +8,7 @@
 // prints one frame and exits (scripts want `httpsys ls --json`).
 
 const { formatUptime, formatSize, formatLatency, formatRate, fitTable, colorsFor, stateColor } = require('./format')
-const { COLUMNS } = require('./ls')
+const { COLUMNS, ROUTER_STATE, routerRow, nameRouterRow } = require('./ls')
 const { scopeOptions, scopeOf } = require('./scope')
 
 const REFRESH_MS = 1000
@@ -119,8 +119,13 @@ function render ({ supervisors, logs, width, height, colors, error = null, now =
         states.push(i.state)
       })
     }
+    if (s.router) {
+      rows.push(routerRow(s.router).slice(0, -1))
+      states.push(ROUTER_STATE)
+    }
     // ls's columns but the URLs, as many as fit the terminal
     const text = fitTable(COLUMNS.slice(0, -1), rows, width).lines
+    if (s.router) text[text.length - 1] = nameRouterRow(text[text.length - 1])
     const stateCol = text[0].indexOf('state')
     text.forEach((line, n) => {
       const plain = clip(line, width)

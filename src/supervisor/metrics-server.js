@@ -204,7 +204,12 @@ class MetricsServer {
       metric('httpsys_instance_restarts_total', 'counter', 'Restarts of the instance since the supervisor started', perInstance((i) => i.restarts)),
       metric('httpsys_instance_resident_memory_bytes', 'gauge', 'Resident memory of the instance\'s process', perInstance((i) => i.memory)),
       metric('httpsys_instance_cpu_seconds_total', 'counter', 'CPU time (user and system) of the instance\'s process', perInstance((i) => i.raw ? i.raw.cpuMicros / 1e6 : null)),
-      metric('httpsys_router_connections', 'gauge', 'Client connections open on the router (hub only)', () =>
+      // the native router's own process (issue 25; the hub runs in the supervisor's)
+      metric('httpsys_router_cpu_seconds_total', 'counter', 'CPU time (user and system) of the router\'s process (native router only)', () =>
+        this.snapshot && this.snapshot.router ? [{ labels: {}, value: this.snapshot.router.cpuMicros / 1e6 }] : []),
+      metric('httpsys_router_resident_memory_bytes', 'gauge', 'Resident memory of the router\'s process (native router only)', () =>
+        this.snapshot && this.snapshot.router && this.snapshot.router.memory ? [{ labels: {}, value: this.snapshot.router.memory }] : []),
+      metric('httpsys_router_connections', 'gauge', 'Client connections open on the router (the hub, the native router; HTTP.SYS does not say)', () =>
         this.snapshot && typeof this.snapshot.connections === 'number' ? [{ labels: {}, value: this.snapshot.connections }] : [])
     ]
   }

@@ -16,6 +16,7 @@ const { hubSocketPath, hubLimits, hubTls, hubWorkerEnv } = require('./hub-router
 const { RouterTls } = require('./router-tls')
 const { RouterProcess } = require('./router-process')
 const { findRouter } = require('./router-binary')
+const { ProcessUsage } = require('./router-usage')
 const { findPortOwner } = require('../hub/port-owner')
 
 // The switch: HTTPSYS_ROUTER=native runs the hub's apps on this router instead.
@@ -53,8 +54,11 @@ class NativeRouter extends EventEmitter {
     this.binary = binary
     this.tokens = new Map() // app name -> its queue's token
     this.queueUrls = new Map() // app name -> its queue's prefixes as bound
+    this.configUrls = new Map() // app name -> Map(a url of its config -> the prefix bound for it)
+    this.redirectPorts = new Map() // app name -> its redirect_http port
     this.proc = null
     this.snapshot = { connections: 0, queues: new Map() }
+    this.usage = new ProcessUsage() // the router process's CPU and memory (ls, monit)
     this.timer = null
     this.closing = false
   }
@@ -81,6 +85,7 @@ class NativeRouter extends EventEmitter {
       this.emit('error', new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: `the router process exited (${info.signal || `code ${info.code}`})` }))
     })
     await proc.spawn()
+    this.usage.started(proc.child.pid)
     await proc.call('start', { workerSocket: this.socketPath, workersMayCreate: false, limits: routerLimits(this.limits) })
     if (routerTls.size > 0) await routerTls.push()
     this.timer = setInterval(() => this.refresh(), STATS_MS)
@@ -110,7 +115,23 @@ class NativeRouter extends EventEmitter {
       const [s, t] = await Promise.all([this.proc.call('stats'), this.proc.call('tlsStats')])
       this.snapshot = { connections: s.connections, queues: new Map(s.queues.map((q) => [q.name, q])) }
       this.tlsCounted(t)
+      if (this.usage.due()) this.usage.add(await this.proc.call('processStats'))
     } catch {}
+  }
+
+  /**
+   * refresh() for a status read (ls, show, /metrics): the counters as they are now, as
+   * the hub's are read in place; a router that does not answer within ASK_TIMEOUT_MS
+   * leaves the last ones.
+   */
+  async refreshNow () {
+    let timer
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, ASK_TIMEOUT_MS) })
+    try {
+      await Promise.race([this.refresh(), late])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   // A failed handshake never reaches an app; the supervisor's records count them, one
@@ -141,14 +162,12 @@ class NativeRouter extends EventEmitter {
     try {
       info = await this.proc.call('createQueue', { name: app, urls, token, cache })
     } catch (err) {
-      // who holds the port: only this process can look (/proc), so it is named here
-      if (err.code === 'ERR_HTTPSYS_PORT_IN_USE' && err.owner === undefined) {
-        const owner = findPortOwner(err.port)
-        if (owner !== undefined) throw new codes.ERR_HTTPSYS_PORT_IN_USE({ port: err.port, host: err.host, owner })
-      }
-      throw err
+      throw withPortOwner(err)
     }
     this.queueUrls.set(app, info.urls)
+    // the config's urls are distinct: the router binds them in order
+    this.configUrls.set(app, new Map(urls.map((u, i) => [u, info.urls[i]])))
+    this.redirectPorts.set(app, redirectHttp ?? null)
     this.snapshot.queues.set(app, { name: app, urls: info.urls, waiting: 0, inFlight: 0, served: 0, workers: [], cache: null })
     if (redirectHttp !== null && redirectHttp !== undefined) {
       const { prefixes } = await this.proc.call('addRedirect', { name: app, port: redirectHttp, urls: info.urls })
@@ -157,7 +176,52 @@ class NativeRouter extends EventEmitter {
     return info
   }
 
+  /**
+   * A config edit (`httpsys reload`, hub-router.js setUrls): the router binds the new
+   * prefixes first (a conflict or a port in use throws and changes nothing), then lets
+   * go of the ones the config dropped, in one command (router urls.go).
+   * @returns {Promise<{ urls: string[] }>} the queue's prefixes now
+   */
+  async setUrls (app, urls, { redirectHttp = null } = {}) {
+    const mapped = this.configUrls.get(app) || new Map()
+    const add = urls.filter((u) => !mapped.has(u))
+    const keep = new Map([...mapped].filter(([u]) => urls.includes(u)))
+    const kept = new Set(keep.values())
+    // an app given urls for the first time lets go of what its listen() registered
+    const dropped = mapped.size === 0 && urls.length > 0 ? (await this.proc.call('queueStats', { name: app })).urls : [...mapped.values()]
+    const redirect = redirectHttp ?? null
+    const res = await this.proc.call('setUrls', {
+      name: app,
+      add,
+      remove: dropped.filter((p) => !kept.has(p)),
+      redirectHttp: redirect,
+      redirectChanged: redirect !== (this.redirectPorts.get(app) ?? null)
+    }).catch((err) => { throw withPortOwner(err) })
+    add.forEach((u, i) => keep.set(u, res.added[i]))
+    this.configUrls.set(app, keep)
+    this.queueUrls.set(app, res.urls)
+    this.redirectPorts.set(app, redirect)
+    const q = this.snapshot.queues.get(app)
+    if (q !== undefined) q.urls = res.urls.slice()
+    if (res.redirects && res.redirects.length > 0) {
+      this.logger.info({ event: 'redirect', app, from: res.redirects }, `${res.redirects.join(' ')} redirect to https (308)`)
+    }
+    return { urls: res.urls }
+  }
+
+  /** The app leaves the config: its prefixes go first, so no new request reaches it. */
+  unroute (app) {
+    if (this.proc === null || this.closing) return
+    this.proc.call('unroute', { name: app }).catch((err) => {
+      this.logger.warn({ err, app }, `the router did not unroute ${app}: ${err.message}`)
+    })
+  }
+
   async deleteQueue (app) {
+    this.tokens.delete(app)
+    this.queueUrls.delete(app)
+    this.configUrls.delete(app)
+    this.redirectPorts.delete(app)
     await this.proc.call('deleteQueue', { name: app })
     this.snapshot.queues.delete(app)
   }
@@ -178,6 +242,26 @@ class NativeRouter extends EventEmitter {
   /** Client connections open on the router's ports (metrics, ls). */
   connections () {
     return this.proc === null ? null : this.snapshot.connections
+  }
+
+  /**
+   * The router's own process, its row in ls and monit (issue 25): { pid, cpu (% of one
+   * core over the last minute), cpuMicros (since it started), memory (RSS bytes),
+   * uptimeMs, goroutines }, or null.
+   */
+  async processStats () {
+    if (this.proc === null || this.closing) return null
+    // a router that does not answer in time shows its last sample: a busy router never
+    // makes ls slow (app-stats.js does the same for a worker)
+    let timer
+    const late = new Promise((resolve) => { timer = setTimeout(resolve, ASK_TIMEOUT_MS, null) })
+    try {
+      const fresh = await Promise.race([this.proc.call('processStats'), late])
+      if (fresh !== null) this.usage.add(fresh)
+    } catch {} finally {
+      clearTimeout(timer)
+    }
+    return this.usage.view(this.proc)
   }
 
   /** TLS handshakes done and failed since start (refreshed every STATS_MS), or null. */
@@ -210,6 +294,13 @@ class NativeRouter extends EventEmitter {
   }
 }
 
+/** A port in use, with who holds it: only this process can look (/proc), so it is named here. */
+function withPortOwner (err) {
+  if (err.code !== 'ERR_HTTPSYS_PORT_IN_USE' || err.owner !== undefined) return err
+  const owner = findPortOwner(err.port)
+  return owner === undefined ? err : new codes.ERR_HTTPSYS_PORT_IN_USE({ port: err.port, host: err.host, owner })
+}
+
 /**
  * The config's limits as the router's start command takes them: the hub's options
  * (hub-router.js hubLimits), with no body limit said as 0 (JSON has no Infinity).
@@ -222,6 +313,7 @@ function routerLimits (limits) {
 }
 
 const TLS_RECORD_MS = 10000
+const ASK_TIMEOUT_MS = 500
 
 // The JS hub's defaults (src/hub/hub.js), for what the config does not set.
 const DEFAULT_LIMITS = {

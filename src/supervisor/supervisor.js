@@ -340,7 +340,11 @@ class Supervisor extends EventEmitter {
    * worker's own counters (monit, the metrics endpoint).
    */
   async status ({ raw = false } = {}) {
-    const apps = await collectApps(this)
+    const router = this.router
+    // the native router's counters come over its control channel: fresh for this read
+    if (router && typeof router.refreshNow === 'function') await router.refreshNow()
+    // the router's own process where it is one (the native router, issue 25): its row in ls
+    const [apps, routerProcess] = await Promise.all([collectApps(this), router && typeof router.processStats === 'function' ? router.processStats() : null])
     return {
       pid: process.pid,
       startedAt: new Date(this.startedAt).toISOString(),
@@ -348,6 +352,7 @@ class Supervisor extends EventEmitter {
       connections: this.router && typeof this.router.connections === 'function' ? this.router.connections() : null,
       // TLS handshakes the router did and refused (the hub; HTTP.SYS does not say)
       tls: this.router && typeof this.router.tlsStats === 'function' ? this.router.tlsStats() : null,
+      router: routerProcess,
       apps: raw ? apps : publicView(apps)
     }
   }

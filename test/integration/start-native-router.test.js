@@ -7,7 +7,7 @@
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { start, freePort, get, alive, waitUntil } = require('../fixtures/apps/harness')
+const { start, cli, freePort, get, alive, waitUntil } = require('../fixtures/apps/harness')
 const { routerBin } = require('../helpers/native-router')
 
 jest.setTimeout(60000)
@@ -76,6 +76,31 @@ test('the router exits at once when its stdin closes (its supervisor gone), and 
   }
 })
 
+test('the end of its stdin ends the router at once even in the middle of a close (its supervisor killed during a stop)', async () => {
+  const { startNativeRouter } = require('../helpers/native-router')
+  const { startWorker, request } = require('../helpers/hub-harness')
+  // a close waits up to closeTimeout for the responses in flight
+  const r = await startNativeRouter({ workersMayCreate: false, closeTimeout: 20000 })
+  const { ports: [port] } = await r.createQueue('app', { urls: ['http://127.0.0.1:0/'] })
+  const w = await startWorker(r, { queue: 'app' }) // takes requests, never answers
+  try {
+    request(port, { path: '/held' }).catch(() => {})
+    expect(await waitUntil(() => w.requests.length === 1, 3000)).toBe(true)
+    r.proc.call('close').catch(() => {})
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(r.proc.exitInfo).toBe(null) // closing: waiting for the response in flight
+    const t0 = Date.now()
+    r.proc.child.stdin.end()
+    const exit = await Promise.race([r.proc.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 2000))])
+    expect(exit).toEqual({ code: 0, signal: null })
+    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(fs.existsSync(r.socketPath)).toBe(false)
+  } finally {
+    w.att.close()
+    if (r.proc.exitInfo === null) r.proc.child.kill('SIGKILL')
+  }
+})
+
 test('a missing router binary is ERR_HTTPSYS_ROUTER_MISSING before any app starts', async () => {
   const port = await freePort()
   run = start(['examples/hello/app.js'], {
@@ -87,4 +112,24 @@ test('a missing router binary is ERR_HTTPSYS_ROUTER_MISSING before any app start
   expect(text).toMatch(/ERR_HTTPSYS_ROUTER_MISSING/)
   expect(text).toMatch(/npm run build:router/)
   expect(run.pids()).toEqual([])
+})
+
+test('ls, ls --json and monit show the router\'s own process as a row of its own: pid, CPU, memory', async () => {
+  const port = await freePort()
+  run = startNative(port)
+  const router = await run.waitFor((r) => r.event === 'router' && r.router === 'native')
+  await run.waitFor((r) => r.event === 'ready')
+  for (let i = 0; i < 20; i++) expect((await get(port, '/')).status).toBe(200)
+  const env = { HTTPSYS_RUNTIME_DIR: runtimeDir }
+  const [json] = JSON.parse((await cli(['ls', '--json'], { env })).stdout)
+  expect(json.router).toMatchObject({ pid: router.pid })
+  expect(json.router.cpu).toBeGreaterThanOrEqual(0)
+  expect(json.router.memory).toBeGreaterThan(1024 * 1024)
+  expect(json.router.memory).toBeLessThan(200 * 1024 * 1024)
+  expect(json.router.uptimeMs).toBeGreaterThan(0)
+  // its row: the same columns as an instance's, with no instance number
+  const text = (await cli(['ls'], { env })).stdout
+  expect(text).toMatch(new RegExp(`^router\\s+${router.pid}\\s+ready\\s+\\d+s\\s+-\\s+[\\d.]+%\\s+[\\d.]+M\\b`, 'm'))
+  const monit = (await cli(['monit'], { env })).stdout
+  expect(monit).toMatch(new RegExp(`^router\\s+${router.pid}\\s+ready`, 'm'))
 })

@@ -43,18 +43,21 @@ func main() {
 	finished := make(chan struct{})
 	h.Register(ch, func() { closed.Do(func() { close(finished) }) })
 
+	// stdin ended: the supervisor is gone (or closed us): no orphan, even while a
+	// command (a close waiting for responses) still runs
 	go func() {
-		if err := ch.Serve(os.Stdin); err != nil {
-			log.Error("control channel failed", "err", err)
-		}
-		// stdin ended: the supervisor is gone (or closed us): no orphan
-		select {
-		case <-finished:
-		default:
-			h.Abandon()
-			stopProfile()
-			os.Exit(0)
-		}
+		_ = ch.Serve(os.Stdin, func(err error) {
+			if err != nil {
+				log.Error("control channel failed", "err", err)
+			}
+			select {
+			case <-finished:
+			default:
+				h.Abandon()
+				stopProfile()
+				os.Exit(0)
+			}
+		})
 	}()
 	<-finished
 	stopProfile()

@@ -61,8 +61,48 @@ func Decode(line []byte, v any) error {
 }
 
 // Serve handles the lines of in until it ends: its end is the supervisor gone (or
-// done), and Serve returns nil then.
-func (c *Channel) Serve(in io.Reader) error {
+// done), and Serve returns nil then, once the lines read are handled. in is read on
+// while a command runs, so that end is seen at once even in the middle of a close
+// (issue 25: the router dies with the supervisor however it dies): onEnd, when given,
+// hears of it then (err: why in could not be read on; nil at its end).
+func (c *Channel) Serve(in io.Reader, onEnd func(err error)) error {
+	var (
+		mu      sync.Mutex
+		pending [][]byte
+		ended   bool
+	)
+	wake := make(chan struct{}, 1)
+	handled := make(chan struct{})
+	go func() {
+		defer close(handled)
+		for {
+			mu.Lock()
+			batch, last := pending, ended
+			pending = nil
+			mu.Unlock()
+			for _, line := range batch {
+				c.handle(line)
+			}
+			if last && len(batch) == 0 {
+				return
+			}
+			if len(batch) == 0 {
+				<-wake
+			}
+		}
+	}()
+	push := func(line []byte, end bool) {
+		mu.Lock()
+		if line != nil {
+			pending = append(pending, line)
+		}
+		ended = ended || end
+		mu.Unlock()
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
 	for sc.Scan() {
@@ -70,12 +110,18 @@ func (c *Channel) Serve(in io.Reader) error {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		c.handle(line)
+		push(append([]byte(nil), line...), false)
 	}
-	if err := sc.Err(); err != nil && !errors.Is(err, io.EOF) {
-		return err
+	err := sc.Err()
+	if errors.Is(err, io.EOF) {
+		err = nil
 	}
-	return nil
+	if onEnd != nil {
+		onEnd(err)
+	}
+	push(nil, true)
+	<-handled
+	return err
 }
 
 func (c *Channel) handle(line []byte) {

@@ -3,8 +3,10 @@ package control
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/logger"
@@ -40,7 +42,7 @@ func TestCommandsAreAnsweredInOrderWithTheirIdAndCodedErrors(t *testing.T) {
 		`not json`,
 		`{"id":5,"cmd":"bye"}`,
 	}, "\n") + "\n"
-	if err := ch.Serve(strings.NewReader(in)); err != nil {
+	if err := ch.Serve(strings.NewReader(in), nil); err != nil {
 		t.Fatal(err)
 	}
 	ch.Event("attach", map[string]any{"queue": "q", "pid": 7})
@@ -67,5 +69,41 @@ func TestCommandsAreAnsweredInOrderWithTheirIdAndCodedErrors(t *testing.T) {
 	}
 	if !after {
 		t.Error("Then.After did not run")
+	}
+}
+
+// The end of stdin is heard while a command still runs (a close waiting for its
+// responses): the supervisor is gone, and the router must not outlive it (issue 25).
+func TestTheEndOfInputIsHeardWhileACommandRuns(t *testing.T) {
+	ch := New(io.Discard, logger.Discard())
+	release := make(chan struct{})
+	ch.Handle("slow", func([]byte) (any, error) {
+		<-release
+		return nil, nil
+	})
+	pr, pw := io.Pipe()
+	ended := make(chan error, 1)
+	served := make(chan error, 1)
+	go func() { served <- ch.Serve(pr, func(err error) { ended <- err }) }()
+	if _, err := io.WriteString(pw, `{"id":1,"cmd":"slow"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	_ = pw.Close()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("onEnd(%v), want nil at the input's end", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the end of the input was not heard while a command ran")
+	}
+	select {
+	case <-served:
+		t.Fatal("Serve returned before the command it read was handled")
+	default:
+	}
+	close(release)
+	if err := <-served; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -80,6 +80,8 @@ func (h *Hub) Register(ch *control.Channel, done func()) {
 		return h.Stats(), nil
 	})
 	h.registerTLS(ch)
+	h.registerURLCommands(ch)
+	h.registerProcess(ch)
 	ch.Handle("close", func(line []byte) (any, error) {
 		var a control.Command
 		if err := control.Decode(line, &a); err != nil {

@@ -221,6 +221,11 @@ func (h *Hub) AddRedirect(name string, port int, urls []string) ([]string, error
 	if err := h.usable(); err != nil {
 		return nil, err
 	}
+	return h.addRedirect(name, port, urls)
+}
+
+// addRedirect, under the lock.
+func (h *Hub) addRedirect(name string, port int, urls []string) ([]string, error) {
 	var added []redirect
 	undo := func() {
 		for _, a := range added {

@@ -65,6 +65,31 @@ describe('httpsys ls', () => {
   })
 })
 
+describe('the native router\'s own process (issue 25)', () => {
+  const withRouter = () => ({ ...supervisor(), router: { pid: 98, cpu: 3.2, memory: 9 * 1024 * 1024, uptimeMs: 65000, goroutines: 20 } })
+
+  test('ls: a row of its own after the apps, its name over the app and inst columns, the table no wider', () => {
+    const lines = ls.render([withRouter()], plain).split('\n')
+    expect(lines[5].split(/\s{2,}/)).toEqual(['router', '98', 'ready', '1m 5s', '-', '3.2%', '9M', '-', '-', '-', '-'])
+    expect(lines[5].indexOf('98')).toBe(lines[1].indexOf('pid'))
+    const width = (t) => Math.max(...t.split('\n').map((l) => l.length))
+    expect(width(ls.render([withRouter()], plain))).toBe(width(ls.render([supervisor()], plain)))
+    // at 50 columns (short headers, columns left out) it still lines up
+    const narrow = ls.render([withRouter()], plain, 50).split('\n')
+    expect(narrow[5]).toMatch(/^router +98 +ready +- +3\.2% +9M\b/)
+    expect(narrow[5].indexOf('98')).toBe(narrow[1].indexOf('pid'))
+    for (const line of narrow.slice(1, 6)) expect(line.length).toBeLessThanOrEqual(50)
+    expect(ls.render([withRouter()], coloured)).toContain('\x1b[32mready\x1b[39m')
+    // the JS hub runs in the supervisor's process: no row
+    expect(ls.render([supervisor()], plain)).not.toMatch(/^router/m)
+  })
+
+  test('monit: the same row', () => {
+    const text = monit.render({ supervisors: [withRouter()], logs: [], width: 80, height: 30, colors: plain, now: new Date(0) })
+    expect(text).toMatch(/^router +98 +ready +1m 5s +- +3\.2% +9M +- +- +- +-$/m)
+  })
+})
+
 describe('fitting the terminal (issue 28: ls and monit were ~150 columns and wrapped at 80)', () => {
   // what a real project shows: a longer name, a longer URL, every number known
   const wide = () => {

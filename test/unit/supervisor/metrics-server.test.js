@@ -50,3 +50,16 @@ test('a well-formed escape still names the app', async () => {
   expect(await raw('/healthz/%61pi')).toMatchObject({ status: 200, body: expect.stringContaining('"name":"api"') })
   expect((await raw('/healthz/n%C3%A9')).status).toBe(404)
 })
+
+test('the native router\'s own process: its CPU seconds and resident memory; none for a router inside the supervisor', async () => {
+  const status = { apps: [], connections: 3, router: { pid: 7, cpu: 2, cpuMicros: 1500000, memory: 9437184, uptimeMs: 1000 } }
+  server.supervisor.status = async () => status
+  const body = (await raw('/metrics')).body
+  expect(body).toMatch(/^httpsys_router_cpu_seconds_total 1\.5$/m)
+  expect(body).toMatch(/^httpsys_router_resident_memory_bytes 9437184$/m)
+  expect(body).toMatch(/^httpsys_router_connections 3$/m)
+  status.router = null
+  const hub = (await raw('/metrics')).body
+  expect(hub).not.toMatch(/^httpsys_router_cpu_seconds_total /m)
+  expect(hub).not.toMatch(/^httpsys_router_resident_memory_bytes /m)
+})

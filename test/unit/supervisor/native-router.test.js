@@ -87,3 +87,36 @@ test('the router\'s records go on through the supervisor\'s logger at their leve
     ['warn', { component: 'router' }, 'not json']
   ])
 })
+
+test('ls never waits on a router that does not answer: its row shows the last sample', async () => {
+  const r = new NativeRouter({ logger: quiet })
+  let answer = true
+  r.proc = { exitInfo: null, call: (cmd) => cmd === 'processStats' && answer ? Promise.resolve({ cpuMicros: 1000, rss: 5 << 20, goroutines: 3 }) : new Promise(() => {}) }
+  r.usage.started(4242)
+  expect(await r.processStats()).toMatchObject({ pid: 4242, memory: 5 << 20, goroutines: 3 })
+  answer = false
+  const t0 = Date.now()
+  expect(await r.processStats()).toMatchObject({ pid: 4242, memory: 5 << 20 })
+  expect(Date.now() - t0).toBeLessThan(1500)
+})
+
+test('a config edit sends what was added and what was dropped, and keeps each url\'s prefix as bound', async () => {
+  const r = new NativeRouter({ logger: quiet })
+  const sent = []
+  r.proc = {
+    exitInfo: null,
+    call: async (cmd, args) => {
+      sent.push({ cmd, ...args })
+      if (cmd === 'createQueue') return { name: args.name, urls: ['http://127.0.0.1:5001/', 'http://127.0.0.1:5002/'], ports: [5001, 5002] }
+      if (cmd === 'setUrls') return { urls: ['http://127.0.0.1:5001/', 'http://127.0.0.1:6000/'], added: ['http://127.0.0.1:6000/'], redirects: [] }
+      return {}
+    }
+  }
+  await r.createQueue('api', { urls: ['http://127.0.0.1:5001/', 'http://127.0.0.1:0/'] })
+  const res = await r.setUrls('api', ['http://127.0.0.1:5001/', 'http://127.0.0.1:0/x'], {})
+  expect(sent.find((s) => s.cmd === 'setUrls')).toEqual({ cmd: 'setUrls', name: 'api', add: ['http://127.0.0.1:0/x'], remove: ['http://127.0.0.1:5002/'], redirectHttp: null, redirectChanged: false })
+  expect(res).toEqual({ urls: ['http://127.0.0.1:5001/', 'http://127.0.0.1:6000/'] })
+  expect(r.configUrls.get('api')).toEqual(new Map([['http://127.0.0.1:5001/', 'http://127.0.0.1:5001/'], ['http://127.0.0.1:0/x', 'http://127.0.0.1:6000/']]))
+  // workers started from now on are told the new prefixes
+  expect(r.queueUrls.get('api')).toEqual(res.urls)
+})
