@@ -16,6 +16,10 @@
 //       packing to send it to the registry, so under publish postpack leaves them for
 //       postpublish.
 //
+// HTTPSYS_PACK_ROUTERS=win32-x64,linux-x64 builds only those platforms' packages (a
+// test that packs for one platform: each cold Go build of the router takes a minute on
+// a small machine); package.json still names them all. A release packs without it.
+//
 // Publishing: the platform packages first (`npm publish build/npm/<name>-<version>.tgz`
 // for each), then the main one (docs/single-executable.md "Packaging").
 
@@ -56,7 +60,11 @@ function build ({ out = OUT } = {}) {
   const main = readJson(PACKAGE_JSON)
   fs.rmSync(out, { recursive: true, force: true })
   const dirs = []
+  const only = process.env.HTTPSYS_PACK_ROUTERS ? process.env.HTTPSYS_PACK_ROUTERS.split(',').map((t) => t.trim()) : null
+  const unknown = only === null ? [] : only.filter((t) => !PLATFORMS.includes(t))
+  if (unknown.length > 0) throw new Error(`HTTPSYS_PACK_ROUTERS names ${unknown.join(', ')}: the platforms are ${PLATFORMS.join(', ')}`)
   for (const target of PLATFORMS) {
+    if (only !== null && !only.includes(target)) continue
     const [platform, arch] = target.split('-')
     const dir = path.join(out, packageName(platform, arch))
     fs.mkdirSync(path.join(dir, 'bin'), { recursive: true })
