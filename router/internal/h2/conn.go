@@ -2,6 +2,7 @@ package h2
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -41,6 +42,7 @@ type Conn struct {
 	family     uint8
 	tls        []byte
 	tlsHost    string // the last host Misdirected passed
+	clientCert bool   // the handshake had a client certificate (the output cache)
 	// misdirected: the handshake's own 421 check (conn.Secure); nil: the Server's hook
 	misdirected func(hostname string) bool
 	release     func()
@@ -102,6 +104,9 @@ func newConn(h *Server, nc net.Conn, port int, dual bool, release func()) *Conn 
 		}
 	}
 	c.tls = h.tlsSection(nc)
+	if tc, ok := nc.(*tls.Conn); ok {
+		c.clientCert = len(tc.ConnectionState().PeerCertificates) > 0
+	}
 	c.wf = http2.NewFramer(&c.out, nil)
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	c.hdec = hpack.NewDecoder(4096, func(f hpack.HeaderField) { c.decoding.add(f.Name, f.Value) })
@@ -428,6 +433,7 @@ func (c *Conn) newStream(id uint32, b *block, endStream bool) {
 		return
 	}
 	s.payload = hd.payload
+	s.host, s.url = hd.host, hd.url
 	c.route(s, hd)
 }
 
@@ -462,6 +468,9 @@ func (c *Conn) route(s *Stream, hd *head) {
 	s.q = q
 	if q.Settings.MaxBodySize > 0 && s.contentLen > q.Settings.MaxBodySize {
 		s.bodyTooLarge()
+		return
+	}
+	if s.answerFromCache() {
 		return
 	}
 	s.entry.Arrive(srv.Clock.Now())

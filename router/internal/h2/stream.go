@@ -8,6 +8,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"httpsys/router/internal/attach"
+	"httpsys/router/internal/cache"
 	"httpsys/router/internal/conn"
 	"httpsys/router/internal/queue"
 	"httpsys/router/internal/wire"
@@ -45,6 +46,8 @@ type Stream struct {
 	q  *queue.Queue
 
 	payload    []byte
+	host       string // as routed (the cache's key)
+	url        string
 	trailers   [][]byte
 	hasBody    bool
 	isHead     bool
@@ -82,6 +85,10 @@ type Stream struct {
 	queued    bool // in the connection's active list
 	sendWin   int64
 	inOut     int // DATA bytes framed, not written to the socket yet
+
+	// the output cache (cache.go)
+	cacheEpoch uint64
+	capture    *cache.Capture
 
 	// the held-bytes budget (budget.go)
 	resCredit int // response bytes its worker may still send
@@ -249,6 +256,9 @@ func (s *Stream) Dispatched(w *attach.Worker) {
 }
 
 func (s *Stream) onDispatched(w *attach.Worker) {
+	if s.q != nil && s.q.Cache != nil {
+		s.cacheEpoch = s.q.Cache.Epoch()
+	}
 	s.started(w)
 	if s.hasBody && (s.bodyBuf != nil || s.bodyDone) {
 		s.pumpBody(w)
@@ -356,6 +366,7 @@ func (s *Stream) OnResponse(w *attach.Worker, p []byte) {
 	bs := 14 + rlen
 	bodyStart := bs + int(binary.LittleEndian.Uint32(p[10+rlen:]))
 	body := p[bodyStart:]
+	s.beginCapture(p, bodyStart)
 	if s.closed {
 		if !more {
 			s.finish()
@@ -403,6 +414,7 @@ func (s *Stream) OnResBody(w *attach.Worker, flags byte, body []byte) {
 	}
 	s.started(w)
 	more := flags&wire.ResMore != 0
+	s.captureBody(body)
 	if len(body) > 0 {
 		if s.noBody {
 			if more {
@@ -484,6 +496,7 @@ func (s *Stream) AnswerFromQueue(v conn.Variant, _ bool) {
 // finish: the response is complete, the worker is done with the stream.
 func (s *Stream) finish() {
 	s.resDone = true
+	s.commitCapture()
 	if w := s.link.Worker(); w != nil {
 		w.Release(s, true)
 	}
