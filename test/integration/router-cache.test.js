@@ -588,6 +588,8 @@ describe.each(ROUTERS)('%s', (name, start) => {
       expect(again.headers['cache-control']).toBe('public, max-age=60')
       expect(again.headers.etag).toBe(first.headers.etag)
       expect(again.headers.date).toMatch(/ GMT$/)
+      // the app's fields as stored, in its order, then Content-Length and Age
+      expect(Object.keys(again.headers)).toEqual([...Object.keys(first.headers).filter((k) => k !== 'content-length'), 'content-length', 'age'])
       // many streams at once on one connection, and a new connection: all from the entry
       const many = await Promise.all(Array.from({ length: 20 }, () => h2(session, { ':path': '/h2/same' })))
       for (const res of many) {

@@ -1,0 +1,392 @@
+'use strict'
+
+// HTTP/2 on both routers, the JS hub (src/hub) and the native one (router/internal/h2,
+// issue 25), as router-black-box.test.js holds them to each other. Ported from
+// hub-tls-rules.test.js's h2 part (the router answers each stream itself: 400, 431,
+// 413, 503, 400 Invalid Hostname, 404; no app sees it and the session serves on) and
+// hub-h2-memory.test.js's held-bytes budget (a client that opens many streams and never
+// reads makes the router hold about 1 MiB a connection, not a response window per
+// stream; issue 23). The hub-internal counts (its streams' buffers) are checked on the
+// hub only; what the worker was let send is checked on both.
+
+const http2 = require('node:http2')
+const { startHub, startWorker, reply, until } = require('../helpers/hub-harness')
+const { startNativeRouter } = require('../helpers/native-router')
+const { makeCerts } = require('../helpers/tls-certs')
+const { h2connect, h2, closeSession } = require('../helpers/tls-clients')
+const { freePort } = require('../helpers/httpsys-process')
+const { HELD_BUDGET } = require('../../src/hub/client-connection')
+const { RESPONSE_WINDOW, GRANTED_WINDOW_START } = require('../../src/wire/protocol')
+const { RESPONSE_MORE } = require('../../src/wire/contract')
+
+jest.setTimeout(60000)
+
+const MB = 1024 * 1024
+const STREAMS = 100 // SETTINGS_MAX_CONCURRENT_STREAMS of both routers
+
+let certs
+beforeAll(() => { certs = makeCerts() })
+afterAll(() => certs.cleanup())
+
+const ROUTERS = [
+  ['the hub', startHub],
+  ['the native router', startNativeRouter]
+]
+
+// Polls an async condition (the native router's stats come over its control channel).
+async function eventually (fn, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** An h2 session whose streams start with a zero window: nothing is sent to it until it raises the window. */
+function stalledSession (port) {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false, settings: { initialWindowSize: 0 } })
+    session.once('connect', () => {
+      session.removeListener('error', reject)
+      session.on('error', () => {})
+      resolve(session)
+    })
+    session.once('error', reject)
+  })
+}
+
+/** A stream's body and status, once it closes. */
+function fetchStream (session, p) {
+  return new Promise((resolve) => {
+    const r = session.request({ ':path': p })
+    const chunks = []
+    let status = 0
+    r.on('response', (h) => { status = h[':status'] })
+    r.on('data', (c) => chunks.push(c))
+    r.on('error', () => {})
+    r.on('close', () => resolve({ status, body: Buffer.concat(chunks), stream: r }))
+  })
+}
+
+/** Resolves once fn() has returned the same value for `quiet` ms. */
+async function settled (fn, quiet = 400) {
+  let last = fn()
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, quiet))
+    const now = fn()
+    if (now === last) return now
+    last = now
+  }
+}
+
+describe.each(ROUTERS)('%s', (name, start) => {
+  // hub-tls-rules.test.js "h2: the router answers each stream"
+  describe('h2: the router answers each stream, no app sees it, the connection serves on', () => {
+    // the body limit of the `small` app, and the router's header limit
+    const LIMIT = 1000
+    const MAX_HEADER = 4096
+    let L
+    const sessions = []
+
+    /** A worker that answers what it got: its queue, url and body bytes; `answered` lists the urls it answered. */
+    async function echoWorker (r, queue) {
+      const w = await startWorker(r, {
+        queue,
+        handle: (req, body, x) => {
+          x.answered.push(req.url)
+          reply(x, req, 200, JSON.stringify({ queue, url: req.url, bytes: body.length }))
+        }
+      })
+      w.answered = []
+      return w
+    }
+
+    // port: / app, /small/ small (bodies up to LIMIT), /full/ full (no instance; one
+    // request may wait), /slow/ slow (no instance; a request waits 1 s at most);
+    // named: example.test /only/ named (no other host on that port)
+    beforeAll(async () => {
+      const port = await freePort()
+      const named = await freePort()
+      const pair = { cert: certs.localhost.cert, key: certs.localhost.key }
+      const r = await start({ maxHeaderSize: MAX_HEADER, tls: [{ port, ...pair }, { port: named, ...pair }] })
+      await r.createQueue('app', { urls: [`https://+:${port}/`] })
+      await r.createQueue('small', { urls: [`https://+:${port}/small/`], maxBodySize: LIMIT })
+      await r.createQueue('full', { urls: [`https://+:${port}/full/`], queueLength: 1 })
+      await r.createQueue('slow', { urls: [`https://+:${port}/slow/`], queueTimeout: 1000 })
+      await r.createQueue('named', { urls: [`https://example.test:${named}/only/`] })
+      const workers = { app: await echoWorker(r, 'app'), small: await echoWorker(r, 'small'), named: await echoWorker(r, 'named') }
+      L = { r, port, named, workers, seen: () => Object.values(workers).reduce((n, w) => n + w.requests.length, 0) }
+    })
+
+    afterAll(async () => {
+      for (const s of sessions) s.destroy()
+      for (const w of Object.values(L.workers)) w.att.close()
+      await L.r.close()
+    })
+
+    async function open (port = L.port, servername) {
+      const s = await h2connect(port, { servername })
+      sessions.push(s)
+      expect(s.alpnProtocol).toBe('h2')
+      return s
+    }
+
+    /** The session still serves: a good request on it is answered by the app. */
+    async function stillServes (session, url = '/still') {
+      const res = await h2(session, { ':path': url })
+      expect(res.status).toBe(200)
+      expect(JSON.parse(res.body)).toMatchObject({ queue: 'app', url })
+    }
+
+    test.each([
+      { name: 'a method node does not know', headers: { ':method': 'FOO', ':path': '/' }, status: 400 },
+      { name: 'a lower-case method', headers: { ':method': 'post', ':path': '/' }, status: 400 },
+      { name: 'a target with a bad percent escape', headers: { ':path': '/x%zz' }, status: 400 },
+      // both sent (node's client drops :authority when it is not given and host is)
+      { name: 'a Host field that is not the :authority', headers: { ':path': '/', ':authority': 'example.test', host: 'other.test' }, status: 400 },
+      { name: 'a header above the header limit', headers: { ':path': '/', 'x-big': 'x'.repeat(MAX_HEADER + 100) }, status: 431 },
+      { name: 'many headers above the limit together', headers: { ':path': '/', ...Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`x-many-${i}`, '0123456789'])) }, status: 431 }
+    ])('$name: $status, and the session serves on', async ({ headers, status }) => {
+      const before = L.seen()
+      const session = await open()
+      const res = await h2(session, headers)
+      expect(res.status).toBe(status)
+      // the router's page, its fields in the hub's order
+      expect(Object.keys(res.headers)).toEqual([':status', 'content-type', 'server', 'date', 'content-length'])
+      expect(res.headers['content-type']).toBe('text/html; charset=us-ascii')
+      expect(res.headers['content-length']).toBe(String(res.body.length))
+      expect(L.seen()).toBe(before)
+      await stillServes(session)
+    })
+
+    test('a body at the limit is served', async () => {
+      const session = await open()
+      const res = await h2(session, { ':method': 'POST', ':path': '/small/at', 'content-length': String(LIMIT) }, Buffer.alloc(LIMIT, 98))
+      expect(res.status).toBe(200)
+      expect(JSON.parse(res.body)).toEqual({ queue: 'small', url: '/small/at', bytes: LIMIT })
+    })
+
+    test('content-length above the limit: 413, the upload stopped (RST_STREAM NO_ERROR), the app never sees it', async () => {
+      const small = L.workers.small
+      const before = small.requests.length
+      const session = await open()
+      const res = await h2(session, { ':method': 'POST', ':path': '/small/big', 'content-length': String(LIMIT + 1) }, Buffer.alloc(LIMIT + 1, 98))
+      expect(res.status).toBe(413)
+      expect(res.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR)
+      expect(small.requests.length).toBe(before)
+      await stillServes(session)
+    })
+
+    test('a streamed body (no content-length) growing above the limit: 413; the app had the head, hears the abort, never the end', async () => {
+      const small = L.workers.small
+      const before = small.requests.length
+      const session = await open()
+      const stream = session.request({ ':method': 'POST', ':path': '/small/stream' })
+      let status = 0
+      stream.on('response', (h) => { status = h[':status'] })
+      stream.on('error', () => {})
+      stream.resume()
+      const closed = new Promise((resolve) => stream.on('close', resolve))
+      stream.write(Buffer.alloc(LIMIT, 98))
+      await until(() => small.requests.length === before + 1, 5000, 'the head at the app')
+      const { id } = small.requests[before]
+      await until(() => small.received.get(id) === LIMIT, 5000, 'the first LIMIT bytes at the app')
+      stream.write(Buffer.alloc(1, 98))
+      await closed
+      expect(status).toBe(413)
+      expect(stream.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR)
+      await until(() => small.aborted.includes(id), 5000, 'the abort at the app')
+      expect(small.answered).not.toContain('/small/stream')
+      await stillServes(session)
+    })
+
+    test('a full queue: 503 with retry-after, the session serves on; the app gets only the request that waited', async () => {
+      const session = await open()
+      const waits = h2(session, { ':path': '/full/waits' })
+      await eventually(async () => (await L.r.queueStats('full')).waiting === 1, 5000, 'one waiting request')
+      const res = await h2(session, { ':path': '/full/refused' })
+      expect(res.status).toBe(503)
+      expect(Object.keys(res.headers)).toEqual([':status', 'content-type', 'server', 'date', 'content-length', 'retry-after'])
+      expect(res.headers['retry-after']).toBe('1')
+      await stillServes(session, '/after-503')
+      const full = await echoWorker(L.r, 'full')
+      try {
+        expect((await waits).status).toBe(200)
+        expect(full.requests.map((r) => r.url)).toEqual(['/full/waits'])
+      } finally {
+        full.att.close()
+      }
+    })
+
+    test('a queue timeout: 503 with retry-after, the session serves on; the app never gets the expired request', async () => {
+      const session = await open()
+      const res = await h2(session, { ':path': '/slow/expires' })
+      expect(res.status).toBe(503)
+      expect(res.headers['retry-after']).toBe('1')
+      expect(res.body.toString()).toMatch(/No application instance took the request in time/)
+      await stillServes(session, '/after-timeout')
+      const slow = await echoWorker(L.r, 'slow')
+      try {
+        const ok = await h2(session, { ':path': '/slow/in-time' })
+        expect(JSON.parse(ok.body)).toMatchObject({ queue: 'slow', url: '/slow/in-time' })
+        expect(slow.requests.map((r) => r.url)).toEqual(['/slow/in-time'])
+      } finally {
+        slow.att.close()
+      }
+    })
+
+    test('a host-specific prefix: an unknown :authority is 400 Invalid Hostname, an unknown path 404, on one session', async () => {
+      const named = L.workers.named
+      const before = named.requests.length
+      const session = await open(L.named, 'example.test')
+      const bad = await h2(session, { ':path': '/only/x', ':authority': `other.test:${L.named}` })
+      expect(bad.status).toBe(400)
+      expect(bad.body.toString()).toMatch(/Bad Request - Invalid Hostname/)
+      const missing = await h2(session, { ':path': '/elsewhere', ':authority': `example.test:${L.named}` })
+      expect(missing.status).toBe(404)
+      expect(missing.body.toString()).toMatch(/Not Found/)
+      expect(named.requests.length).toBe(before)
+      const ok = await h2(session, { ':path': '/only/x', ':authority': `example.test:${L.named}` })
+      expect(JSON.parse(ok.body)).toMatchObject({ queue: 'named', url: '/only/x' })
+      expect(named.requests.map((r) => r.url).slice(before)).toEqual(['/only/x'])
+    })
+  })
+
+  // hub-h2-memory.test.js "the h2 held-bytes budget, step by step"
+  describe('the h2 held-bytes budget, step by step', () => {
+    const SIZE = 2 * RESPONSE_WINDOW // each response outgrows the window
+    const WHOLE = {
+      '/whole/buffer': Buffer.alloc(200 * 1024, 5),
+      '/whole/big': Buffer.alloc(3 * MB, 6), // larger than a RES_BODY piece (1 MiB)
+      '/whole/string': '\u00e9'.repeat(40 * 1024) // 80 KB of utf8 in fewer characters
+    }
+    let r
+    let port
+    let w
+    let refused
+    const sent = new Map()
+
+    beforeAll(async () => {
+      port = await freePort()
+      r = await start({ tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
+      await r.createQueue('stream', { urls: [`https://+:${port}/`] })
+      refused = new Set()
+      // a worker that streams each response with backpressure, as src/http does; the body
+      // of /<n> is the byte n % 256, so a byte from another stream would show
+      const pump = (x, id) => {
+        const fill = Number(x.byId.get(id).url.slice(1)) & 255
+        for (;;) {
+          const at = sent.get(id)
+          if (at >= SIZE) return
+          const n = Math.min(64 * 1024, SIZE - at)
+          sent.set(id, at + n)
+          if (!x.att.sendBody(id, Buffer.alloc(n, fill), at + n < SIZE ? RESPONSE_MORE : 0)) {
+            refused.add(id)
+            return
+          }
+        }
+      }
+      w = await startWorker(r, {
+        queue: 'stream',
+        onRequest (req, x) {
+          const whole = WHOLE[req.url]
+          if (whole !== undefined) {
+            // one respond() with the whole body: the worker sends it as it is granted
+            x.att.respond(req.id, 200, 'OK', ['Content-Length', String(Buffer.byteLength(whole))], whole, 0)
+            return
+          }
+          sent.set(req.id, 0)
+          x.att.respond(req.id, 200, 'OK', ['Content-Length', String(SIZE)], null, RESPONSE_MORE)
+          pump(x, req.id)
+        },
+        onDrain: (id, x) => pump(x, id)
+      })
+    })
+
+    afterAll(async () => {
+      w.att.close()
+      await r.close()
+    })
+
+    /** The hub's own count of what its h2 streams buffer (the native router keeps it to itself). */
+    function buffered () {
+      let n = 0
+      for (const c of r.conns) if (c.open instanceof Set) for (const sc of c.open) n += sc.stream.writableLength
+      return n
+    }
+
+    test(`a client that opens ${STREAMS} streams and does not read makes the router hold about the budget, not a window per stream; once it reads, every stream arrives whole`, async () => {
+      const before = w.att.socket.bytesWritten
+      const session = await stalledSession(port)
+      try {
+        const streams = []
+        for (let i = 0; i < STREAMS; i++) streams.push(fetchStream(session, `/${i}`))
+        await until(() => w.requests.length === STREAMS, 10000, `${STREAMS} requests at the worker`)
+        // what the worker pushed into the router (the client took nothing: the router holds it)
+        const pushed = await settled(() => w.att.socket.bytesWritten) - before
+        console.log(`${name}: h2, ${STREAMS} streams, zero window: the worker sent the router ${(pushed / MB).toFixed(2)} MB (budget ${HELD_BUDGET / MB} MiB)`)
+        expect(pushed).toBeLessThan(HELD_BUDGET + STREAMS * (GRANTED_WINDOW_START + 1024))
+        expect(pushed).toBeLessThan(2 * MB) // (a window per stream: 25 MB)
+        expect(refused.size).toBe(STREAMS) // every app waits in its window (res.write() false)
+        // the client reads now: every stream gets every byte
+        session.settings({ initialWindowSize: 65535 })
+        session.setLocalWindowSize(8 * MB)
+        const res = await Promise.all(streams)
+        for (let i = 0; i < STREAMS; i++) {
+          expect(res[i].status).toBe(200)
+          expect(res[i].body.length).toBe(SIZE)
+          expect(res[i].body.every((b) => b === (i & 255))).toBe(true)
+        }
+        // and the budget is whole again for the connection's next streams
+        if (r.conns !== undefined) await until(() => [...r.conns].every((c) => !(c.charged > 0)), 2000, 'the budget back to 0')
+        const next = await fetchStream(session, '/7')
+        expect(next.body.length).toBe(SIZE)
+      } finally {
+        session.destroy()
+      }
+    })
+
+    test('a response larger than a stream\'s first window, given to respond() whole, arrives whole', async () => {
+      const session = await h2connect(port)
+      try {
+        const res = await Promise.all(Object.keys(WHOLE).map((p) => h2(session, { ':path': p })))
+        Object.values(WHOLE).forEach((body, i) => {
+          expect(res[i].status).toBe(200)
+          expect(res[i].body.equals(Buffer.from(body))).toBe(true)
+        })
+      } finally {
+        await closeSession(session)
+      }
+    })
+
+    test('a stream still gets its response while the other streams of its connection hold the budget', async () => {
+      // node's client stops granting a paused stream window once it holds 64 KiB
+      // (RFC 9113 6.9): the router holds the rest of each of these responses. (Their
+      // bytes count against the connection's window too: a large one leaves room for the last.)
+      const session = await h2connect(port)
+      session.setLocalWindowSize(16 * MB)
+      const paused = []
+      try {
+        const begin = w.requests.length
+        const before = w.att.socket.bytesWritten
+        for (let i = 0; i < STREAMS - 1; i++) {
+          const s = session.request({ ':path': `/${i}` })
+          s.on('error', () => {})
+          s.pause()
+          paused.push(s)
+        }
+        await until(() => w.requests.length === begin + STREAMS - 1, 10000, 'the paused streams at the worker')
+        const pushed = await settled(() => w.att.socket.bytesWritten) - before
+        if (r.conns !== undefined) expect(buffered()).toBeGreaterThan(HELD_BUDGET / 2) // the hub holds (most of) its budget for them
+        // what the router let the worker send: the client's windows and the budget, not 25 MB
+        expect(pushed).toBeLessThan(16 * MB + HELD_BUDGET + STREAMS * (GRANTED_WINDOW_START + 1024))
+        const res = await h2(session, { ':path': '/77' })
+        expect(res.status).toBe(200)
+        expect(res.body.length).toBe(SIZE)
+        expect(res.body.every((b) => b === 77)).toBe(true)
+      } finally {
+        session.destroy() // (a graceful close would wait for the paused streams)
+      }
+    }, 30000)
+  })
+})
