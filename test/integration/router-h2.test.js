@@ -6,11 +6,16 @@
 // 413, 503, 400 Invalid Hostname, 404; no app sees it and the session serves on) and
 // hub-h2-memory.test.js's held-bytes budget (a client that opens many streams and never
 // reads makes the router hold about 1 MiB a connection, not a response window per
-// stream; issue 23). The hub-internal counts (its streams' buffers) are checked on the
-// hub only; what the worker was let send is checked on both.
+// stream; issue 23), with the routers' resident memory under 4 such clients (the hub
+// in a process of its own, hub-memory-hub.js; the native router's from /proc, Linux).
+// The hub-internal counts (its streams' buffers) are checked on the hub only; what the
+// worker was let send is checked on both.
 
+const fs = require('node:fs')
+const path = require('node:path')
 const http2 = require('node:http2')
-const { startHub, startWorker, reply, until } = require('../helpers/hub-harness')
+const { spawn, fork } = require('node:child_process')
+const { startHub, startWorker, reply, until, socketPath } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 const { h2connect, h2, closeSession } = require('../helpers/tls-clients')
@@ -388,5 +393,120 @@ describe.each(ROUTERS)('%s', (name, start) => {
         session.destroy() // (a graceful close would wait for the paused streams)
       }
     }, 30000)
+  })
+})
+
+// hub-h2-memory.test.js "hub memory under h2 clients that never read": the router in a
+// process of its own, its resident set measured; 10 MB responses streamed by an
+// unmodified app (hub-memory-app.js) with backpressure
+const MEASURED = [
+  ['the hub', async (port, sock) => {
+    const hub = fork(path.join(__dirname, '..', 'helpers', 'hub-memory-hub.js'), [sock, certs.localhost.cert, certs.localhost.key, String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    const ready = await new Promise((resolve, reject) => {
+      hub.once('message', resolve)
+      hub.once('exit', (code) => reject(new Error(`hub exited with ${code}`)))
+    })
+    if (ready.type !== 'ready') throw new Error(ready.message)
+    const ask = () => new Promise((resolve) => {
+      hub.once('message', resolve)
+      hub.send({ type: 'rss' })
+    })
+    return {
+      async stats () {
+        const m = await ask()
+        return { rss: m.rss, inFlight: m.inFlight }
+      },
+      close: () => new Promise((resolve) => {
+        hub.send({ type: 'close' })
+        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
+        hub.once('exit', () => { clearTimeout(t); resolve() })
+      })
+    }
+  }],
+  ['the native router', async (port) => {
+    const r = await startNativeRouter({ tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
+    await r.createQueue('big', { urls: [`https://+:${port}/`] })
+    const pid = r.proc.child.pid
+    return {
+      socketPath: r.socketPath,
+      async stats () {
+        const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+        return { rss: Number(m[1]) * 1024, inFlight: (await r.queueStats('big')).inFlight }
+      },
+      close: () => r.close()
+    }
+  }]
+]
+
+const onLinux = process.platform === 'linux' ? describe : describe.skip
+
+onLinux.each(MEASURED)('%s: memory under h2 clients that never read', (name, startMeasured) => {
+  const APP = path.join(__dirname, '..', 'helpers', 'hub-memory-app.js')
+  const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
+  const CLIENTS = 4
+  let router
+  let app
+  let port
+  const sessions = []
+
+  beforeAll(async () => {
+    port = await freePort()
+    const sock = socketPath()
+    router = await startMeasured(port, sock)
+    app = spawn(process.execPath, ['--require', REGISTER, APP], {
+      env: { ...process.env, HTTPSYS_HUB: router.socketPath || sock, HTTPSYS_QUEUE: 'big', HTTPSYS_BACKEND: 'hub' },
+      stdio: ['ignore', 'inherit', 'inherit']
+    })
+    // the request waits in the queue until the app has attached
+    const session = await h2connect(port)
+    try {
+      expect((await h2(session, { ':path': '/ping' })).status).toBe(200)
+    } finally {
+      await closeSession(session)
+    }
+  })
+
+  afterAll(async () => {
+    for (const s of sessions) s.destroy()
+    if (app) app.kill('SIGKILL')
+    if (router) await router.close()
+  })
+
+  test(`${CLIENTS} h2 clients x ${STREAMS} streams of 10 MB that never read grow the router by the budget, not by 25 MB each`, async () => {
+    // warm up: the pools and buffers an h2 download uses are in the baseline
+    const warm = await h2connect(port)
+    try {
+      expect((await h2(warm, { ':path': '/warm' })).body.length).toBe(10 * MB)
+    } finally {
+      await closeSession(warm)
+    }
+    const before = (await router.stats()).rss
+    for (let i = 0; i < CLIENTS; i++) {
+      const s = await stalledSession(port)
+      sessions.push(s)
+      for (let j = 0; j < STREAMS; j++) s.request({ ':path': '/big' }).on('error', () => {})
+    }
+    await eventually(async () => (await router.stats()).inFlight === CLIENTS * STREAMS, 20000, 'every stream at the app')
+    // until the router stops growing: 2 s without 1 MB more
+    let peak = before
+    let stableSince = Date.now()
+    const deadline = Date.now() + 30000
+    while (Date.now() < deadline && Date.now() - stableSince < 2000) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      const { rss } = await router.stats()
+      if (rss > peak + MB) stableSince = Date.now()
+      if (rss > peak) peak = rss
+    }
+    const grown = (peak - before) / MB
+    console.log(`${name}: h2 rss before ${(before / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB, grown ${grown.toFixed(1)} MB`)
+    expect(grown).toBeLessThan(40) // (a window per stream: over 100 MB)
+    // the router still serves everyone else
+    for (const s of sessions.splice(0)) s.destroy()
+    const session = await h2connect(port)
+    try {
+      expect((await h2(session, { ':path': '/ping' })).status).toBe(200)
+    } finally {
+      await closeSession(session)
+    }
   })
 })
