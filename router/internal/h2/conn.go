@@ -15,6 +15,7 @@ import (
 	"httpsys/router/internal/attach"
 	"httpsys/router/internal/queue"
 	"httpsys/router/internal/route"
+	"httpsys/router/internal/upload"
 )
 
 // sink is what the writing Framer appends to: the bytes for the socket.
@@ -426,7 +427,7 @@ func (c *Conn) newStream(id uint32, b *block, endStream bool) {
 	s.isHead = hd.method == "HEAD"
 	s.expect100 = hd.expect100
 	s.contentLen = hd.contentLen
-	s.credit = int64(initialBodyWindow)
+	s.body = upload.New()
 	if hd.status != 0 {
 		srv.Log.Debug("bad h2 request", "status", hd.status, "reason", hd.reason, "remoteAddress", c.remoteAddr)
 		s.respondLocal(hd.status, hd.variant)
@@ -584,7 +585,7 @@ func (c *Conn) closeStream(s *Stream) {
 		s.abort()
 	}
 	s.pend, s.pendBytes = nil, 0
-	s.bodyBuf, s.bodyBufBytes = nil, 0
+	s.body.Drop()
 	c.charged -= s.charge
 	s.charge = 0
 	if len(c.streams) == 0 && !c.dead {

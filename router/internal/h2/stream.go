@@ -11,6 +11,7 @@ import (
 	"httpsys/router/internal/cache"
 	"httpsys/router/internal/conn"
 	"httpsys/router/internal/queue"
+	"httpsys/router/internal/upload"
 	"httpsys/router/internal/wire"
 )
 
@@ -22,8 +23,6 @@ const (
 	pageNoQueue   = conn.NoQueue
 	pageAppDown   = conn.AppDownV
 	pageOpaque    = conn.Opaque
-
-	initialBodyWindow = wire.InitialBodyWindow
 )
 
 // 100 Continue: not asked for, sent.
@@ -61,13 +60,9 @@ type Stream struct {
 
 	// request body (client -> worker)
 	bodyDone      bool
-	bodyEndSent   bool
 	discard       bool
-	credit        int64
-	bodyBuf       [][]byte
-	bodyBufBytes  int
+	body          upload.Body // credit, held bytes, replay
 	bodyBytes     int64
-	replay        [][]byte
 	continueState int
 	recvWin       int   // what the client may still send on the stream
 	owed          int   // receive window consumed, not returned yet
@@ -140,25 +135,19 @@ func (s *Stream) onBodyChunk(chunk []byte) {
 		return
 	}
 	w := s.link.Worker()
-	if w != nil && s.bodyBuf == nil && s.credit >= int64(len(chunk)) {
-		s.credit -= int64(len(chunk))
+	if w != nil && s.body.Take(len(chunk)) {
 		s.owed += len(chunk)
 		s.sendBody(w, clone(chunk))
 		return
 	}
-	s.bodyBuf = append(s.bodyBuf, clone(chunk))
-	s.bodyBufBytes += len(chunk)
+	s.body.Hold(clone(chunk))
 	if w != nil {
 		s.pumpBody(w)
 	}
 }
 
 func (s *Stream) sendBody(w *attach.Worker, chunk []byte) {
-	if !s.link.Seen() {
-		s.replay = append(s.replay, chunk)
-	} else if s.replay != nil {
-		s.replay = nil
-	}
+	s.body.Sending(chunk, !s.link.Seen())
 	w.SendBody(s, chunk)
 }
 
@@ -170,8 +159,8 @@ func (s *Stream) onBodyEnd() {
 	}
 	s.remoteDone = true
 	s.bodyDone = true
-	if w := s.link.Worker(); w != nil && s.bodyBuf == nil && !s.bodyEndSent && !s.discard {
-		s.bodyEndSent = true
+	if w := s.link.Worker(); w != nil && s.body.Held == nil && !s.body.EndSent && !s.discard {
+		s.body.EndSent = true
 		w.SendBodyEnd(s)
 	}
 	s.c.maybeClosed(s)
@@ -180,25 +169,12 @@ func (s *Stream) onBodyEnd() {
 // pumpBody sends held body bytes within the worker's credit; the client's window
 // opens by what went.
 func (s *Stream) pumpBody(w *attach.Worker) {
-	for s.credit > 0 && len(s.bodyBuf) > 0 {
-		chunk := s.bodyBuf[0]
-		if int64(len(chunk)) > s.credit {
-			s.bodyBuf[0] = chunk[s.credit:]
-			chunk = chunk[:s.credit]
-		} else {
-			s.bodyBuf[0] = nil
-			s.bodyBuf = s.bodyBuf[1:]
-		}
-		s.credit -= int64(len(chunk))
-		s.bodyBufBytes -= len(chunk)
+	for chunk, ok := s.body.Next(); ok; chunk, ok = s.body.Next() {
 		s.owed += len(chunk)
 		s.sendBody(w, chunk)
 	}
-	if s.bodyBuf != nil && len(s.bodyBuf) == 0 {
-		s.bodyBuf = nil
-	}
-	if s.bodyDone && s.bodyBuf == nil && !s.bodyEndSent {
-		s.bodyEndSent = true
+	if s.bodyDone && s.body.Held == nil && !s.body.EndSent {
+		s.body.EndSent = true
 		w.SendBodyEnd(s)
 	}
 	s.returnWindow()
@@ -231,9 +207,7 @@ func (s *Stream) bodyTooLarge() {
 
 func (s *Stream) startDiscard() {
 	s.discard = true
-	s.owed += s.bodyBufBytes
-	s.bodyBuf = nil
-	s.bodyBufBytes = 0
+	s.owed += s.body.Drop()
 	s.returnWindow()
 }
 
@@ -260,7 +234,7 @@ func (s *Stream) onDispatched(w *attach.Worker) {
 		s.cacheEpoch = s.q.Cache.Epoch()
 	}
 	s.started(w)
-	if s.hasBody && (s.bodyBuf != nil || s.bodyDone) {
+	if s.hasBody && (s.body.Held != nil || s.bodyDone) {
 		s.pumpBody(w)
 	}
 }
@@ -285,7 +259,7 @@ func (s *Stream) OnRead(w *attach.Worker, n uint32) {
 	if s.link.Worker() != w || s.closed {
 		return
 	}
-	s.credit += int64(n)
+	s.body.Credit += int64(n)
 	// HTTP.SYS sends 100 Continue on the first body read
 	if s.expect100 && s.continueState == continueNone && !s.headSent && !s.bodyDone {
 		s.writeContinue()
@@ -462,23 +436,11 @@ func (s *Stream) Lost(w *attach.Worker, unseen, requeue bool) bool {
 	return false
 }
 
+// resetForRequeue: its worker died before acknowledging it; the stream starts again at
+// the next worker (its window too), the body bytes already sent held for it.
 func (s *Stream) resetForRequeue() {
-	s.bodyEndSent = false
-	s.credit = initialBodyWindow
+	s.body.Requeue()
 	s.windowFor = nil
-	if s.replay != nil {
-		sent := append(s.replay, s.bodyBuf...)
-		s.replay = nil
-		n := 0
-		for _, b := range sent {
-			n += len(b)
-		}
-		s.bodyBuf = sent
-		s.bodyBufBytes = n
-		if len(sent) == 0 {
-			s.bodyBuf = nil
-		}
-	}
 }
 
 // AnswerFromQueue: its queue answers it 503 (timeout, queue gone, app down).
@@ -569,8 +531,7 @@ func (s *Stream) withdraw() {
 	if w := s.link.Worker(); w != nil && !s.resDone {
 		w.SendAbort(s)
 	}
-	s.bodyBuf = nil
-	s.bodyBufBytes = 0
+	s.body.Drop()
 	s.recharge()
 }
 
