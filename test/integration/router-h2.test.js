@@ -4,7 +4,9 @@
 // issue 25), as router-black-box.test.js holds them to each other. Ported from
 // hub-tls-rules.test.js's h2 part (the router answers each stream itself: 400, 431,
 // 413, 503, 400 Invalid Hostname, 404; no app sees it and the session serves on) and
-// hub-h2-memory.test.js's held-bytes budget (a client that opens many streams and never
+// hub-tls.test.js's h2 cases (what the app sees of a stream, the body timeout, a
+// connection nghttp2 ended, streamed and interim responses, uploads, trailers, many
+// streams) and hub-h2-memory.test.js's held-bytes budget (a client that opens many streams and never
 // reads makes the router hold about 1 MiB a connection, not a response window per
 // stream; issue 23), with the routers' resident memory under 4 such clients (the hub
 // in a process of its own, hub-memory-hub.js; the native router's from /proc, Linux).
@@ -13,6 +15,8 @@
 
 const fs = require('node:fs')
 const path = require('node:path')
+const tls = require('node:tls')
+const crypto = require('node:crypto')
 const http2 = require('node:http2')
 const { spawn, fork } = require('node:child_process')
 const { startHub, startWorker, reply, until, socketPath } = require('../helpers/hub-harness')
@@ -20,6 +24,7 @@ const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 const { h2connect, h2, closeSession } = require('../helpers/tls-clients')
 const { freePort } = require('../helpers/httpsys-process')
+const hubClient = require('../../src/queue/hub-client')
 const { HELD_BUDGET } = require('../../src/hub/client-connection')
 const { RESPONSE_WINDOW, GRANTED_WINDOW_START } = require('../../src/wire/protocol')
 const { RESPONSE_MORE } = require('../../src/wire/contract')
@@ -84,7 +89,277 @@ async function settled (fn, quiet = 400) {
   }
 }
 
+/** Client connections open in either router. */
+async function connections (r) {
+  return r.conns !== undefined ? r.conns.size : (await r.stats()).connections
+}
+
+function h2Frame (type, flags, stream, payload = Buffer.alloc(0)) {
+  const h = Buffer.alloc(9)
+  h.writeUIntBE(payload.length, 0, 3)
+  h[3] = type
+  h[4] = flags
+  h.writeUInt32BE(stream, 5)
+  return Buffer.concat([h, payload])
+}
+
+function hpackLiterals (pairs) {
+  return Buffer.concat(pairs.map(([n, v]) => Buffer.concat([Buffer.from([0, n.length]), Buffer.from(n), Buffer.from([v.length]), Buffer.from(v)])))
+}
+
+const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n')
+
 describe.each(ROUTERS)('%s', (name, start) => {
+  // hub-tls.test.js "h2: the app sees HTTP/2.0 ..."
+  test('h2: the app sees HTTP/2.0, :authority as Host, no pseudo-headers, cookies joined; no connection-specific field goes back', async () => {
+    const port = await freePort()
+    const r = await start({ tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
+    await r.createQueue('app', { urls: [`https://+:${port}/`] })
+    const w = await startWorker(r, {
+      queue: 'app',
+      handle: (req, body, x) => reply(x, req, 200, JSON.stringify({ v: `${req.httpVersionMajor}.${req.httpVersionMinor}`, url: req.url, alpn: req.tls && req.tls.alpnProtocol, rawHeaders: req.rawHeaders }), ['Connection', 'keep-alive', 'X-App', '1'])
+    })
+    const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false, servername: 'localhost' })
+    session.on('error', () => {})
+    try {
+      const res = await h2(session, { ':path': '/h2?q', ':authority': `localhost:${port}`, cookie: ['x=1', 'y=2'] })
+      expect(res.status).toBe(200)
+      const seen = JSON.parse(res.body)
+      expect(seen).toMatchObject({ v: '2.0', url: '/h2?q', alpn: 'h2' })
+      const names = seen.rawHeaders.filter((_, i) => i % 2 === 0)
+      expect(names.some((n) => n.startsWith(':'))).toBe(false)
+      expect(seen.rawHeaders.slice(0, 2)).toEqual(['host', `localhost:${port}`])
+      expect(seen.rawHeaders[seen.rawHeaders.indexOf('cookie') + 1]).toBe('x=1; y=2')
+      // RFC 9113 8.2.2: the worker's Connection field is dropped, its others kept
+      expect(res.headers.connection).toBeUndefined()
+      expect(res.headers['x-app']).toBe('1')
+      const bad = await h2(session, { ':path': '/', ':method': 'PATCHX', ':authority': `localhost:${port}` })
+      expect(bad.status).toBe(400)
+    } finally {
+      session.destroy()
+      w.att.close()
+      await r.close()
+    }
+  })
+
+  // hub-tls.test.js "h2 timeouts"
+  describe('h2 timeouts', () => {
+    let r
+    let port
+    let w
+
+    beforeAll(async () => {
+      port = await freePort()
+      r = await start({ bodyTimeout: 1500, tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
+      await r.createQueue('slow', { urls: [`https://+:${port}/`] })
+      // answers after 8 s: every request below is still in flight when its case is decided
+      w = await startWorker(r, { queue: 'slow', onRequest: (req, x) => { setTimeout(() => reply(x, req, 200, 'late'), 8000).unref() } })
+    })
+
+    afterAll(async () => {
+      w.att.close()
+      await r.close()
+    })
+
+    test('a request body that stops arriving is reset after body_timeout, and the app\'s request aborted; the connection goes on', async () => {
+      const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
+      session.on('error', () => {})
+      try {
+        const aborted = w.aborted.length
+        const stream = session.request({ ':method': 'POST', ':path': '/upload', 'content-length': '100' })
+        stream.on('error', () => {})
+        stream.write(Buffer.alloc(10))
+        const t0 = Date.now()
+        const code = await new Promise((resolve) => stream.on('close', () => resolve(stream.rstCode)))
+        expect(code).toBe(http2.constants.NGHTTP2_CANCEL)
+        expect(Date.now() - t0).toBeLessThan(6000)
+        await until(() => w.aborted.length === aborted + 1, 2000, 'the app\'s request aborted')
+        // the same connection still takes requests
+        const next = session.request({ ':path': '/after' })
+        next.on('error', () => {})
+        next.end()
+        await until(() => w.requests.some((x) => x.url === '/after'), 2000, 'a request on the same connection')
+        next.close()
+      } finally {
+        session.destroy()
+      }
+    }, 15000)
+
+    test('a connection ended by a connection error with a stream in flight is gone once the client is', async () => {
+      const before = await connections(r)
+      const s = await new Promise((resolve, reject) => {
+        const socket = tls.connect({ port, host: '127.0.0.1', ALPNProtocols: ['h2'], rejectUnauthorized: false })
+        socket.once('secureConnect', () => resolve(socket))
+        socket.once('error', reject)
+      })
+      s.on('error', () => {})
+      s.resume()
+      s.write(Buffer.concat([
+        H2_PREFACE,
+        h2Frame(4, 0, 0), // SETTINGS
+        h2Frame(1, 0x5, 1, hpackLiterals([[':method', 'GET'], [':path', '/slow'], [':scheme', 'https'], [':authority', `localhost:${port}`]]))
+      ]))
+      await until(() => w.requests.some((x) => x.url === '/slow'), 3000, 'the request at the app')
+      // DATA on a stream the client already half-closed: a connection error (GOAWAY STREAM_CLOSED)
+      s.write(h2Frame(0, 0x1, 1, Buffer.from('late')))
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      s.destroy()
+      // (the hub learns it only from an unanswered PING: nghttp2 stopped reading)
+      await eventually(async () => (await connections(r)) <= before, 9000, 'the connection dropped')
+    }, 15000)
+  })
+
+  // hub-tls.test.js "h2 bodies and streams": the certificate from the app at attach
+  describe('h2 bodies and streams', () => {
+    let r
+    let port
+    let w
+
+    beforeAll(async () => {
+      r = await start({ maxBodySize: 8 * 1024 * 1024 })
+      const pending = new Map()
+      w = await hubClient.attach({
+        socketPath: r.socketPath,
+        urls: ['https://127.0.0.1:0/'],
+        tls: { key: fs.readFileSync(certs.localhost.key), cert: certs.read(certs.localhost.cert) },
+        handlers: {
+          onRequest (req) {
+            if (req.url.startsWith('/hints')) {
+              w.writeInformational(req.id, 103, 'Early Hints', ['Link', '</a.css>; rel=preload'])
+              return setTimeout(() => w.respond(req.id, 200, '', ['Content-Length', '2'], 'ok', 0), 10)
+            }
+            if (req.url.startsWith('/stream')) {
+              // a streamed response: head, then pieces, as src/http sends one for h2 (no framing)
+              w.respond(req.id, 200, '', ['Content-Type', 'text/plain'], 'part0 ', 1)
+              let i = 1
+              const t = setInterval(() => {
+                const last = i === 5
+                w.sendBody(req.id, Buffer.from(`part${i++} `), last ? 0 : 1)
+                if (last) clearInterval(t)
+              }, 5)
+              return
+            }
+            if (!req.hasBody) return w.respond(req.id, 200, '', ['Content-Length', '2'], 'ok', 0)
+            pending.set(req.id, { n: 0, hash: crypto.createHash('sha256') })
+            w.readBody(req.id)
+          },
+          onBody (id, chunk) {
+            const p = pending.get(id)
+            p.n += chunk.length
+            p.hash.update(chunk)
+            w.readBody(id)
+          },
+          onBodyEnd (id, trailers) {
+            const p = pending.get(id)
+            pending.delete(id)
+            const out = `${p.n} ${p.hash.digest('hex')}` + (trailers ? ` ${JSON.stringify(trailers)}` : '')
+            w.respond(id, 200, '', ['Content-Length', String(out.length)], out, 0)
+          },
+          onAbort () {},
+          onDrain () {},
+          onClose () {}
+        }
+      })
+      port = w.info.ports[0]
+    })
+
+    afterAll(async () => {
+      w.close()
+      await r.close()
+    })
+
+    function connectTo () {
+      const session = http2.connect(`https://127.0.0.1:${port}`, { rejectUnauthorized: false })
+      session.on('error', () => {})
+      return session
+    }
+
+    test('a streamed response body arrives in order', async () => {
+      const session = connectTo()
+      try {
+        const res = await h2(session, { ':path': '/stream' })
+        expect(res.status).toBe(200)
+        expect(res.body.toString()).toBe('part0 part1 part2 part3 part4 part5 ')
+      } finally {
+        session.close()
+      }
+    })
+
+    test('an interim response (103 Early Hints) goes out as an informational HEADERS frame before the response', async () => {
+      const session = connectTo()
+      try {
+        const infos = []
+        const stream = session.request({ ':path': '/hints' })
+        stream.on('headers', (headers) => infos.push([headers[':status'], headers.link]))
+        const status = await new Promise((resolve) => stream.on('response', (h) => resolve(h[':status'])))
+        stream.resume()
+        await new Promise((resolve) => stream.on('end', resolve))
+        expect(infos).toEqual([[103, '</a.css>; rel=preload']])
+        expect(status).toBe(200)
+      } finally {
+        session.close()
+      }
+    })
+
+    test('a large upload arrives whole (flow control through the stream); over the limit, 413 and the upload stopped', async () => {
+      const body = crypto.randomBytes(6 * 1024 * 1024)
+      const session = connectTo()
+      try {
+        const res = await h2(session, { ':path': '/up', ':method': 'POST' }, body)
+        expect(res.body.toString()).toBe(`${body.length} ${crypto.createHash('sha256').update(body).digest('hex')}`)
+        // over the limit: 413 by Content-Length, and the upload is stopped (RST_STREAM
+        // NO_ERROR after the response, RFC 9113 8.1)
+        const tooBig = await new Promise((resolve, reject) => {
+          const s = session.request({ ':path': '/up', ':method': 'POST', 'content-length': String(9 * 1024 * 1024) })
+          s.write(Buffer.alloc(1024))
+          let status = 0
+          s.on('response', (h) => { status = h[':status'] })
+          s.on('error', reject)
+          s.on('close', () => resolve({ status, rstCode: s.rstCode }))
+          s.resume()
+        })
+        expect(tooBig).toEqual({ status: 413, rstCode: http2.constants.NGHTTP2_NO_ERROR })
+      } finally {
+        session.close()
+      }
+    })
+
+    test('a request\'s trailers (a trailing HEADERS block) reach the app with the end of its body', async () => {
+      const session = connectTo()
+      try {
+        const body = await new Promise((resolve, reject) => {
+          const s = session.request({ ':path': '/up', ':method': 'POST' }, { waitForTrailers: true })
+          s.on('wantTrailers', () => s.sendTrailers({ 'x-checksum': 'c0ffee', 'x-rows': '3' }))
+          const chunks = []
+          s.on('data', (c) => chunks.push(c))
+          s.on('end', () => resolve(Buffer.concat(chunks).toString()))
+          s.on('error', reject)
+          s.end('abc')
+        })
+        const [n, , trailers] = body.split(' ')
+        expect(n).toBe('3')
+        expect(JSON.parse(trailers)).toEqual(['x-checksum', 'c0ffee', 'x-rows', '3'])
+      } finally {
+        session.close()
+      }
+    })
+
+    test('many concurrent streams on one connection', async () => {
+      const session = connectTo()
+      try {
+        const all = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+          i % 2 ? h2(session, { ':path': `/n${i}` }) : h2(session, { ':path': `/p${i}`, ':method': 'POST' }, Buffer.alloc(10000 + i))))
+        all.forEach((res, i) => {
+          expect(res.status).toBe(200)
+          if (i % 2) expect(res.body.toString()).toBe('ok')
+          else expect(res.body.toString().split(' ')[0]).toBe(String(10000 + i))
+        })
+      } finally {
+        session.close()
+      }
+    })
+  })
+
   // hub-tls-rules.test.js "h2: the router answers each stream"
   describe('h2: the router answers each stream, no app sees it, the connection serves on', () => {
     // the body limit of the `small` app, and the router's header limit
