@@ -142,6 +142,54 @@ describe.each(ROUTERS)('%s', (name, start) => {
     }
   })
 
+  test('a worker\'s response head on h2: names in lower case, repeats next to their first, connection-specific fields dropped, the worker\'s order otherwise', async () => {
+    const port = await freePort()
+    const r = await start({ tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
+    await r.createQueue('app', { urls: [`https://+:${port}/`] })
+    const w = await startWorker(r, {
+      queue: 'app',
+      onRequest: (req, x) => x.att.respond(req.id, 200, 'OK', ['X-First', '1', 'Set-Cookie', 'a=1', 'Keep-Alive', 'timeout=5', 'Transfer-Encoding', 'chunked', 'X-Second', '2', 'Set-Cookie', 'b=2', 'Content-Length', '2', 'Upgrade', 'h2c'], 'ok', 0)
+    })
+    const session = await h2connect(port)
+    try {
+      const res = await h2(session, { ':path': '/' })
+      expect(res.body.toString()).toBe('ok')
+      expect(Object.keys(res.headers)).toEqual([':status', 'x-first', 'set-cookie', 'x-second', 'content-length', 'date'])
+      expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2'])
+    } finally {
+      await closeSession(session)
+      w.att.close()
+      await r.close()
+    }
+  })
+
+  test('a response head node\'s http2 refuses (a single-value field twice, a TE other than trailers): the stream is reset INTERNAL_ERROR, the session serves on', async () => {
+    const port = await freePort()
+    const r = await start({ tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
+    await r.createQueue('app', { urls: [`https://+:${port}/`] })
+    const heads = {
+      '/twice': ['Content-Type', 'text/plain', 'Content-Type', 'text/html', 'Content-Length', '2'],
+      '/te': ['TE', 'gzip', 'Content-Length', '2'],
+      '/fine': ['Content-Length', '2']
+    }
+    const w = await startWorker(r, { queue: 'app', onRequest: (req, x) => x.att.respond(req.id, 200, 'OK', heads[req.url], 'ok', 0) })
+    const session = await h2connect(port)
+    try {
+      for (const p of ['/twice', '/te']) {
+        const res = await fetchStream(session, p)
+        expect(res.status).toBe(0) // no response head
+        expect(res.stream.rstCode).toBe(http2.constants.NGHTTP2_INTERNAL_ERROR)
+      }
+      const fine = await h2(session, { ':path': '/fine' })
+      expect(fine.status).toBe(200)
+      expect(fine.body.toString()).toBe('ok')
+    } finally {
+      await closeSession(session)
+      w.att.close()
+      await r.close()
+    }
+  })
+
   // hub-tls.test.js "h2 timeouts"
   describe('h2 timeouts', () => {
     let r
