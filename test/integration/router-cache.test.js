@@ -661,6 +661,19 @@ describe.each(ROUTERS)('%s', (name, start) => {
       expect((await h2(session, { ':path': '/stream/h2' })).body.toString()).toBe(stream.body.toString())
     })
 
+    // issue 23: the Host port rule holds for :authority as for HTTP/1.1
+    test('an :authority whose port is not digits is 400 and never reaches the app', async () => {
+      for (const authority of ["localhost:'onmouseover='x'", 'localhost:80a']) {
+        const bad = await h2(session, { ':path': '/h2/authority', ':authority': authority })
+        expect(bad.status).toBe(400)
+        expect(bad.body.toString()).not.toContain('n=')
+      }
+      const ok = await h2(session, { ':path': '/h2/authority', ':authority': `localhost:${https}` })
+      expect(ok.status).toBe(200)
+      expect(ok.body.toString()).toContain(`host=localhost:${https} `)
+      expect(seenBy(ok.body)).toBe(1)
+    })
+
     test('one entry for HTTP/1.1 over TLS and h2 (same scheme, host, port and path); plain http is another', async () => {
       // stored from HTTP/1.1, served to h2
       const viaH1 = await httpsRequest(https, { path: '/cross/one' })
