@@ -12,7 +12,9 @@
 // (tls.connect, no client library in between).
 //
 // In-process hub and workers (hub-harness.js) first; then the same rules under
-// `httpsys start` with the config's `limits` and a real https app counting what it sees.
+// `httpsys start` with the config's `limits` and a real https app counting what it sees,
+// with the hub and with the native router (HTTPSYS_ROUTER=native; the in-process part
+// runs on both routers in router-tls.test.js and router-h2.test.js).
 
 const fs = require('node:fs')
 const os = require('node:os')
@@ -23,6 +25,7 @@ const { freePort } = require('../helpers/httpsys-process')
 const { makeCerts } = require('../helpers/tls-certs')
 const { h2connect, h2 } = require('../helpers/tls-clients')
 const { start, request, writeConfig, APPS } = require('../fixtures/apps/harness')
+const { routerBin } = require('../helpers/native-router')
 
 let certs
 beforeAll(() => { certs = makeCerts() })
@@ -392,7 +395,11 @@ describe('h2: the router answers each stream, no app sees it, the connection ser
   })
 })
 
-describe('under httpsys start: the config\'s limits on a TLS port, and what a real https app counted', () => {
+// under both routers: the hub, and HTTPSYS_ROUTER=native (router/, issue 25)
+describe.each([
+  ['the hub', () => ({})],
+  ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
+])('under httpsys start with %s: the config\'s limits on a TLS port, and what a real https app counted', (_, routerEnv) => {
   const BODY_LIMIT = 1000 // limits.max_body_size
   let dir
   let run
@@ -414,7 +421,7 @@ describe('under httpsys start: the config\'s limits on a TLS port, and what a re
       tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }],
       apps: [{ name: 'web', script: path.join(APPS, 'https-counter.js'), urls: [`https://+:${port}/`], env: { HOLD_FILE: hold } }]
     })
-    run = start(['-c', file], { env: { HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') } })
+    run = start(['-c', file], { env: { HTTPSYS_RUNTIME_DIR: path.join(dir, 'run'), ...routerEnv() } })
     // the queue and its port exist before the app's process starts
     await run.waitFor((r) => r.event === 'spawn')
     await run.waitFor((r) => r.event === 'metrics')

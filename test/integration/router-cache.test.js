@@ -6,7 +6,9 @@
 // (HTTPSYS_HUB, HTTPSYS_QUEUE, HTTPSYS_CACHE). Ported from hub-cache.test.js (its
 // HTTP/1.1 parts: the key a client chooses, the Host port rule, pipelining, a 200 KB
 // response, Range, HEAD and conditional requests) and hub-cache-upgrade.test.js (an
-// upgrade request is never answered with the stored page), with the rules the hub
+// upgrade request is never answered with the stored page; its TLS, h2 and
+// client-certificate parts: one entry for HTTP/1.1 over TLS and h2, a client with a
+// certificate treated like one with Authorization unless the app says public), with the rules the hub
 // applies before it stores anything, the invalidation when an instance attaches or
 // leaves, the stats `ls` shows and the byte budget (issue 23: it counts the keys).
 //
@@ -20,6 +22,9 @@ const path = require('node:path')
 const { startHub, request, RawClient, until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
+const { makeCerts } = require('../helpers/tls-certs')
+const { httpsRequest, h2connect, closeSession, h2 } = require('../helpers/tls-clients')
+const { freePort } = require('../helpers/httpsys-process')
 
 jest.setTimeout(30000)
 
@@ -34,7 +39,10 @@ let seen = 0
 const server = http.createServer((req, res) => {
   seen++
   const u = req.url
-  const stamp = 'n=' + seen + ' url=' + u + ' host=' + req.headers.host + ' auth=' + (req.headers.authorization || 'none')
+  const peer = req.socket.encrypted ? req.socket.getPeerCertificate() : null
+  const cert = peer && peer.subject ? peer.subject.CN : 'none'
+  const stamp = 'n=' + seen + ' url=' + u + ' host=' + req.headers.host + ' auth=' + (req.headers.authorization || 'none') +
+    ' v=' + req.httpVersion + ' cert=' + cert
   if (u.startsWith('/slow')) {
     setTimeout(() => res.end(stamp), 300)
     return
@@ -79,15 +87,18 @@ const RULES = JSON.stringify([{ path: '/static/', ttl: 60 }, { path: '/search', 
 
 let dir
 let appFile
+let certs
 
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-router-cache-'))
   appFile = path.join(dir, 'app.js')
   fs.writeFileSync(appFile, APP)
+  certs = makeCerts()
 })
 
 afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true })
+  if (certs) certs.cleanup()
 })
 
 /** The n=... the app wrote into a body. */
@@ -525,6 +536,216 @@ describe.each(ROUTERS)('%s', (name, start) => {
       expect(first.headers.age).toBeUndefined()
       const last = await request(port, { path: '/budget', headers: { host: `${long}19.example` } })
       expect(last.headers.age).toMatch(/^\d+$/)
+    })
+  })
+
+  // hub-cache.test.js "HTTP/2 over TLS" and "client certificates": the cache serves h2
+  // streams as HTTP/1.1 requests (src/hub/h2-request.js respondFromCache), one entry for
+  // both (the key is scheme, port, Host, target), and a client certificate is treated
+  // like Authorization unless the app says public (issue 23)
+  describe('over TLS and h2', () => {
+    let r
+    let http
+    let https
+    let session
+    const client = () => ({ cert: certs.read(certs.client.cert), key: certs.read(certs.client.key) })
+
+    beforeEach(async () => {
+      https = await freePort()
+      r = await router({ tls: [{ port: https, cert: certs.localhost.cert, key: certs.localhost.key, ca: certs.ca.cert, requestCert: true, rejectUnauthorized: false }] })
+      // (the native router lists a port-0 prefix after the fixed ones: the http port by its scheme)
+      const made = await r.createQueue('app', { urls: ['http://+:0/', `https://+:${https}/`] })
+      http = made.ports[made.urls.findIndex((u) => u.startsWith('http:'))]
+      await startApp(r)
+      session = await h2connect(https)
+    })
+
+    afterEach(async () => {
+      if (session) await closeSession(session)
+      session = null
+    })
+
+    /** An h2 session that presents the client certificate. */
+    function h2WithCert () {
+      return new Promise((resolve, reject) => {
+        const s = require('node:http2').connect(`https://127.0.0.1:${https}`, { rejectUnauthorized: false, ...client() })
+        s.once('connect', () => resolve(s))
+        s.once('error', reject)
+      })
+    }
+
+    test('an h2 response is answered from the cache to later h2 requests: same body, Age, Content-Length', async () => {
+      const first = await h2(session, { ':path': '/h2/same' })
+      expect(first.status).toBe(200)
+      expect(first.headers.age).toBeUndefined() // made by the app
+      expect(first.body.toString()).toMatch(/^n=\d+ url=\/h2\/same .* v=2\.0 cert=none$/)
+      const again = await h2(session, { ':path': '/h2/same' })
+      expect(again.status).toBe(200)
+      expect(again.body.toString()).toBe(first.body.toString())
+      expect(again.headers.age).toMatch(/^\d+$/)
+      expect(again.headers['content-length']).toBe(String(first.body.length))
+      expect(again.headers['content-type']).toBe('text/plain')
+      expect(again.headers['cache-control']).toBe('public, max-age=60')
+      expect(again.headers.etag).toBe(first.headers.etag)
+      expect(again.headers.date).toMatch(/ GMT$/)
+      // the app's fields as stored, in its order, then Content-Length and Age
+      expect(Object.keys(again.headers)).toEqual([...Object.keys(first.headers).filter((k) => k !== 'content-length'), 'content-length', 'age'])
+      // many streams at once on one connection, and a new connection: all from the entry
+      const many = await Promise.all(Array.from({ length: 20 }, () => h2(session, { ':path': '/h2/same' })))
+      for (const res of many) {
+        expect(res.status).toBe(200)
+        expect(res.body.toString()).toBe(first.body.toString())
+      }
+      const other = await h2connect(https)
+      try {
+        expect((await h2(other, { ':path': '/h2/same' })).body.toString()).toBe(first.body.toString())
+      } finally {
+        await closeSession(other)
+      }
+      // the app saw the first request only
+      const plain = await h2(session, { ':path': '/plain/h2' })
+      expect(seenBy(plain.body)).toBe(seenBy(first.body) + 1)
+      const s = (await r.queueStats('app')).cache
+      expect(s.stores).toBe(1)
+      expect(s.hits).toBe(22)
+    })
+
+    test('HEAD over h2 is the head of the cached GET, with its Content-Length and no body', async () => {
+      const full = await h2(session, { ':path': '/h2/head' })
+      expect(full.status).toBe(200)
+      const head = await h2(session, { ':path': '/h2/head', ':method': 'HEAD' })
+      expect(head.status).toBe(200)
+      expect(head.body.length).toBe(0)
+      expect(head.headers['content-length']).toBe(String(full.body.length))
+      expect(head.headers.age).toMatch(/^\d+$/)
+      // the app would have made a new ETag had the HEAD reached it
+      expect(head.headers.etag).toBe(full.headers.etag)
+      expect((await h2(session, { ':path': '/h2/head' })).body.toString()).toBe(full.body.toString())
+    })
+
+    test('Range and conditional requests over h2 are answered from the entry', async () => {
+      const full = await h2(session, { ':path': '/h2/range' })
+      const len = full.body.length
+      expect(len).toBeGreaterThan(12)
+      const part = await h2(session, { ':path': '/h2/range', range: 'bytes=4-9' })
+      expect(part.status).toBe(206)
+      expect(part.headers['content-range']).toBe(`bytes 4-9/${len}`)
+      expect(part.headers['content-length']).toBe('6')
+      expect(part.headers.age).toMatch(/^\d+$/)
+      expect(part.body.toString()).toBe(full.body.subarray(4, 10).toString())
+      const suffix = await h2(session, { ':path': '/h2/range', range: 'bytes=-5' })
+      expect(suffix.status).toBe(206)
+      expect(suffix.body.toString()).toBe(full.body.subarray(len - 5).toString())
+      const beyond = await h2(session, { ':path': '/h2/range', range: `bytes=${len + 10}-` })
+      expect(beyond.status).toBe(416)
+      expect(beyond.headers['content-range']).toBe(`bytes */${len}`)
+      expect(beyond.body.length).toBe(0)
+      const notModified = await h2(session, { ':path': '/h2/range', 'if-none-match': full.headers.etag })
+      expect(notModified.status).toBe(304)
+      expect(notModified.headers.etag).toBe(full.headers.etag)
+      expect(notModified.headers['content-type']).toBeUndefined()
+      expect(notModified.body.length).toBe(0)
+    })
+
+    test('an h2 request with Authorization is neither answered nor stored; a chunked response is stored bare', async () => {
+      await h2(session, { ':path': '/h2/auth' })
+      const mine = await h2(session, { ':path': '/h2/auth', authorization: 'Basic dTpw' })
+      expect(mine.headers.age).toBeUndefined()
+      expect(mine.body.toString()).toContain('auth=Basic dTpw')
+      const chunked = await h2(session, { ':path': '/chunked/h2' })
+      const again = await h2(session, { ':path': '/chunked/h2' })
+      expect(again.body.toString()).toBe(chunked.body.toString())
+      expect(again.headers['content-length']).toBe(String(chunked.body.length))
+      const stream = await h2(session, { ':path': '/stream/h2' })
+      expect(stream.body.toString()).toMatch(/ \(end\)$/)
+      expect((await h2(session, { ':path': '/stream/h2' })).body.toString()).toBe(stream.body.toString())
+    })
+
+    // issue 23: the Host port rule holds for :authority as for HTTP/1.1
+    test('an :authority whose port is not digits is 400 and never reaches the app', async () => {
+      for (const authority of ["localhost:'onmouseover='x'", 'localhost:80a']) {
+        const bad = await h2(session, { ':path': '/h2/authority', ':authority': authority })
+        expect(bad.status).toBe(400)
+        expect(bad.body.toString()).not.toContain('n=')
+      }
+      const ok = await h2(session, { ':path': '/h2/authority', ':authority': `localhost:${https}` })
+      expect(ok.status).toBe(200)
+      expect(ok.body.toString()).toContain(`host=localhost:${https} `)
+      expect(seenBy(ok.body)).toBe(1)
+    })
+
+    test('one entry for HTTP/1.1 over TLS and h2 (same scheme, host, port and path); plain http is another', async () => {
+      // stored from HTTP/1.1, served to h2
+      const viaH1 = await httpsRequest(https, { path: '/cross/one' })
+      expect(viaH1.status).toBe(200)
+      expect(viaH1.body.toString()).toMatch(/^n=\d+ url=\/cross\/one .* v=1\.1 /)
+      const toH2 = await h2(session, { ':path': '/cross/one' })
+      expect(toH2.status).toBe(200)
+      expect(toH2.body.toString()).toBe(viaH1.body.toString())
+      expect(toH2.headers.age).toMatch(/^\d+$/)
+      expect(toH2.headers['content-length']).toBe(String(viaH1.body.length))
+      // stored from h2, served to HTTP/1.1
+      const viaH2 = await h2(session, { ':path': '/cross/two' })
+      expect(viaH2.body.toString()).toMatch(/^n=\d+ url=\/cross\/two .* v=2\.0 /)
+      const toH1 = await httpsRequest(https, { path: '/cross/two' })
+      expect(toH1.status).toBe(200)
+      expect(toH1.body.toString()).toBe(viaH2.body.toString())
+      expect(toH1.headers.age).toMatch(/^\d+$/)
+      expect(toH1.headers['content-length']).toBe(String(viaH2.body.length))
+      expect(toH1.headers['transfer-encoding']).toBeUndefined()
+      // http://127.0.0.1:<other port>/cross/two is not https://127.0.0.1:<port>/cross/two
+      const plain = await request(http, { path: '/cross/two' })
+      expect(plain.status).toBe(200)
+      expect(plain.headers.age).toBeUndefined()
+      expect(seenBy(plain.body)).toBeGreaterThan(seenBy(viaH2.body))
+    })
+
+    test('a response to a client with a certificate (s-maxage, not public) is never served to a client without one', async () => {
+      const mine = await httpsRequest(https, { path: '/smax/who', ...client() })
+      expect(mine.status).toBe(200)
+      expect(mine.body.toString()).toMatch(/cert=test client$/)
+      for (let i = 0; i < 2; i++) {
+        const anonymous = await httpsRequest(https, { path: '/smax/who' })
+        expect(anonymous.status).toBe(200)
+        expect(anonymous.body.toString()).toMatch(/cert=none$/)
+      }
+      // the anonymous page was stored: a second anonymous client gets it
+      expect((await httpsRequest(https, { path: '/smax/who' })).headers.age).toMatch(/^\d+$/)
+      // and over h2
+      const s = await h2WithCert()
+      try {
+        const viaH2 = await h2(s, { ':path': '/smax/who-h2' })
+        expect(viaH2.body.toString()).toMatch(/cert=test client$/)
+        const anonymous = await httpsRequest(https, { path: '/smax/who-h2' })
+        expect(anonymous.body.toString()).toMatch(/cert=none$/)
+        // an entry that is not public is no answer to an h2 client with a certificate
+        const stored = await h2(session, { ':path': '/smax/who-h2' })
+        expect(stored.headers.age).toMatch(/^\d+$/)
+        const again = await h2(s, { ':path': '/smax/who-h2' })
+        expect(again.headers.age).toBeUndefined()
+        expect(again.body.toString()).toMatch(/cert=test client$/)
+      } finally {
+        await closeSession(s)
+      }
+    })
+
+    test('Cache-Control: public is the app\'s word that the page is the same for everyone: stored and served both ways, over h2 too', async () => {
+      const mine = await httpsRequest(https, { path: '/public/cert', ...client() })
+      expect(mine.body.toString()).toMatch(/cert=test client$/)
+      const anonymous = await httpsRequest(https, { path: '/public/cert' })
+      expect(anonymous.body.toString()).toBe(mine.body.toString())
+      expect(anonymous.headers.age).toMatch(/^\d+$/)
+      const s = await h2WithCert()
+      try {
+        const viaH2 = await h2(s, { ':path': '/public/cert-h2' })
+        expect(viaH2.body.toString()).toMatch(/cert=test client$/)
+        const again = await h2(s, { ':path': '/public/cert-h2' })
+        expect(again.body.toString()).toBe(viaH2.body.toString())
+        expect(again.headers.age).toMatch(/^\d+$/)
+        expect((await h2(session, { ':path': '/public/cert-h2' })).body.toString()).toBe(viaH2.body.toString())
+      } finally {
+        await closeSession(s)
+      }
     })
   })
 })

@@ -6,7 +6,8 @@
 // (the router's verdict, never a resumed session's), per-port session keys, the 421 for
 // a Host of another certificate entry (RFC 9110 15.5.20), a certificate reload, and
 // redirect_http. Ported from hub-tls, hub-tls-client-certs and hub-tls-rules (their
-// HTTP/1.1 parts; h2 cases are left to router/internal/h2 and noted where they were).
+// HTTP/1.1 parts and, next to them, their h2 cases: ALPN, a FIN, 431, 421 for a
+// coalesced stream; the rest of hub-tls-rules' h2 part is router-h2.test.js).
 // Real TLS clients; workers attached through the hub client.
 
 const fs = require('node:fs')
@@ -17,7 +18,8 @@ const https = require('node:https')
 const { startHub, startWorker, reply, request, RawClient, until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
-const { httpsRequest } = require('../helpers/tls-clients')
+const http2 = require('node:http2')
+const { httpsRequest, h2connect, closeSession, h2 } = require('../helpers/tls-clients')
 const { freePort } = require('../helpers/httpsys-process')
 const hubClient = require('../../src/queue/hub-client')
 
@@ -165,10 +167,28 @@ describe.each(ROUTERS)('%s', (name, start) => {
     })
 
     test('ALPN: http/1.1 for a client that offers it', async () => {
-      // h2: router/internal/h2 (h2 offered first when the router serves it)
       const s = await connect(port, { ALPNProtocols: ['http/1.1'] })
       expect(s.alpnProtocol).toBe('http/1.1')
       s.destroy()
+    })
+
+    test('ALPN: h2 whenever the client offers it (the router\'s preference), first or not; a stream reaches the app as HTTP/2.0', async () => {
+      for (const offer of [['h2', 'http/1.1'], ['h2'], ['http/1.1', 'h2']]) {
+        const s = await connect(port, { ALPNProtocols: offer })
+        expect(s.alpnProtocol).toBe('h2')
+        s.destroy()
+      }
+      const session = await h2connect(port, { servername: 'a.localhost' })
+      try {
+        const res = await h2(session, { ':path': '/h2?x=1', ':authority': `a.localhost:${port}` })
+        expect(res.status).toBe(200)
+        expect(res.headers['x-queue']).toBe('a')
+        const seen = JSON.parse(res.body)
+        expect(seen).toMatchObject({ v: '2.0', url: '/h2?x=1', encrypted: true })
+        expect(seen.tls).toMatchObject({ protocol: 'TLSv1.3', alpnProtocol: 'h2', servername: 'a.localhost' })
+      } finally {
+        await closeSession(session)
+      }
     })
 
     test('session resumption: a reconnecting client skips the full handshake', async () => {
@@ -204,13 +224,22 @@ describe.each(ROUTERS)('%s', (name, start) => {
     })
 
     test('over TLS a request followed by FIN still gets its answer on HTTP/1.1', async () => {
-      // h2: router/internal/h2 (there a FIN ends the connection)
       const s1 = await connect(port, { ALPNProtocols: ['http/1.1'] })
       const got = []
       s1.on('data', (d) => got.push(d))
       s1.end(`GET /half HTTP/1.1\r\nHost: localhost:${port}\r\nConnection: close\r\n\r\n`)
       await new Promise((resolve) => s1.on('close', resolve))
       expect(Buffer.concat(got).toString()).toMatch(/^HTTP\/1\.1 200 [^]*"url":"\/half"/)
+    })
+
+    test('on h2 a FIN from the client ends the connection', async () => {
+      const s = await connect(port, { ALPNProtocols: ['h2'] })
+      expect(s.alpnProtocol).toBe('h2')
+      const t0 = Date.now()
+      s.resume()
+      s.end()
+      await new Promise((resolve) => s.on('close', resolve))
+      expect(Date.now() - t0).toBeLessThan(3000)
     })
 
     test('TLS 1.2 renegotiation is refused: no handshake is made, the connection fails', async () => {
@@ -230,11 +259,24 @@ describe.each(ROUTERS)('%s', (name, start) => {
     })
 
     test('the router\'s limits hold on TLS: 431 on HTTP/1.1 (a named host still served)', async () => {
-      // h2: router/internal/h2 (431 on h2 too)
       const r1 = await httpsRequest(port, { headers: { 'x-big': 'x'.repeat(5000) } })
       expect(r1.status).toBe(431)
       const r2 = await rawGet(port, { servername: 'a.localhost', host: 'a.localhost' })
       expect(r2.status).toBe(200)
+    })
+
+    test('431 on h2 too: the stream is answered, the session serves on', async () => {
+      const session = await h2connect(port)
+      try {
+        const big = await h2(session, { ':path': '/', 'x-big': 'x'.repeat(5000) })
+        expect(big.status).toBe(431)
+        expect(big.body.toString()).toContain('Request Header Fields Too Large')
+        const ok = await h2(session, { ':path': '/after' })
+        expect(ok.status).toBe(200)
+        expect(JSON.parse(ok.body).url).toBe('/after')
+      } finally {
+        await closeSession(session)
+      }
     })
 
     test('plain http on a TLS port never reaches an app, and is counted as a failed handshake', async () => {
@@ -758,7 +800,20 @@ describe.each(ROUTERS)('%s', (name, start) => {
       expect(JSON.parse(res.body).app).toBe('a')
     })
 
-    // h2 (connection coalescing, a stream for another entry's :authority is 421):
-    // router/internal/h2
+    test('h2 (connection coalescing): a stream for another entry\'s :authority is 421, the session serves on', async () => {
+      const session = http2.connect(`https://127.0.0.1:${ports.shared}`, { servername: 'a.localhost', rejectUnauthorized: false })
+      session.on('error', () => {})
+      try {
+        const wrong = await h2(session, { ':path': '/', ':authority': `b.localhost:${ports.shared}` })
+        expect(wrong.status).toBe(421)
+        expect(wrong.body.toString()).toContain('HTTP Error 421. The request was sent on a connection made for another host')
+        const right = await h2(session, { ':path': '/', ':authority': `a.localhost:${ports.shared}` })
+        expect(right.status).toBe(200)
+        expect(JSON.parse(right.body).app).toBe('a')
+        expect(seen.b).toEqual([])
+      } finally {
+        session.destroy()
+      }
+    })
   })
 })

@@ -67,7 +67,13 @@ func (r *Request) cacheQuery(q *cache.Query) bool {
 	q.Host = r.host
 	q.Target = r.url
 	q.HasBody = r.hasBody
-	p := r.payload
+	return FillQuery(q, r.payload)
+}
+
+// FillQuery reads the method and the header fields of a REQUEST payload (as
+// wire.AppendRequestHead and the pairs build it) into q: HTTP/1.1's and h2's requests
+// alike. False if it cannot be read.
+func FillQuery(q *cache.Query, p []byte) bool {
 	if len(p) < 16 {
 		return false
 	}

@@ -14,6 +14,7 @@ import (
 	"httpsys/router/internal/parse"
 	"httpsys/router/internal/queue"
 	"httpsys/router/internal/route"
+	"httpsys/router/internal/upload"
 	"httpsys/router/internal/wire"
 )
 
@@ -291,7 +292,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		isHead:       h.Method == "HEAD",
 		asksUpgrade:  h.Upgrade,
 		contentLen:   h.ContentLength,
-		credit:       wire.InitialBodyWindow,
+		body:         upload.New(),
 		bodyDone:     !h.HasBody,
 	}
 	switch h.Method {

@@ -7,6 +7,7 @@ import (
 	"httpsys/router/internal/attach"
 	"httpsys/router/internal/cache"
 	"httpsys/router/internal/queue"
+	"httpsys/router/internal/upload"
 	"httpsys/router/internal/wire"
 )
 
@@ -52,13 +53,9 @@ type Request struct {
 
 	// body (client -> worker)
 	bodyDone      bool
-	bodyEndSent   bool
 	discard       bool
-	credit        int64
-	bodyBuf       [][]byte
-	bodyBufBytes  int
+	body          upload.Body // credit, held bytes, replay
 	bodyBytes     int64
-	replay        [][]byte // body chunks the worker may not have seen (until its ACK)
 	continueState int
 
 	// response (worker -> client)
@@ -122,17 +119,15 @@ func (r *Request) onBodyChunk(chunk []byte) {
 		return
 	}
 	w := r.link.Worker()
-	if w != nil && r.bodyBuf == nil && r.credit >= int64(len(chunk)) {
-		r.credit -= int64(len(chunk))
+	if w != nil && r.body.Take(len(chunk)) {
 		r.sendBody(w, chunk, false)
 		return
 	}
-	r.bodyBuf = append(r.bodyBuf, clone(chunk))
-	r.bodyBufBytes += len(chunk)
+	r.body.Hold(clone(chunk))
 	if w != nil {
 		r.pumpBody(w)
 	}
-	if r.bodyBufBytes >= bodyHold {
+	if r.body.HeldBytes >= bodyHold {
 		r.conn.pause(pauseBody)
 	}
 }
@@ -146,48 +141,32 @@ func (r *Request) sendBody(w *attach.Worker, chunk []byte, owned bool) {
 		owned = true
 	}
 	// (a tunnel's request was answered: its worker saw it, nothing is replayed)
-	if !r.link.Seen() && !r.tunneled {
-		if !owned {
-			chunk = clone(chunk)
-		}
-		r.replay = append(r.replay, chunk)
-	} else if r.replay != nil {
-		r.replay = nil
+	unseen := !r.link.Seen() && !r.tunneled
+	if unseen && !owned {
+		chunk = clone(chunk)
 	}
+	r.body.Sending(chunk, unseen)
 	w.SendBody(r, chunk)
 }
 
 func (r *Request) onBodyComplete() {
 	r.bodyDone = true
-	if w := r.link.Worker(); w != nil && r.bodyBuf == nil && !r.bodyEndSent && !r.discard {
-		r.bodyEndSent = true
+	if w := r.link.Worker(); w != nil && r.body.Held == nil && !r.body.EndSent && !r.discard {
+		r.body.EndSent = true
 		w.SendBodyEnd(r)
 	}
 }
 
 // pumpBody sends held body bytes within the worker's credit.
 func (r *Request) pumpBody(w *attach.Worker) {
-	for r.credit > 0 && len(r.bodyBuf) > 0 {
-		chunk := r.bodyBuf[0]
-		if int64(len(chunk)) > r.credit {
-			r.bodyBuf[0] = chunk[r.credit:]
-			chunk = chunk[:r.credit]
-		} else {
-			r.bodyBuf[0] = nil
-			r.bodyBuf = r.bodyBuf[1:]
-		}
-		r.credit -= int64(len(chunk))
-		r.bodyBufBytes -= len(chunk)
+	for chunk, ok := r.body.Next(); ok; chunk, ok = r.body.Next() {
 		r.sendBody(w, chunk, true)
 	}
-	if r.bodyBuf != nil && len(r.bodyBuf) == 0 {
-		r.bodyBuf = nil
-	}
-	if r.bodyBufBytes < bodyHold {
+	if r.body.HeldBytes < bodyHold {
 		r.conn.resumeForBody(r)
 	}
-	if r.bodyDone && r.bodyBuf == nil && !r.bodyEndSent {
-		r.bodyEndSent = true
+	if r.bodyDone && r.body.Held == nil && !r.body.EndSent {
+		r.body.EndSent = true
 		w.SendBodyEnd(r)
 		if r.tunneled {
 			r.conn.tunnelMaybeDone()
@@ -219,7 +198,7 @@ func (r *Request) onDispatched(w *attach.Worker) {
 	if r.q != nil && r.q.Cache != nil {
 		r.cacheEpoch = r.q.Cache.Epoch()
 	}
-	if r.hasBody && (r.bodyBuf != nil || r.bodyDone) {
+	if r.hasBody && (r.body.Held != nil || r.bodyDone) {
 		r.pumpBody(w)
 	}
 }
@@ -232,7 +211,7 @@ func (r *Request) OnRead(w *attach.Worker, n uint32) {
 	if r.link.Worker() != w {
 		return
 	}
-	r.credit += int64(n)
+	r.body.Credit += int64(n)
 	// HTTP.SYS sends 100 Continue on the first body read, so a worker that reads
 	// without calling writeContinue never leaves the client waiting
 	if r.expect100 && r.continueState == continueNone && !r.headSent && !r.bodyDone {
@@ -422,22 +401,7 @@ func (r *Request) Lost(w *attach.Worker, unseen, requeue bool) bool {
 // resetForRequeue: its worker died before acknowledging it; it is new again for the
 // next worker, with the body bytes already sent kept for replay.
 func (r *Request) resetForRequeue() {
-	r.bodyEndSent = false
-	r.credit = wire.InitialBodyWindow
-	if r.replay != nil {
-		sent := r.replay
-		r.replay = nil
-		sent = append(sent, r.bodyBuf...)
-		n := 0
-		for _, b := range sent {
-			n += len(b)
-		}
-		r.bodyBuf = sent
-		r.bodyBufBytes = n
-		if len(sent) == 0 {
-			r.bodyBuf = nil
-		}
-	}
+	r.body.Requeue()
 }
 
 // ---- the end of a request; under the connection's lock ----
@@ -475,8 +439,7 @@ func (r *Request) finish() {
 
 func (r *Request) startDiscard() {
 	r.discard = true
-	r.bodyBuf = nil
-	r.bodyBufBytes = 0
+	r.body.Drop()
 	r.conn.resumeForBody(r)
 }
 
@@ -529,8 +492,7 @@ func (r *Request) withdraw() {
 	if w := r.link.Worker(); w != nil && !r.resDone {
 		w.SendAbort(r)
 	}
-	r.bodyBuf = nil
-	r.bodyBufBytes = 0
+	r.body.Drop()
 }
 
 func clone(b []byte) []byte {

@@ -55,7 +55,7 @@ func (c *Conn) startTunnel(r *Request, p []byte, bodyStart int) {
 	r.tunneled = true
 	// the client's bytes are the request's body from now on
 	r.bodyDone = false
-	r.credit = wire.InitialBodyWindow
+	r.body.Credit = wire.InitialBodyWindow
 	c.tunnel = r
 	c.phase = phaseTunnel
 	c.deadline.Store(0)
@@ -145,7 +145,7 @@ func (c *Conn) tunnelFromWorker(r *Request, flags byte, body []byte) {
 // the FIN, the client's having come).
 func (c *Conn) tunnelMaybeDone() {
 	r := c.tunnel
-	if !r.bodyEndSent || !r.workerEnded || r.resDone {
+	if !r.body.EndSent || !r.workerEnded || r.resDone {
 		return
 	}
 	r.resDone = true

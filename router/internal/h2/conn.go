@@ -2,6 +2,7 @@ package h2
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"httpsys/router/internal/attach"
 	"httpsys/router/internal/queue"
 	"httpsys/router/internal/route"
+	"httpsys/router/internal/upload"
 )
 
 // sink is what the writing Framer appends to: the bytes for the socket.
@@ -41,6 +43,7 @@ type Conn struct {
 	family     uint8
 	tls        []byte
 	tlsHost    string // the last host Misdirected passed
+	clientCert bool   // the handshake had a client certificate (the output cache)
 	// misdirected: the handshake's own 421 check (conn.Secure); nil: the Server's hook
 	misdirected func(hostname string) bool
 	release     func()
@@ -102,6 +105,9 @@ func newConn(h *Server, nc net.Conn, port int, dual bool, release func()) *Conn 
 		}
 	}
 	c.tls = h.tlsSection(nc)
+	if tc, ok := nc.(*tls.Conn); ok {
+		c.clientCert = len(tc.ConnectionState().PeerCertificates) > 0
+	}
 	c.wf = http2.NewFramer(&c.out, nil)
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	c.hdec = hpack.NewDecoder(4096, func(f hpack.HeaderField) { c.decoding.add(f.Name, f.Value) })
@@ -421,13 +427,14 @@ func (c *Conn) newStream(id uint32, b *block, endStream bool) {
 	s.isHead = hd.method == "HEAD"
 	s.expect100 = hd.expect100
 	s.contentLen = hd.contentLen
-	s.credit = int64(initialBodyWindow)
+	s.body = upload.New()
 	if hd.status != 0 {
 		srv.Log.Debug("bad h2 request", "status", hd.status, "reason", hd.reason, "remoteAddress", c.remoteAddr)
 		s.respondLocal(hd.status, hd.variant)
 		return
 	}
 	s.payload = hd.payload
+	s.host, s.url = hd.host, hd.url
 	c.route(s, hd)
 }
 
@@ -462,6 +469,9 @@ func (c *Conn) route(s *Stream, hd *head) {
 	s.q = q
 	if q.Settings.MaxBodySize > 0 && s.contentLen > q.Settings.MaxBodySize {
 		s.bodyTooLarge()
+		return
+	}
+	if s.answerFromCache() {
 		return
 	}
 	s.entry.Arrive(srv.Clock.Now())
@@ -575,7 +585,7 @@ func (c *Conn) closeStream(s *Stream) {
 		s.abort()
 	}
 	s.pend, s.pendBytes = nil, 0
-	s.bodyBuf, s.bodyBufBytes = nil, 0
+	s.body.Drop()
 	c.charged -= s.charge
 	s.charge = 0
 	if len(c.streams) == 0 && !c.dead {

@@ -38,7 +38,7 @@ func (c *Conn) Timeout() {
 		if bt := srv.Limits.BodyTimeout; bt > 0 {
 			stale := srv.Clock.Now() - bt
 			for _, s := range c.streams {
-				if !s.remoteDone && s.bodyBuf == nil && s.lastData <= stale {
+				if !s.remoteDone && s.body.Held == nil && s.lastData <= stale {
 					c.resetStream(s, http2.ErrCodeCancel)
 				}
 			}

@@ -114,6 +114,7 @@ func (h *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *conn.
 	c := newConn(h, nc, port, dual, done)
 	if sec != nil {
 		c.tls = sec.Info
+		c.clientCert = sec.ClientCert
 		if sec.Misdirected != nil {
 			mis := sec.Misdirected
 			c.misdirected = func(hostname string) bool { return mis(hostname) }

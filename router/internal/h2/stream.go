@@ -8,8 +8,10 @@ import (
 	"golang.org/x/net/http2"
 
 	"httpsys/router/internal/attach"
+	"httpsys/router/internal/cache"
 	"httpsys/router/internal/conn"
 	"httpsys/router/internal/queue"
+	"httpsys/router/internal/upload"
 	"httpsys/router/internal/wire"
 )
 
@@ -21,8 +23,6 @@ const (
 	pageNoQueue   = conn.NoQueue
 	pageAppDown   = conn.AppDownV
 	pageOpaque    = conn.Opaque
-
-	initialBodyWindow = wire.InitialBodyWindow
 )
 
 // 100 Continue: not asked for, sent.
@@ -45,6 +45,8 @@ type Stream struct {
 	q  *queue.Queue
 
 	payload    []byte
+	host       string // as routed (the cache's key)
+	url        string
 	trailers   [][]byte
 	hasBody    bool
 	isHead     bool
@@ -58,13 +60,9 @@ type Stream struct {
 
 	// request body (client -> worker)
 	bodyDone      bool
-	bodyEndSent   bool
 	discard       bool
-	credit        int64
-	bodyBuf       [][]byte
-	bodyBufBytes  int
+	body          upload.Body // credit, held bytes, replay
 	bodyBytes     int64
-	replay        [][]byte
 	continueState int
 	recvWin       int   // what the client may still send on the stream
 	owed          int   // receive window consumed, not returned yet
@@ -82,6 +80,10 @@ type Stream struct {
 	queued    bool // in the connection's active list
 	sendWin   int64
 	inOut     int // DATA bytes framed, not written to the socket yet
+
+	// the output cache (cache.go)
+	cacheEpoch uint64
+	capture    *cache.Capture
 
 	// the held-bytes budget (budget.go)
 	resCredit int // response bytes its worker may still send
@@ -133,25 +135,19 @@ func (s *Stream) onBodyChunk(chunk []byte) {
 		return
 	}
 	w := s.link.Worker()
-	if w != nil && s.bodyBuf == nil && s.credit >= int64(len(chunk)) {
-		s.credit -= int64(len(chunk))
+	if w != nil && s.body.Take(len(chunk)) {
 		s.owed += len(chunk)
 		s.sendBody(w, clone(chunk))
 		return
 	}
-	s.bodyBuf = append(s.bodyBuf, clone(chunk))
-	s.bodyBufBytes += len(chunk)
+	s.body.Hold(clone(chunk))
 	if w != nil {
 		s.pumpBody(w)
 	}
 }
 
 func (s *Stream) sendBody(w *attach.Worker, chunk []byte) {
-	if !s.link.Seen() {
-		s.replay = append(s.replay, chunk)
-	} else if s.replay != nil {
-		s.replay = nil
-	}
+	s.body.Sending(chunk, !s.link.Seen())
 	w.SendBody(s, chunk)
 }
 
@@ -163,8 +159,8 @@ func (s *Stream) onBodyEnd() {
 	}
 	s.remoteDone = true
 	s.bodyDone = true
-	if w := s.link.Worker(); w != nil && s.bodyBuf == nil && !s.bodyEndSent && !s.discard {
-		s.bodyEndSent = true
+	if w := s.link.Worker(); w != nil && s.body.Held == nil && !s.body.EndSent && !s.discard {
+		s.body.EndSent = true
 		w.SendBodyEnd(s)
 	}
 	s.c.maybeClosed(s)
@@ -173,25 +169,12 @@ func (s *Stream) onBodyEnd() {
 // pumpBody sends held body bytes within the worker's credit; the client's window
 // opens by what went.
 func (s *Stream) pumpBody(w *attach.Worker) {
-	for s.credit > 0 && len(s.bodyBuf) > 0 {
-		chunk := s.bodyBuf[0]
-		if int64(len(chunk)) > s.credit {
-			s.bodyBuf[0] = chunk[s.credit:]
-			chunk = chunk[:s.credit]
-		} else {
-			s.bodyBuf[0] = nil
-			s.bodyBuf = s.bodyBuf[1:]
-		}
-		s.credit -= int64(len(chunk))
-		s.bodyBufBytes -= len(chunk)
+	for chunk, ok := s.body.Next(); ok; chunk, ok = s.body.Next() {
 		s.owed += len(chunk)
 		s.sendBody(w, chunk)
 	}
-	if s.bodyBuf != nil && len(s.bodyBuf) == 0 {
-		s.bodyBuf = nil
-	}
-	if s.bodyDone && s.bodyBuf == nil && !s.bodyEndSent {
-		s.bodyEndSent = true
+	if s.bodyDone && s.body.Held == nil && !s.body.EndSent {
+		s.body.EndSent = true
 		w.SendBodyEnd(s)
 	}
 	s.returnWindow()
@@ -224,9 +207,7 @@ func (s *Stream) bodyTooLarge() {
 
 func (s *Stream) startDiscard() {
 	s.discard = true
-	s.owed += s.bodyBufBytes
-	s.bodyBuf = nil
-	s.bodyBufBytes = 0
+	s.owed += s.body.Drop()
 	s.returnWindow()
 }
 
@@ -249,8 +230,11 @@ func (s *Stream) Dispatched(w *attach.Worker) {
 }
 
 func (s *Stream) onDispatched(w *attach.Worker) {
+	if s.q != nil && s.q.Cache != nil {
+		s.cacheEpoch = s.q.Cache.Epoch()
+	}
 	s.started(w)
-	if s.hasBody && (s.bodyBuf != nil || s.bodyDone) {
+	if s.hasBody && (s.body.Held != nil || s.bodyDone) {
 		s.pumpBody(w)
 	}
 }
@@ -275,7 +259,7 @@ func (s *Stream) OnRead(w *attach.Worker, n uint32) {
 	if s.link.Worker() != w || s.closed {
 		return
 	}
-	s.credit += int64(n)
+	s.body.Credit += int64(n)
 	// HTTP.SYS sends 100 Continue on the first body read
 	if s.expect100 && s.continueState == continueNone && !s.headSent && !s.bodyDone {
 		s.writeContinue()
@@ -356,6 +340,7 @@ func (s *Stream) OnResponse(w *attach.Worker, p []byte) {
 	bs := 14 + rlen
 	bodyStart := bs + int(binary.LittleEndian.Uint32(p[10+rlen:]))
 	body := p[bodyStart:]
+	s.beginCapture(p, bodyStart)
 	if s.closed {
 		if !more {
 			s.finish()
@@ -403,6 +388,7 @@ func (s *Stream) OnResBody(w *attach.Worker, flags byte, body []byte) {
 	}
 	s.started(w)
 	more := flags&wire.ResMore != 0
+	s.captureBody(body)
 	if len(body) > 0 {
 		if s.noBody {
 			if more {
@@ -450,23 +436,11 @@ func (s *Stream) Lost(w *attach.Worker, unseen, requeue bool) bool {
 	return false
 }
 
+// resetForRequeue: its worker died before acknowledging it; the stream starts again at
+// the next worker (its window too), the body bytes already sent held for it.
 func (s *Stream) resetForRequeue() {
-	s.bodyEndSent = false
-	s.credit = initialBodyWindow
+	s.body.Requeue()
 	s.windowFor = nil
-	if s.replay != nil {
-		sent := append(s.replay, s.bodyBuf...)
-		s.replay = nil
-		n := 0
-		for _, b := range sent {
-			n += len(b)
-		}
-		s.bodyBuf = sent
-		s.bodyBufBytes = n
-		if len(sent) == 0 {
-			s.bodyBuf = nil
-		}
-	}
 }
 
 // AnswerFromQueue: its queue answers it 503 (timeout, queue gone, app down).
@@ -484,6 +458,7 @@ func (s *Stream) AnswerFromQueue(v conn.Variant, _ bool) {
 // finish: the response is complete, the worker is done with the stream.
 func (s *Stream) finish() {
 	s.resDone = true
+	s.commitCapture()
 	if w := s.link.Worker(); w != nil {
 		w.Release(s, true)
 	}
@@ -556,8 +531,7 @@ func (s *Stream) withdraw() {
 	if w := s.link.Worker(); w != nil && !s.resDone {
 		w.SendAbort(s)
 	}
-	s.bodyBuf = nil
-	s.bodyBufBytes = 0
+	s.body.Drop()
 	s.recharge()
 }
 
