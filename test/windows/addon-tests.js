@@ -173,6 +173,7 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
   // receive finds one there and returns ERROR_MORE_DATA at once, the case where a packet
   // of that first call must not be credited to the re-receive (Queue::Orphan).
   test('addon: one receive outstanding, 120 requests with 6 KB and 20 KB cookies 8 at a time, all intact', async () => {
+    W.restartWine()
     const port = await W.freePort()
     const proc = await startQueue(`http://+:${port}/one/`, { HTTPSYS_WINE_RECEIVES: '1' })
     const base = [6 * 1024, 20 * 1024].map((n) => crypto.randomBytes(n).toString('base64url').slice(0, n))
