@@ -394,9 +394,7 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 			if more {
 				ack = len(body)
 			}
-			dst := c.dst(r)
-			*dst = append(*dst, body...)
-			c.wrote(r, len(body), ack)
+			c.appendBody(r, body, len(body), ack)
 		}
 	}
 	if !more {
