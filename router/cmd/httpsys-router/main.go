@@ -25,6 +25,7 @@ func main() {
 	level := flag.String("log-level", envOr("HTTPSYS_LOG_LEVEL", "info"), "trace, debug, info, warn, error, fatal or silent")
 	profile := flag.String("cpuprofile", os.Getenv("HTTPSYS_ROUTER_CPUPROFILE"), "write a CPU profile (go tool pprof) to this file until the router exits")
 	flag.Parse()
+	defaultProcs()
 	stopProfile := startProfile(*profile)
 	// The router follows its supervisor, not the terminal or the service manager: a
 	// Ctrl+C or a SIGTERM reaches the whole process group, and the supervisor answers it

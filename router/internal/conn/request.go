@@ -134,6 +134,15 @@ func (r *Request) onBodyChunk(chunk []byte) {
 
 // sendBody: owned says chunk is the request's own (not the read buffer).
 func (r *Request) sendBody(w *attach.Worker, chunk []byte, owned bool) {
+	// the worker saw the request, or it is a tunnel (nothing to replay): a chunk of the read buffer is
+	// copied into the worker's write buffer, with no allocation of its own
+	if !owned && (r.link.Seen() || r.tunneled) {
+		if r.replay != nil {
+			r.replay = nil
+		}
+		w.SendBodyCopy(r, chunk)
+		return
+	}
 	// a BODY of RefThreshold bytes or more is written from the chunk itself, after the
 	// read buffer has been reused: it must be the request's own
 	if !owned && len(chunk) >= wire.RefThreshold {
@@ -364,9 +373,7 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 			if more {
 				ack = len(body)
 			}
-			dst := c.dst(r)
-			*dst = append(*dst, body...)
-			c.wrote(r, len(body), ack)
+			c.appendBody(r, body, len(body), ack)
 		}
 	}
 	if !more {

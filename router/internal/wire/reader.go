@@ -24,6 +24,8 @@ type Reader struct {
 
 	streamFrom int
 	body       io.LimitedReader // the streamed frame's payload still on src
+
+	large []byte // readLarge's buffer, kept for the next large frame (keepLarge)
 }
 
 // NewReader reads frames from src through a buffer of size bytes. Frames up to size
@@ -181,7 +183,7 @@ func (r *Reader) readLarge(total int) (Frame, error) {
 	if r.err != nil {
 		return Frame{}, r.endError()
 	}
-	b := make([]byte, total)
+	b := r.largeBuffer(total)
 	have := copy(b, r.buf[r.r:r.w])
 	r.r, r.w = 0, 0
 	if _, err := io.ReadFull(r.src, b[have:]); err != nil {
