@@ -137,9 +137,7 @@ func (r *Request) sendBody(w *attach.Worker, chunk []byte, owned bool) {
 	// the worker saw the request, or it is a tunnel (nothing to replay): a chunk of the read buffer is
 	// copied into the worker's write buffer, with no allocation of its own
 	if !owned && (r.link.Seen() || r.tunneled) {
-		if r.replay != nil {
-			r.replay = nil
-		}
+		r.body.Sending(chunk, false) // seen: what was kept for a replay goes
 		w.SendBodyCopy(r, chunk)
 		return
 	}
