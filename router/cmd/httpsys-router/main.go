@@ -42,6 +42,7 @@ func main() {
 	var closed sync.Once
 	finished := make(chan struct{})
 	h.Register(ch, func() { closed.Do(func() { close(finished) }) })
+	serveParent(h, log)
 
 	go func() {
 		if err := ch.Serve(os.Stdin); err != nil {

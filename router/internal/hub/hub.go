@@ -82,6 +82,7 @@ type Hub struct {
 	workers   map[*attach.Worker]struct{}
 	workerSeq uint64
 	anonSeq   uint64
+	startedCh chan struct{} // closed by Start (standalone.go waits for it)
 }
 
 // entry is a queue and what the router knows of it besides its requests.
@@ -95,11 +96,13 @@ type entry struct {
 	claim  string // the prefixes the first worker asked for, when the queue had none
 	cache  bool
 	unbind bool
+	// a standalone app's listen() (standalone.go): its first worker owns it
+	reserved bool
 }
 
 // New returns a Hub that is not started.
 func New(log *slog.Logger, events Events, c *clock.Clock) *Hub {
-	return &Hub{log: log, events: events, clock: c, queues: map[string]*entry{}, workers: map[*attach.Worker]struct{}{}}
+	return &Hub{log: log, events: events, clock: c, queues: map[string]*entry{}, workers: map[*attach.Worker]struct{}{}, startedCh: make(chan struct{})}
 }
 
 // StartOptions are the start command's arguments.
@@ -148,6 +151,7 @@ func (h *Hub) Start(o StartOptions) error {
 	}
 	h.wl = wl
 	h.started = true
+	close(h.startedCh)
 	h.clock.Every(h.sweep)
 	go h.acceptWorkers(wl)
 	h.log.Debug("router started", "socketPath", o.WorkerSocket)
@@ -570,6 +574,9 @@ func (h *Hub) Hello(w *attach.Worker, hello *attach.Hello) (*queue.Queue, attach
 		} else {
 			if e.token != "" && subtle.ConstantTimeCompare([]byte(e.token), []byte(hello.Token)) != 1 {
 				return nil, attach.Welcome{}, h.denied(name, pid, "it did not present the token its app's workers get at spawn")
+			}
+			if e.reserved && e.owner == nil {
+				e.owner = w
 			}
 			switch {
 			case len(e.urls) == 0 && len(urls) > 0:
