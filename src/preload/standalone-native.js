@@ -22,9 +22,9 @@
 
 const crypto = require('node:crypto')
 const net = require('node:net')
-const os = require('node:os')
-const path = require('node:path')
 const fs = require('node:fs')
+const path = require('node:path')
+const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
 const hubClient = require('../queue/hub-client')
 const { codes } = require('../errors')
@@ -34,6 +34,7 @@ const inProcess = () => require('./standalone-hub')
 
 let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
+const releasing = new Map() // port -> settles once the router has closed it (close())
 
 /** Whether this process's servers run on the native router (the switch, and a platform that can hand sockets over). */
 function wanted (env = process.env) {
@@ -58,7 +59,10 @@ function ensureRouter () {
   const { RouterProcess } = require('../supervisor/router-process')
   const { routerLimits } = require('../supervisor/native-router')
   const proc = new RouterProcess({ logger: quietLogger, logLevel: 'error' })
-  const socketPath = path.join(os.tmpdir(), `httpsys-native-${process.pid}-${crypto.randomBytes(4).toString('hex')}.sock`)
+  // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET): the
+  // router removes it when the app goes, however it goes (its stdin closes), and what a
+  // killed router left is removed by the next standalone app as the hub's is
+  const socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
   const spawned = proc.spawn({ ipc: true })
   const child = proc.child
   const pending = new Map() // seq -> { resolve, reject }
@@ -82,6 +86,11 @@ function ensureRouter () {
   process.once('exit', () => {
     try { fs.unlinkSync(socketPath) } catch {}
   })
+  setImmediate(() => {
+    try {
+      localSocket.removeDeadSockets(path.dirname(socketPath), inProcess().OWN_SOCKET)
+    } catch {}
+  }).unref()
   router = { proc, child, started, pending, seq: 0 }
   return router
 }
@@ -171,8 +180,12 @@ const backend = {
     const server = net.createServer({ pauseOnConnect: true })
     // (only while the socket waits its turn on the IPC channel: see handOver)
     server.on('connection', (socket) => forward(r, socket, name))
-    // node's own bind: synchronous for an address (a host name is looked up first)
-    server.listen({ port: p.port, host })
+    // node's own bind: synchronous for an address (a host name is looked up first).
+    // A port a server of this process closed a moment ago is still the router's until
+    // its unbindQueue is answered (node's close() frees it at once): bound after that.
+    const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
+    if (freeing === undefined) server.listen({ port: p.port, host })
+    else freeing.then(() => server.listen({ port: p.port, host }))
     const reservation = {
       bound: false,
       known: false,
@@ -184,7 +197,11 @@ const backend = {
       release () {
         if (reservation.released) return
         reservation.released = true
-        reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+        const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+        for (const port of reservation.ports) releasing.set(port, done)
+        done.then(() => {
+          for (const port of reservation.ports) if (releasing.get(port) === done) releasing.delete(port)
+        })
       },
       ref () { reservation.refed = true },
       unref () { reservation.refed = false }
