@@ -54,8 +54,11 @@ func (ch *Channel) Serve(fn func(Message)) error {
 		if oobn > 0 {
 			files = append(files, rights(oob[:oobn])...)
 		}
-		if n == 0 && err != nil {
+		if err != nil && n <= 0 {
 			return err
+		}
+		if n < 0 {
+			n = 0
 		}
 		line = append(line, buf[:n]...)
 		for {
