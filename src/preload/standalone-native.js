@@ -213,7 +213,7 @@ const backend = {
       reservation.known = true
       reservation.urls = [prefix]
       reservation.ports = [port]
-      return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '' })
+      return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '', settings: ownSettings(options.settings) })
     }
     hold()
     let ready
@@ -235,6 +235,20 @@ const backend = {
     const socketPath = await ensureRouter().started
     if (options.reservation) await options.reservation.ready
     return hubClient.attach({ ...options, socketPath })
+  }
+}
+
+/**
+ * The server's settings for the connections of its port (src/http/server.js
+ * routerSettings), as they are at listen() (router/internal/conn/owned.go).
+ */
+function ownSettings (st) {
+  return {
+    keepAliveTimeout: Number(st.keepAliveTimeout) || 0,
+    headersTimeout: Number(st.headersTimeout) || 0,
+    maxHeaderSize: Number(st.maxHeaderSize) || 0,
+    finGrace: Number(st.finGrace) || 0,
+    allowHalfOpen: st.allowHalfOpen === true
   }
 }
 

@@ -9,6 +9,7 @@
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const http = require('node:http')
+const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
@@ -163,5 +164,36 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     expect((await get(second.port)).body).toBe('ok')
     expect(await waitUntil(() => !ownSockets().includes(left), 10000)).toBe(true)
     expect(ownSockets()).toEqual([expect.stringMatching(new RegExp(`^httpsys-${live.pid}-`))])
+  }, 30000)
+
+  // the server's port is its own: its connections follow node's rules, not the shared
+  // router's (router/internal/conn/owned.go, src/hub/client-connection.js ownsPort)
+  test('its own port: any Host value reaches the app, and an idle connection ends after the server\'s keepAliveTimeout', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => r.end('host ' + q.headers.host))
+      s.keepAliveTimeout = 300
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const talk = (send, waitMs) => new Promise((resolve, reject) => {
+      const c = net.connect(port, '127.0.0.1')
+      let got = ''
+      const t0 = Date.now()
+      let closedAt = null
+      c.setEncoding('latin1')
+      c.on('data', (d) => { got += d })
+      c.on('error', reject)
+      c.on('close', () => { closedAt = Date.now() - t0 })
+      c.write(send)
+      setTimeout(() => { c.destroy(); resolve({ got, closedAt }) }, waitMs)
+    })
+    // a Host the shared router refuses (not a URI host) reaches the app, as on node
+    const odd = await talk('GET / HTTP/1.1\r\nHost: not a host!\r\n\r\n', 400)
+    expect(odd.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhost not a host!$/)
+    // idle after a response: closed after the server's keepAliveTimeout (node waits 1 s
+    // beyond it; the router's clock 1 to 2 s), not the router's 5 s
+    const idle = await talk('GET / HTTP/1.1\r\nHost: x\r\n\r\n', 4500)
+    expect(idle.closedAt).not.toBeNull()
+    expect(idle.closedAt).toBeLessThan(3500)
   }, 30000)
 })

@@ -7,6 +7,7 @@ import (
 	"net"
 
 	"httpsys/router/internal/coded"
+	"httpsys/router/internal/conn"
 	"httpsys/router/internal/hub"
 	"httpsys/router/internal/nodeipc"
 )
@@ -21,6 +22,8 @@ type listenMsg struct {
 	URLs    []string `json:"urls"`
 	IP      string   `json:"ip"`
 	Dual    bool     `json:"dual"`
+	// the server's settings for the connections of its port
+	Settings conn.Owned `json:"settings"`
 }
 
 // serveParent reads the sockets a standalone app hands over on node's IPC channel
@@ -66,7 +69,7 @@ func adopt(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
 		return out
 	}
 	h.WaitStarted()
-	info, err := h.AdoptQueue(ln, a.IP, a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token})
+	info, err := h.AdoptQueue(ln, a.IP, a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token}, a.Settings)
 	if err != nil {
 		var ce *coded.Error
 		if !errors.As(err, &ce) {

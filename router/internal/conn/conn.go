@@ -102,6 +102,9 @@ type Conn struct {
 	phase        int
 	finTimer     *time.Timer
 	seen         []*attach.Worker // the workers its requests went to (CONN_CLOSED)
+	lim          *Limits          // its rules: the router's, or its port's owner's (owned.go)
+	own          *ownedPort       // the standalone server that owns its port, or nil
+	connFinSent  bool             // CONN_FIN went to its workers (an owned port)
 	rest         []byte           // the unparsed rest of the read being parsed (an upgrade's head bytes)
 	tunnel       *Request         // after a 101: the upgrade request whose tunnel owns the bytes
 	skip         int              // bytes of rest the worker had as the upgrade's head (tunnel.go)
@@ -129,8 +132,10 @@ func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release fun
 			c.family = 6
 		}
 	}
-	l := s.Limits
-	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: true, StrictHost: true})
+	l, own := s.limitsFor(port)
+	c.lim, c.own = l, own
+	// (a standalone server's own port takes what node's server takes: owned.go)
+	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil, StrictHost: own == nil})
 	c.phase = phaseHeaders
 	c.deadline.Store(s.Clock.After(l.HeadersTimeout))
 	return c
@@ -179,7 +184,7 @@ func (c *Conn) onData(data []byte) bool {
 	if c.stopped {
 		return true
 	}
-	l := &c.srv.Limits
+	l := c.lim
 	if c.phase == phaseIdle {
 		c.phase = phaseHeaders
 		c.deadline.Store(c.srv.Clock.After(l.HeadersTimeout))
@@ -248,7 +253,7 @@ func (c *Conn) onHead() {
 	c.pending++
 	c.phase = phaseActive
 	if h.HasBody && c.pauseMask == 0 {
-		c.deadline.Store(c.srv.Clock.After(c.srv.Limits.BodyTimeout))
+		c.deadline.Store(c.srv.Clock.After(c.lim.BodyTimeout))
 	} else {
 		c.deadline.Store(0)
 	}
@@ -366,7 +371,7 @@ func (c *Conn) onComplete() {
 		r.onBodyComplete()
 		if c.first == nil && (c.phase == phaseActive || c.phase == phaseDrain) {
 			c.phase = phaseIdle
-			c.deadline.Store(c.srv.Clock.After(c.srv.Limits.KeepAliveTimeout))
+			c.deadline.Store(c.srv.Clock.After(c.lim.KeepAliveTimeout))
 		} else if c.phase == phaseActive {
 			c.deadline.Store(0)
 		}
@@ -452,7 +457,7 @@ func (c *Conn) unpause(reason int) {
 		return
 	}
 	if c.current != nil && c.phase == phaseActive {
-		c.deadline.Store(c.srv.Clock.After(c.srv.Limits.BodyTimeout))
+		c.deadline.Store(c.srv.Clock.After(c.lim.BodyTimeout))
 	}
 	if c.inData {
 		c.rcond.Broadcast()
@@ -533,10 +538,25 @@ func (c *Conn) armFinGrace() {
 	if c.dead || c.first == nil {
 		return
 	}
-	d := time.Duration(c.srv.Limits.FinGrace) * time.Millisecond
+	d := time.Duration(c.lim.FinGrace) * time.Millisecond
 	if c.finTimer != nil {
 		c.finTimer.Reset(d)
 		return
+	}
+	if c.own != nil {
+		// node's server.httpAllowHalfOpen: every request the client sent is answered
+		if c.own.allowHalfOpen {
+			return
+		}
+		// the workers hear of the FIN at once and abort what their app has not
+		// answered, as node does when it reads one; the grace only lets the answered
+		// responses out
+		if !c.connFinSent {
+			c.connFinSent = true
+			for _, w := range c.seen {
+				w.SendConnFin(c.id)
+			}
+		}
 	}
 	c.finTimer = time.AfterFunc(d, c.finGraceOver)
 }
@@ -659,7 +679,7 @@ func (c *Conn) wrote(r *Request, n, ack int) {
 		return
 	}
 	if c.finTimer != nil {
-		c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+		c.finTimer.Reset(time.Duration(c.lim.FinGrace) * time.Millisecond)
 	}
 	if r == c.first {
 		if ack > 0 {
@@ -734,7 +754,7 @@ func (c *Conn) done(r *Request) {
 	}
 	c.checkHeld()
 	if c.first == nil {
-		l := &c.srv.Limits
+		l := c.lim
 		switch {
 		case c.readEnded || c.closing || (c.endWhenIdle && c.idle()):
 			c.endSocket()
@@ -818,7 +838,7 @@ func (c *Conn) sent() {
 	}
 	c.acks = c.acks[:0]
 	if c.finTimer != nil {
-		c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+		c.finTimer.Reset(time.Duration(c.lim.FinGrace) * time.Millisecond)
 	}
 	if c.pauseMask&pauseHeld != 0 {
 		c.checkHeld()
@@ -993,7 +1013,7 @@ func (c *Conn) writeLoop() {
 		clear(acks)
 		c.spareAcks = acks[:0]
 		if c.finTimer != nil {
-			c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+			c.finTimer.Reset(time.Duration(c.lim.FinGrace) * time.Millisecond)
 		}
 		if c.pauseMask&pauseHeld != 0 {
 			c.checkHeld()

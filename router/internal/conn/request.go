@@ -303,7 +303,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	r.noBody = r.isHead || status < 200 || status == 204 || status == 304
 	more := flags&wire.ResMore != 0
 	// (KEEP_OPEN keeps a connection open only on a port a standalone server owns)
-	asked := flags&(wire.ResClose|wire.ResKeepOpen) != 0
+	asked := flags&wire.ResClose != 0 || (flags&wire.ResKeepOpen != 0 && c.own == nil)
 	closing := r.mustClose(asked)
 	r.close = closing
 	add := addNone

@@ -4,6 +4,7 @@ import (
 	"net"
 
 	"httpsys/router/internal/coded"
+	"httpsys/router/internal/conn"
 )
 
 // A standalone app (`node --require httpsys-cli/register app.js`, no supervisor) runs
@@ -21,14 +22,15 @@ func (h *Hub) WaitStarted() { <-h.startedCh }
 // AdoptQueue creates queue name with prefixes o.URLs, one of them on the port ln
 // listens on (ip: that prefix's address, "" for every address). ln accepts once the
 // queue routes; on an error it is closed.
-func (h *Hub) AdoptQueue(ln net.Listener, ip, name string, o QueueOptions) (QueueInfo, error) {
+// Its port's connections follow own, the server's settings (conn/owned.go).
+func (h *Hub) AdoptQueue(ln net.Listener, ip, name string, o QueueOptions, own conn.Owned) (QueueInfo, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.usable(); err != nil {
 		_ = ln.Close()
 		return QueueInfo{}, err
 	}
-	_, serve, abandon, err := h.listeners.Adopt(ln, ip)
+	port, serve, abandon, err := h.listeners.Adopt(ln, ip)
 	if err != nil {
 		_ = ln.Close()
 		return QueueInfo{}, err
@@ -40,6 +42,7 @@ func (h *Hub) AdoptQueue(ln net.Listener, ip, name string, o QueueOptions) (Queu
 		return QueueInfo{}, err
 	}
 	e.reserved = true
+	h.conns.SetOwned(port, own)
 	serve()
 	h.log.Debug("queue created on a handed-over socket", "queue", name, "urls", e.urls)
 	return e.info(), nil
@@ -57,6 +60,11 @@ func (h *Hub) UnbindQueue(name string) error {
 	}
 	if !e.reserved {
 		return coded.New(coded.BadArgument, "only a standalone server's queue is unbound", map[string]any{"name": "name", "value": name, "reason": "must name a queue made by a handed-over socket"})
+	}
+	if !e.unbind {
+		for _, port := range e.ports {
+			h.conns.ClearOwned(port)
+		}
 	}
 	if e.owner == nil {
 		h.removeQueue(e)
