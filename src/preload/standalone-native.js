@@ -74,6 +74,14 @@ function ensureRouter () {
     if (m.error) p.reject(rebuild(m.error))
     else p.resolve(m)
   })
+  // a router gone (killed, crashed) answers no listen() any more: they fail, and the
+  // next listen() starts another
+  proc.on('exit', (info) => {
+    if (router !== null && router.proc === proc) router = null
+    const err = new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: `the router process exited (${info.signal || `code ${info.code}`})` })
+    for (const p of pending.values()) p.reject(err)
+    pending.clear()
+  })
   // the router's pipes never keep the app alive: its servers' attachments do, as a
   // node server's listening handle does
   child.unref()
