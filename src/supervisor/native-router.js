@@ -7,7 +7,8 @@
 // hub, over the same wire (docs/wire-protocol.md).
 //
 // Not served yet (later steps of issue 25): TLS and HTTP/2, the output cache,
-// redirect_http, a standalone app's own router (and with it CONNECT tunnels).
+// redirect_http, CONNECT tunnels on a standalone app's own port (a standalone app runs
+// this router as its child: src/preload/standalone-native.js).
 
 const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')
