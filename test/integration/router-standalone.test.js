@@ -168,10 +168,10 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
 
   // the server's port is its own: its connections follow node's rules, not the shared
   // router's (router/internal/conn/owned.go, src/hub/client-connection.js ownsPort)
-  test('its own port: any Host value reaches the app, and an idle connection ends after the server\'s keepAliveTimeout', async () => {
+  test('its own port: any Host value and the target as sent reach the app, and an idle connection ends after the server\'s keepAliveTimeout', async () => {
     const app = run(`
       const http = require('node:http')
-      const s = http.createServer((q, r) => r.end('host ' + q.headers.host))
+      const s = http.createServer((q, r) => r.end('host ' + q.headers.host + ' url ' + q.url))
       s.keepAliveTimeout = 300
       s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
     const { port } = await app.firstLine
@@ -189,7 +189,10 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     })
     // a Host the shared router refuses (not a URI host) reaches the app, as on node
     const odd = await talk('GET / HTTP/1.1\r\nHost: not a host!\r\n\r\n', 400)
-    expect(odd.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhost not a host!$/)
+    expect(odd.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nhost not a host! url \/$/)
+    // the target as sent (express.static's traversal checks read it), not canonicalised
+    const dots = await talk('GET /a/../../b%2F..%2fc HTTP/1.1\r\nHost: x\r\n\r\n', 400)
+    expect(dots.got).toMatch(/\r\n\r\nhost x url \/a\/\.\.\/\.\.\/b%2F\.\.%2fc$/)
     // idle after a response: closed after the server's keepAliveTimeout (node waits 1 s
     // beyond it; the router's clock 1 to 2 s), not the router's 5 s
     const idle = await talk('GET / HTTP/1.1\r\nHost: x\r\n\r\n', 4500)

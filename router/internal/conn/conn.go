@@ -272,7 +272,9 @@ func (c *Conn) onHead() {
 	// them are safe. A request behind an unsafe one, or an unsafe one behind any, is
 	// routed once it is the first of the line (done): an app never handles a GET before
 	// the POST sent ahead of it has been answered.
-	if behind && (r.unsafe || c.unsafeInLine > 0 || c.deferred > 0) {
+	// (A standalone server's own port keeps node's order: each request as soon as it
+	// is parsed.)
+	if behind && c.own == nil && (r.unsafe || c.unsafeInLine > 0 || c.deferred > 0) {
 		r.routeLater = true
 		c.deferred++
 		return
@@ -302,7 +304,17 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	}
 	// The app sees the target the router routes on (route.CanonicalizeTarget):
 	// origin-form, dot segments resolved, and the Host an absolute-form target names.
-	url, authority, ok := route.CanonicalizeTarget(string(h.URL()))
+	raw := string(h.URL())
+	url, authority, ok := route.CanonicalizeTarget(raw)
+	sent := url
+	if c.own != nil {
+		// a standalone server's own port: node's server gets the target as sent, and
+		// the port's one queue takes any path (src/hub/client-connection.js routingPath)
+		if !ok {
+			url = "/"
+		}
+		sent, authority, ok = raw, "", true
+	}
 	if !ok {
 		return r
 	}
@@ -329,7 +341,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		r.upgrade = true
 		flags |= wire.ReqUpgrade
 	}
-	size := 16 + 8 + len(h.Method) + len(url) + len(c.remoteAddr) + len(c.localAddr) + 8
+	size := 16 + 8 + len(h.Method) + len(sent) + len(c.remoteAddr) + len(c.localAddr) + 8
 	for i := 0; i < h.NumFields(); i++ {
 		n, v := h.Field(i)
 		size += 4 + len(n) + len(v)
@@ -337,7 +349,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	p, pairsAt := wire.AppendRequestHead(make([]byte, 0, size+len(authority)), &wire.Request{
 		Flags: flags, VersionMajor: 1, VersionMinor: uint8(h.VersionMinor), Family: c.family,
 		RemotePort: c.remotePort, LocalPort: uint16(c.port), ConnectionID: c.id,
-		Method: h.Method, URL: []byte(url), RemoteAddress: c.remoteAddr, LocalAddress: c.localAddr,
+		Method: h.Method, URL: []byte(sent), RemoteAddress: c.remoteAddr, LocalAddress: c.localAddr,
 	})
 	pairs := uint32(0)
 	sawHost := false

@@ -286,7 +286,9 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	flags := p[2]
 	rlen := int(binary.LittleEndian.Uint16(p[8:]))
 	bodyStart := 14 + rlen + int(binary.LittleEndian.Uint32(p[10+rlen:]))
-	if flags&wire.ResOpaque != 0 || status == 101 {
+	// (on a port a standalone server owns a 101 without OPAQUE is a response like any
+	// other, as node writes it)
+	if flags&wire.ResOpaque != 0 || (status == 101 && c.own == nil) {
 		// A 101 switches the connection to the worker's protocol (tunnel.go): only as
 		// the answer to a request that asked to upgrade, with the OPAQUE flag. (A 2xx
 		// to a CONNECT opens one only on a port a standalone server owns, which this
