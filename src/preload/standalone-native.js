@@ -221,7 +221,20 @@ const backend = {
       reservation.known = true
       reservation.urls = [prefix]
       reservation.ports = [port]
-      return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '', settings: ownSettings(options.settings) })
+      // handed over in the next tick, still before the event loop polls node's copy: the
+      // settings an app sets right after listen() (server.httpAllowHalfOpen = true) go
+      // with the socket, and apply to the first connection
+      return new Promise((resolve) => process.nextTick(resolve)).then(() => handOverNow(prefix))
+    }
+    const handOverNow = (prefix) => {
+      const settings = ownSettings(options.settings)
+      return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '', settings }).then((answer) => {
+        // an app often sets them right after listen() (server.keepAliveTimeout = ...,
+        // httpAllowHalfOpen): what changed by the time the router answered goes too
+        const now = ownSettings(options.settings)
+        if (JSON.stringify(now) !== JSON.stringify(settings) && r.child.connected) r.child.send({ httpsys: 'settings', queue: name, settings: now }, () => {})
+        return answer
+      })
     }
     hold()
     let ready

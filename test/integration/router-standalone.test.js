@@ -199,4 +199,24 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     expect(idle.closedAt).not.toBeNull()
     expect(idle.closedAt).toBeLessThan(3500)
   }, 30000)
+
+  test('httpAllowHalfOpen set right after listen(): a client that half-closed after its request still gets the answer', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => setTimeout(() => r.end('late ' + q.url), 150))
+      s.listen(0)
+      s.httpAllowHalfOpen = true
+      s.on('listening', () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const got = await new Promise((resolve, reject) => {
+      const c = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true })
+      let text = ''
+      c.setEncoding('latin1')
+      c.on('data', (d) => { text += d })
+      c.on('end', () => resolve(text))
+      c.on('error', reject)
+      c.end('GET /half HTTP/1.1\r\nHost: x\r\n\r\n')
+    })
+    expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n(9\r\n)?late \/half/)
+  }, 30000)
 })

@@ -41,6 +41,11 @@ func serveParent(h *hub.Hub, log *slog.Logger) {
 	go func() {
 		_ = ch.Serve(func(m nodeipc.Message) {
 			var a listenMsg
+			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "settings" && m.File == nil {
+				h.WaitStarted()
+				h.SetOwnSettings(a.Queue, a.Settings)
+				return
+			}
 			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "conn" && m.File != nil {
 				adoptConn(h, a, m)
 				return

@@ -1,10 +1,12 @@
 package conn
 
+import "sync/atomic"
+
 // A port a standalone server owns (`node -r register app.js` on the native router,
 // issue 25 "Standalone"): its connections follow that server's settings, as node's own
 // would (src/http/server.js routerSettings, src/hub/client-connection.js ownsPort),
-// not the shared router's rules: the server's timeouts and header limit, no Host
-// required and any Host value taken (the port alone routes), KEEP_OPEN honoured
+// not the shared router's rules: the server's timeouts and header limit, any Host
+// value taken (the port alone routes), the target as sent, KEEP_OPEN honoured
 // (node's last response under maxRequestsPerSocket), and a client's FIN told to the
 // worker at once (CONN_FIN) unless the server allows half-open connections.
 
@@ -28,7 +30,14 @@ func (s *Server) SetOwned(port int, o Owned) {
 		l.MaxHeaderSize = o.MaxHeaderSize
 	}
 	l.FinGrace = o.FinGrace
-	s.owned.Store(port, &ownedPort{limits: l, allowHalfOpen: o.AllowHalfOpen})
+	op := &ownedPort{limits: l}
+	op.allowHalfOpen.Store(o.AllowHalfOpen)
+	// httpAllowHalfOpen is read when the FIN comes, as node reads it: the connections
+	// open hear a change too (an app sets it right after listen())
+	if old, ok := s.owned.Load(port); ok {
+		old.(*ownedPort).allowHalfOpen.Store(o.AllowHalfOpen)
+	}
+	s.owned.Store(port, op)
 }
 
 // ClearOwned: port is no longer a standalone server's (its close()).
@@ -36,7 +45,7 @@ func (s *Server) ClearOwned(port int) { s.owned.Delete(port) }
 
 type ownedPort struct {
 	limits        Limits
-	allowHalfOpen bool
+	allowHalfOpen atomic.Bool
 }
 
 // limitsFor are the rules of a connection accepted on port, and its owner's settings

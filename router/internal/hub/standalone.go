@@ -91,3 +91,17 @@ func (h *Hub) AdoptConn(c net.Conn, name string, dual bool) {
 	}
 	h.conns.Serve(c, port, dual, func() {})
 }
+
+// SetOwnSettings: the server of queue name changed its settings (an app sets them
+// right after listen()); connections accepted from now on follow them.
+func (h *Hub) SetOwnSettings(name string, own conn.Owned) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.queues[name]
+	if !ok || !e.reserved || e.unbind {
+		return
+	}
+	for _, port := range e.ports {
+		h.conns.SetOwned(port, own)
+	}
+}
