@@ -269,7 +269,8 @@ function ownSettings (st) {
     headersTimeout: Number(st.headersTimeout) || 0,
     maxHeaderSize: Number(st.maxHeaderSize) || 0,
     finGrace: Number(st.finGrace) || 0,
-    allowHalfOpen: st.allowHalfOpen === true
+    allowHalfOpen: st.allowHalfOpen === true,
+    requireHost: st.serverRequiresHost !== false
   }
 }
 

@@ -134,10 +134,10 @@ func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release fun
 	}
 	l, own := s.limitsFor(port)
 	c.lim, c.own = l, own
-	// (a standalone server's own port takes any Host value, as node's server does:
-	// owned.go; an HTTP/1.1 request without one is refused, node's requireHostHeader
-	// default, which the worker checks itself only where it sees the hub's connections)
-	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: true, StrictHost: own == nil})
+	// (a standalone server's own port takes any Host value, as node's server does, and
+	// refuses an HTTP/1.1 request without one as the server's requireHostHeader says:
+	// owned.go; the worker checks it itself only where it sees the hub's connections)
+	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil || own.requireHost, StrictHost: own == nil})
 	c.phase = phaseHeaders
 	c.deadline.Store(s.Clock.After(l.HeadersTimeout))
 	return c

@@ -18,6 +18,8 @@ type Owned struct {
 	MaxHeaderSize    int   `json:"maxHeaderSize"`
 	FinGrace         int64 `json:"finGrace"`
 	AllowHalfOpen    bool  `json:"allowHalfOpen"`
+	// node's requireHostHeader: an HTTP/1.1 request without Host is refused
+	RequireHost bool `json:"requireHost"`
 }
 
 // SetOwned: port is a standalone server's own from now on; connections accepted
@@ -30,7 +32,7 @@ func (s *Server) SetOwned(port int, o Owned) {
 		l.MaxHeaderSize = o.MaxHeaderSize
 	}
 	l.FinGrace = o.FinGrace
-	op := &ownedPort{limits: l}
+	op := &ownedPort{limits: l, requireHost: o.RequireHost}
 	op.allowHalfOpen.Store(o.AllowHalfOpen)
 	// httpAllowHalfOpen is read when the FIN comes, as node reads it: the connections
 	// open hear a change too (an app sets it right after listen())
@@ -45,6 +47,7 @@ func (s *Server) ClearOwned(port int) { s.owned.Delete(port) }
 
 type ownedPort struct {
 	limits        Limits
+	requireHost   bool
 	allowHalfOpen atomic.Bool
 }
 
