@@ -15,7 +15,8 @@
 //   on one queue, which is what it meant. Their pids are not instances of the
 //   supervisor, so they never count for readiness.
 // - Standalone (no router given) the preload starts an in-process hub
-//   (preload/standalone-hub.js), so the app still serves on the port it asked for.
+//   (preload/standalone-hub.js), or under HTTPSYS_ROUTER=native the Go router as its
+//   child (preload/standalone-native.js), so the app still serves on the port it asked for.
 // - https servers attach like http ones: both routers terminate TLS (HTTP.SYS from the
 //   machine's certificate bindings, the hub from the config's tls entries or the
 //   key/cert the app passed to https.createServer). Only the server side is swapped:
@@ -110,7 +111,7 @@ function isSupervisorChild (worker) {
 function defaultBackend (sayReady, supervised) {
   let chosen = null
   const choose = () => {
-    if (chosen === null) chosen = require('./queue').getBackend() || require('./preload/standalone-hub').backend
+    if (chosen === null) chosen = require('./queue').getBackend() || standaloneBackend()
     return chosen
   }
   return {
@@ -137,6 +138,13 @@ function defaultBackend (sayReady, supervised) {
       })
     }
   }
+}
+
+// No router given: this process's own, the native router's child under
+// HTTPSYS_ROUTER=native (preload/standalone-native.js), else the in-process hub.
+function standaloneBackend () {
+  const native = require('./preload/standalone-native')
+  return native.wanted() ? native.backend : require('./preload/standalone-hub').backend
 }
 
 // An attachment that ends with an error (not our own close) means the router is gone,

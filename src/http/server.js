@@ -346,7 +346,9 @@ function routerSettings (server, handle, target) {
     },
     // node's: a client's FIN aborts nothing, every request it sent is answered
     get allowHalfOpen () { return server.httpAllowHalfOpen === true },
-    requireHostHeader: false
+    requireHostHeader: false,
+    // (the native router's own port checks it itself: src/preload/standalone-native.js)
+    get serverRequiresHost () { return server.requireHostHeader !== false }
   }
 }
 

@@ -46,9 +46,15 @@ class RouterProcess extends EventEmitter {
     this.exitInfo = null
   }
 
-  /** Spawns the router; resolves once it runs. */
-  spawn () {
-    const child = spawn(this.binary, ['-log-level', this.logLevel], { stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+  /**
+   * Spawns the router; resolves once it runs.
+   * @param {object} [options]
+   * @param {boolean} [options.ipc] node's IPC channel too (fd 3): a standalone app hands
+   *   its listening sockets over on it (src/preload/standalone-native.js)
+   */
+  spawn ({ ipc = false } = {}) {
+    const stdio = ipc ? ['pipe', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe']
+    const child = spawn(this.binary, ['-log-level', this.logLevel], { stdio, windowsHide: true })
     this.child = child
     this.exited = new Promise((resolve) => {
       child.once('exit', (code, signal) => {

@@ -43,6 +43,7 @@ func main() {
 	var closed sync.Once
 	finished := make(chan struct{})
 	h.Register(ch, func() { closed.Do(func() { close(finished) }) })
+	serveParent(h, log)
 
 	// stdin ended: the supervisor is gone (or closed us): no orphan, even while a
 	// command (a close waiting for responses) still runs

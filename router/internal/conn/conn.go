@@ -104,6 +104,9 @@ type Conn struct {
 	phase        int
 	finTimer     *time.Timer
 	seen         []*attach.Worker // the workers its requests went to (CONN_CLOSED)
+	lim          *Limits          // its rules: the router's, or its port's owner's (owned.go)
+	own          *ownedPort       // the standalone server that owns its port, or nil
+	connFinSent  bool             // CONN_FIN went to its workers (an owned port)
 	rest         []byte           // the unparsed rest of the read being parsed (an upgrade's head bytes)
 	tunnel       *Request         // after a 101: the upgrade request whose tunnel owns the bytes
 	skip         int              // bytes of rest the worker had as the upgrade's head (tunnel.go)
@@ -133,8 +136,12 @@ func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release fun
 			c.family = 6
 		}
 	}
-	l := s.Limits
-	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: true, StrictHost: true})
+	l, own := s.limitsFor(port)
+	c.lim, c.own = l, own
+	// (a standalone server's own port takes any Host value, as node's server does, and
+	// refuses an HTTP/1.1 request without one as the server's requireHostHeader says:
+	// owned.go; the worker checks it itself only where it sees the hub's connections)
+	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil || own.requireHost, StrictHost: own == nil})
 	c.phase = phaseHeaders
 	c.deadline.Store(s.Clock.After(l.HeadersTimeout))
 	return c
@@ -183,7 +190,7 @@ func (c *Conn) onData(data []byte) bool {
 	if c.stopped {
 		return true
 	}
-	l := &c.srv.Limits
+	l := c.lim
 	if c.phase == phaseIdle {
 		c.phase = phaseHeaders
 		c.deadline.Store(c.srv.Clock.After(l.HeadersTimeout))
@@ -252,7 +259,7 @@ func (c *Conn) onHead() {
 	c.pending++
 	c.phase = phaseActive
 	if h.HasBody && c.pauseMask == 0 {
-		c.deadline.Store(c.srv.Clock.After(c.srv.Limits.BodyTimeout))
+		c.deadline.Store(c.srv.Clock.After(c.lim.BodyTimeout))
 	} else {
 		c.deadline.Store(0)
 	}
@@ -271,7 +278,9 @@ func (c *Conn) onHead() {
 	// them are safe. A request behind an unsafe one, or an unsafe one behind any, is
 	// routed once it is the first of the line (done): an app never handles a GET before
 	// the POST sent ahead of it has been answered.
-	if behind && (r.unsafe || c.unsafeInLine > 0 || c.deferred > 0) {
+	// (A standalone server's own port keeps node's order: each request as soon as it
+	// is parsed.)
+	if behind && c.own == nil && (r.unsafe || c.unsafeInLine > 0 || c.deferred > 0) {
 		r.routeLater = true
 		c.deferred++
 		return
@@ -302,7 +311,17 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	}
 	// The app sees the target the router routes on (route.CanonicalizeTarget):
 	// origin-form, dot segments resolved, and the Host an absolute-form target names.
-	url, authority, ok := route.CanonicalizeTarget(string(h.URL()))
+	raw := string(h.URL())
+	url, authority, ok := route.CanonicalizeTarget(raw)
+	sent := url
+	if c.own != nil {
+		// a standalone server's own port: node's server gets the target as sent, and
+		// the port's one queue takes any path (src/hub/client-connection.js routingPath)
+		if !ok {
+			url = "/"
+		}
+		sent, authority, ok = raw, "", true
+	}
 	if !ok {
 		return r
 	}
@@ -332,7 +351,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	if c.sec != nil {
 		flags |= wire.ReqTLS
 	}
-	size := 16 + 8 + len(h.Method) + len(url) + len(c.remoteAddr) + len(c.localAddr) + 8
+	size := 16 + 8 + len(h.Method) + len(sent) + len(c.remoteAddr) + len(c.localAddr) + 8
 	for i := 0; i < h.NumFields(); i++ {
 		n, v := h.Field(i)
 		size += 4 + len(n) + len(v)
@@ -340,7 +359,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	p, pairsAt := wire.AppendRequestHead(make([]byte, 0, size+len(authority)), &wire.Request{
 		Flags: flags, VersionMajor: 1, VersionMinor: uint8(h.VersionMinor), Family: c.family,
 		RemotePort: c.remotePort, LocalPort: uint16(c.port), ConnectionID: c.id,
-		Method: h.Method, URL: []byte(url), RemoteAddress: c.remoteAddr, LocalAddress: c.localAddr,
+		Method: h.Method, URL: []byte(sent), RemoteAddress: c.remoteAddr, LocalAddress: c.localAddr,
 	})
 	pairs := uint32(0)
 	sawHost := false
@@ -377,7 +396,7 @@ func (c *Conn) onComplete() {
 		r.onBodyComplete()
 		if c.first == nil && (c.phase == phaseActive || c.phase == phaseDrain) {
 			c.phase = phaseIdle
-			c.deadline.Store(c.srv.Clock.After(c.srv.Limits.KeepAliveTimeout))
+			c.deadline.Store(c.srv.Clock.After(c.lim.KeepAliveTimeout))
 		} else if c.phase == phaseActive {
 			c.deadline.Store(0)
 		}
@@ -463,7 +482,7 @@ func (c *Conn) unpause(reason int) {
 		return
 	}
 	if c.current != nil && c.phase == phaseActive {
-		c.deadline.Store(c.srv.Clock.After(c.srv.Limits.BodyTimeout))
+		c.deadline.Store(c.srv.Clock.After(c.lim.BodyTimeout))
 	}
 	if c.inData {
 		c.rcond.Broadcast()
@@ -544,10 +563,25 @@ func (c *Conn) armFinGrace() {
 	if c.dead || c.first == nil {
 		return
 	}
-	d := time.Duration(c.srv.Limits.FinGrace) * time.Millisecond
+	d := time.Duration(c.lim.FinGrace) * time.Millisecond
 	if c.finTimer != nil {
 		c.finTimer.Reset(d)
 		return
+	}
+	if c.own != nil {
+		// node's server.httpAllowHalfOpen: every request the client sent is answered
+		if c.own.allowHalfOpen.Load() {
+			return
+		}
+		// the workers hear of the FIN at once and abort what their app has not
+		// answered, as node does when it reads one; the grace only lets the answered
+		// responses out
+		if !c.connFinSent {
+			c.connFinSent = true
+			for _, w := range c.seen {
+				w.SendConnFin(c.id)
+			}
+		}
 	}
 	c.finTimer = time.AfterFunc(d, c.finGraceOver)
 }
@@ -684,7 +718,7 @@ func (c *Conn) wrote(r *Request, n, ack int) {
 		return
 	}
 	if c.finTimer != nil {
-		c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+		c.finTimer.Reset(time.Duration(c.lim.FinGrace) * time.Millisecond)
 	}
 	if r == c.first {
 		if ack > 0 {
@@ -759,7 +793,7 @@ func (c *Conn) done(r *Request) {
 	}
 	c.checkHeld()
 	if c.first == nil {
-		l := &c.srv.Limits
+		l := c.lim
 		switch {
 		case c.readEnded || c.closing || (c.endWhenIdle && c.idle()):
 			c.endSocket()
@@ -843,7 +877,7 @@ func (c *Conn) sent() {
 	}
 	c.acks = c.acks[:0]
 	if c.finTimer != nil {
-		c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+		c.finTimer.Reset(time.Duration(c.lim.FinGrace) * time.Millisecond)
 	}
 	if c.pauseMask&pauseHeld != 0 {
 		c.checkHeld()
@@ -1018,7 +1052,7 @@ func (c *Conn) writeLoop() {
 		clear(acks)
 		c.spareAcks = acks[:0]
 		if c.finTimer != nil {
-			c.finTimer.Reset(time.Duration(c.srv.Limits.FinGrace) * time.Millisecond)
+			c.finTimer.Reset(time.Duration(c.lim.FinGrace) * time.Millisecond)
 		}
 		if c.pauseMask&pauseHeld != 0 {
 			c.checkHeld()

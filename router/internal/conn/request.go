@@ -281,7 +281,9 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	flags := p[2]
 	rlen := int(binary.LittleEndian.Uint16(p[8:]))
 	bodyStart := 14 + rlen + int(binary.LittleEndian.Uint32(p[10+rlen:]))
-	if flags&wire.ResOpaque != 0 || status == 101 {
+	// (on a port a standalone server owns a 101 without OPAQUE is a response like any
+	// other, as node writes it)
+	if flags&wire.ResOpaque != 0 || (status == 101 && c.own == nil) {
 		// A 101 switches the connection to the worker's protocol (tunnel.go): only as
 		// the answer to a request that asked to upgrade, with the OPAQUE flag. (A 2xx
 		// to a CONNECT opens one only on a port a standalone server owns, which this
@@ -298,7 +300,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	r.noBody = r.isHead || status < 200 || status == 204 || status == 304
 	more := flags&wire.ResMore != 0
 	// (KEEP_OPEN keeps a connection open only on a port a standalone server owns)
-	asked := flags&(wire.ResClose|wire.ResKeepOpen) != 0
+	asked := flags&wire.ResClose != 0 || (flags&wire.ResKeepOpen != 0 && c.own == nil)
 	closing := r.mustClose(asked)
 	r.close = closing
 	add := addNone

@@ -55,6 +55,7 @@ type Server struct {
 	count   atomic.Int64
 	gone    chan struct{} // signalled when the last connection closes during Shutdown
 	waiting atomic.Bool
+	owned   sync.Map // port -> *ownedPort: a standalone server's own (owned.go)
 
 	shard [shards]struct {
 		mu sync.Mutex

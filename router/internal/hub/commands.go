@@ -58,6 +58,13 @@ func (h *Hub) Register(ch *control.Channel, done func()) {
 		}
 		return nil, h.DeleteQueue(a.Name)
 	})
+	ch.Handle("unbindQueue", func(line []byte) (any, error) {
+		var a nameCmd
+		if err := control.Decode(line, &a); err != nil {
+			return nil, err
+		}
+		return nil, h.UnbindQueue(a.Name)
+	})
 	ch.Handle("setQueueAvailable", func(line []byte) (any, error) {
 		var a availableCmd
 		if err := control.Decode(line, &a); err != nil {

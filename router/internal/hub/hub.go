@@ -92,6 +92,7 @@ type Hub struct {
 	anonSeq   uint64
 
 	tls tlsState // tls.go
+	startedCh chan struct{} // closed by Start (standalone.go waits for it)
 }
 
 // entry is a queue and what the router knows of it besides its requests.
@@ -105,11 +106,13 @@ type entry struct {
 	claim  string // the prefixes the first worker asked for, when the queue had none
 	cache  bool
 	unbind bool
+	// a standalone app's listen() (standalone.go): its first worker owns it
+	reserved bool
 }
 
 // New returns a Hub that is not started.
 func New(log *slog.Logger, events Events, c *clock.Clock) *Hub {
-	return &Hub{log: log, events: events, clock: c, queues: map[string]*entry{}, workers: map[*attach.Worker]struct{}{}}
+	return &Hub{log: log, events: events, clock: c, queues: map[string]*entry{}, workers: map[*attach.Worker]struct{}{}, startedCh: make(chan struct{})}
 }
 
 // StartOptions are the start command's arguments.
@@ -164,6 +167,7 @@ func (h *Hub) Start(o StartOptions) error {
 	}
 	h.wl = wl
 	h.started = true
+	close(h.startedCh)
 	h.clock.Every(h.sweep)
 	go h.acceptWorkers(wl)
 	h.log.Debug("router started", "socketPath", o.WorkerSocket)
@@ -593,6 +597,9 @@ func (h *Hub) Hello(w *attach.Worker, hello *attach.Hello) (*queue.Queue, attach
 		} else {
 			if e.token != "" && subtle.ConstantTimeCompare([]byte(e.token), []byte(hello.Token)) != 1 {
 				return nil, attach.Welcome{}, h.denied(name, pid, "it did not present the token its app's workers get at spawn")
+			}
+			if e.reserved && e.owner == nil {
+				e.owner = w
 			}
 			switch {
 			case len(e.urls) == 0 && len(urls) > 0:

@@ -208,7 +208,11 @@ function testEnv (slot, register) {
   }
   env.TEST_THREAD_ID = String(slot + 1)
   env.NODE_COMMON_PORT = String(12346 + 1000 * (slot + 1))
-  if (register) env.NODE_OPTIONS = `--require ${quoteOption(register)}`
+  if (register) {
+    env.NODE_OPTIONS = `--require ${quoteOption(register)}`
+    // which router the preload runs (issue 25: HTTPSYS_ROUTER=native and the binary)
+    for (const k of ['HTTPSYS_ROUTER', 'HTTPSYS_ROUTER_PATH']) if (process.env[k] !== undefined) env[k] = process.env[k]
+  }
   return env
 }
 

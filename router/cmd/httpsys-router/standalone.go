@@ -1,0 +1,101 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+
+	"httpsys/router/internal/coded"
+	"httpsys/router/internal/conn"
+	"httpsys/router/internal/hub"
+	"httpsys/router/internal/nodeipc"
+)
+
+// listenMsg is a standalone app's listen() (src/preload/standalone-native.js): the
+// socket node bound comes with it.
+type listenMsg struct {
+	Httpsys string   `json:"httpsys"`
+	Seq     int      `json:"seq"`
+	Queue   string   `json:"queue"`
+	Token   string   `json:"token"`
+	URLs    []string `json:"urls"`
+	IP      string   `json:"ip"`
+	Dual    bool     `json:"dual"`
+	// the server's settings for the connections of its port
+	Settings conn.Owned `json:"settings"`
+}
+
+// serveParent reads the sockets a standalone app hands over on node's IPC channel
+// (issue 25 "Standalone") and answers each with the queue made on it.
+func serveParent(h *hub.Hub, log *slog.Logger) {
+	f := nodeipc.FromEnv()
+	if f == nil {
+		return
+	}
+	ch, err := nodeipc.Open(f)
+	if err != nil {
+		log.Warn("cannot read the parent's IPC channel", "err", err)
+		return
+	}
+	go func() {
+		_ = ch.Serve(func(m nodeipc.Message) {
+			var a listenMsg
+			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "settings" && m.File == nil {
+				h.WaitStarted()
+				h.SetOwnSettings(a.Queue, a.Settings)
+				return
+			}
+			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "conn" && m.File != nil {
+				adoptConn(h, a, m)
+				return
+			}
+			if json.Unmarshal(m.Msg, &a) != nil || a.Httpsys != "listen" {
+				if m.File != nil {
+					_ = m.File.Close()
+				}
+				return
+			}
+			ch.Send(adopt(h, a, m))
+		})
+	}()
+}
+
+func adopt(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
+	out := map[string]any{"httpsys": "listened", "seq": a.Seq}
+	if m.File == nil {
+		out["error"] = coded.New(coded.BadArgument, "no socket came with the listen message", nil)
+		return out
+	}
+	ln, err := net.FileListener(m.File)
+	_ = m.File.Close()
+	if err != nil {
+		out["error"] = coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil)
+		return out
+	}
+	h.WaitStarted()
+	info, err := h.AdoptQueue(ln, a.IP, a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token}, a.Settings)
+	if err != nil {
+		var ce *coded.Error
+		if !errors.As(err, &ce) {
+			ce = coded.New(coded.Failed, err.Error(), nil)
+		}
+		out["error"] = ce
+		return out
+	}
+	out["urls"] = info.URLs
+	out["ports"] = info.Ports
+	return out
+}
+
+// adoptConn serves a connection node accepted on a socket still waiting its turn on
+// the channel (src/preload/standalone-native.js forward).
+func adoptConn(h *hub.Hub, a listenMsg, m nodeipc.Message) {
+	c, err := net.FileConn(m.File)
+	_ = m.File.Close()
+	if err != nil {
+		return
+	}
+	h.WaitStarted()
+	h.AdoptConn(c, a.Queue, a.Dual)
+}

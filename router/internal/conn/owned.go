@@ -1,0 +1,62 @@
+package conn
+
+import "sync/atomic"
+
+// A port a standalone server owns (`node -r register app.js` on the native router,
+// issue 25 "Standalone"): its connections follow that server's settings, as node's own
+// would (src/http/server.js routerSettings, src/hub/client-connection.js ownsPort),
+// not the shared router's rules: the server's timeouts and header limit, any Host
+// value taken (the port alone routes), the target as sent, KEEP_OPEN honoured
+// (node's last response under maxRequestsPerSocket), and a client's FIN told to the
+// worker at once (CONN_FIN) unless the server allows half-open connections.
+
+// Owned are a standalone server's settings for the connections of its port, in ms
+// and bytes; 0 turns a timeout off, as node's 0 does.
+type Owned struct {
+	KeepAliveTimeout int64 `json:"keepAliveTimeout"`
+	HeadersTimeout   int64 `json:"headersTimeout"`
+	MaxHeaderSize    int   `json:"maxHeaderSize"`
+	FinGrace         int64 `json:"finGrace"`
+	AllowHalfOpen    bool  `json:"allowHalfOpen"`
+	// node's requireHostHeader: an HTTP/1.1 request without Host is refused
+	RequireHost bool `json:"requireHost"`
+}
+
+// SetOwned: port is a standalone server's own from now on; connections accepted
+// there follow o (those open keep what they started with).
+func (s *Server) SetOwned(port int, o Owned) {
+	l := s.Limits
+	l.KeepAliveTimeout = o.KeepAliveTimeout
+	l.HeadersTimeout = o.HeadersTimeout
+	if o.MaxHeaderSize > 0 {
+		l.MaxHeaderSize = o.MaxHeaderSize
+	}
+	l.FinGrace = o.FinGrace
+	op := &ownedPort{limits: l, requireHost: o.RequireHost}
+	op.allowHalfOpen.Store(o.AllowHalfOpen)
+	// httpAllowHalfOpen is read when the FIN comes, as node reads it: the connections
+	// open hear a change too (an app sets it right after listen())
+	if old, ok := s.owned.Load(port); ok {
+		old.(*ownedPort).allowHalfOpen.Store(o.AllowHalfOpen)
+	}
+	s.owned.Store(port, op)
+}
+
+// ClearOwned: port is no longer a standalone server's (its close()).
+func (s *Server) ClearOwned(port int) { s.owned.Delete(port) }
+
+type ownedPort struct {
+	limits        Limits
+	requireHost   bool
+	allowHalfOpen atomic.Bool
+}
+
+// limitsFor are the rules of a connection accepted on port, and its owner's settings
+// when a standalone server owns the port (else nil).
+func (s *Server) limitsFor(port int) (*Limits, *ownedPort) {
+	if v, ok := s.owned.Load(port); ok {
+		o := v.(*ownedPort)
+		return &o.limits, o
+	}
+	return &s.Limits, nil
+}

@@ -1,0 +1,293 @@
+'use strict'
+
+// Standalone on the native router (HTTPSYS_ROUTER=native, issue 25 "Standalone";
+// docs/architecture.md 11): `node --require httpsys-cli/register app.js` with no
+// supervisor runs the Go router as a child of its own, started on the first listen()
+// and ended with the process (its stdin closes then, however the process ends).
+//
+// listen() stays synchronous because node binds: a net.Server listens on the port
+// (so address() is known when listen() returns, and the bind errors are node's own,
+// EADDRINUSE and EACCES), and its listening socket is handed to the router on node's
+// IPC channel (child.send(message, server): the descriptor travels as SCM_RIGHTS, and
+// router/internal/nodeipc reads it), which makes the server's queue on it. node's copy
+// is closed once the descriptor is written, in a process.nextTick: node never polls
+// it, so node never accepts a connection there; the router accepts what the kernel
+// queued meanwhile. Workers attach to the router through the same hub client a
+// supervised worker uses.
+//
+// What this router does not take yet, the in-process hub serves as before
+// (standalone-hub.js): listen(path), https servers, listen(prefix) (a server that
+// shares its port by path), streams handed to a server (adopt), and platforms where
+// node cannot hand a descriptor over this way (Windows).
+
+const crypto = require('node:crypto')
+const net = require('node:net')
+const fs = require('node:fs')
+const path = require('node:path')
+const localSocket = require('../local-socket')
+const urlprefix = require('../urlprefix')
+const hubClient = require('../queue/hub-client')
+const { codes } = require('../errors')
+const { findPortOwner } = require('../hub/port-owner')
+
+const inProcess = () => require('./standalone-hub')
+
+let router = null // { proc, started: Promise<string>, pending: Map, seq }
+let seq = 0
+const releasing = new Map() // port -> settles once the router has closed it (close())
+
+/** Whether this process's servers run on the native router (the switch, and a platform that can hand sockets over). */
+function wanted (env = process.env) {
+  return env.HTTPSYS_ROUTER === 'native' && process.platform !== 'win32'
+}
+
+// The router's records: errors only, on stderr (an app's own output is its own).
+const quietLogger = {
+  level: 'error',
+  child () { return this },
+  trace () {},
+  debug () {},
+  info () {},
+  warn () {},
+  error (fields, msg) { process.stderr.write(`httpsys router: ${msg}\n`) },
+  fatal (fields, msg) { process.stderr.write(`httpsys router: ${msg}\n`) }
+}
+
+/** This process's router, spawned once (synchronously: a listen() hands it a socket at once). */
+function ensureRouter () {
+  if (router !== null) return router
+  const { RouterProcess } = require('../supervisor/router-process')
+  const { routerLimits } = require('../supervisor/native-router')
+  const proc = new RouterProcess({ logger: quietLogger, logLevel: 'error' })
+  // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET): the
+  // router removes it when the app goes, however it goes (its stdin closes), and what a
+  // killed router left is removed by the next standalone app as the hub's is
+  const socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
+  const spawned = proc.spawn({ ipc: true })
+  const child = proc.child
+  const pending = new Map() // seq -> { resolve, reject }
+  child.on('message', (m) => {
+    if (m === null || typeof m !== 'object' || m.httpsys !== 'listened') return
+    const p = pending.get(m.seq)
+    if (p === undefined) return
+    pending.delete(m.seq)
+    if (m.error) p.reject(rebuild(m.error))
+    else p.resolve(m)
+  })
+  // a router gone (killed, crashed) answers no listen() any more: they fail, and the
+  // next listen() starts another
+  proc.on('exit', (info) => {
+    if (router !== null && router.proc === proc) router = null
+    const err = new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: `the router process exited (${info.signal || `code ${info.code}`})` })
+    for (const p of pending.values()) p.reject(err)
+    pending.clear()
+  })
+  // the router's pipes never keep the app alive: its servers' attachments do, as a
+  // node server's listening handle does
+  child.unref()
+  for (const s of [child.stdin, child.stdout, child.stderr]) if (s !== null && typeof s.unref === 'function') s.unref()
+  if (child.channel && typeof child.channel.unref === 'function') child.channel.unref()
+  const started = spawned
+    .then(() => proc.call('start', { workerSocket: socketPath, workersMayCreate: false, limits: routerLimits(null) }))
+    .then(() => socketPath)
+  started.catch(() => {})
+  process.once('exit', () => {
+    try { fs.unlinkSync(socketPath) } catch {}
+  })
+  setImmediate(() => {
+    try {
+      localSocket.removeDeadSockets(path.dirname(socketPath), inProcess().OWN_SOCKET)
+    } catch {}
+  }).unref()
+  router = { proc, child, started, pending, seq: 0 }
+  return router
+}
+
+// While a listen() is on its way to the router, the process stays up (node's
+// listening handle would keep it up); nothing of the router's keeps it up otherwise.
+let inFlight = 0
+let keepAlive = null
+function hold () {
+  if (inFlight++ === 0) keepAlive = setInterval(() => {}, 1 << 30)
+}
+function unhold () {
+  if (--inFlight === 0) {
+    clearInterval(keepAlive)
+    keepAlive = null
+  }
+}
+
+/**
+ * Hands the listening server's socket to the router with the queue to make on it.
+ * @returns {Promise<object>} the router's answer (urls, ports)
+ */
+function handOver (r, server, msg) {
+  return new Promise((resolve, reject) => {
+    msg.seq = ++r.seq
+    r.pending.set(msg.seq, { resolve, reject })
+    // node holds a message with a handle until the child acknowledged the last one
+    // (NODE_HANDLE_ACK): a second listen() in the same tick waits a turn of the event
+    // loop, in which node may accept on its copy; such connections follow it to the
+    // router (forward), in order
+    let sent
+    try {
+      sent = r.child.send(msg, server, (err) => {
+        // written (a nextTick after a write that did not wait): node's copy goes now,
+        // before the event loop could poll it and accept
+        server.close()
+        if (err) {
+          r.pending.delete(msg.seq)
+          reject(err)
+        }
+      })
+    } catch (err) {
+      r.pending.delete(msg.seq)
+      server.close()
+      return reject(err)
+    }
+    if (sent === false && r.child.connected === false) {
+      r.pending.delete(msg.seq)
+      server.close()
+      reject(new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: 'the router process is not running' }))
+    }
+  })
+}
+
+/** A connection node accepted before its listening socket was handed over: the router serves it on that queue's port. */
+function forward (r, socket, queue) {
+  const dual = socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:')
+  try {
+    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
+  } catch {
+    socket.destroy()
+  }
+}
+
+/** Whether the native router takes this listen() (else the in-process hub does). */
+function takes (options) {
+  if (options.path !== undefined || options.tls || !Array.isArray(options.urls) || options.urls.length !== 1) return false
+  return options.settings !== null && options.settings !== undefined && options.settings.ownsPort === true
+}
+
+/** The queue backend of a standalone process on the native router (src/wire/contract.js). */
+const backend = {
+  listensOnPaths: true,
+
+  reserve (options) {
+    if (!takes(options)) {
+      options.inProcess = true
+      return inProcess().backend.reserve(options)
+    }
+    const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+    const r = ensureRouter()
+    const name = `~${process.pid}.listen${++seq}`
+    const token = crypto.randomBytes(18).toString('base64url')
+    options.queue = name
+    options.token = token
+    const host = p.ip || undefined
+    const server = net.createServer({ pauseOnConnect: true })
+    // (only while the socket waits its turn on the IPC channel: see handOver)
+    server.on('connection', (socket) => forward(r, socket, name))
+    // node's own bind: synchronous for an address (a host name is looked up first).
+    // A port a server of this process closed a moment ago is still the router's until
+    // its unbindQueue is answered (node's close() frees it at once): bound after that.
+    const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
+    if (freeing === undefined) server.listen({ port: p.port, host })
+    else freeing.then(() => server.listen({ port: p.port, host }))
+    const reservation = {
+      bound: false,
+      known: false,
+      urls: [],
+      ports: [],
+      ready: null,
+      released: false,
+      refed: true,
+      release () {
+        if (reservation.released) return
+        reservation.released = true
+        const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+        for (const port of reservation.ports) releasing.set(port, done)
+        done.then(() => {
+          for (const port of reservation.ports) if (releasing.get(port) === done) releasing.delete(port)
+        })
+      },
+      ref () { reservation.refed = true },
+      unref () { reservation.refed = false }
+    }
+    const place = () => {
+      const port = server.address().port
+      const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+      reservation.bound = true
+      reservation.known = true
+      reservation.urls = [prefix]
+      reservation.ports = [port]
+      // handed over in the next tick, still before the event loop polls node's copy: the
+      // settings an app sets right after listen() (server.httpAllowHalfOpen = true) go
+      // with the socket, and apply to the first connection
+      return new Promise((resolve) => process.nextTick(resolve)).then(() => handOverNow(prefix))
+    }
+    const handOverNow = (prefix) => {
+      const settings = ownSettings(options.settings)
+      return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '', settings }).then((answer) => {
+        // an app often sets them right after listen() (server.keepAliveTimeout = ...,
+        // httpAllowHalfOpen): what changed by the time the router answered goes too
+        const now = ownSettings(options.settings)
+        if (JSON.stringify(now) !== JSON.stringify(settings) && r.child.connected) r.child.send({ httpsys: 'settings', queue: name, settings: now }, () => {})
+        return answer
+      })
+    }
+    hold()
+    let ready
+    if (server.listening) {
+      ready = place()
+    } else {
+      ready = new Promise((resolve, reject) => {
+        server.once('listening', () => resolve(place()))
+        server.once('error', (err) => reject(mapError(err, p.port, host)))
+      })
+    }
+    reservation.ready = ready.then(() => {}).finally(unhold)
+    reservation.ready.catch(() => {})
+    return reservation
+  },
+
+  async attach (options) {
+    if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
+    const socketPath = await ensureRouter().started
+    if (options.reservation) await options.reservation.ready
+    return hubClient.attach({ ...options, socketPath })
+  }
+}
+
+/**
+ * The server's settings for the connections of its port (src/http/server.js
+ * routerSettings), as they are at listen() (router/internal/conn/owned.go).
+ */
+function ownSettings (st) {
+  return {
+    keepAliveTimeout: Number(st.keepAliveTimeout) || 0,
+    headersTimeout: Number(st.headersTimeout) || 0,
+    maxHeaderSize: Number(st.maxHeaderSize) || 0,
+    finGrace: Number(st.finGrace) || 0,
+    allowHalfOpen: st.allowHalfOpen === true,
+    requireHost: st.serverRequiresHost !== false
+  }
+}
+
+function mapError (err, port, host) {
+  if (err.code === 'EADDRINUSE') return new codes.ERR_HTTPSYS_PORT_IN_USE({ port, host, owner: findPortOwner(port), cause: err })
+  if (err.code === 'EACCES' || err.code === 'EPERM') return new codes.ERR_HTTPSYS_ACCESS_DENIED({ port, host, cause: err })
+  if (err.code === 'EADDRNOTAVAIL') return new codes.ERR_HTTPSYS_ADDRESS_UNAVAILABLE({ port, host, cause: err })
+  return err
+}
+
+/** The error a router answer carries (router-process.js rebuild). */
+function rebuild ({ code, message, details }) {
+  const Coded = codes[code]
+  if (Coded !== undefined && details !== undefined) return new Coded(details)
+  const err = new Error(message)
+  err.code = code
+  return err
+}
+
+module.exports = { backend, wanted }
