@@ -91,7 +91,7 @@ type Hub struct {
 	workerSeq uint64
 	anonSeq   uint64
 
-	tls tlsState // tls.go
+	tls       tlsState      // tls.go
 	startedCh chan struct{} // closed by Start (standalone.go waits for it)
 }
 
