@@ -6,7 +6,7 @@
 // a copy of scripts/ and router/ in a temp directory: nothing is written into the
 // checkout. `npm pack` itself is tested in test/exe (it builds five routers).
 
-const { spawnSync } = require('node:child_process')
+const { spawn, spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
@@ -44,15 +44,34 @@ test('a checkout without Go on PATH: one line saying the router is not built and
   expect(fs.existsSync(path.join(dir, 'router', 'bin'))).toBe(false)
 })
 
-test('a checkout with Go: the router for this machine in router/bin, which starts and answers its control channel', () => {
+/** The first line the router answers to one control command; its stdin ends after it. */
+function ask (bin, command) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ['-log-level', 'silent'], { stdio: ['pipe', 'pipe', 'ignore'] })
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error('no answer within 20 s')) }, 20000)
+    let out = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (d) => {
+      out += d
+      if (!out.includes('\n')) return
+      clearTimeout(timer)
+      // the end of its stdin ends the router (as the supervisor's end does)
+      child.stdin.end()
+      resolve(out.split('\n')[0])
+    })
+    child.on('error', reject)
+    child.stdin.write(JSON.stringify(command) + '\n')
+  })
+}
+
+test('a checkout with Go: the router for this machine in router/bin, which starts and answers its control channel', async () => {
   copyRouter()
   const r = install()
   expect(r.stderr).toBe('')
   expect(r.stdout).toBe(`httpsys: built the native router for ${process.platform}-${process.arch}: ${path.join('router', 'bin', 'httpsys-router')}\n`)
   expect(r.status).toBe(0)
   const bin = path.join(dir, 'router', 'bin', 'httpsys-router')
-  const ran = spawnSync(bin, ['-log-level', 'silent'], { input: '{"id":1,"cmd":"stats"}\n', encoding: 'utf8', timeout: 20000 })
-  expect(JSON.parse(ran.stdout.split('\n')[0])).toMatchObject({ id: 1 })
+  expect(JSON.parse(await ask(bin, { id: 1, cmd: 'stats' }))).toMatchObject({ id: 1 })
 }, 300000)
 
 test('a checkout whose router does not build: go\'s error and one line; the install still goes on', () => {
