@@ -338,8 +338,10 @@ func (h *Hub) registerURLs(e *entry, urls []string) error {
 		}
 		routed = append(routed, p)
 	}
-	var done []bound
-	for _, p := range parsed {
+	// in the order given, as the hub keeps them (a caller reads ports[0] as the first
+	// prefix's): fixed ports are bound first, port 0 after, each in its own place
+	done := make([]bound, len(parsed))
+	for i, p := range parsed {
 		if p.Port == 0 {
 			continue
 		}
@@ -348,9 +350,9 @@ func (h *Hub) registerURLs(e *entry, urls []string) error {
 			return err
 		}
 		acquired = append(acquired, bound{p, p.Port})
-		done = append(done, bound{p, p.Port})
+		done[i] = bound{p, p.Port}
 	}
-	for _, p := range parsed {
+	for i, p := range parsed {
 		if p.Port != 0 {
 			continue
 		}
@@ -369,7 +371,7 @@ func (h *Hub) registerURLs(e *entry, urls []string) error {
 			return conflict(err)
 		}
 		routed = append(routed, q)
-		done = append(done, bound{q, port})
+		done[i] = bound{q, port}
 	}
 	for _, b := range done {
 		e.urls = append(e.urls, b.p.Prefix)

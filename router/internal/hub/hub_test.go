@@ -366,3 +366,25 @@ func TestManyClientsThroughTwoWorkersAllGetTheirOwnAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestAQueuesURLsAndPortsKeepTheOrderGiven(t *testing.T) {
+	h, _ := startHub(t, false, nil)
+	// a fixed port, taken from the kernel and let go, after a port-0 prefix
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	info, err := h.CreateQueue("app", QueueOptions{URLs: []string{"http://127.0.0.1:0/a/", "http://127.0.0.1:" + strconv.Itoa(fixed) + "/b/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Ports) != 2 || info.Ports[1] != fixed || info.Ports[0] == fixed || info.Ports[0] == 0 {
+		t.Fatalf("ports %v, want [the free port, %d]", info.Ports, fixed)
+	}
+	want := []string{"http://127.0.0.1:" + strconv.Itoa(info.Ports[0]) + "/a/", "http://127.0.0.1:" + strconv.Itoa(fixed) + "/b/"}
+	if strings.Join(info.URLs, " ") != strings.Join(want, " ") {
+		t.Fatalf("urls %v, want %v", info.URLs, want)
+	}
+}
