@@ -2,7 +2,6 @@ package h2
 
 import (
 	"bytes"
-	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -103,10 +102,6 @@ func newConn(h *Server, nc net.Conn, port int, dual bool, release func()) *Conn 
 		if dual || a.IP.To4() == nil {
 			c.family = 6
 		}
-	}
-	c.tls = h.tlsSection(nc)
-	if tc, ok := nc.(*tls.Conn); ok {
-		c.clientCert = len(tc.ConnectionState().PeerCertificates) > 0
 	}
 	c.wf = http2.NewFramer(&c.out, nil)
 	c.henc = hpack.NewEncoder(&c.hbuf)

@@ -113,11 +113,15 @@ func (h *Server) ServeSecure(tc *tls.Conn, port int, dual bool, done func(), sec
 func (h *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *conn.Secure) {
 	c := newConn(h, nc, port, dual, done)
 	if sec != nil {
+		// the router's verdict, encoded once by the TLS listener (tlsstore.Info)
 		c.tls = sec.Info
 		c.clientCert = sec.ClientCert
-		if sec.Misdirected != nil {
-			mis := sec.Misdirected
-			c.misdirected = func(hostname string) bool { return mis(hostname) }
+		c.misdirected = sec.Misdirected
+	} else {
+		// Serve without the listener's verdict (its own tests): built from the handshake
+		c.tls = h.tlsSection(nc)
+		if tc, ok := nc.(*tls.Conn); ok {
+			c.clientCert = len(tc.ConnectionState().PeerCertificates) > 0
 		}
 	}
 	id, ok := h.srv.AddPeer(c)
