@@ -54,7 +54,7 @@ function hubProbe (config) {
   const controlPath = require('../supervisor/control-path')
   return {
     runtimeDir: () => controlPath.runtimeDir(),
-    portOwner: (port) => require('../hub/port-owner').findPortOwner(port),
+    portOwner: (port) => require('../port-owner').findPortOwner(port),
     async running () {
       if (config === null) return null
       const { findSupervisors } = require('../supervisor/control-client')

@@ -20,7 +20,7 @@
 
 const net = require('node:net')
 const { codes } = require('../errors')
-const { findPortOwner } = require('./port-owner')
+const { findPortOwner } = require('../port-owner')
 
 const ANY = '*'
 // A port we just closed ourselves may be in use a moment longer by a listener of

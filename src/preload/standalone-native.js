@@ -28,7 +28,7 @@ const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
 const hubClient = require('../queue/hub-client')
 const { codes } = require('../errors')
-const { findPortOwner } = require('../hub/port-owner')
+const { findPortOwner } = require('../port-owner')
 
 const inProcess = () => require('./standalone-hub')
 

@@ -23,6 +23,14 @@ const {
 
 const { T } = P
 
+// A port in use that the router could not name the holder of (the native router leaves
+// it to us): this process looks, as the in-process hub did, so the error says whom to stop.
+function withPortOwner (code, details) {
+  if (code !== 'ERR_HTTPSYS_PORT_IN_USE' || details.owner !== undefined || !Number.isInteger(details.port)) return details
+  const owner = require('../port-owner').findPortOwner(details.port)
+  return owner === undefined ? details : { ...details, owner }
+}
+
 // Bodies above this go out as RESPONSE + RES_BODY pieces, so neither side ever holds a
 // frame larger than this in one piece.
 const MAX_PIECE = 1024 * 1024
@@ -327,7 +335,8 @@ class HubAttachment extends AttachmentBase {
       case T.HELLO_ERR: {
         const value = P.decodeJson(b, start, end, false)
         const Coded = codes[value.code]
-        const err = Coded ? new Coded(value.details || {}) : new Error(value.message)
+        const details = withPortOwner(value.code, value.details || {})
+        const err = Coded ? new Coded(details) : new Error(value.message)
         if (!Coded) err.code = value.code
         return this.fail(err)
       }

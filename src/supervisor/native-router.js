@@ -18,7 +18,7 @@ const { RouterTls } = require('./router-tls')
 const { RouterProcess } = require('./router-process')
 const { findRouter } = require('./router-binary')
 const { ProcessUsage } = require('./router-usage')
-const { findPortOwner } = require('../hub/port-owner')
+const { findPortOwner } = require('../port-owner')
 
 // The switch: HTTPSYS_ROUTER=native runs the hub's apps on this router instead.
 const ROUTER_ENV = 'HTTPSYS_ROUTER'

@@ -31,6 +31,8 @@ test('requests sent while the only worker is dead are served by its replacement'
   // every restart says why (exit code, signal) and when
   expect(run.records.find((r) => r.event === 'backoff')).toMatchObject({ app: 'pids', inst: 0, pid: first, code: null, signal: 'SIGKILL', delay: expect.any(Number) })
   // the replacement became ready only after the requests were sent: they really waited
+  // (the router may report the attach after the answers have left: wait for the record)
+  await run.waitFor((r) => r.event === 'ready' && r.pid === second)
   const readyAt = run.records.findIndex((r) => r.event === 'ready' && r.pid === second)
   expect(readyAt).toBeGreaterThanOrEqual(sentAt)
 })

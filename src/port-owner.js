@@ -67,18 +67,47 @@ function processHolding (inodes) {
       } catch {
         continue
       }
-      if (wanted.has(link)) return `pid ${pid} (${describe(pid)})`
+      if (wanted.has(link)) return owner(pid)
     }
   }
   return undefined
+}
+
+// The native router holds the ports of the process that started it (a supervisor, or
+// a standalone app through the preload): the owner a user can act on is that parent.
+function owner (pid) {
+  if (comm(pid) === 'httpsys-router') {
+    const parent = parentOf(pid)
+    if (parent !== undefined) return `pid ${parent} (${describe(parent)})`
+  }
+  return `pid ${pid} (${describe(pid)})`
+}
+
+function parentOf (pid) {
+  try {
+    // the command name is in parentheses and may hold spaces: the fields follow its ')'
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'latin1')
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    return Number.isInteger(ppid) && ppid > 1 ? String(ppid) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function isSupervisor (pid) {
+  try {
+    const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
+    return args.slice(1, 3).some((a) => /(^|[\\/])httpsys(\.js|\.exe|\.cmd)?$/.test(a))
+  } catch {
+    return false
+  }
 }
 
 // An httpsys supervisor is a node process running bin/httpsys: named as such (with its
 // folder), so the error can say what to do about it (one config for both apps).
 function describe (pid) {
   try {
-    const args = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean)
-    if (args.slice(1, 3).some((a) => /(^|[\\/])httpsys(\.js|\.exe|\.cmd)?$/.test(a))) {
+    if (isSupervisor(pid)) {
       let where = ''
       try {
         where = ` in ${fs.readlinkSync(`/proc/${pid}/cwd`)}`
