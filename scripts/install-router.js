@@ -2,10 +2,11 @@
 
 // `npm install` in a checkout (the prepare script): builds the native router for this
 // machine into router/bin/httpsys-router (scripts/build-router.js), so
-// HTTPSYS_ROUTER=native works straight after it (src/supervisor/router-binary.js).
+// `httpsys start` runs it straight after (src/supervisor/router-binary.js).
 //
-// It never fails the install: the hub is the default router, and a checkout without Go
-// still runs everything else. So:
+// It never fails the install: a checkout without Go still runs everything but
+// `httpsys start` off Windows, which says how to get the router (or HTTPSYS_ROUTER=hub,
+// the JS hub, while it exists). So:
 //   - no router/ (an installed package: npm runs prepare only in a checkout, but a git
 //     dependency or a copy may run it anywhere): nothing, silently;
 //   - router/ but no `go`: one line saying the router is not built and why;
@@ -25,9 +26,9 @@ function main () {
   if (r.ok) {
     console.log(`httpsys: built the native router for ${process.platform}-${process.arch}: ${path.relative(ROOT, out)}`)
   } else if (r.noGo) {
-    console.log(`httpsys: the native router (HTTPSYS_ROUTER=native) is not built: \`go\` is not on PATH (Go ${GO_VERSION} or later, README "Development"). The hub works without it.`)
+    console.log(`httpsys: the native router is not built: \`go\` is not on PATH (Go ${GO_VERSION} or later, README "Development"); then \`npm run build:router\`. Until then HTTPSYS_ROUTER=hub runs the JS hub.`)
   } else {
-    console.log(`httpsys: the native router (HTTPSYS_ROUTER=native) is not built: ${r.message}\nThe hub works without it; \`npm run build:router\` tries again.`)
+    console.log(`httpsys: the native router is not built: ${r.message}\n\`npm run build:router\` tries again; until then HTTPSYS_ROUTER=hub runs the JS hub.`)
   }
 }
 

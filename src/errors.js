@@ -154,11 +154,11 @@ define('ERR_HTTPSYS_METRICS_LISTEN', (d) =>
   'Choose another metrics.listen (or --metrics), for example 127.0.0.1:9464, or stop what holds the port.')
 // src/supervisor/router-binary.js: every place looked in, and the fix for where httpsys runs from
 define('ERR_HTTPSYS_ROUTER_MISSING', (d) =>
-  `The native router (HTTPSYS_ROUTER=native) cannot be found. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
-  `${d.fix || 'Build it with `npm run build:router` (Go 1.24 or later), or set HTTPSYS_ROUTER_PATH to a built httpsys-router'}; or unset HTTPSYS_ROUTER to use the hub.`)
+  `The native router cannot be found. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
+  `${d.fix || 'Build it with `npm run build:router` (Go 1.24 or later), or set HTTPSYS_ROUTER_PATH to a built httpsys-router'}; or set HTTPSYS_ROUTER=hub to run the JS hub meanwhile.`)
 define('ERR_HTTPSYS_ROUTER_FAILED', (d) =>
   `The native router failed: ${d.reason}. ` +
-  'Its records in the log say why; unset HTTPSYS_ROUTER to run on the hub, and report it with those records.')
+  'Its records in the log say why; set HTTPSYS_ROUTER=hub to run the JS hub meanwhile, and report it with those records.')
 define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
   `The HTTP.SYS addon cannot be loaded${d.reason ? ` (${d.reason})` : ''}. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
   'Build it with `npm run build:win` (Linux, mingw-w64) or `npx node-gyp rebuild` (Windows), set HTTPSYS_NATIVE_PATH to a built httpsys_native.node, or use `--backend hub`.')

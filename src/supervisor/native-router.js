@@ -1,7 +1,7 @@
 'use strict'
 
-// The router the supervisor controls when HTTPSYS_ROUTER=native (experimental, issue
-// 25): the Go router (router/) in a process of its own, using every core, controlled
+// The router the supervisor controls off Windows (issue 25; HTTPSYS_ROUTER=hub still
+// runs the JS hub, until it is removed): the Go router (router/) in a process of its own, using every core, controlled
 // over its stdin and stdout (router-process.js, docs/router-control.md). The same
 // interface as hub-router.js (see its header); workers attach to it exactly as to the
 // hub, over the same wire (docs/wire-protocol.md).
@@ -20,12 +20,24 @@ const { findRouter } = require('./router-binary')
 const { ProcessUsage } = require('./router-usage')
 const { findPortOwner } = require('../port-owner')
 
-// The switch: HTTPSYS_ROUTER=native runs the hub's apps on this router instead.
+// The switch, while both routers exist: unset, the native router serves `httpsys start`
+// on Linux and macOS, the JS hub on Windows (the Go router's named pipes are not yet
+// checked there); HTTPSYS_ROUTER=native or =hub asks for one.
 const ROUTER_ENV = 'HTTPSYS_ROUTER'
 
-/** @returns {boolean} whether the environment asks for the native router */
-function wantsNativeRouter (env = process.env) {
-  return env[ROUTER_ENV] === 'native'
+/**
+ * @returns {boolean} whether the supervisor runs the native router
+ * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither
+ */
+function wantsNativeRouter (env = process.env, platform = process.platform) {
+  const asked = env[ROUTER_ENV]
+  if (asked === undefined || asked === '') return platform !== 'win32'
+  if (asked === 'native' || asked === 'hub') return asked === 'native'
+  throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+    key: ROUTER_ENV,
+    reason: `${JSON.stringify(asked)} is not a router (the environment variable ${ROUTER_ENV})`,
+    fix: 'Unset it, or set it to native (the Go router) or hub (the JS hub).'
+  })
 }
 
 // How often the supervisor's copy of the router's counters is refreshed: ls, monit
@@ -92,7 +104,7 @@ class NativeRouter extends EventEmitter {
     this.timer = setInterval(() => this.refresh(), STATS_MS)
     this.timer.unref()
     this.logger.info({ event: 'router', router: 'native', pid: proc.child.pid },
-      `router: the native router (${ROUTER_ENV}=native, experimental; pid ${proc.child.pid})`)
+      `router: the native router (pid ${proc.child.pid})`)
   }
 
   onEvent (name, fields) {

@@ -193,7 +193,7 @@ class Supervisor extends EventEmitter {
         if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale hub socket(s)`)
       } catch {}
     }
-    // HTTPSYS_ROUTER=native: the Go router in its own process (experimental, issue 25);
+    // the Go router in its own process (issue 25), unless HTTPSYS_ROUTER=hub or Windows;
     // an injected Hub (tests) is the hub's
     if (!Hub && wantsNativeRouter()) return new NativeRouter({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
     return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits, tls: this.config.tls })

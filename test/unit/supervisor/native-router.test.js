@@ -21,10 +21,15 @@ test('the config\'s limits go to the router with the hub\'s names (the output ca
   expect(routerLimits(null)).toMatchObject({ maxHeaderSize: 16384, maxBodySize: 104857600, queueLength: 1000, keepAliveTimeout: 5000, cacheSize: 64 * 1024 * 1024, cacheMaxResponse: 256 * 1024 })
 })
 
-test('only HTTPSYS_ROUTER=native asks for it', () => {
-  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'native' })).toBe(true)
-  expect(wantsNativeRouter({})).toBe(false)
-  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' })).toBe(false)
+test('the native router is the default off Windows; HTTPSYS_ROUTER=native or hub asks for one, anything else is a clear error', () => {
+  expect(wantsNativeRouter({}, 'linux')).toBe(true)
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: '' }, 'darwin')).toBe(true)
+  expect(wantsNativeRouter({}, 'win32')).toBe(false)
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'native' }, 'win32')).toBe(true)
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' }, 'linux')).toBe(false)
+  expect(() => wantsNativeRouter({ HTTPSYS_ROUTER: 'go' }, 'linux')).toThrow(expect.objectContaining({
+    code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/"go" is not a router.*native.*hub/)
+  }))
 })
 
 test('the config\'s certificates are checked before the router starts, as on the hub: a file that cannot be read is named, a thumbprint is refused', async () => {
