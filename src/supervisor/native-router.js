@@ -19,6 +19,7 @@ const { RouterProcess } = require('./router-process')
 const { findRouter } = require('./router-binary')
 const { ProcessUsage } = require('./router-usage')
 const { findPortOwner } = require('../port-owner')
+const { LIMIT_DEFAULTS } = require('../config/schema')
 
 // The switch, while both routers exist: unset, the native router serves `httpsys start`
 // on Linux and macOS, the JS hub on Windows (the Go router's named pipes are not yet
@@ -328,21 +329,10 @@ function routerLimits (limits) {
 const TLS_RECORD_MS = 10000
 const ASK_TIMEOUT_MS = 500
 
-// The JS hub's defaults (src/hub/hub.js), for what the config does not set.
-const DEFAULT_LIMITS = {
-  maxHeaderSize: 16384,
-  maxBodySize: 100 * 1024 * 1024,
-  queueLength: 1000,
-  queueTimeout: 120000,
-  keepAliveTimeout: 5000,
-  headersTimeout: 60000,
-  bodyTimeout: 120000,
-  drainTimeout: 120000,
-  maxConnections: 0,
-  closeTimeout: 5000,
-  finGrace: 100,
-  cacheSize: 64 * 1024 * 1024,
-  cacheMaxResponse: 256 * 1024
-}
+// What the config does not set: one table, the config schema's defaults under the
+// router's names, plus the limits the config has no key for. The router's own defaults
+// (`httpsys-router -defaults`) are held to these by test/unit/supervisor/native-router.test.js.
+const ROUTER_ONLY_LIMITS = { maxHeaderSize: 16384, closeTimeout: 5000, finGrace: 100 }
+const DEFAULT_LIMITS = Object.freeze({ ...ROUTER_ONLY_LIMITS, ...hubLimits(LIMIT_DEFAULTS) })
 
-module.exports = { NativeRouter, routerLimits, wantsNativeRouter, ROUTER_ENV }
+module.exports = { NativeRouter, routerLimits, wantsNativeRouter, ROUTER_ENV, DEFAULT_LIMITS }

@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -24,7 +25,14 @@ import (
 func main() {
 	level := flag.String("log-level", envOr("HTTPSYS_LOG_LEVEL", "info"), "trace, debug, info, warn, error, fatal or silent")
 	profile := flag.String("cpuprofile", os.Getenv("HTTPSYS_ROUTER_CPUPROFILE"), "write a CPU profile (go tool pprof) to this file until the router exits")
+	defaults := flag.Bool("defaults", false, "print the limits the router uses where start sets none, as JSON, and exit")
 	flag.Parse()
+	if *defaults {
+		// one table of defaults: a test holds these to the config schema's (src/config/schema.js)
+		b, _ := json.Marshal(hub.DefaultLimits())
+		fmt.Println(string(b))
+		return
+	}
 	defaultProcs()
 	stopProfile := startProfile(*profile)
 	// The router follows its supervisor, not the terminal or the service manager: a
@@ -93,6 +101,6 @@ func envOr(name, fallback string) string {
 
 func init() {
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: httpsys-router [-log-level level]  (commands on stdin: docs/router-control.md)")
+		fmt.Fprintln(os.Stderr, "usage: httpsys-router [-log-level level] [-defaults]  (commands on stdin: docs/router-control.md)")
 	}
 }

@@ -6,8 +6,11 @@
 
 const path = require('node:path')
 const pino = require('pino')
-const { NativeRouter, routerLimits, wantsNativeRouter } = require('../../../src/supervisor/native-router')
+const { execFileSync } = require('node:child_process')
+const { NativeRouter, routerLimits, wantsNativeRouter, DEFAULT_LIMITS } = require('../../../src/supervisor/native-router')
 const { RouterProcess } = require('../../../src/supervisor/router-process')
+const { LIMIT_DEFAULTS } = require('../../../src/config/schema')
+const { routerBin } = require('../../helpers/native-router')
 
 const quiet = pino({ level: 'silent' })
 
@@ -20,6 +23,23 @@ test('the config\'s limits go to the router with the hub\'s names (the output ca
   // without a config: the hub's defaults
   expect(routerLimits(null)).toMatchObject({ maxHeaderSize: 16384, maxBodySize: 104857600, queueLength: 1000, keepAliveTimeout: 5000, cacheSize: 64 * 1024 * 1024, cacheMaxResponse: 256 * 1024 })
 })
+
+test('one table of limit defaults: the router\'s own (what a start without limits uses, standalone included) are the config schema\'s, under the router\'s names', () => {
+  const own = JSON.parse(execFileSync(routerBin(), ['-defaults'], { encoding: 'utf8' }))
+  expect(own).toEqual(DEFAULT_LIMITS)
+  // every config key is in the table, with the schema's value
+  expect(DEFAULT_LIMITS).toMatchObject({
+    queueLength: LIMIT_DEFAULTS.queue_length,
+    maxBodySize: LIMIT_DEFAULTS.max_body_size,
+    headersTimeout: LIMIT_DEFAULTS.header_timeout,
+    keepAliveTimeout: LIMIT_DEFAULTS.idle_timeout,
+    bodyTimeout: LIMIT_DEFAULTS.body_timeout,
+    queueTimeout: LIMIT_DEFAULTS.queue_timeout,
+    maxConnections: LIMIT_DEFAULTS.max_connections,
+    cacheSize: LIMIT_DEFAULTS.cache_size,
+    cacheMaxResponse: LIMIT_DEFAULTS.cache_max_response
+  })
+}, 120000)
 
 test('the native router is the default off Windows; HTTPSYS_ROUTER=native or hub asks for one, anything else is a clear error', () => {
   expect(wantsNativeRouter({}, 'linux')).toBe(true)
