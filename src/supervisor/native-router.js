@@ -265,6 +265,8 @@ class NativeRouter extends EventEmitter {
    */
   async processStats () {
     if (this.proc === null || this.closing) return null
+    // a sample refreshNow() just took for the same status read is fresh enough
+    if (this.usage.takenWithin(STATS_MS)) return this.usage.view(this.proc)
     // a router that does not answer in time shows its last sample: a busy router never
     // makes ls slow (app-stats.js does the same for a worker)
     let timer

@@ -29,8 +29,13 @@ class ProcessUsage {
 
   /** Whether a new sample is due (at most one a second is kept). */
   due () {
+    return !this.takenWithin(SAMPLE_MS)
+  }
+
+  /** Whether the last sample is younger than ms. */
+  takenWithin (ms) {
     const last = this.samples[this.samples.length - 1]
-    return last === undefined || this.now() - last.t >= SAMPLE_MS
+    return last !== undefined && this.now() - last.t < ms
   }
 
   /** @param {{ cpuMicros: number, rss: number, goroutines?: number }} stats processStats's answer */

@@ -120,9 +120,29 @@ test('ls never waits on a router that does not answer: its row shows the last sa
   r.usage.started(4242)
   expect(await r.processStats()).toMatchObject({ pid: 4242, memory: 5 << 20, goroutines: 3 })
   answer = false
+  r.usage.now = () => Date.now() + 1000 // that sample is no longer fresh: the router is asked
   const t0 = Date.now()
   expect(await r.processStats()).toMatchObject({ pid: 4242, memory: 5 << 20 })
   expect(Date.now() - t0).toBeLessThan(1500)
+})
+
+test('a status read asks the router for its process stats once: refreshNow\'s sample serves processStats', async () => {
+  const r = new NativeRouter({ logger: quiet })
+  const asked = []
+  r.proc = {
+    exitInfo: null,
+    call: async (cmd) => {
+      asked.push(cmd)
+      if (cmd === 'stats') return { connections: 0, queues: [] }
+      if (cmd === 'tlsStats') return { handshakes: 0, failures: 0, byReason: {} }
+      if (cmd === 'processStats') return { cpuMicros: 1000, rss: 5 << 20, goroutines: 3 }
+      return {}
+    }
+  }
+  r.usage.started(4242)
+  await r.refreshNow()
+  expect(await r.processStats()).toMatchObject({ pid: 4242, memory: 5 << 20 })
+  expect(asked.filter((c) => c === 'processStats')).toHaveLength(1)
 })
 
 test('a config edit sends what was added and what was dropped, and keeps each url\'s prefix as bound', async () => {
