@@ -64,6 +64,8 @@ class Supervisor extends EventEmitter {
     this.backend = null // { backend, reason } once started
     this.router = null // the request router (hub-router.js, httpsys-router.js)
     this.groups = []
+    this.starting = false // start() runs: a router failure then rejects it (routerFailure)
+    this.routerFailure = null
     this.logLevel = logLevel
     this.preload = preload
     this.controlEnabled = control
@@ -96,8 +98,19 @@ class Supervisor extends EventEmitter {
     this.openLogFiles()
     await this.startControl()
     await this.startMetrics()
-    const router = await this.startRouter()
-    await this.spawnApps(router)
+    this.starting = true
+    try {
+      const router = await this.startRouter()
+      await this.spawnApps(router)
+    } finally {
+      this.starting = false
+    }
+    // the router failed while the apps were spawned (nobody listens for 'error' before
+    // start() returns): what started is stopped, and start() rejects with why
+    if (this.routerFailure) {
+      await this.stop()
+      throw this.routerFailure
+    }
     this.watchMemory()
     return this
   }
@@ -161,7 +174,8 @@ class Supervisor extends EventEmitter {
       })
       router.on('error', (err) => {
         this.logger.fatal({ err }, `the router failed: ${err.message}`)
-        this.emit('error', err)
+        if (this.starting) this.routerFailure = this.routerFailure || err
+        else this.emit('error', err)
       })
       await router.start()
       for (const app of this.config.apps) {

@@ -31,6 +31,7 @@ class FakeHub extends EventEmitter {
 
   async createQueue (name, { urls }) {
     if (FakeHub.fail && FakeHub.fail.name === name) throw FakeHub.fail.error
+    if (FakeHub.dies && FakeHub.dies.name === name) this.emit('error', FakeHub.dies.error)
     calls.push(['createQueue', name, urls])
     return { name, urls: urls.slice(), ports: [] }
   }
@@ -42,6 +43,7 @@ const running = []
 beforeEach(() => {
   calls = []
   FakeHub.fail = null
+  FakeHub.dies = null
 })
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.kill()))
@@ -85,6 +87,19 @@ test('a queue that cannot be created fails the start; nothing is spawned and the
   expect(calls[calls.length - 1]).toEqual(['close'])
   expect(records.filter((r) => r.event === 'spawn')).toEqual([])
   expect(supervisor.list()).toEqual([])
+})
+
+test('a router that fails while the apps start: start() rejects with why, and stops what it started (no unhandled error)', async () => {
+  FakeHub.dies = { name: 'web', error: new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: 'the router process exited (code 2)' }) }
+  const { supervisor, records } = makeSupervisor([
+    { name: 'api', script: 'graceful.js' },
+    { name: 'web', script: 'graceful.js' }
+  ])
+  await expect(supervisor.start()).rejects.toMatchObject({ code: 'ERR_HTTPSYS_ROUTER_FAILED' })
+  expect(records.find((r) => r.level === 60)).toMatchObject({ msg: expect.stringMatching(/^the router failed: /) })
+  expect(records.some((r) => r.event === 'stopped')).toBe(true)
+  expect(calls[calls.length - 1]).toEqual(['close'])
+  for (const w of supervisor.list()) expect(['stopped', 'exited', 'errored']).toContain(w.state)
 })
 
 test('the hub reporting an attach makes that worker ready, with the time it took', async () => {
