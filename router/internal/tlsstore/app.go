@@ -128,7 +128,7 @@ func pairs(certs, keys []value, passphrase string) ([]tls.Certificate, error) {
 			break
 		}
 	}
-	if len(out) == 0 && len(keys) > 0 {
+	if len(out) == 0 && len(keys) > 0 && len(certs) > 0 {
 		// node would take the key and fail each handshake: refused here, at attach
 		return nil, errors.New("the private key does not belong to the certificate")
 	}
