@@ -6,7 +6,7 @@
 // interface as hub-router.js (see its header); workers attach to it exactly as to the
 // hub, over the same wire (docs/wire-protocol.md).
 //
-// Not served yet (later steps of issue 25): pfx certificates; CONNECT tunnels on a
+// Not served yet (later steps of issue 25): CONNECT tunnels on a
 // standalone app's own port (a standalone app runs this router as its child:
 // src/preload/standalone-native.js). TLS: router-tls.js.
 

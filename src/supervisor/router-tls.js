@@ -3,14 +3,14 @@
 // The config's certificates for the native router (issue 25; router/internal/tlsstore):
 // read, decrypted and checked here by the hub's own TlsStore (src/hub/tls-store.js,
 // src/tls-material.js), so a bad file is named with the same message as on the hub and
-// the files are watched the same way; the router gets PEM text over its control channel
+// the files are watched the same way; the router gets PEM text (a .pfx as it is, with
+// its passphrase: node cannot export its key) over its control channel
 // (`setTls`, docs/router-control.md) and chooses among them by port and SNI host. A
 // reload, or a watched file that changed, sends them all again; the router keeps each
 // entry's identity (port and host), so sessions and verified client certificates
 // survive the swap as on the hub.
 
 const crypto = require('node:crypto')
-const { codes } = require('../errors')
 const { TlsStore } = require('../hub/tls-store')
 
 class RouterTls {
@@ -39,7 +39,7 @@ class RouterTls {
 
   /**
    * Loads and checks the config's entries (hub-router.js hubTls's output).
-   * @throws ERR_HTTPSYS_TLS_CERT naming the file, ERR_HTTPSYS_CONFIG_INVALID for a pfx
+   * @throws ERR_HTTPSYS_TLS_CERT naming the file
    */
   set (entries) {
     this.store.setConfig(entries)
@@ -62,9 +62,9 @@ class RouterTls {
     return this.send(this.entries())
   }
 
-  /** The entries as the router's setTls takes them (PEM text, the key decrypted). */
+  /** The entries as the router's setTls takes them (PEM text, the key decrypted; a pfx as it is, base64). */
   entries () {
-    return this.store.config.map((c, i) => routerEntry(c, i))
+    return this.store.config.map(routerEntry)
   }
 
   close () {
@@ -72,27 +72,31 @@ class RouterTls {
   }
 }
 
-function routerEntry ({ port, host, slot }, i) {
+function routerEntry ({ port, host, slot }) {
   const m = slot.material
   const o = m.options
-  if (o.pfx !== undefined) {
-    throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
-      key: `tls[${i}].pfx`,
-      reason: 'the native router (HTTPSYS_ROUTER=native) takes PEM files only so far',
-      fix: 'Convert it: openssl pkcs12 -in site.pfx -nodes -out site.pem, and give cert and key; or unset HTTPSYS_ROUTER.'
-    })
-  }
-  const key = crypto.createPrivateKey({ key: pemOf(o.key), passphrase: o.passphrase })
-  return {
+  const out = {
     port,
     host: host || '',
-    cert: pemOf(o.cert),
-    key: key.export({ type: 'pkcs8', format: 'pem' }),
+    cert: '',
+    key: '',
     ca: o.ca === undefined ? '' : pemOf(o.ca),
     requestCert: m.requestCert,
     rejectUnauthorized: m.rejectUnauthorized,
     label: m.label
   }
+  if (o.cert !== undefined) {
+    out.cert = pemOf(o.cert)
+    const key = crypto.createPrivateKey({ key: pemOf(o.key), passphrase: o.passphrase })
+    out.key = key.export({ type: 'pkcs8', format: 'pem' })
+  }
+  if (o.pfx !== undefined) {
+    // node cannot export a PKCS#12 file's key: the router opens it (tlsstore/pfx.go),
+    // which node has done here already, so it opens
+    out.pfx = [].concat(o.pfx).map((b) => Buffer.from(b).toString('base64'))
+    out.passphrase = o.passphrase === undefined ? '' : String(o.passphrase)
+  }
+  return out
 }
 
 function pemOf (v) {

@@ -10,6 +10,7 @@
 // large bodies are queued by reference so they are never copied.
 
 const { EXPECT_CONTINUE, EXPECT_OTHER, RESPONSE_CLOSE, RESPONSE_KEEP_OPEN } = require('./contract')
+const { openKeys } = require('./tls-key')
 
 // 2: REQUEST carries the client connection's TLS session (REQ_ENCRYPTED), HELLO the
 // TLS material of an https server; 3: INFO, an interim (1xx) response, and the client
@@ -661,7 +662,8 @@ function encodeTlsOptions (options) {
   const out = {}
   let any = false
   for (const key of TLS_MATERIAL_KEYS) {
-    const v = options[key]
+    // an encrypted key goes opened (tls-key.js: the native router opens no PKCS#8 one)
+    const v = key === 'key' && options.key != null ? openKeys(options.key, options.passphrase) : options[key]
     if (v === undefined || v === null) continue
     out[key] = Array.isArray(v) ? v.map(encodeBytes) : encodeBytes(v)
     any = true

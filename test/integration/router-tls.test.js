@@ -96,6 +96,44 @@ function echo (req, body, w) {
   reply(w, req, 200, out, ['X-Queue', w.name || ''])
 }
 
+/**
+ * The pfx files and encrypted keys of the pfx tests, made by openssl (and node's crypto)
+ * once: AES-256 (OpenSSL 3's default), 3DES, RC2 (`-legacy`; null where this openssl
+ * has no such option), without a key; the localhost key encrypted; an EC pair.
+ */
+let pfxMade = null
+function pfxFiles () {
+  if (pfxMade !== null) return pfxMade
+  const { execFileSync } = require('node:child_process')
+  const crypto = require('node:crypto')
+  const dir = fs.mkdtempSync(path.join(certs.dir, 'pfx-'))
+  const openssl = (args) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] })
+  const out = (name) => path.join(dir, name)
+  openssl(['pkcs12', '-export', '-in', certs.localhost.cert, '-inkey', certs.localhost.key, '-out', out('aes.pfx'), '-passout', 'pass:secret'])
+  openssl(['pkcs12', '-export', '-in', certs.a.cert, '-inkey', certs.a.key, '-out', out('des3.pfx'), '-passout', 'pass:secret',
+    '-certpbe', 'PBE-SHA1-3DES', '-keypbe', 'PBE-SHA1-3DES', '-macalg', 'sha1'])
+  openssl(['pkcs12', '-export', '-nokeys', '-in', certs.localhost.cert, '-out', out('nokey.pfx'), '-passout', 'pass:secret'])
+  let legacy = out('legacy.pfx')
+  try {
+    openssl(['pkcs12', '-export', '-legacy', '-in', certs.localhost.cert, '-inkey', certs.localhost.key, '-out', legacy, '-passout', 'pass:secret'])
+  } catch {
+    legacy = null
+  }
+  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', 'ec.key', '-out', 'ec.crt',
+    '-days', '2', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'])
+  const key = crypto.createPrivateKey(certs.read(certs.localhost.key))
+  pfxMade = {
+    aes: out('aes.pfx'),
+    des3: out('des3.pfx'),
+    noKey: out('nokey.pfx'),
+    legacy,
+    pkcs8Encrypted: key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }),
+    traditionalEncrypted: key.export({ type: 'pkcs1', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'secret' }),
+    ec: { cert: fs.readFileSync(out('ec.crt'), 'utf8'), key: fs.readFileSync(out('ec.key'), 'utf8') }
+  }
+  return pfxMade
+}
+
 describe.each(ROUTERS)('%s', (name, start) => {
   describe('terminates TLS', () => {
     let r
@@ -392,6 +430,152 @@ describe.each(ROUTERS)('%s', (name, start) => {
         expect([rb.peer.subject.CN, rb.body.toString()]).toEqual(['b.localhost', 'b'])
       } finally {
         for (const a of x.values()) a.close()
+      }
+    })
+  })
+
+  describe('pfx files and encrypted keys (node\'s certificate forms)', () => {
+    let r
+    let port
+    let w
+    let f // the files, made once for the block
+
+    beforeAll(async () => {
+      f = pfxFiles()
+      port = await freePort()
+      r = await start({
+        tls: [
+          { port, pfx: f.aes, passphrase: 'secret' },
+          { port, host: 'a.localhost', pfx: f.des3, passphrase: 'secret' }
+        ]
+      })
+      await r.createQueue('site', { urls: [`https://+:${port}/`] })
+      w = await startWorker(r, { queue: 'site', handle: echo })
+    })
+
+    afterAll(async () => {
+      w.att.close()
+      await r.close()
+    })
+
+    /** Attaches an app with https options; resolves with its port, or rejects as the router refused it. */
+    async function own (tlsOptions, onDone) {
+      const att = await hubClient.attach({
+        socketPath: r.socketPath,
+        urls: ['https://127.0.0.1:0/'],
+        tls: tlsOptions,
+        handlers: { onRequest (req) { att.respond(req.id, 200, '', ['Content-Length', '2'], Buffer.from('ok'), 0) } }
+      })
+      onDone.push(att)
+      return att.info.ports[0]
+    }
+
+    /** The error an attach with these https options is refused with. */
+    async function refusal (tlsOptions) {
+      const err = await hubClient.attach({
+        socketPath: r.socketPath,
+        urls: ['https://127.0.0.1:0/'],
+        tls: tlsOptions,
+        handlers: { onRequest () {} }
+      }).then(() => null, (e) => e)
+      expect(err).not.toBe(null)
+      return { code: err.code, message: err.message.replace(/ \(port \d+\)/, ' (port N)') }
+    }
+
+    const fromApp = (reason) => ({
+      code: 'ERR_HTTPSYS_TLS_CERT',
+      message: `Cannot use the TLS certificate the key and certificate the app passed to https.createServer() (port N): ${reason}. Fix the key and cert (or pfx and passphrase) the app passes to https.createServer(), or give the port a tls entry in httpsys.config.js (it wins over the app's).`
+    })
+
+    test('a config entry\'s pfx (OpenSSL 3\'s AES-256 and PBKDF2) serves the port, a 3DES one its host by SNI', async () => {
+      const res = await httpsRequest(port, { path: '/x' })
+      expect(res.status).toBe(200)
+      expect(res.peer.subject.CN).toBe('localhost')
+      const a = await httpsRequest(port, { servername: 'a.localhost', headers: { host: `a.localhost:${port}` } })
+      expect([a.status, a.peer.subject.CN]).toEqual([200, 'a.localhost'])
+    })
+
+    test('an app\'s own pfx with its passphrase, in node\'s forms (a Buffer; [{ buf, passphrase }])', async () => {
+      const atts = []
+      try {
+        for (const [options, cn] of [
+          [{ pfx: fs.readFileSync(f.aes), passphrase: 'secret' }, 'localhost'],
+          [{ pfx: [{ buf: fs.readFileSync(f.des3), passphrase: 'secret' }], passphrase: 'not this one' }, 'a.localhost']
+        ]) {
+          const res = await httpsRequest(await own(options, atts))
+          expect([res.status, res.body.toString(), res.peer.subject.CN]).toEqual([200, 'ok', cn])
+        }
+      } finally {
+        for (const a of atts) a.close()
+      }
+    })
+
+    test('an app key encrypted with its passphrase (PKCS#8 AES-256, traditional PEM, { pem, passphrase })', async () => {
+      const atts = []
+      try {
+        for (const options of [
+          { cert: certs.read(certs.localhost.cert), key: f.pkcs8Encrypted, passphrase: 'secret' },
+          { cert: certs.read(certs.localhost.cert), key: Buffer.from(f.traditionalEncrypted), passphrase: 'secret' },
+          { cert: [certs.read(certs.localhost.cert)], key: [{ pem: f.pkcs8Encrypted, passphrase: 'secret' }] }
+        ]) {
+          const res = await httpsRequest(await own(options, atts))
+          expect([res.status, res.body.toString(), res.peer.subject.CN]).toEqual([200, 'ok', 'localhost'])
+        }
+      } finally {
+        for (const a of atts) a.close()
+      }
+    })
+
+    test('a wrong passphrase: the same error on both routers, for a config pfx, an app\'s pfx and an app\'s key', async () => {
+      const bad = freePort()
+      await expect(start({ tls: [{ port: await bad, pfx: f.aes, passphrase: 'wrong' }] })).rejects.toMatchObject({
+        code: 'ERR_HTTPSYS_TLS_CERT',
+        message: expect.stringContaining(`Cannot use the TLS certificate ${f.aes} (port ${await bad}): the passphrase is wrong (or missing).`)
+      })
+      expect(await refusal({ pfx: fs.readFileSync(f.aes), passphrase: 'wrong' })).toEqual(fromApp('the passphrase is wrong (or missing)'))
+      expect(await refusal({ pfx: fs.readFileSync(f.aes) })).toEqual(fromApp('the passphrase is wrong (or missing)'))
+      expect(await refusal({ cert: certs.read(certs.localhost.cert), key: f.pkcs8Encrypted, passphrase: 'wrong' }))
+        .toEqual(fromApp('the private key is encrypted and the passphrase is wrong or missing'))
+    })
+
+    test('a pfx without a key, or not a pfx at all: refused with TLS_CERT naming what the app passed', async () => {
+      expect(await refusal({ pfx: fs.readFileSync(f.noKey), passphrase: 'secret' })).toEqual(fromApp('Unable to load private key from PFX data'))
+      // OpenSSL's and Go's words for a broken DER file differ; the code and the name do not
+      const corrupt = await refusal({ pfx: fs.readFileSync(certs.localhost.cert), passphrase: 'secret' })
+      expect(corrupt.code).toBe('ERR_HTTPSYS_TLS_CERT')
+      expect(corrupt.message).toMatch(/^Cannot use the TLS certificate the key and certificate the app passed to https.createServer\(\) \(port N\): /)
+    })
+
+    test('openssl pkcs12 -export -legacy (RC2): refused in the hub\'s words on both, as node\'s OpenSSL 3 refuses it by default', async () => {
+      if (f.legacy === null) return // this openssl writes no RC2 file
+      // (under --openssl-legacy-provider node reads it and the hub serves it; the native
+      // router follows node's default, docs/architecture.md 11)
+      try {
+        tls.createSecureContext({ pfx: fs.readFileSync(f.legacy), passphrase: 'secret' })
+        return
+      } catch {}
+      expect(await refusal({ pfx: fs.readFileSync(f.legacy), passphrase: 'secret' }))
+        .toEqual(fromApp('it is not a PEM certificate and key, or not the one it claims (Unsupported PKCS12 PFX data)'))
+      await expect(start({ tls: [{ port: await freePort(), pfx: f.legacy, passphrase: 'secret' }] }))
+        .rejects.toMatchObject({ code: 'ERR_HTTPSYS_TLS_CERT', message: expect.stringContaining(`${f.legacy} (port `) })
+    })
+
+    test('several keys and chains (node\'s arrays): each client gets the certificate of a key type it takes', async () => {
+      const atts = []
+      try {
+        const p = await own({ cert: [certs.read(certs.localhost.cert), f.ec.cert], key: [certs.read(certs.localhost.key), f.ec.key] }, atts)
+        const keyType = (sigalgs) => new Promise((resolve, reject) => {
+          const socket = tls.connect({ port: p, host: '127.0.0.1', rejectUnauthorized: false, sigalgs, maxVersion: 'TLSv1.3' }, () => {
+            const t = socket.getPeerX509Certificate().publicKey.asymmetricKeyType
+            socket.destroy()
+            resolve(t)
+          })
+          socket.once('error', reject)
+        })
+        expect(await keyType('ecdsa_secp256r1_sha256')).toBe('ec')
+        expect(await keyType('rsa_pss_rsae_sha256:rsa_pkcs1_sha256')).toBe('rsa')
+      } finally {
+        for (const a of atts) a.close()
       }
     })
   })

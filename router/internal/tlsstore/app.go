@@ -26,8 +26,10 @@ func (e *MaterialError) Error() string { return e.Reason }
 var encryptedKey = regexp.MustCompile(`-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type:\s*4,ENCRYPTED`)
 
 // AppMaterial decodes and checks an app's key material as HELLO carries it (`tls`:
-// src/wire/protocol.js encodeTlsOptions: each value PEM text, {base64}, {pem,
-// passphrase} or a list of them). ok is false when it holds none.
+// src/wire/protocol.js encodeTlsOptions: each value PEM text, {base64}, node's {pem,
+// passphrase} and {buf, passphrase} forms, or a list of them). ok is false when it holds
+// none. An encrypted PKCS#8 key arrives opened: the worker opens it with node's
+// crypto (src/wire/tls-key.js), which reads every cipher OpenSSL does.
 func AppMaterial(raw json.RawMessage, now time.Time) (e Entry, ok bool, err error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return Entry{}, false, nil
@@ -39,48 +41,51 @@ func AppMaterial(raw json.RawMessage, now time.Time) (e Entry, ok bool, err erro
 	fail := func(reason string) (Entry, bool, error) { return Entry{}, true, &MaterialError{Reason: reason} }
 	var passphrase string
 	_ = json.Unmarshal(m["passphrase"], &passphrase)
-	certs, _ := values(m["cert"])
-	keys, keyPass := values(m["key"])
-	pfx, _ := values(m["pfx"])
-	cas, _ := values(m["ca"])
-	if keyPass != "" {
-		passphrase = keyPass
-	}
+	certs := values(m["cert"])
+	keys := values(m["key"])
+	pfx := values(m["pfx"])
+	cas := values(m["ca"])
 	if len(certs) == 0 && len(keys) == 0 && len(pfx) == 0 && len(cas) == 0 {
 		return Entry{}, false, nil
 	}
-	if len(pfx) > 0 {
-		return fail("a .pfx is not served by the native router yet (HTTPSYS_ROUTER=native): pass key and cert in PEM")
-	}
-	if len(certs) == 0 || len(keys) == 0 {
+	if len(pfx) == 0 && (len(certs) == 0 || len(keys) == 0) {
 		if len(certs) == 0 {
 			return fail("no certificate was given (cert, or pfx)")
 		}
 		return fail("the certificate has no private key (key)")
 	}
-	cert := bytes.Join(certs, []byte("\n"))
-	leaf, err := firstCertificate(cert)
-	if err != nil {
-		return fail("it holds no PEM certificate (" + err.Error() + ")")
+	// each piece on its own first, as the hub does (src/tls-material.js loadMaterial)
+	if len(certs) > 0 {
+		if _, err := firstCertificate(certs[0].data); err != nil {
+			return fail("it holds no PEM certificate (" + err.Error() + ")")
+		}
 	}
-	key := keys[0]
-	if encryptedKey.Match(key) {
-		if key, err = decryptKey(key, passphrase); err != nil {
+	if len(keys) == 1 && encryptedKey.Match(keys[0].data) {
+		if _, err := decryptKey(keys[0].data, keys[0].passphrase(passphrase)); err != nil {
 			return fail("the private key is encrypted and the passphrase is wrong or missing")
 		}
 	}
-	if _, err := tls.X509KeyPair(cert, key); err != nil {
-		if strings.Contains(err.Error(), "does not match") {
-			return fail("the private key does not belong to the certificate")
-		}
-		return fail("it is not a PEM certificate and key, or not the one it claims (" + err.Error() + ")")
-	}
-	ca := bytes.Join(cas, []byte("\n"))
+	ca := bytes.Join(datas(cas), []byte("\n"))
 	if len(cas) > 0 {
 		if _, err := firstCertificate(ca); err != nil {
 			return fail("it holds no PEM CA certificate (" + err.Error() + ")")
 		}
 	}
+	served, err := pairs(certs, keys, passphrase)
+	if err != nil {
+		return fail(err.Error())
+	}
+	var pfxCAs []*x509.Certificate
+	for _, p := range pfx {
+		cert, chain, err := loadPFX(p.data, p.passphrase(passphrase))
+		if err != nil {
+			return fail(err.Error())
+		}
+		served = append(served, cert)
+		pfxCAs = append(pfxCAs, chain...)
+	}
+	// the certificate node's context reports (the last one loaded) is the one checked
+	leaf := served[len(served)-1].Leaf
 	if now.After(leaf.NotAfter) {
 		return fail("the certificate (" + subjectOf(leaf) + ") expired on " + isoTime(leaf.NotAfter))
 	}
@@ -92,28 +97,87 @@ func AppMaterial(raw json.RawMessage, now time.Time) (e Entry, ok bool, err erro
 	_ = json.Unmarshal(m["requestCert"], &requestCert)
 	_ = json.Unmarshal(m["rejectUnauthorized"], &reject)
 	reject = requestCert && reject
-	return Entry{Cert: string(cert), Key: string(key), CA: string(ca), RequestCert: requestCert, RejectUnauthorized: &reject, Label: AppLabel}, true, nil
+	return Entry{CA: string(ca), RequestCert: requestCert, RejectUnauthorized: &reject, Label: AppLabel, certs: served, pfxCAs: pfxCAs}, true, nil
 }
 
-// values reads one option: a value or a list; a {pem, passphrase} form's passphrase.
-func values(raw json.RawMessage) (out [][]byte, passphrase string) {
+// pairs makes the served certificates of cert and key as node's context does: each
+// cert value is a chain, each key goes with the last chain of its key type (OpenSSL
+// keeps one certificate per key type), a key of a type no chain has is left unused.
+func pairs(certs, keys []value, passphrase string) ([]tls.Certificate, error) {
+	var out []tls.Certificate
+	for _, k := range keys {
+		key := k.data
+		if encryptedKey.Match(key) {
+			var err error
+			if key, err = decryptKey(key, k.passphrase(passphrase)); err != nil {
+				return nil, errors.New("the private key is encrypted and the passphrase is wrong or missing")
+			}
+		}
+		for i := len(certs) - 1; i >= 0; i-- {
+			cert, err := tls.X509KeyPair(certs[i].data, key)
+			if err != nil && strings.Contains(err.Error(), "type does not match") {
+				continue
+			}
+			if err != nil && strings.Contains(err.Error(), "does not match") {
+				return nil, errors.New("the private key does not belong to the certificate")
+			}
+			if err != nil {
+				return nil, errors.New("it is not a PEM certificate and key, or not the one it claims (" + err.Error() + ")")
+			}
+			out = append(out, cert)
+			break
+		}
+	}
+	if len(out) == 0 && len(keys) > 0 && len(certs) > 0 {
+		// node would take the key and fail each handshake: refused here, at attach
+		return nil, errors.New("the private key does not belong to the certificate")
+	}
+	return out, nil
+}
+
+// value is one item of an option: its bytes, and its own passphrase ({pem|buf, passphrase}).
+type value struct {
+	data []byte
+	own  *string
+}
+
+// passphrase is the item's own, else the options' (node's rule).
+func (v value) passphrase(shared string) string {
+	if v.own != nil {
+		return *v.own
+	}
+	return shared
+}
+
+func datas(vs []value) [][]byte {
+	out := make([][]byte, len(vs))
+	for i, v := range vs {
+		out[i] = v.data
+	}
+	return out
+}
+
+// values reads one option: a value or a list of them.
+func values(raw json.RawMessage) []value {
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, ""
+		return nil
 	}
 	var list []json.RawMessage
 	if json.Unmarshal(raw, &list) != nil {
 		list = []json.RawMessage{raw}
 	}
+	var out []value
 	for _, r := range list {
 		var s string
 		if json.Unmarshal(r, &s) == nil {
-			out = append(out, []byte(s))
+			out = append(out, value{data: []byte(s)})
 			continue
 		}
 		var o struct {
 			Base64     *string         `json:"base64"`
 			PEM        json.RawMessage `json:"pem"`
-			Passphrase string          `json:"passphrase"`
+			Buf        json.RawMessage `json:"buf"`
+			Passphrase *string         `json:"passphrase"`
 		}
 		if json.Unmarshal(r, &o) != nil {
 			continue
@@ -121,15 +185,19 @@ func values(raw json.RawMessage) (out [][]byte, passphrase string) {
 		switch {
 		case o.Base64 != nil:
 			if b, err := base64.StdEncoding.DecodeString(*o.Base64); err == nil {
-				out = append(out, b)
+				out = append(out, value{data: b})
 			}
-		case len(o.PEM) > 0:
-			inner, _ := values(o.PEM)
-			out = append(out, inner...)
-			passphrase = o.Passphrase
+		case len(o.PEM) > 0 || len(o.Buf) > 0:
+			inner := o.PEM
+			if len(inner) == 0 {
+				inner = o.Buf
+			}
+			for _, v := range values(inner) {
+				out = append(out, value{data: v.data, own: o.Passphrase})
+			}
 		}
 	}
-	return out, passphrase
+	return out
 }
 
 func firstCertificate(b []byte) (*x509.Certificate, error) {

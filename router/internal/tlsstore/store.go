@@ -6,7 +6,8 @@
 // certificate always wins over what an app ships.
 //
 // The supervisor reads, decrypts and checks the config's files (src/tls-material.js,
-// the same messages as on the hub) and sends PEM text; a reload sends them again.
+// the same messages as on the hub) and sends PEM text, or a .pfx as it is (node cannot
+// export a PKCS#12 file's key; go-pkcs12 opens it here, pfx.go); a reload sends them again.
 // Entries are swapped, never mutated: a handshake already made keeps its certificate.
 //
 // Sessions (RFC 8446 2.2, RFC 5077) resume on the port that issued them, across a
@@ -24,6 +25,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -39,24 +41,31 @@ const SessionTimeout = 300 * time.Second
 // VerifiedMax bounds the verification records (tls-store.js VERIFIED_MAX).
 const VerifiedMax = 100000
 
-// Entry is a config `tls` entry as the supervisor sends it: PEM text, checked already.
+// Entry is a config `tls` entry as the supervisor sends it, checked already: PEM text,
+// or a .pfx (PKCS#12) with its passphrase.
 type Entry struct {
-	Port               int    `json:"port"`
-	Host               string `json:"host"`
-	Cert               string `json:"cert"`
-	Key                string `json:"key"`
-	CA                 string `json:"ca"`
-	RequestCert        bool   `json:"requestCert"`
-	RejectUnauthorized *bool  `json:"rejectUnauthorized"` // default true, as node's
-	Label              string `json:"label"`
+	Port               int      `json:"port"`
+	Host               string   `json:"host"`
+	Cert               string   `json:"cert"`
+	Key                string   `json:"key"`
+	PFX                []string `json:"pfx"`        // base64 DER, each; node opens them only with their passphrase
+	Passphrase         string   `json:"passphrase"` // the pfx's
+	CA                 string   `json:"ca"`
+	RequestCert        bool     `json:"requestCert"`
+	RejectUnauthorized *bool    `json:"rejectUnauthorized"` // default true, as node's
+	Label              string   `json:"label"`
+
+	// what AppMaterial made of an app's key material (node's several forms), checked
+	certs  []tls.Certificate
+	pfxCAs []*x509.Certificate
 }
 
 // Slot is one certificate and its client-certificate policy. Slots are replaced, never
 // changed; key is the entry's identity, kept across a reload of its files.
 type Slot struct {
 	key                string
-	policy             string // the CA's digest when requestCert: what a verification is for
-	cert               tls.Certificate
+	policy             string            // the CA's digest when requestCert: what a verification is for
+	certs              []tls.Certificate // one per key (node's arrays): Go serves the first the client supports
 	ca                 *x509.CertPool
 	requestCert        bool
 	rejectUnauthorized bool
@@ -293,7 +302,7 @@ func (s *Store) configFor(port int, serverName string) (*tls.Config, error) {
 	cfg := &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   s.nextProtos(),
-		Certificates: []tls.Certificate{slot.cert},
+		Certificates: slot.certs,
 		// the verdict is ours (Judge), after the handshake: Go only asks for the certificate
 		ClientAuth: tls.NoClientCert,
 	}
@@ -420,18 +429,46 @@ func (s *Store) Misdirected(port int, slot *Slot, hostname string) bool {
 // ---------------------------------------------------------------------------------
 
 func makeSlot(e Entry, key string) (*Slot, error) {
-	cert, err := tls.X509KeyPair([]byte(e.Cert), []byte(e.Key))
-	if err != nil {
-		return nil, err
+	certs, pfxCAs := e.certs, e.pfxCAs
+	if certs == nil {
+		if e.Cert != "" || e.Key != "" {
+			cert, err := tls.X509KeyPair([]byte(e.Cert), []byte(e.Key))
+			if err != nil {
+				return nil, err
+			}
+			certs = append(certs, cert)
+		}
+		for _, p := range e.PFX {
+			der, err := base64.StdEncoding.DecodeString(p)
+			if err != nil {
+				return nil, errors.New("the pfx is not base64: " + err.Error())
+			}
+			cert, chain, err := loadPFX(der, e.Passphrase)
+			if err != nil {
+				return nil, err
+			}
+			certs = append(certs, cert)
+			pfxCAs = append(pfxCAs, chain...)
+		}
+		if len(certs) == 0 {
+			return nil, errors.New("no certificate was given (cert, or pfx)")
+		}
 	}
-	slot := &Slot{key: key, cert: cert, requestCert: e.RequestCert, rejectUnauthorized: e.RejectUnauthorized == nil || *e.RejectUnauthorized}
+	slot := &Slot{key: key, certs: certs, requestCert: e.RequestCert, rejectUnauthorized: e.RejectUnauthorized == nil || *e.RejectUnauthorized}
 	if e.RequestCert {
 		slot.ca = x509.NewCertPool()
 		if e.CA != "" && !slot.ca.AppendCertsFromPEM([]byte(e.CA)) {
 			return nil, errors.New("the CA holds no PEM certificate")
 		}
-		h := sha256.Sum256([]byte(e.CA))
-		slot.policy = hex.EncodeToString(h[:])
+		h := sha256.New()
+		h.Write([]byte(e.CA))
+		// node trusts a pfx's other certificates for client certificates too, and names
+		// them in the CertificateRequest (its LoadPKCS12 adds them to the context's store)
+		for _, c := range pfxCAs {
+			slot.ca.AddCert(c)
+			h.Write(c.Raw)
+		}
+		slot.policy = hex.EncodeToString(h.Sum(nil))
 	}
 	return slot, nil
 }
