@@ -12,7 +12,7 @@ const crypto = require('node:crypto')
 const pino = require('pino')
 const { buildGo } = require('./go-build')
 const { RouterProcess } = require('../../src/supervisor/router-process')
-const { routerLimits } = require('../../src/supervisor/native-router')
+const { routerLimits, withPortOwner } = require('../../src/supervisor/native-router')
 const { RouterTls } = require('../../src/supervisor/router-tls')
 
 let built = null
@@ -65,7 +65,8 @@ async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], .
     proc,
     events,
     createQueue: (name, { urls = [], token, queueLength, queueTimeout, maxBodySize, cache } = {}) =>
-      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize, cache }),
+      // the port's holder named as the supervisor names it (native-router.js)
+      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize, cache }).catch((err) => { throw withPortOwner(err) }),
     deleteQueue: (name) => proc.call('deleteQueue', { name }),
     setQueueAvailable: (name, available) => proc.call('setQueueAvailable', { name, available }),
     queueStats: (name) => proc.call('queueStats', { name }),
