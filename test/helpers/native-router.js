@@ -57,7 +57,12 @@ async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], .
   proc.on('event', (name, fields) => events.push({ name, ...fields }))
   const l = { ...routerLimits(null), ...limits }
   if (l.maxBodySize === Infinity) l.maxBodySize = 0
-  await proc.call('start', { workerSocket: sock, workersMayCreate, limits: l })
+  try {
+    await proc.call('start', { workerSocket: sock, workersMayCreate, limits: l })
+  } catch (err) {
+    await proc.stop() // refused options: no router is left behind
+    throw err
+  }
   if (routerTls.size > 0) await routerTls.push()
   let closed = null
   const router = {
