@@ -50,7 +50,7 @@ function socketPath () {
 async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], ...limits } = {}) {
   const routerTls = new RouterTls({ log: pino({ level: 'silent' }), watch: false, send: (entries) => proc.call('setTls', { entries }) })
   routerTls.set(tls)
-  const proc = new RouterProcess({ binary: routerBin(), logger: logger || pino({ level: 'silent' }), logLevel: process.env.HTTPSYS_TEST_ROUTER_LOG || 'silent' })
+  const proc = new RouterProcess({ binary: routerBin(), logger: logger || pino({ level: 'silent' }), logLevel: process.env.HTTPSYS_TEST_ROUTER_LOG || (logger ? logger.level : 'silent') })
   await proc.spawn()
   const sock = socketPath()
   const events = []
