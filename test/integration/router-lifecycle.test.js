@@ -74,7 +74,7 @@ describe.each(ROUTERS)('%s: lifecycle', (name, start) => {
     try {
       const c = new RawClient(port)
       await c.connected
-      // (an upgrade request answered 101 switches protocols: hub-upgrade.test.js)
+      // (an upgrade request answered 101 switches protocols: router-upgrade.test.js)
       c.write('GET /ws HTTP/1.1\r\nHost: a\r\nX-Want: websocket\r\n\r\n')
       const [res] = await c.waitFor(1)
       expect(res.status).toBe(501)
