@@ -10,12 +10,9 @@
 const { startHub } = require('./hub-harness')
 const { startNativeRouter } = require('./native-router')
 
-const HUB = 'the hub'
-const NATIVE = 'the native router'
-
 const ROUTERS = [
-  [HUB, startHub],
-  [NATIVE, startNativeRouter]
+  ['the hub', startHub],
+  ['the native router', startNativeRouter]
 ]
 
 /** Polls an async condition (the native router's stats come over its control channel). */
@@ -33,12 +30,4 @@ async function queueNames (r) {
   return (await r.stats()).queues.map((q) => q.name)
 }
 
-/**
- * `test`, or `test.failing` on the native router: a case that shows a behaviour gap of
- * the native router (named in a comment where it is used) until it is closed.
- */
-function gapOn (name) {
-  return name === NATIVE ? test.failing : test
-}
-
-module.exports = { ROUTERS, HUB, NATIVE, eventually, queueNames, gapOn }
+module.exports = { ROUTERS, eventually, queueNames }
