@@ -337,4 +337,4 @@ const ASK_TIMEOUT_MS = 500
 const ROUTER_ONLY_LIMITS = { maxHeaderSize: 16384, closeTimeout: 5000, finGrace: 100 }
 const DEFAULT_LIMITS = Object.freeze({ ...ROUTER_ONLY_LIMITS, ...hubLimits(LIMIT_DEFAULTS) })
 
-module.exports = { NativeRouter, routerLimits, wantsNativeRouter, ROUTER_ENV, DEFAULT_LIMITS }
+module.exports = { NativeRouter, routerLimits, wantsNativeRouter, withPortOwner, ROUTER_ENV, DEFAULT_LIMITS }

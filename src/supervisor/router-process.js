@@ -128,6 +128,9 @@ class RouterProcess extends EventEmitter {
     }
     const { level, time, pid, hostname, msg, ...fields } = rec
     const name = LEVELS[level] || 'info'
+    // Go writes an error as its message; the hub's records carry pino's serialized err
+    // (type, message, code), which log readers and the hub's tests look into
+    if (typeof fields.err === 'string') fields.err = { type: 'Error', message: fields.err, ...(fields.code === undefined ? {} : { code: fields.code }) }
     this.logger[name]({ routerPid: pid, ...fields }, msg)
   }
 

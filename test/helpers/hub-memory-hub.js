@@ -1,7 +1,7 @@
 'use strict'
 
 // A hub in a process of its own, so a test can measure the router's memory alone
-// (test/integration/hub-memory.test.js, hub-h2-memory.test.js). argv: socketPath, and
+// (test/integration/router-memory.test.js, router-h2.test.js). argv: socketPath, and
 // for https (h2) a certificate file, its key file and the port. Creates the queue 'big'
 // (on a free port for http) and reports { type: 'ready', port }; answers { type: 'rss' }
 // with its resident set size, the queue's counters and the bytes its h2 streams buffer.

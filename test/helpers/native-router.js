@@ -12,7 +12,7 @@ const crypto = require('node:crypto')
 const pino = require('pino')
 const { buildGo } = require('./go-build')
 const { RouterProcess } = require('../../src/supervisor/router-process')
-const { routerLimits } = require('../../src/supervisor/native-router')
+const { routerLimits, withPortOwner } = require('../../src/supervisor/native-router')
 const { RouterTls } = require('../../src/supervisor/router-tls')
 
 let built = null
@@ -50,14 +50,19 @@ function socketPath () {
 async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], ...limits } = {}) {
   const routerTls = new RouterTls({ log: pino({ level: 'silent' }), watch: false, send: (entries) => proc.call('setTls', { entries }) })
   routerTls.set(tls)
-  const proc = new RouterProcess({ binary: routerBin(), logger: logger || pino({ level: 'silent' }), logLevel: process.env.HTTPSYS_TEST_ROUTER_LOG || 'silent' })
+  const proc = new RouterProcess({ binary: routerBin(), logger: logger || pino({ level: 'silent' }), logLevel: process.env.HTTPSYS_TEST_ROUTER_LOG || (logger ? logger.level : 'silent') })
   await proc.spawn()
   const sock = socketPath()
   const events = []
   proc.on('event', (name, fields) => events.push({ name, ...fields }))
   const l = { ...routerLimits(null), ...limits }
   if (l.maxBodySize === Infinity) l.maxBodySize = 0
-  await proc.call('start', { workerSocket: sock, workersMayCreate, limits: l })
+  try {
+    await proc.call('start', { workerSocket: sock, workersMayCreate, limits: l })
+  } catch (err) {
+    await proc.stop() // refused options: no router is left behind
+    throw err
+  }
   if (routerTls.size > 0) await routerTls.push()
   let closed = null
   const router = {
@@ -65,7 +70,8 @@ async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], .
     proc,
     events,
     createQueue: (name, { urls = [], token, queueLength, queueTimeout, maxBodySize, cache } = {}) =>
-      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize, cache }),
+      // the port's holder named as the supervisor names it (native-router.js)
+      proc.call('createQueue', { name, urls, token, queueLength, queueTimeout, maxBodySize, cache }).catch((err) => { throw withPortOwner(err) }),
     deleteQueue: (name) => proc.call('deleteQueue', { name }),
     setQueueAvailable: (name, available) => proc.call('setQueueAvailable', { name, available }),
     queueStats: (name) => proc.call('queueStats', { name }),

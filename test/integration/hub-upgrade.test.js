@@ -1,14 +1,12 @@
 'use strict'
 
-// Upgrades (101 Switching Protocols) through the hub: an unmodified http.Server of
-// src/http attached to a hub queue, its 'upgrade' listener, and clients on real
-// sockets. What a user of ws or socket.io would notice: the bytes go both ways intact,
-// each side's FIN and reset reach the other, neither direction buffers without bound,
-// and a connection whose upgrade is refused (or not listened for) stays plain HTTP.
+// Hub-only (they go with src/hub): the hub's own buffers under a tunnel that one side
+// does not read, read from its connection objects. Every upgrade case, and what a
+// client and an app see of these two, runs against both routers in
+// router-upgrade.test.js (issue 25).
 
 const net = require('node:net')
 const crypto = require('node:crypto')
-const WebSocket = require('ws')
 const { Server } = require('../../src/http/server')
 const hubClient = require('../../src/queue/hub-client')
 const { BODY_HOLD } = require('../../src/hub/hub-request')
@@ -59,159 +57,6 @@ function rawClient (port, first = UPGRADE, allowHalfOpen = false) {
   c.text = () => c.data.toString('latin1')
   return c
 }
-
-function echoUpgrade (seen) {
-  return (req, socket, head) => {
-    seen.push({ req, socket, head, events: [] })
-    const s = seen[seen.length - 1]
-    socket.on('end', () => s.events.push('end'))
-    socket.on('close', () => s.events.push('close'))
-    socket.on('error', (e) => s.events.push('error:' + e.code))
-    socket.write(SWITCH)
-    socket.on('data', (d) => socket.write(d))
-  }
-}
-
-test('ws: text and binary messages echo through the hub, and a close reaches the app', async () => {
-  const { server, port } = await serve(null)
-  const { WebSocketServer } = WebSocket
-  const wss = new WebSocketServer({ server })
-  const closed = []
-  wss.on('connection', (ws, req) => {
-    ws.on('message', (m, binary) => ws.send(m, { binary }))
-    ws.on('close', (code) => closed.push({ code, url: req.url }))
-  })
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/live?x=1`)
-  const got = []
-  ws.on('message', (m, binary) => got.push({ m, binary }))
-  await new Promise((resolve, reject) => { ws.on('open', resolve); ws.on('error', reject) })
-  const big = crypto.randomBytes(3 * 1024 * 1024)
-  ws.send('héllo')
-  ws.send(big)
-  await until(() => got.length === 2, 10000, 'two echoes')
-  expect(got[0]).toEqual({ m: Buffer.from('héllo'), binary: false })
-  expect(got[1].binary).toBe(true)
-  expect(sha(got[1].m)).toBe(sha(big))
-  ws.close(1000, 'bye')
-  await until(() => closed.length === 1, 5000, 'the server hears the close')
-  expect(closed[0]).toEqual({ code: 1000, url: '/live?x=1' })
-  wss.close()
-})
-
-test('the upgrade event gets the request, a net.Socket with the client address, and an empty head', async () => {
-  const seen = []
-  const { port } = await serve(echoUpgrade(seen))
-  const c = rawClient(port)
-  await until(() => c.text().includes('\r\n\r\n'), 5000, '101')
-  expect(c.text()).toMatch(/^HTTP\/1\.1 101 Switching Protocols\r\n/)
-  expect(c.text()).toContain('\r\nUpgrade: echo\r\n')
-  const { req, socket, head } = seen[0]
-  expect(req.upgrade).toBe(true)
-  expect(req.url).toBe('/chat')
-  expect(req.headers.upgrade).toBe('echo')
-  expect(req.socket).toBe(socket)
-  expect(socket).toBeInstanceOf(net.Socket)
-  // the same address the request's own socket reports for this connection
-  expect(socket.remoteAddress).toMatch(/^(::ffff:)?127\.0\.0\.1$/)
-  expect(socket.remotePort).toBe(c.socket.localPort)
-  expect(socket.localPort).toBe(port)
-  expect(Buffer.isBuffer(head) && head.length).toBe(0)
-  c.socket.write('ping')
-  await until(() => c.text().endsWith('ping'), 5000, 'echo')
-  // silent for longer than the hub's idle deadline: a tunnel has none (the app's protocol does)
-  await sleep(2500)
-  c.socket.write('pong')
-  await until(() => c.text().endsWith('pingpong'), 5000, 'echo after a silence')
-  expect(c.closed).toBe(false)
-  c.socket.destroy()
-})
-
-test("the client's FIN ends the app's socket, which ends ours: both sides close cleanly", async () => {
-  const seen = []
-  const { port, server } = await serve(echoUpgrade(seen))
-  const c = rawClient(port)
-  await until(() => c.text().includes('\r\n\r\n'), 5000, '101')
-  c.socket.write('abc')
-  await until(() => c.text().endsWith('abc'), 5000, 'echo')
-  c.socket.end()
-  await until(() => c.ended && c.closed, 5000, 'our FIN back, then close')
-  expect(c.error).toBe(null)
-  await until(() => seen[0].events.includes('close'), 5000, 'the app socket closes')
-  expect(seen[0].events).toEqual(['end', 'close'])
-  // nothing is left in flight for this server, on either side
-  const handle = server._handle
-  expect(handle.tunnels.size).toBe(0)
-  expect(handle.attachment.live.size).toBe(0)
-})
-
-test('the app ends first: the client reads our FIN and may still send until its own', async () => {
-  const got = []
-  const { port } = await serve((req, socket) => {
-    socket.write(SWITCH)
-    socket.write('bye')
-    socket.end()
-    socket.on('data', (d) => got.push(d.toString()))
-  })
-  const c = rawClient(port, UPGRADE, true)
-  await until(() => c.ended, 5000, 'our FIN')
-  expect(c.text()).toMatch(/\r\n\r\nbye$/)
-  expect(c.closed).toBe(false)
-  c.socket.write('late words')
-  await until(() => got.join('') === 'late words', 5000, 'the app still reads')
-  c.socket.end()
-  await until(() => c.closed, 5000, 'closed')
-})
-
-test("a client's reset reaches the app as ECONNRESET and close; the app's destroy closes the client's connection", async () => {
-  const seen = []
-  const { port } = await serve(echoUpgrade(seen))
-  const c = rawClient(port)
-  await until(() => c.text().includes('\r\n\r\n'), 5000, '101')
-  c.socket.resetAndDestroy()
-  await until(() => seen[0].events.includes('close'), 5000, 'app close')
-  expect(seen[0].events).toEqual(['error:ECONNRESET', 'close'])
-
-  const c2 = rawClient(port)
-  await until(() => c2.text().includes('\r\n\r\n'), 5000, '101')
-  seen[1].socket.destroy()
-  await until(() => c2.closed, 5000, 'the client connection goes')
-})
-
-test('a refused upgrade is an ordinary response that closes the connection', async () => {
-  const { port } = await serve((req, socket) => {
-    socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Type: text/plain\r\nContent-Length: 4\r\nConnection: close\r\n\r\nnope')
-  })
-  const c = rawClient(port)
-  await until(() => c.closed, 5000, 'closed')
-  expect(c.text()).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/)
-  expect(c.text()).toMatch(/\r\n\r\nnope$/)
-})
-
-test('without an upgrade listener the request is an ordinary one, and HTTP goes on on the connection', async () => {
-  const seen = []
-  const { port } = await serve(null, (req, res) => {
-    seen.push(req.upgrade)
-    res.end(`plain ${req.url}`)
-  })
-  const c = rawClient(port, UPGRADE + 'GET /next HTTP/1.1\r\nHost: x\r\n\r\n')
-  await until(() => c.text().includes('plain /next'), 5000, 'both answers')
-  expect(c.text()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*plain \/chat[\s\S]*HTTP\/1\.1 200 OK[\s\S]*plain \/next$/)
-  expect(seen).toEqual([false, false])
-  c.socket.destroy()
-})
-
-test('an upgrade request with a body is served as an ordinary request', async () => {
-  const upgrades = []
-  const { port } = await serve(() => upgrades.push(1), (req, res) => {
-    let body = ''
-    req.on('data', (d) => { body += d })
-    req.on('end', () => res.end(`got ${body}`))
-  })
-  const c = rawClient(port, 'POST /x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: h2c\r\nContent-Length: 5\r\n\r\nhello')
-  await until(() => c.text().endsWith('got hello'), 5000, 'answer')
-  expect(upgrades).toEqual([])
-  c.socket.destroy()
-})
 
 test('a client that never reads holds the app back; the hub holds about a response window', async () => {
   let blockedAt = -1
@@ -271,55 +116,5 @@ test('an app that does not read holds the client back; the bytes arrive intact o
   appSocket.resume()
   await until(() => parts.reduce((s, p) => s + p.length, 0) >= payload.length, 20000, 'all bytes')
   expect(sha(Buffer.concat(parts))).toBe(sha(payload))
-  c.socket.destroy()
-})
-
-test('when the worker goes away its upgraded connections are closed', async () => {
-  const seen = []
-  const { port, server } = await serve(echoUpgrade(seen))
-  server.on('error', () => {}) // the server hears that its queue is gone, as it would
-  const c = rawClient(port)
-  await until(() => c.text().includes('\r\n\r\n'), 5000, '101')
-  // the worker's link to the router drops (a crash, a kill): the client is not left hanging
-  server._handle.attachment.socket.destroy()
-  await until(() => c.closed, 5000, 'the client connection closes')
-  await until(() => seen[0].events.includes('close'), 5000, 'the app socket closes')
-})
-
-test('server-sent events stream through the hub as written, and a long stream is not timed out', async () => {
-  const written = [] // when the app wrote event n (at n - 1)
-  const { port } = await serve(null, (req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-    let n = 0
-    const timer = setInterval(() => {
-      res.write(`data: ${++n}\n\n`)
-      written.push(Date.now())
-      if (n === 12) {
-        clearInterval(timer)
-        res.end()
-      }
-    }, 250)
-    req.on('close', () => clearInterval(timer))
-  })
-  const c = rawClient(port, 'GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n')
-  const arrived = [] // when event n reached the client (at n - 1)
-  c.socket.on('data', () => {
-    const now = Date.now()
-    while (c.text().includes(`data: ${arrived.length + 1}\n\n`)) arrived.push(now)
-  })
-  const t0 = Date.now()
-  await until(() => c.text().includes('data: 1\n\n'), 2000, 'the first event')
-  const first = Date.now() - t0
-  expect(first).toBeLessThan(1000)
-  expect(c.text()).not.toContain('data: 3\n\n')
-  // 3 s of events: longer than the hub's 1 s deadlines would allow a silent connection
-  await until(() => c.text().includes('data: 12\n\n'), 10000, 'the last event')
-  expect(c.text()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*content-type: text\/event-stream/i)
-  // each event arrives on its own, when written (nothing is held back to be batched):
-  // within a few ms of its write, 250 ms before the next; two may be late on a busy machine
-  expect(arrived).toHaveLength(12)
-  const lag = arrived.map((t, i) => t - written[i])
-  // (events are 250 ms apart: an event held for the next one would be ~250 ms late)
-  expect(lag.filter((ms) => ms < 200).length).toBeGreaterThanOrEqual(10)
   c.socket.destroy()
 })

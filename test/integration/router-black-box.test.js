@@ -92,14 +92,16 @@ describe.each(ROUTERS)('%s', (name, start) => {
       c.write('GET /elsewhere HTTP/1.1\r\nHost: example.test\r\n\r\n' +
         'GET /only/x HTTP/1.1\r\nHost: other.test\r\n\r\n' +
         'GET /x%zz HTTP/1.1\r\nHost: other.test\r\n\r\n' +
-        'GET /only/x HTTP/1.1\r\nHost: EXAMPLE.test\r\n\r\n')
-      const res = await c.waitFor(4)
-      expect(res.map((x) => x.status)).toEqual([404, 400, 400, 200])
+        'GET /only/x HTTP/1.1\r\nHost: EXAMPLE.test\r\n\r\n' +
+        `GET /only/y HTTP/1.1\r\nHost: example.test:${port}\r\n\r\n`)
+      const res = await c.waitFor(5)
+      expect(res.map((x) => x.status)).toEqual([404, 400, 400, 200, 200])
       expect(res[0].headers['content-type']).toBe('text/html; charset=us-ascii')
+      expect(res[0].body.toString()).toMatch(/Not Found/)
       expect(res[0].body.toString()).toMatch(/HTTP Error 404. The requested resource is not found./)
       expect(res[1].body.toString()).toMatch(/Bad Request - Invalid Hostname/)
       expect(res[2].body.toString()).toMatch(/Bad Request - Invalid URL/)
-      expect(w.requests.map((x) => x.url)).toEqual(['/only/x'])
+      expect(w.requests.map((x) => x.url)).toEqual(['/only/x', '/only/y'])
     })
 
     test('the same prefix on a second queue is ERR_HTTPSYS_URL_CONFLICT; a bad prefix is ERR_HTTPSYS_BAD_PREFIX', async () => {

@@ -297,10 +297,18 @@ describe.each(ROUTERS)('%s', (name, start) => {
     const c = client(port)
     await until(() => c.text().includes('\r\n\r\n'), 5000, '101')
     const payload = crypto.randomBytes(16 * 1024 * 1024)
-    c.socket.write(payload)
+    // in pieces, each counted once the client's kernel took it
+    let flushed = 0
+    for (let o = 0; o < payload.length; o += 64 * 1024) c.socket.write(payload.subarray(o, o + 64 * 1024), () => { flushed += 64 * 1024 })
     await sleep(1000)
-    // the router stopped reading the client instead of buffering its bytes
+    // the router stopped reading the client instead of buffering its bytes: the client
+    // could hand its kernel only what the socket buffers hold (hub-upgrade.test.js read
+    // the hub's paused socket and its buffered bytes), and no more since
     expect(c.socket.writableLength).toBeGreaterThan(0)
+    const stalled = flushed
+    expect(stalled).toBeLessThan(payload.length / 2)
+    await sleep(200)
+    expect(flushed).toBe(stalled)
     const parts = []
     appSocket.on('data', (d) => parts.push(d))
     appSocket.resume()
@@ -317,5 +325,43 @@ describe.each(ROUTERS)('%s', (name, start) => {
     server._handle.attachment.socket.destroy()
     await until(() => c.closed, 5000, 'the client connection closes')
     await until(() => seen[0].events.includes('close'), 5000, 'the app socket closes')
+  })
+
+  // (from hub-upgrade.test.js: a streamed response beside the tunnels)
+  test('server-sent events stream through the router as written, and a long stream is not timed out', async () => {
+    const written = [] // when the app wrote event n (at n - 1)
+    const { port } = await serve(null, (req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      let n = 0
+      const timer = setInterval(() => {
+        res.write(`data: ${++n}\n\n`)
+        written.push(Date.now())
+        if (n === 12) {
+          clearInterval(timer)
+          res.end()
+        }
+      }, 250)
+      req.on('close', () => clearInterval(timer))
+    })
+    const c = client(port, 'GET /events HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n')
+    const arrived = [] // when event n reached the client (at n - 1)
+    c.socket.on('data', () => {
+      const now = Date.now()
+      while (c.text().includes(`data: ${arrived.length + 1}\n\n`)) arrived.push(now)
+    })
+    const t0 = Date.now()
+    await until(() => c.text().includes('data: 1\n\n'), 2000, 'the first event')
+    const first = Date.now() - t0
+    expect(first).toBeLessThan(1000)
+    expect(c.text()).not.toContain('data: 3\n\n')
+    // 3 s of events: longer than the router's 1 s deadlines would allow a silent connection
+    await until(() => c.text().includes('data: 12\n\n'), 10000, 'the last event')
+    expect(c.text()).toMatch(/^HTTP\/1\.1 200 OK\r\n[\s\S]*content-type: text\/event-stream/i)
+    // each event arrives on its own, when written (nothing is held back to be batched):
+    // within a few ms of its write, 250 ms before the next; two may be late on a busy machine
+    expect(arrived).toHaveLength(12)
+    const lag = arrived.map((t, i) => t - written[i])
+    // (events are 250 ms apart: an event held for the next one would be ~250 ms late)
+    expect(lag.filter((ms) => ms < 200).length).toBeGreaterThanOrEqual(10)
   })
 })

@@ -66,8 +66,32 @@ func (r *Request) cacheQuery(q *cache.Query) bool {
 	q.ClientCert = c.sec != nil && c.sec.ClientCert
 	q.Host = r.host
 	q.Target = r.url
+	if c.own != nil {
+		// a standalone server's own port: its app gets the target as sent, and the key
+		// is the target the app sees (the hub's OutputCache.keyOf: head.url), so a
+		// dotted target is an entry of its own, as the app may answer it otherwise
+		u, ok := payloadURL(r.payload)
+		if !ok {
+			return false
+		}
+		q.Target = string(u)
+	}
 	q.HasBody = r.hasBody
 	return FillQuery(q, r.payload)
+}
+
+// payloadURL is the url of a REQUEST payload (wire.AppendRequestHead: the fixed
+// fields, then the method and the url), the target its worker sees.
+func payloadURL(p []byte) ([]byte, bool) {
+	if len(p) < 16 {
+		return nil, false
+	}
+	_, rest, ok := nextString(p[16:])
+	if !ok {
+		return nil, false
+	}
+	u, _, ok := nextString(rest)
+	return u, ok
 }
 
 // FillQuery reads the method and the header fields of a REQUEST payload (as

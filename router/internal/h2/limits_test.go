@@ -393,7 +393,7 @@ func TestTimeouts(t *testing.T) {
 }
 
 // 4 clients x 100 streams of 10 MB that never read: the process grows by about the
-// budget per connection, not a 256 KiB window per stream (hub-h2-memory.test.js).
+// budget per connection, not a 256 KiB window per stream (router-h2.test.js).
 func TestHeldBudgetMemory(t *testing.T) {
 	r := newRig(t, nil)
 	r.streamer(10 << 20)

@@ -3,7 +3,7 @@
 // The router's rules HTTP.SYS does not apply itself, applied by the worker's HTTP.SYS
 // attachment before src/http (and the app) sees a request, so an app behaves the same
 // on both routers (README "The router's rules"; the hub's side is
-// test/integration/hub-router-rules.test.js). HTTP.SYS hands over any verb
+// test/integration/router-rules.test.js). HTTP.SYS hands over any verb
 // (HttpVerbUnknown) and the raw URL as sent, while it routes on its cooked URL.
 
 const { createBackend } = require('../../../src/queue/httpsys')

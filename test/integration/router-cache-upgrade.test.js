@@ -1,20 +1,28 @@
 'use strict'
 
 // A WebSocket endpoint on a URL whose page the output cache holds: the upgrade request
-// reaches the app and switches protocols, it is never answered with the stored page.
+// reaches the app and switches protocols, it is never answered with the stored page. A
+// standalone app on either router: the in-process JS hub (the default) and the native
+// router the preload runs under HTTPSYS_ROUTER=native (issue 25).
 
 const { spawn } = require('node:child_process')
 const path = require('node:path')
 const WebSocket = require('ws')
+const { standaloneEnv } = require('../helpers/standalone')
+const { routerBin } = require('../helpers/native-router')
 
 const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
 
 let child
 afterEach(() => { if (child && child.exitCode === null) child.kill('SIGKILL') })
 
-test('an upgrade request to a cached URL reaches the app, and the page stays cached for GETs', async () => {
-  const env = { ...process.env }
-  for (const k of Object.keys(env)) if (k.startsWith('HTTPSYS_')) delete env[k]
+const ROUTERS = [
+  ['the hub', () => ({})],
+  ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
+]
+
+test.each(ROUTERS)('%s: an upgrade request to a cached URL reaches the app, and the page stays cached for GETs', async (name, routerEnv) => {
+  const env = standaloneEnv(routerEnv())
   child = spawn(process.execPath, ['-r', REGISTER, '-e', `
     const http = require('node:http')
     const { WebSocketServer } = require('ws')

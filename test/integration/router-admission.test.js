@@ -5,16 +5,18 @@
 // queue (receiving its requests, Authorization headers included), register a longer
 // prefix inside another app's URL space, or open a new port. Now: an app's queue admits
 // only workers with its token, a supervisor's hub lets no worker create a queue, and
-// only an app without urls lets its first instance choose the prefix.
+// only an app without urls lets its first instance choose the prefix. On both routers,
+// the JS hub (src/hub) and the native one (router/, issue 25).
 
-const { startHub, startWorker, reply, request } = require('../helpers/hub-harness')
+const { startWorker, reply, request } = require('../helpers/hub-harness')
+const { ROUTERS, queueNames } = require('../helpers/routers')
 
-describe('a supervisor\'s hub (workersMayCreate: false)', () => {
+describe.each(ROUTERS)('%s: a supervisor\'s router (workersMayCreate: false)', (name, start) => {
   let hub
   let port
   const workers = []
   beforeAll(async () => {
-    hub = await startHub({ workersMayCreate: false })
+    hub = await start({ workersMayCreate: false })
     ;({ ports: [port] } = await hub.createQueue('api', { urls: ['http://127.0.0.1:0/api/'], token: 'api-token' }))
     await hub.createQueue('web', { urls: [`http://127.0.0.1:${port}/`], token: 'web-token' })
     await hub.createQueue('bare', { urls: [], token: 'bare-token' })
@@ -42,12 +44,12 @@ describe('a supervisor\'s hub (workersMayCreate: false)', () => {
     await expect(worker({ queue: 'rogue', urls: [`http://127.0.0.1:${port}/api/admin/`] })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_QUEUE_NOT_FOUND' })
     await expect(worker({ urls: [`http://127.0.0.1:${port}/api/admin/`] })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_ATTACH_DENIED' })
     await expect(worker({ urls: ['http://127.0.0.1:0/'] })).rejects.toMatchObject({ code: 'ERR_HTTPSYS_ATTACH_DENIED' })
-    expect(hub.queues().sort()).toEqual(['api', 'bare', 'web'])
+    expect((await queueNames(hub)).sort()).toEqual(['api', 'bare', 'web'])
   })
 
   test('an app with urls keeps them: a worker asking for others registers nothing', async () => {
     await worker({ queue: 'web', token: 'web-token', urls: ['http://127.0.0.1:0/'] })
-    expect(hub.queueStats('web').urls).toEqual([`http://127.0.0.1:${port}/`])
+    expect((await hub.queueStats('web')).urls).toEqual([`http://127.0.0.1:${port}/`])
   })
 
   test('an app without urls: its first instance binds the prefix; a later one must ask for the same', async () => {
@@ -58,16 +60,16 @@ describe('a supervisor\'s hub (workersMayCreate: false)', () => {
     await worker({ queue: 'bare', token: 'bare-token', urls: ['http://127.0.0.1:0/'] })
     await worker({ queue: 'bare', token: 'bare-token', urls: bound })
     // another port: refused, and no new port is opened
-    const ports = hub.queueStats('bare').urls
+    const ports = (await hub.queueStats('bare')).urls
     await expect(worker({ queue: 'bare', token: 'bare-token', urls: ['http://127.0.0.1:0/other/'] })).rejects.toMatchObject({
       code: 'ERR_HTTPSYS_ATTACH_DENIED', message: expect.stringContaining('bound to')
     })
-    expect(hub.queueStats('bare').urls).toEqual(ports)
+    expect((await hub.queueStats('bare')).urls).toEqual(ports)
   })
 })
 
-test('a standalone app\'s own hub still lets its worker create its queue', async () => {
-  const hub = await startHub()
+test.each(ROUTERS)('%s of a standalone app still lets its worker create its queue', async (name, start) => {
+  const hub = await start()
   try {
     const w = await startWorker(hub, { urls: ['http://127.0.0.1:0/'], handle: (req, body, w) => reply(w, req, 200, 'standalone') })
     const res = await request(w.att.info.ports[0], { path: '/' })

@@ -3,9 +3,11 @@
 // The router's rules an app relies on without knowing it (README "The router's rules"),
 // attacked through raw sockets: the hub must hand an app only methods node knows, the
 // path it routed on, and the Host it routed by; and it must answer a client that
-// half-closes after its requests.
+// half-closes after its requests. On both routers, the JS hub (src/hub) and the native
+// one (router/, issue 25).
 
-const { startHub, startWorker, reply, RawClient, until } = require('../helpers/hub-harness')
+const { startWorker, reply, RawClient, until } = require('../helpers/hub-harness')
+const { ROUTERS } = require('../helpers/routers')
 
 /** A worker that answers with what the app saw: method, url and Host header. */
 function echo (hub, queue) {
@@ -21,14 +23,14 @@ function echo (hub, queue) {
   })
 }
 
-describe('the router\'s rules, from a raw socket', () => {
+describe.each(ROUTERS)('%s: the router\'s rules, from a raw socket', (name, start) => {
   let hub
   let port
   const workers = {}
   const clients = []
 
   beforeAll(async () => {
-    hub = await startHub()
+    hub = await start()
     port = (await hub.createQueue('site', { urls: ['http://+:0/'] })).ports[0]
     await hub.createQueue('api', { urls: [`http://+:${port}/api/`] })
     await hub.createQueue('admin', { urls: [`http://+:${port}/admin/`] })
@@ -106,7 +108,7 @@ describe('the router\'s rules, from a raw socket', () => {
     const nw = {}
 
     beforeAll(async () => {
-      named = await startHub()
+      named = await start()
       namedPort = (await named.createQueue('internal', { urls: ['http://internal.local:0/'] })).ports[0]
       await named.createQueue('public', { urls: [`http://evil.example:${namedPort}/`] })
       nw.internal = await echo(named, 'internal')
@@ -180,7 +182,7 @@ describe('the router\'s rules, from a raw socket', () => {
     })
 
     test('a FIN with an answer still to come: the app hears the abort after the grace (node and HTTP.SYS abort on a FIN)', async () => {
-      const slow = await startHub()
+      const slow = await start()
       const p = (await slow.createQueue('slow', { urls: ['http://+:0/'] })).ports[0]
       const timers = []
       const w = await startWorker(slow, { queue: 'slow', handle: (req, body, x) => timers.push(setTimeout(() => reply(x, req, 200, 'late'), 2000)) })
@@ -201,7 +203,7 @@ describe('the router\'s rules, from a raw socket', () => {
     })
 
     test('a FIN during a streamed answer that keeps flowing: not aborted while bytes flow', async () => {
-      const hub = await startHub()
+      const hub = await start()
       const p = (await hub.createQueue('stream', { urls: ['http://+:0/'] })).ports[0]
       const timers = []
       const w = await startWorker(hub, {
@@ -232,7 +234,7 @@ describe('the router\'s rules, from a raw socket', () => {
     })
 
     test('a client that closed for good (FIN, then gone): its app hears the abort once a write to it fails', async () => {
-      const gone = await startHub()
+      const gone = await start()
       const p = (await gone.createQueue('gone', { urls: ['http://+:0/'] })).ports[0]
       const timers = []
       const w = await startWorker(gone, {
@@ -256,7 +258,7 @@ describe('the router\'s rules, from a raw socket', () => {
       }
     })
 
-    test('more pipelined requests than the hub reads at once, then FIN: the ones kept unread are answered too', async () => {
+    test('more pipelined requests than the router reads at once, then FIN: the ones kept unread are answered too', async () => {
       const c = new RawClient(port)
       clients.push(c)
       await c.connected
@@ -269,7 +271,7 @@ describe('the router\'s rules, from a raw socket', () => {
     })
 
     test('a body cut short after its request was answered: no 400, the connection just ends', async () => {
-      const quick = await startHub()
+      const quick = await start()
       const p = (await quick.createQueue('quick', { urls: ['http://+:0/'] })).ports[0]
       const w = await startWorker(quick, { queue: 'quick', autoRead: false, onRequest: (req, x) => reply(x, req, 200, 'early') })
       try {

@@ -4,7 +4,12 @@ const net = require('node:net')
 const P = require('../../src/wire/protocol')
 const hubClient = require('../../src/queue/hub-client')
 const { RESPONSE_OPAQUE } = require('../../src/wire/contract')
-const { startHub, startWorker, reply, request, RawClient, until, socketPath } = require('../helpers/hub-harness')
+const { startWorker, reply, request, RawClient, until, socketPath } = require('../helpers/hub-harness')
+const { ROUTERS, queueNames } = require('../helpers/routers')
+
+// A router's life with its clients and workers, on both routers, the JS hub (src/hub) and
+// the native one (router/, issue 25); and, below, what the hub client does against a
+// peer that is no router of ours (it stays when src/hub goes).
 
 // Reads frames from a raw socket (a hand-made worker or a fake hub).
 function frames (socket) {
@@ -22,9 +27,9 @@ function helloWithVersion (version, value) {
   return bytes
 }
 
-describe('hub lifecycle', () => {
+describe.each(ROUTERS)('%s: lifecycle', (name, start) => {
   test('an idle keep-alive connection is closed after keepAliveTimeout', async () => {
-    const hub = await startHub({ keepAliveTimeout: 300 })
+    const hub = await start({ keepAliveTimeout: 300 })
     const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
     const w = await startWorker(hub, { queue: 'q', handle: (req, body, x) => reply(x, req, 200, 'ok') })
     try {
@@ -42,7 +47,7 @@ describe('hub lifecycle', () => {
   })
 
   test('close() lets in-flight responses finish (with Connection: close), then ends workers', async () => {
-    const hub = await startHub()
+    const hub = await start()
     const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
     const w = await startWorker(hub, { queue: 'q', handle: (req, body, x) => setTimeout(() => reply(x, req, 200, 'late'), 200) })
     const c = new RawClient(port)
@@ -60,7 +65,7 @@ describe('hub lifecycle', () => {
   })
 
   test('a worker answering 101 to a request that did not ask to upgrade gets the client a clear 501', async () => {
-    const hub = await startHub()
+    const hub = await start()
     const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
     const w = await startWorker(hub, {
       queue: 'q',
@@ -69,7 +74,7 @@ describe('hub lifecycle', () => {
     try {
       const c = new RawClient(port)
       await c.connected
-      // (an upgrade request answered 101 switches protocols: hub-upgrade.test.js)
+      // (an upgrade request answered 101 switches protocols: router-upgrade.test.js)
       c.write('GET /ws HTTP/1.1\r\nHost: a\r\nX-Want: websocket\r\n\r\n')
       const [res] = await c.waitFor(1)
       expect(res.status).toBe(501)
@@ -83,7 +88,7 @@ describe('hub lifecycle', () => {
   })
 
   test('a worker speaking another protocol version is refused with ERR_HTTPSYS_PROTOCOL', async () => {
-    const hub = await startHub()
+    const hub = await start()
     try {
       const s = net.connect(hub.socketPath)
       const got = frames(s)
@@ -94,41 +99,14 @@ describe('hub lifecycle', () => {
       expect(err.code).toBe('ERR_HTTPSYS_PROTOCOL')
       expect(err.details.reason).toMatch(/version 99/)
       s.destroy()
-      expect(hub.queues()).toEqual([])
+      expect(await queueNames(hub)).toEqual([])
     } finally {
       await hub.close()
     }
   })
 
-  test('a hub speaking another protocol version is refused by the worker', async () => {
-    const path = socketPath()
-    const fake = net.createServer((s) => {
-      s.once('data', () => {
-        const w = new P.FrameWriter()
-        w.json(P.T.HELLO_OK, 0, { queue: 'x', urls: [], ports: [] }, true)
-        const bytes = Buffer.concat(w.take())
-        bytes[9] = P.VERSION + 1
-        s.write(bytes)
-      })
-    })
-    await new Promise((resolve) => fake.listen(path, resolve))
-    try {
-      await expect(hubClient.attach({ socketPath: path, queue: 'x', handlers: { onRequest () {} } }))
-        .rejects.toMatchObject({ code: 'ERR_HTTPSYS_PROTOCOL' })
-    } finally {
-      await new Promise((resolve) => fake.close(resolve))
-    }
-  })
-
-  test('no hub at the path: ERR_HTTPSYS_HUB_UNREACHABLE naming it', async () => {
-    const path = socketPath()
-    const err = await hubClient.attach({ socketPath: path, queue: 'x', handlers: { onRequest () {} } }).catch((e) => e)
-    expect(err.code).toBe('ERR_HTTPSYS_HUB_UNREACHABLE')
-    expect(err.message).toContain(path)
-  })
-
   test('a client that half-closes after a Connection: close request still gets its answer', async () => {
-    const hub = await startHub()
+    const hub = await start()
     const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
     const w = await startWorker(hub, { queue: 'q', handle: (req, body, x) => setTimeout(() => reply(x, req, 200, 'half'), 50) })
     try {
@@ -144,7 +122,7 @@ describe('hub lifecycle', () => {
     }
   })
   test('the worker hears of every closed connection, answered or left with a request in flight', async () => {
-    const hub = await startHub()
+    const hub = await start()
     const port = (await hub.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
     const heard = []
     const w = await startWorker(hub, {
@@ -184,5 +162,34 @@ describe('hub lifecycle', () => {
       w.att.close()
       await hub.close()
     }
+  })
+})
+
+describe('the hub client against a peer that is no router', () => {
+  test('a hub speaking another protocol version is refused by the worker', async () => {
+    const path = socketPath()
+    const fake = net.createServer((s) => {
+      s.once('data', () => {
+        const w = new P.FrameWriter()
+        w.json(P.T.HELLO_OK, 0, { queue: 'x', urls: [], ports: [] }, true)
+        const bytes = Buffer.concat(w.take())
+        bytes[9] = P.VERSION + 1
+        s.write(bytes)
+      })
+    })
+    await new Promise((resolve) => fake.listen(path, resolve))
+    try {
+      await expect(hubClient.attach({ socketPath: path, queue: 'x', handlers: { onRequest () {} } }))
+        .rejects.toMatchObject({ code: 'ERR_HTTPSYS_PROTOCOL' })
+    } finally {
+      await new Promise((resolve) => fake.close(resolve))
+    }
+  })
+
+  test('no hub at the path: ERR_HTTPSYS_HUB_UNREACHABLE naming it', async () => {
+    const path = socketPath()
+    const err = await hubClient.attach({ socketPath: path, queue: 'x', handlers: { onRequest () {} } }).catch((e) => e)
+    expect(err.code).toBe('ERR_HTTPSYS_HUB_UNREACHABLE')
+    expect(err.message).toContain(path)
   })
 })

@@ -2,17 +2,19 @@
 
 // When the hub closes the client connection after a response (the client asked,
 // HTTP/1.0, the hub is closing) and the worker wrote its own Connection header, the
-// client must read "close", never "keep-alive" followed by a closed connection.
+// client must read "close", never "keep-alive" followed by a closed connection. On both
+// routers, the JS hub (src/hub) and the native one (router/, issue 25).
 
-const { startHub, startWorker, reply, RawClient } = require('../helpers/hub-harness')
+const { startWorker, reply, RawClient } = require('../helpers/hub-harness')
+const { ROUTERS } = require('../helpers/routers')
 
-describe('the Connection header the client reads', () => {
+describe.each(ROUTERS)('%s: the Connection header the client reads', (name, start) => {
   let hub
   let port
   let w
 
   beforeAll(async () => {
-    hub = await startHub()
+    hub = await start()
     port = (await hub.createQueue('app', { urls: ['http://+:0/'] })).ports[0]
     // An app that always claims keep-alive, as a framework setting headers by hand may.
     w = await startWorker(hub, { queue: 'app', handle: (req, body, x) => reply(x, req, 200, 'ok', ['Connection', 'keep-alive', 'Keep-Alive', 'timeout=5']) })
@@ -28,7 +30,7 @@ describe('the Connection header the client reads', () => {
   test.each([
     { name: 'Connection: close from the client', text: 'GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n' },
     { name: 'HTTP/1.0 without keep-alive', text: 'GET / HTTP/1.0\r\n\r\n' }
-  ])('$name: the hub\'s close wins over the worker\'s keep-alive', async ({ text }) => {
+  ])('$name: the router\'s close wins over the worker\'s keep-alive', async ({ text }) => {
     const c = new RawClient(port)
     await c.connected
     c.write(text)

@@ -5,12 +5,17 @@
 // holds (client-connection.js) and stops reading that connection's requests past it,
 // so the worker's response window does the waiting. The hub runs in a process of its
 // own so that its resident memory is measured alone; the app is a real node process
-// with the preload, streaming 10 MB per request with backpressure.
+// with the preload, streaming 10 MB per request with backpressure. On both routers, the
+// JS hub (src/hub) and the native one (router/, issue 25: the same budget in
+// router/internal/conn, heldBudget), the native router's resident set read from /proc.
 
+const fs = require('node:fs')
 const path = require('node:path')
 const net = require('node:net')
 const { fork, spawn } = require('node:child_process')
 const { socketPath, request, until } = require('../helpers/hub-harness')
+const { startNativeRouter } = require('../helpers/native-router')
+const { ROUTERS } = require('../helpers/routers')
 
 const HUB = path.join(__dirname, '..', 'helpers', 'hub-memory-hub.js')
 const APP = path.join(__dirname, '..', 'helpers', 'hub-memory-app.js')
@@ -22,30 +27,62 @@ const MB = 1024 * 1024
 
 jest.setTimeout(90000)
 
-describe('hub memory under clients that never read', () => {
-  let hub
-  let app
-  let port
-  const sockets = []
-
-  function ask () {
-    return new Promise((resolve) => {
-      hub.once('message', resolve)
-      hub.send({ type: 'rss' })
-    })
-  }
-
-  beforeAll(async () => {
-    const sock = socketPath()
-    hub = fork(HUB, [sock], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+// The router in a process of its own, its resident set measured (the hub answers over
+// IPC: hub-memory-hub.js), and the queue 'big' on a free port.
+const MEASURED = [
+  ['the hub', async (sock) => {
+    const hub = fork(HUB, [sock], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
     const ready = await new Promise((resolve, reject) => {
       hub.once('message', resolve)
       hub.once('exit', (code) => reject(new Error(`hub exited with ${code}`)))
     })
     if (ready.type !== 'ready') throw new Error(ready.message)
-    port = ready.port
+    return {
+      socketPath: sock,
+      port: ready.port,
+      stats: () => new Promise((resolve) => {
+        hub.once('message', resolve)
+        hub.send({ type: 'rss' })
+      }),
+      close: () => new Promise((resolve) => {
+        hub.send({ type: 'close' })
+        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
+        hub.once('exit', () => { clearTimeout(t); resolve() })
+      })
+    }
+  }],
+  ['the native router', async () => {
+    const r = await startNativeRouter()
+    const { ports: [port] } = await r.createQueue('big', { urls: ['http://+:0/'] })
+    const pid = r.proc.child.pid
+    return {
+      socketPath: r.socketPath,
+      port,
+      async stats () {
+        const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
+        const q = await r.queueStats('big')
+        return { rss: Number(m[1]) * 1024, inFlight: q.inFlight, waiting: q.waiting }
+      },
+      close: () => r.close()
+    }
+  }]
+]
+
+// (the native router's resident set is read from /proc)
+const measured = process.platform === 'linux' ? MEASURED : MEASURED.slice(0, 1)
+
+describe.each(measured)('%s: memory under clients that never read', (name, startMeasured) => {
+  let hub
+  let app
+  let port
+  const sockets = []
+
+  beforeAll(async () => {
+    const sock = socketPath()
+    hub = await startMeasured(sock)
+    port = hub.port
     app = spawn(process.execPath, ['--require', REGISTER, APP], {
-      env: { ...process.env, HTTPSYS_HUB: sock, HTTPSYS_QUEUE: 'big', HTTPSYS_BACKEND: 'hub' },
+      env: { ...process.env, HTTPSYS_HUB: hub.socketPath, HTTPSYS_QUEUE: 'big', HTTPSYS_BACKEND: 'hub' },
       stdio: ['ignore', 'inherit', 'inherit']
     })
     // the request waits in the queue until the app has attached
@@ -56,22 +93,16 @@ describe('hub memory under clients that never read', () => {
   afterAll(async () => {
     for (const s of sockets) s.destroy()
     if (app) app.kill('SIGKILL')
-    if (hub) {
-      hub.send({ type: 'close' })
-      await new Promise((resolve) => {
-        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
-        hub.once('exit', () => { clearTimeout(t); resolve() })
-      })
-    }
+    if (hub) await hub.close()
   })
 
-  test(`${CLIENTS} clients x ${PIPELINED} pipelined 10 MB GETs that never read grow the hub by less than 100 MB`, async () => {
+  test(`${CLIENTS} clients x ${PIPELINED} pipelined 10 MB GETs that never read grow the router by less than 100 MB`, async () => {
     // warm up: the pools and buffers a normal download uses are in the baseline
     for (let i = 0; i < 3; i++) {
       const res = await request(port, { path: '/warm' })
       expect(res.body.length).toBe(10 * MB)
     }
-    const before = (await ask()).rss
+    const before = (await hub.stats()).rss
     for (let i = 0; i < CLIENTS; i++) {
       const s = net.connect(port, '127.0.0.1')
       s.on('error', () => {})
@@ -79,37 +110,38 @@ describe('hub memory under clients that never read', () => {
       s.write('GET /big HTTP/1.1\r\nHost: a\r\n\r\n'.repeat(PIPELINED))
       sockets.push(s)
     }
-    // until the hub stops growing: 2 s without 2 MB more
+    // until the router stops growing: 2 s without 2 MB more
     let peak = before
     let stats = null
     let stableSince = Date.now()
     const deadline = Date.now() + 40000
     while (Date.now() < deadline && Date.now() - stableSince < 2000) {
       await new Promise((resolve) => setTimeout(resolve, 250))
-      stats = await ask()
+      stats = await hub.stats()
       if (stats.rss > peak + 2 * MB) stableSince = Date.now()
       if (stats.rss > peak) peak = stats.rss
     }
     const grown = (peak - before) / MB
-    console.log(`hub rss: before ${(before / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB, grown ${grown.toFixed(1)} MB; in flight ${stats.inFlight}, waiting ${stats.waiting}`)
+    console.log(`${name}: rss before ${(before / MB).toFixed(1)} MB, peak ${(peak / MB).toFixed(1)} MB, grown ${grown.toFixed(1)} MB; in flight ${stats.inFlight}, waiting ${stats.waiting}`)
     expect(grown).toBeLessThan(100)
-    // the hub still serves everyone else
+    // the router still serves everyone else
     for (const s of sockets) s.destroy()
     const pong = await request(port, { path: '/ping' })
     expect(pong.status).toBe(200)
   })
 })
 
-describe('the held-response budget, step by step', () => {
-  const { startHub, startWorker } = require('../helpers/hub-harness')
+describe.each(ROUTERS)('%s: the held-response budget, step by step', (name, start) => {
+  const { startWorker } = require('../helpers/hub-harness')
   const { parseResponses } = require('../helpers/raw-http')
-  const { HELD_BUDGET } = require('../../src/hub/client-connection')
   const { RESPONSE_WINDOW } = require('../../src/wire/protocol')
+  // the routers' budget: src/hub/client-connection.js HELD_BUDGET, router/internal/conn heldBudget
+  const HELD_BUDGET = 4 * RESPONSE_WINDOW
   const { RESPONSE_MORE } = require('../../src/wire/contract')
   const SIZE = 4 * RESPONSE_WINDOW // each response outgrows the window several times
 
   test('a pipelining client that does not read has no more requests unfinished at its worker than the budget holds; once it reads, every response arrives whole and in order', async () => {
-    const hub = await startHub()
+    const hub = await start()
     const p = (await hub.createQueue('stream', { urls: ['http://+:0/'] })).ports[0]
     let refused = 0
     const sent = new Map()
@@ -159,7 +191,7 @@ describe('the held-response budget, step by step', () => {
       }
       await until(() => w.requests.length >= most, 5000, `${most} requests at the worker`)
       await settled()
-      const unfinished = hub.queueStats('stream').inFlight
+      const unfinished = (await hub.queueStats('stream')).inFlight
       expect(unfinished).toBeGreaterThan(0)
       expect(unfinished).toBeLessThanOrEqual(most)
       expect(w.requests.length).toBeLessThan(32)
