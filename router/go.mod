@@ -2,6 +2,10 @@ module httpsys/router
 
 go 1.24.0
 
-require golang.org/x/net v0.47.0
+require (
+	github.com/Microsoft/go-winio v0.6.2
+	golang.org/x/net v0.47.0
+	golang.org/x/sys v0.38.0
+)
 
 require golang.org/x/text v0.31.0 // indirect
