@@ -91,6 +91,11 @@ if command -v go > /dev/null; then
     if (!r.ok) { console.error(r.message); process.exit(1) }
   ' build/win-cross/httpsys-router.exe || fail_setup "go build of the Windows router failed"
   export HTTPSYS_WINE_ROUTER="$PWD/build/win-cross/httpsys-router.exe"
+  # the Go tests of its Windows-only code (the worker pipe, process stats), run under
+  # Wine by supervisor-tests.js
+  rm -rf build/win-cross/router-tests && mkdir -p build/win-cross/router-tests
+  (cd router && CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -c -o ../build/win-cross/router-tests/ ./internal/listen ./internal/procstat) ||
+    fail_setup "go test -c of the Windows router's packages failed"
 else
   echo "go is not on PATH: the native router's tests are skipped"
 fi

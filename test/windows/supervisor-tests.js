@@ -18,6 +18,7 @@
 // Windows run must add (taskkill /T is not in Wine 8's taskkill).
 
 const assert = require('node:assert/strict')
+const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { parseRecords } = require('../helpers/records')
@@ -114,6 +115,33 @@ function register (test, { start, untrack, json }) {
     assert.ok(W.windowsProcesses().has(rec.pid), `the router (pid ${rec.pid}) is not running`)
     return rec.pid
   }
+
+  test('native router: its Windows-only Go tests pass under Wine (the worker pipe: bytes both ways, owner-only DACL; its process stats)', async () => {
+    const dir = path.join(W.ROOT, 'build', 'win-cross', 'router-tests')
+    const exes = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.exe')).sort() : []
+    if (!routerExe() || exes.length === 0) W.skip('no Windows router: run.sh builds it and its tests with Go')
+    assert.deepEqual(exes, ['listen.test.exe', 'procstat.test.exe'])
+    for (const exe of exes) {
+      // output to a file, and the exit waited for, not the end of its pipes: a Wine
+      // process may leave Wine's own daemons holding them
+      const log = path.join(W.LOG_DIR, `go-${exe}.log`)
+      fs.mkdirSync(W.LOG_DIR, { recursive: true })
+      const fd = fs.openSync(log, 'w')
+      const child = spawn('wine', [path.join(dir, exe), '-test.v', '-test.timeout', '60s'],
+        { stdio: ['ignore', fd, fd], env: { ...process.env, WINEDEBUG: '-all' } })
+      fs.closeSync(fd)
+      const code = await W.within(new Promise((resolve) => child.once('exit', resolve)), 90000)
+      if (code === 'timeout') child.kill('SIGKILL')
+      const out = fs.readFileSync(log, 'utf8')
+      assert.equal(code, 0, `${exe}:\n${W.tail(out, 40)}`)
+      assert.match(out, /^PASS\r?$/m, exe)
+      if (exe === 'listen.test.exe') {
+        for (const name of ['TestAWorkerPipeCarriesBytesBothWays', 'TestThePipeIsOpenToItsUserOnly', 'TestAPortAnotherProgramHoldsIsPortInUse']) {
+          assert.match(out, new RegExp(`^--- PASS: ${name} `, 'm'), `${name} did not pass:\n${out}`)
+        }
+      }
+    }
+  })
 
   for (const router of ['hub', 'native']) core(router)
 
