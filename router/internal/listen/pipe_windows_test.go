@@ -3,10 +3,13 @@
 package listen
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -152,4 +155,133 @@ func TestThePipeIsOpenToItsUserOnly(t *testing.T) {
 // underWine: ntdll exports wine_get_version under Wine only (docs/wine.md 1).
 func underWine() bool {
 	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
+}
+
+// Workers that attach together are all accepted, each on a pipe of its own: an instance
+// is waiting for the next one while the last is handed over.
+func TestWorkersAttachingTogetherAreAllAccepted(t *testing.T) {
+	path := pipeName(t)
+	l, err := Private(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const n = 8
+	got := make(chan string, n)
+	go func() {
+		for i := 0; i < n; i++ {
+			c, err := l.Accept()
+			if err != nil {
+				got <- "accept: " + err.Error()
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 2)
+				if _, err := io.ReadFull(c, buf); err != nil {
+					got <- "read: " + err.Error()
+					return
+				}
+				_, _ = c.Write(buf)
+				got <- string(buf)
+			}()
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			timeout := 10 * time.Second
+			c, err := winio.DialPipe(path, &timeout)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			msg := fmt.Sprintf("%02d", i)
+			if _, err := c.Write([]byte(msg)); err != nil {
+				errs <- err
+				return
+			}
+			back := make([]byte, 2)
+			if _, err := io.ReadFull(c, back); err != nil || string(back) != msg {
+				errs <- fmt.Errorf("worker %s read %q, %v", msg, back, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		seen[<-got] = true
+	}
+	for i := 0; i < n; i++ {
+		if !seen[fmt.Sprintf("%02d", i)] {
+			t.Fatalf("the router did not read worker %d: %v", i, seen)
+		}
+	}
+}
+
+// Close ends an Accept that waits for a worker (the router closing: hub.Close), and the
+// workers attached before keep their pipes.
+func TestCloseEndsAWaitingAcceptAndKeepsAttachedWorkers(t *testing.T) {
+	path := pipeName(t)
+	l, err := Private(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan net.Conn, 1)
+	ended := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			ended <- err
+			return
+		}
+		accepted <- c
+		_, err = l.Accept()
+		ended <- err
+	}()
+	timeout := 5 * time.Second
+	worker, err := winio.DialPipe(path, &timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer worker.Close()
+	var server net.Conn
+	select {
+	case server = <-accepted:
+	case err := <-ended:
+		t.Fatal(err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no accept")
+	}
+	defer server.Close()
+	time.Sleep(50 * time.Millisecond) // the second Accept is waiting
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-ended:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Fatalf("Accept after Close: %v, want net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the waiting Accept")
+	}
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("a later Accept: %v", err)
+	}
+	if _, err := worker.Write([]byte("ok")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2)
+	if _, err := io.ReadFull(server, buf); err != nil || string(buf) != "ok" {
+		t.Fatalf("the attached worker's pipe after Close: %q, %v", buf, err)
+	}
 }
