@@ -84,6 +84,31 @@ module.exports = {
       }
     },
     {
+      name: 'a supervisor terminated outright (TerminateProcess, no stop) takes its native router along',
+      async run (t) {
+        const h = t.host
+        const binary = routerBinary(t)
+        const port = await h.freePort()
+        const sup = h.startSupervisor(t, 'native-router-killed', [path.join(h.APPS, 'host-app.js'), '-u', `http://+:${port}/`, '--backend', 'hub'],
+          { env: { HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: binary, HOST_APP: 'native-killed' } })
+        const router = await sup.waitRecord((r) => r.event === 'router', 'the native router record')
+        await sup.waitRecord((r) => r.event === 'all-ready', 'the app ready')
+        assert.equal((await h.getJson(`http://127.0.0.1:${port}/x`)).app, 'native-killed')
+        // the supervisor alone (process.kill is TerminateProcess; taskkill /T would end
+        // the router itself): its end closes the router's stdin, and its job object holds
+        // the router too
+        process.kill(sup.pid)
+        await sup.exited
+        await h.eventually(async () => assert.ok(!h.alive(router.pid), `the router (pid ${router.pid}) outlived its supervisor`), 10000)
+        // the port is free again
+        await h.eventually(async () => {
+          const probe = net.createServer()
+          await new Promise((resolve, reject) => probe.once('error', reject).listen(port, '127.0.0.1', resolve))
+          await new Promise((resolve) => probe.close(resolve))
+        }, 10000)
+      }
+    },
+    {
       name: 'the worker pipe is its user\'s only (owner, the one entry of a protected DACL); a pipe name another process holds makes start fail',
       wine: WINE_PIPE,
       async run (t) {
