@@ -145,6 +145,34 @@ function register (test, { start, untrack, json }) {
 
   for (const router of ['hub', 'native']) core(router)
 
+  // `auto` (no --backend) on Windows: an app with no urls leaves its port to its own
+  // listen(), which HTTP.SYS cannot wait for, so the run falls back to the hub
+  // (backend-choice.js): with HTTPSYS_ROUTER=native, the Go router
+  test('supervisor (native router): `auto` with an app that has no urls falls back to the hub: the native router serves the port its listen() takes', async () => {
+    if (!routerExe()) W.skip('no Windows router: run.sh builds it with Go (HTTPSYS_WINE_ROUTER)')
+    fs.mkdirSync(MARKS, { recursive: true })
+    const port = await W.freePort()
+    const proc = start('sup-auto-native', ['bin/httpsys', 'start', APP, '-n', 'bare'], { env: { ...ENV, ...nativeEnv(), PORT: String(port) } })
+    proc.exited.then((code) => { proc.exitCode = code })
+    proc.stopWith = async () => {
+      if (proc.exitCode === null) await httpsys('sup-auto-native-cleanup', ['stop', 'all'])
+      if ((await W.within(proc.exited, STOP_MS)) !== 'timeout') return true
+      proc.child.kill('SIGKILL')
+      await proc.exited
+      return false
+    }
+    const backend = await waitRecord(proc, (r) => r.event === 'backend', 'backend')
+    assert.equal(backend.backend, 'hub')
+    assert.match(backend.msg, /no urls/)
+    const routerPid = await routerOf(proc)
+    const ready = await waitRecord(proc, (r) => r.event === 'ready', 'ready')
+    assert.deepEqual(json(await W.request(port, { path: '/bare' })), { pid: ready.pid, url: '/bare', child: null })
+    const { code, output } = await httpsys('stop-auto-native', ['stop', 'all'])
+    assert.equal(code, 0, output)
+    assert.equal(await exitOf(proc), 0)
+    assertGone([ready.pid, routerPid], 'httpsys-router.exe')
+  })
+
   /**
    * The tests that run on both routers; on the native one their names say so
    * (`run.sh 'native router'` runs those only).
