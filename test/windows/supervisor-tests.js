@@ -136,7 +136,7 @@ function register (test, { start, untrack, json }) {
       assert.equal(code, 0, `${exe}:\n${W.tail(out, 40)}`)
       assert.match(out, /^PASS\r?$/m, exe)
       if (exe === 'listen.test.exe') {
-        for (const name of ['TestAWorkerPipeCarriesBytesBothWays', 'TestWorkersAttachingTogetherAreAllAccepted', 'TestCloseEndsAWaitingAcceptAndKeepsAttachedWorkers', 'TestThePipeIsOpenToItsUserOnly', 'TestAPortAnotherProgramHoldsIsPortInUse']) {
+        for (const name of ['TestAWorkerPipeCarriesBytesBothWays', 'TestWorkersAttachingTogetherAreAllAccepted', 'TestCloseEndsAWaitingAcceptAndKeepsAttachedWorkers', 'TestThePipeIsOpenToItsUserOnly', 'TestAPortAnotherProgramHoldsIsPortInUse', 'TestAClientResetIsConnReset']) {
           assert.match(out, new RegExp(`^--- PASS: ${name} `, 'm'), `${name} did not pass:\n${out}`)
         }
       }

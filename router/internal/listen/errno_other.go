@@ -9,4 +9,5 @@ const (
 	errAddrInUse    = syscall.EADDRINUSE
 	errAddrNotAvail = syscall.EADDRNOTAVAIL
 	errAccess       = syscall.EACCES
+	errConnReset    = syscall.ECONNRESET
 )

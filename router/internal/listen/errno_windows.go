@@ -10,4 +10,5 @@ const (
 	errAddrInUse    = syscall.Errno(10048) // WSAEADDRINUSE
 	errAddrNotAvail = syscall.Errno(10049) // WSAEADDRNOTAVAIL
 	errAccess       = syscall.Errno(10013) // WSAEACCES: a port another socket holds exclusively, or one reserved (netsh excludedportrange)
+	errConnReset    = syscall.Errno(10054) // WSAECONNRESET
 )

@@ -348,3 +348,9 @@ func mapError(err error, port int, host string) error {
 	}
 	return coded.New(coded.Failed, err.Error(), details)
 }
+
+// IsConnReset says whether err is the peer's reset (RST): ECONNRESET, on Windows
+// Winsock's WSAECONNRESET, which Go's syscall.ECONNRESET does not match there.
+func IsConnReset(err error) bool {
+	return errors.Is(err, errConnReset)
+}

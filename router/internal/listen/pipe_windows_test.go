@@ -285,3 +285,30 @@ func TestCloseEndsAWaitingAcceptAndKeepsAttachedWorkers(t *testing.T) {
 		t.Fatalf("the attached worker's pipe after Close: %q, %v", buf, err)
 	}
 }
+
+// A client's reset reaches the router as Winsock's WSAECONNRESET, which Go's
+// syscall.ECONNRESET does not match on Windows: IsConnReset does (a TLS handshake
+// cut by a reset counts as ECONNRESET in tlsStats, as on the hub).
+func TestAClientResetIsConnReset(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_ = c.(*net.TCPConn).SetLinger(0) // close sends RST
+	_ = c.Close()
+	_ = s.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = s.Read(make([]byte, 1))
+	if !IsConnReset(err) {
+		t.Fatalf("read after the client's reset: %v (%#v), not a reset", err, err)
+	}
+}
