@@ -286,29 +286,17 @@ func TestCloseEndsAWaitingAcceptAndKeepsAttachedWorkers(t *testing.T) {
 	}
 }
 
-// A client's reset reaches the router as Winsock's WSAECONNRESET, which Go's
-// syscall.ECONNRESET does not match on Windows: IsConnReset does (a TLS handshake
-// cut by a reset counts as ECONNRESET in tlsStats, as on the hub).
+// A client's reset reaches the router as Winsock's WSAECONNRESET, wrapped as Go's
+// net package wraps it (a read on a TCP connection: wsarecv), which Go's
+// syscall.ECONNRESET does not match on Windows: IsConnReset does (a TLS handshake cut by
+// a reset counts as ECONNRESET in tlsStats, as on the hub). Built rather than provoked:
+// Wine reports most resets as an EOF.
 func TestAClientResetIsConnReset(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_ = c.(*net.TCPConn).SetLinger(0) // close sends RST
-	_ = c.Close()
-	_ = s.SetReadDeadline(time.Now().Add(5 * time.Second))
-	_, err = s.Read(make([]byte, 1))
+	err := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("wsarecv", windows.WSAECONNRESET)}
 	if !IsConnReset(err) {
-		t.Fatalf("read after the client's reset: %v (%#v), not a reset", err, err)
+		t.Fatalf("%v is not a reset", err)
+	}
+	if IsConnReset(io.EOF) || IsConnReset(&net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("wsarecv", windows.WSAECONNABORTED)}) {
+		t.Fatal("an EOF or an abort taken for a reset")
 	}
 }
