@@ -49,7 +49,7 @@ const pipeBuffer = 65536
 // A path that is not a pipe's is an AF_UNIX socket file, which takes its directory's
 // ACL (the runtime directory is the user's own: docs/supervisor.md 4.5).
 func Private(path string) (net.Listener, error) {
-	if !IsPipe(path) {
+	if !isPipe(path) {
 		return net.Listen("unix", path)
 	}
 	sddl, err := ownerOnly()
@@ -77,8 +77,8 @@ func Private(path string) (net.Listener, error) {
 	return l, nil
 }
 
-// IsPipe says whether path names a local named pipe.
-func IsPipe(path string) bool {
+// isPipe says whether path names a local named pipe.
+func isPipe(path string) bool {
 	return len(path) > len(pipePrefix) && strings.EqualFold(path[:len(pipePrefix)], pipePrefix)
 }
 
