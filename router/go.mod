@@ -3,7 +3,9 @@ module httpsys/router
 go 1.24.0
 
 require (
+	github.com/Microsoft/go-winio v0.6.2
 	golang.org/x/net v0.47.0
+	golang.org/x/sys v0.38.0
 	software.sslmate.com/src/go-pkcs12 v0.7.4
 )
 

@@ -13,8 +13,8 @@ const ROUTER = path.join(__dirname, '..', 'router')
 // the router is built with cgo off for every target (issue 25), so it is tested that way
 const env = { ...process.env, CGO_ENABLED: '0' }
 
-function run (cmd, args, capture = false) {
-  const r = spawnSync(cmd, args, { cwd: ROUTER, env, encoding: 'utf8', stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'] })
+function run (cmd, args, capture = false, more = {}) {
+  const r = spawnSync(cmd, args, { cwd: ROUTER, env: { ...env, ...more }, encoding: 'utf8', stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'] })
   if (r.error && r.error.code === 'ENOENT') {
     console.error(`test:router: \`${cmd}\` is not on PATH. The router (router/) is Go: install Go 1.24 or later (README "Development").`)
     process.exit(1)
@@ -32,6 +32,9 @@ if (unformatted !== '') {
   process.exit(1)
 }
 run('go', ['vet', './...'])
+// the Windows-only files (the worker pipe, process stats) compile and vet here too; their
+// tests run under Wine (test/windows/run.sh) and on Windows
+run('go', ['vet', './...'], false, { GOOS: 'windows', GOARCH: 'amd64' })
 run('go', ['test', './...'])
 
 // The router's concurrent packages under the race detector, which needs cgo (so a C

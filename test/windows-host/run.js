@@ -23,7 +23,7 @@ const { createHost, ROOT } = require('./lib/host')
 
 // the order of the run: what later groups share (the certificate binding) is made by
 // the first group that needs it
-const GROUPS = ['addon', 'routing', 'urlacl', 'tls', 'h2', 'client-certs', 'auth', 'unelevated', 'cache', 'download', 'slowloris', 'service', 'exe']
+const GROUPS = ['addon', 'routing', 'native-router', 'urlacl', 'tls', 'h2', 'client-certs', 'auth', 'unelevated', 'cache', 'download', 'slowloris', 'service', 'exe']
 
 function print (line) {
   fs.writeSync(1, line + '\n')

@@ -411,10 +411,11 @@ require('./supervisor-tests').register(test, {
 })
 require('./service-tests').register(test, { json })
 
-test('no node.exe process is left behind', async () => {
+test('no node.exe process is left behind, nor a native router', async () => {
   await stopAll()
   await W.sleep(500)
   assert.deepEqual(W.leftovers(), [])
+  assert.deepEqual(W.processesMatching('httpsys-router.exe'), [])
 })
 
 // ---------------------------------------------------------------------------

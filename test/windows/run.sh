@@ -81,6 +81,41 @@ fi
 echo "== test/windows: build the addon (npm run build:win)"
 bash scripts/build-win.sh || fail_setup "the mingw-w64 build failed"
 
+echo "== test/windows: build the native router (router/, issue 25) for win32-x64"
+# the supervisor tests that run it (HTTPSYS_ROUTER=native) take it from here through
+# HTTPSYS_ROUTER_PATH; without Go they are skipped, and say so
+if command -v go > /dev/null; then
+  mkdir -p build/win-cross
+  node -e '
+    const r = require("./scripts/build-router").buildRouter({ out: require("path").resolve(process.argv[1]), platform: "win32", arch: "x64" })
+    if (!r.ok) { console.error(r.message); process.exit(1) }
+  ' build/win-cross/httpsys-router.exe || fail_setup "go build of the Windows router failed"
+  export HTTPSYS_WINE_ROUTER="$PWD/build/win-cross/httpsys-router.exe"
+  # the Go tests of its Windows-only code (the worker pipe, process stats), run under
+  # Wine by supervisor-tests.js
+  rm -rf build/win-cross/router-tests && mkdir -p build/win-cross/router-tests
+  (cd router && CGO_ENABLED=0 GOOS=windows GOARCH=amd64 go test -c -o ../build/win-cross/router-tests/ ./internal/listen ./internal/procstat) ||
+    fail_setup "go test -c of the Windows router's packages failed"
+else
+  echo "go is not on PATH: the native router's tests are skipped"
+fi
+
+# Test-only, never shipped (docs/wine.md 2.12): Go 1.22+ programs need ProcessPrng from
+# bcryptprimitives.dll, which Wine 8 lacks; a stand-in goes into this prefix's
+# system32 unless this Wine brings its own.
+echo "== test/windows: bcryptprimitives.dll stand-in (Wine 8)"
+shim_dest="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+if [ ! -e "$shim_dest" ] || [ -f "$WINEPREFIX/.httpsys-bcryptprimitives" ]; then
+  mkdir -p build/win-cross
+  x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -shared -s -static-libgcc \
+    -o build/win-cross/bcryptprimitives.dll \
+    test/windows/bcryptprimitives/bcryptprimitives.c test/windows/bcryptprimitives/bcryptprimitives.def -ladvapi32 ||
+    fail_setup "the bcryptprimitives.dll stand-in did not build"
+  cp build/win-cross/bcryptprimitives.dll "$shim_dest"
+  touch "$WINEPREFIX/.httpsys-bcryptprimitives"
+  export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:+$WINEDLLOVERRIDES;}bcryptprimitives=n"
+fi
+
 echo "== test/windows: tests under Wine"
 rm -rf "$HTTPSYS_WINE_LOGS"
 # one wineserver for the whole run (node.exe then starts in ~0.3 s); its output must not

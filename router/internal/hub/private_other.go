@@ -2,10 +2,14 @@
 
 package hub
 
-import "net"
+import (
+	"net"
 
-// listenPrivate listens on the worker socket. On Windows an AF_UNIX socket file takes
-// the directory's ACL: the runtime directory is the user's own (docs/supervisor.md).
+	"httpsys/router/internal/listen"
+)
+
+// listenPrivate listens on the worker socket: on Windows the supervisor's named pipe,
+// owned by and open to this user only (internal/listen pipe_windows.go).
 func listenPrivate(path string) (net.Listener, error) {
-	return net.Listen("unix", path)
+	return listen.Private(path)
 }

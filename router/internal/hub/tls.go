@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"httpsys/router/internal/coded"
@@ -294,7 +293,7 @@ func failureReason(err error) string {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		return "ERR_TLS_HANDSHAKE_TIMEOUT"
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET):
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || listen.IsConnReset(err):
 		return "ECONNRESET"
 	case errors.As(err, &rh):
 		return "ERR_SSL_WRONG_VERSION_NUMBER"

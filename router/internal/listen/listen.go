@@ -237,7 +237,7 @@ func (l *Listeners) bind(port int, key string, secure bool) (*slot, error) {
 	// a port we closed a moment ago may still be held by a listener racing for it
 	for try := 0; try < 5; try++ {
 		ln, err = net.Listen("tcp", addr)
-		if err == nil || !errors.Is(err, syscall.EADDRINUSE) {
+		if err == nil || !errors.Is(err, errAddrInUse) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -339,12 +339,18 @@ func mapError(err error, port int, host string) error {
 		details["host"] = host
 	}
 	switch {
-	case errors.Is(err, syscall.EADDRINUSE):
+	case errors.Is(err, errAddrInUse):
 		return coded.New(coded.PortInUse, err.Error(), details)
-	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.EPERM):
+	case errors.Is(err, errAccess), errors.Is(err, syscall.EPERM):
 		return coded.New(coded.AccessDenied, err.Error(), details)
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
+	case errors.Is(err, errAddrNotAvail):
 		return coded.New(coded.AddressUnavailable, err.Error(), details)
 	}
 	return coded.New(coded.Failed, err.Error(), details)
+}
+
+// IsConnReset says whether err is the peer's reset (RST): ECONNRESET, on Windows
+// Winsock's WSAECONNRESET, which Go's syscall.ECONNRESET does not match there.
+func IsConnReset(err error) bool {
+	return errors.Is(err, errConnReset)
 }

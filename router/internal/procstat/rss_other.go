@@ -1,6 +1,6 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package procstat
 
-// rss: 0, the supervisor asks ps (macOS) or the OS itself.
+// rss: 0, the supervisor asks ps (macOS).
 func rss() int64 { return 0 }

@@ -1,0 +1,158 @@
+'use strict'
+
+// The native Go router (router/, issue 25) on Windows: the supervisor's `--backend hub`
+// on it (HTTPSYS_ROUTER=native) instead of the JS hub, its workers attached over its
+// named pipe (router/internal/listen/pipe_windows.go), and that pipe's security: the
+// router's user owns it and is the only one its DACL lets in; a name another process
+// holds already makes the router's start fail instead of sharing it.
+//
+// The router binary: HTTPSYS_ROUTER_PATH, else router/bin/httpsys-router.exe, else built
+// there now with Go (npm run build:router); with neither Go nor a binary the checks are
+// skipped and say so. Under Wine (test/windows/run.sh) the one run.sh cross-built.
+
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const net = require('node:net')
+const path = require('node:path')
+
+const WINE_PIPE = 'Wine has no PowerShell to read the pipe\'s DACL and does not enforce FILE_FLAG_FIRST_PIPE_INSTANCE (docs/wine.md 2.12)'
+
+/** The router binary to test, built now if the checkout has none and Go is here. */
+function routerBinary (t) {
+  const h = t.host
+  if (process.env.HTTPSYS_ROUTER_PATH) return process.env.HTTPSYS_ROUTER_PATH
+  if (t.wine) {
+    const linux = process.env.HTTPSYS_WINE_ROUTER
+    if (!linux) t.skip('no Windows router: test/windows/run.sh cross-builds it with Go (HTTPSYS_WINE_ROUTER)')
+    return `Z:${linux.replace(/\//g, '\\')}`
+  }
+  const checkout = path.join(h.ROOT, 'router', 'bin', 'httpsys-router.exe')
+  if (fs.existsSync(checkout)) return checkout
+  const { buildRouter } = require(path.join(h.ROOT, 'scripts', 'build-router.js'))
+  const r = buildRouter({ out: checkout, platform: 'win32', arch: 'x64', stdio: 'pipe' })
+  if (!r.ok && r.noGo) t.skip(`no router binary and no Go to build one: set HTTPSYS_ROUTER_PATH, or install Go and run npm run build:router (${r.message})`)
+  if (!r.ok) throw new Error(r.message)
+  t.note('built router/bin/httpsys-router.exe (it stays there)')
+  return checkout
+}
+
+/** The router as the supervisor runs it (src/supervisor/router-process.js), stopped by a cleanup. */
+async function startRouter (t, binary) {
+  const { RouterProcess } = require(path.join(t.host.ROOT, 'src', 'supervisor', 'router-process.js'))
+  const quiet = () => {}
+  const logger = { trace: quiet, debug: quiet, info: quiet, warn: quiet, error: quiet, fatal: quiet, level: 'warn' }
+  const proc = new RouterProcess({ binary, logger })
+  await proc.spawn()
+  t.cleanup(`stop the router (pid ${proc.child.pid})`, () => {
+    if (proc.exitInfo === null) proc.child.kill()
+  })
+  return proc
+}
+
+/** A pipe name no one uses: this run's pid and a counter. */
+let pipes = 0
+function pipeName (what) {
+  return `\\\\.\\pipe\\httpsys-host-${what}-${process.pid}-${++pipes}`
+}
+
+module.exports = {
+  group: 'native router',
+  checks: [
+    {
+      name: 'httpsys start --backend hub with HTTPSYS_ROUTER=native: the Go router serves the app as a process of its own, and stop ends it',
+      async run (t) {
+        const h = t.host
+        const binary = routerBinary(t)
+        const port = await h.freePort()
+        const sup = h.startSupervisor(t, 'native-router', [path.join(h.APPS, 'host-app.js'), '-u', `http://+:${port}/`, '--backend', 'hub'],
+          { env: { HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: binary, HOST_APP: 'native' } })
+        const backend = await sup.waitRecord((r) => r.event === 'backend', 'the backend record')
+        assert.equal(backend.backend, 'hub', backend.msg)
+        const router = await sup.waitRecord((r) => r.event === 'router', 'the native router record')
+        assert.equal(router.router, 'native', router.msg)
+        assert.ok(router.pid !== sup.pid && h.alive(router.pid), `the router (pid ${router.pid}) is not a process of its own`)
+        await sup.waitRecord((r) => r.event === 'all-ready', 'the app ready')
+        const res = await h.getJson(`http://127.0.0.1:${port}/x`)
+        assert.equal(res.app, 'native')
+        const ls = await sup.httpsys(['ls', '--json'])
+        assert.equal(ls.code, 0, ls.output)
+        const [s] = JSON.parse(ls.stdout.slice(ls.stdout.indexOf('[')))
+        assert.equal(s.router.pid, router.pid)
+        assert.ok(s.router.memory > 1e6, `the router's memory in ls: ${s.router.memory}`)
+        await sup.stop()
+        await h.eventually(async () => assert.ok(!h.alive(router.pid), `the router (pid ${router.pid}) outlived its supervisor`), 10000)
+      }
+    },
+    {
+      name: 'a supervisor terminated outright (TerminateProcess, no stop) takes its native router along',
+      async run (t) {
+        const h = t.host
+        const binary = routerBinary(t)
+        const port = await h.freePort()
+        const sup = h.startSupervisor(t, 'native-router-killed', [path.join(h.APPS, 'host-app.js'), '-u', `http://+:${port}/`, '--backend', 'hub'],
+          { env: { HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: binary, HOST_APP: 'native-killed' } })
+        const router = await sup.waitRecord((r) => r.event === 'router', 'the native router record')
+        await sup.waitRecord((r) => r.event === 'all-ready', 'the app ready')
+        assert.equal((await h.getJson(`http://127.0.0.1:${port}/x`)).app, 'native-killed')
+        // the supervisor alone (process.kill is TerminateProcess; taskkill /T would end
+        // the router itself): its end closes the router's stdin, and its job object holds
+        // the router too
+        process.kill(sup.pid)
+        await sup.exited
+        await h.eventually(async () => assert.ok(!h.alive(router.pid), `the router (pid ${router.pid}) outlived its supervisor`), 10000)
+        // the port is free again
+        await h.eventually(async () => {
+          const probe = net.createServer()
+          await new Promise((resolve, reject) => probe.once('error', reject).listen(port, '127.0.0.1', resolve))
+          await new Promise((resolve) => probe.close(resolve))
+        }, 10000)
+      }
+    },
+    {
+      name: 'the worker pipe is its user\'s only (owner, the one entry of a protected DACL); a pipe name another process holds makes start fail',
+      wine: WINE_PIPE,
+      async run (t) {
+        const h = t.host
+        const binary = routerBinary(t)
+        const { routerLimits } = require(path.join(h.ROOT, 'src', 'supervisor', 'native-router.js'))
+        const proc = await startRouter(t, binary)
+        const name = pipeName('acl')
+        await proc.call('start', { workerSocket: name, workersMayCreate: false, limits: routerLimits(null) })
+        // read as a client reads it: connected (the router takes it as a worker that
+        // says nothing), the security descriptor of the pipe through its handle
+        const ps = await h.run('powershell.exe', ['-NoProfile', '-NonInteractive', '-Command', [
+          `$p = New-Object System.IO.Pipes.NamedPipeClientStream('.', '${name.slice('\\\\.\\pipe\\'.length)}', [System.IO.Pipes.PipeDirection]::InOut)`,
+          '$p.Connect(5000)',
+          "$p.GetAccessControl().GetSecurityDescriptorSddlForm([System.Security.AccessControl.AccessControlSections]'Owner,Access')",
+          '$p.Dispose()',
+          '[Security.Principal.WindowsIdentity]::GetCurrent().User.Value'
+        ].join('; ')])
+        assert.equal(ps.code, 0, ps.output)
+        const [sddl, me] = ps.stdout.trim().split(/\r?\n/).map((l) => l.trim())
+        const owner = /^O:([^:]+?)(?=[GDS]:)/.exec(sddl)
+        assert.ok(owner, `no owner in ${sddl}`)
+        assert.equal(owner[1], me, `the pipe's owner: ${sddl}`)
+        const dacl = /D:([A-Z]*)((?:\([^)]*\))*)/.exec(sddl)
+        assert.ok(dacl, `no DACL in ${sddl}`)
+        assert.match(dacl[1], /P/, `the DACL is not protected: ${sddl}`)
+        const aces = dacl[2].match(/\([^)]*\)/g) || []
+        // one entry, the user's, allowing: nobody else (another user, Everyone, the
+        // administrators) may open the pipe; a second account is not made to try
+        assert.equal(aces.length, 1, `entries: ${sddl}`)
+        assert.match(aces[0], new RegExp(`^\\(A;[^;]*;[^;]*;[^;]*;[^;]*;${me}\\)$`), `the entry is not the user's: ${sddl}`)
+        await proc.call('close')
+
+        // a squatter first: node's net.Server on the name (libuv makes its first instance
+        // with FILE_FLAG_FIRST_PIPE_INSTANCE too)
+        const taken = pipeName('squat')
+        const squatter = net.createServer()
+        await new Promise((resolve, reject) => squatter.once('error', reject).listen(taken, resolve))
+        t.cleanup('close the squatting pipe server', () => squatter.close())
+        const second = await startRouter(t, binary)
+        await assert.rejects(second.call('start', { workerSocket: taken, workersMayCreate: false, limits: routerLimits(null) }),
+          (err) => /cannot listen for workers at/.test(err.message))
+        await second.stop()
+      }
+    }
+  ]
+}
