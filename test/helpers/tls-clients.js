@@ -1,8 +1,9 @@
 'use strict'
 
-// TLS clients for the tests of the hub's HTTPS and HTTP/2 (hub-tls, hub-tls-rules,
-// hub-cache): node's own https and http2 clients against 127.0.0.1, certificates not
-// checked (the test certificates of tls-certs.js are self-signed).
+// TLS clients for the tests of the routers' HTTPS and HTTP/2 (router-tls, router-h2,
+// router-tls-rules, the cache tests): node's own https and http2 clients against
+// 127.0.0.1, certificates not checked (the test certificates of tls-certs.js are
+// self-signed).
 
 const https = require('node:https')
 const http2 = require('node:http2')

@@ -101,7 +101,7 @@ afterAll(async () => {
 /**
  * The app as a standalone process (no router given: the preload starts a hub inside
  * it). Resolves { child, http, https } (its two ports) once both servers listen: the
- * https port serves TLS from then on, as node's does (hub-standalone-tls.test.js).
+ * https port serves TLS from then on, as node's does (router-standalone-tls.test.js).
  */
 function startStandalone (extraEnv = {}) {
   // TMPDIR: the in-process hub's worker socket is made there, and a killed app leaves it

@@ -8,6 +8,8 @@
 // with the preload, streaming 10 MB per request with backpressure. On both routers, the
 // JS hub (src/hub) and the native one (router/, issue 25: the same budget in
 // router/internal/conn, heldBudget), the native router's resident set read from /proc.
+// The same for upgraded connections one side of which never reads (a response window
+// or a body window each).
 
 const fs = require('node:fs')
 const path = require('node:path')
@@ -128,6 +130,112 @@ describe.each(measured)('%s: memory under clients that never read', (name, start
     for (const s of sockets) s.destroy()
     const pong = await request(port, { path: '/ping' })
     expect(pong.status).toBe(200)
+  })
+})
+
+// Upgraded connections (ported from hub-upgrade.test.js, which read the hub's socket
+// buffers): a tunnel one side of which does not read makes the router hold about a
+// response window (the client does not read: the app's writes wait for the window) or a
+// body window (the app does not read: the router stops reading the client), seen here
+// as the router's resident set under TUNNELS such tunnels, each side wanting to send
+// 32 MB (test/helpers/upgrade-memory-app.js).
+describe.each(measured)('%s: memory under upgraded connections one side of which never reads', (name, startMeasured) => {
+  const { RESPONSE_WINDOW, INITIAL_BODY_WINDOW } = require('../../src/wire/protocol')
+  const UPGRADE_APP = path.join(__dirname, '..', 'helpers', 'upgrade-memory-app.js')
+  const TUNNELS = 16
+  const SIZE = 32 * MB // what each side wants to send
+  let hub
+  let app
+  let port
+  const sockets = []
+
+  beforeAll(async () => {
+    hub = await startMeasured(socketPath())
+    port = hub.port
+    app = spawn(process.execPath, ['--require', REGISTER, UPGRADE_APP], {
+      env: { ...process.env, HTTPSYS_HUB: hub.socketPath, HTTPSYS_QUEUE: 'big', HTTPSYS_BACKEND: 'hub' },
+      stdio: ['ignore', 'inherit', 'inherit']
+    })
+    const pong = await request(port, { path: '/ping' })
+    expect(pong.status).toBe(200)
+  })
+
+  afterAll(async () => {
+    for (const s of sockets) s.destroy()
+    if (app) app.kill('SIGKILL')
+    if (hub) await hub.close()
+  })
+
+  /** An upgraded connection to path: the socket, and what came after the 101 (once it read). */
+  function tunnel (p, { read = true } = {}) {
+    const t = { socket: net.connect(port, '127.0.0.1'), head: '', received: 0 }
+    sockets.push(t.socket)
+    t.socket.on('error', () => {})
+    if (!read) t.socket.pause()
+    t.socket.on('data', (d) => {
+      if (!t.head.includes('\r\n\r\n')) {
+        t.head += d.toString('latin1')
+        const end = t.head.indexOf('\r\n\r\n')
+        if (end >= 0) t.received += Buffer.byteLength(t.head, 'latin1') - end - 4
+      } else {
+        t.received += d.length
+      }
+    })
+    t.socket.write(`GET ${p} HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n`)
+    return t
+  }
+
+  /** The router's resident set once it stopped growing (2 s without 2 MB more), in MB above before. */
+  async function grownFrom (before) {
+    let peak = before
+    let stableSince = Date.now()
+    const deadline = Date.now() + 40000
+    while (Date.now() < deadline && Date.now() - stableSince < 2000) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      const { rss } = await hub.stats()
+      if (rss > peak + 2 * MB) stableSince = Date.now()
+      if (rss > peak) peak = rss
+    }
+    return (peak - before) / MB
+  }
+
+  test(`${TUNNELS} clients that never read their tunnel hold their apps back: the router grows by about a response window each, not by what the apps want to send`, async () => {
+    // warm up: the buffers a tunnel that flows uses are in the baseline
+    for (let i = 0; i < 2; i++) {
+      const t = tunnel('/push')
+      await until(() => t.received >= SIZE, 20000, 'a whole tunnel')
+      t.socket.destroy()
+    }
+    const before = (await hub.stats()).rss
+    for (let i = 0; i < TUNNELS; i++) tunnel('/push', { read: false })
+    const grown = await grownFrom(before)
+    // (the hub held at most 2 response windows a tunnel in node's socket buffer)
+    const held = (TUNNELS * 2 * RESPONSE_WINDOW) / MB
+    console.log(`${name}: ${TUNNELS} tunnels whose clients never read: grown ${grown.toFixed(1)} MB (${held} MB in 2 response windows each; ${TUNNELS * SIZE / MB} MB wanted)`)
+    expect(grown).toBeLessThan(held + 40)
+    for (const s of sockets.splice(0)) s.destroy()
+    expect((await request(port, { path: '/ping' })).status).toBe(200)
+  })
+
+  test(`${TUNNELS} apps that never read their tunnel hold their clients back: the router grows by about a body window each, not by what the clients send`, async () => {
+    const before = (await hub.stats()).rss
+    const payload = Buffer.alloc(SIZE, 7)
+    const flushed = []
+    for (let i = 0; i < TUNNELS; i++) {
+      const t = tunnel('/hold')
+      await until(() => t.head.includes('\r\n\r\n'), 5000, '101')
+      flushed.push(0)
+      for (let o = 0; o < SIZE; o += 64 * 1024) t.socket.write(payload.subarray(o, o + 64 * 1024), () => { flushed[i] += 64 * 1024 })
+    }
+    const grown = await grownFrom(before)
+    // (the hub stopped reading the client with at most a body window and a read, BODY_HOLD + 256 KB, held)
+    const held = (TUNNELS * (INITIAL_BODY_WINDOW + 256 * 1024)) / MB
+    const sent = flushed.reduce((a, b) => a + b, 0) / MB
+    console.log(`${name}: ${TUNNELS} tunnels whose apps never read: grown ${grown.toFixed(1)} MB (${held} MB in a body window and a read each); the clients' kernels took ${sent.toFixed(1)} MB of ${TUNNELS * SIZE / MB}`)
+    expect(sent).toBeLessThan(TUNNELS * SIZE / MB / 2)
+    expect(grown).toBeLessThan(held + 40)
+    for (const s of sockets.splice(0)) s.destroy()
+    expect((await request(port, { path: '/ping' })).status).toBe(200)
   })
 })
 

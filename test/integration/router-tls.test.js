@@ -5,9 +5,10 @@
 // host or from the app at attach, ALPN, the session on the wire, client certificates
 // (the router's verdict, never a resumed session's), per-port session keys, the 421 for
 // a Host of another certificate entry (RFC 9110 15.5.20), a certificate reload, and
-// redirect_http. Ported from hub-tls, hub-tls-client-certs and hub-tls-rules (their
-// HTTP/1.1 parts and, next to them, their h2 cases: ALPN, a FIN, 431, 421 for a
-// coalesced stream; the rest of hub-tls-rules' h2 part is router-h2.test.js).
+// redirect_http. Ported from hub-tls and hub-tls-client-certs (their HTTP/1.1 parts and,
+// next to them, their h2 cases: ALPN, a FIN, 431, 421 for a coalesced stream; the rest
+// of their h2 cases is router-h2.test.js). hub-tls-rules' rules over TLS are
+// router-tls-rules.test.js.
 // Real TLS clients; workers attached through the hub client.
 
 const fs = require('node:fs')
@@ -15,7 +16,7 @@ const net = require('node:net')
 const path = require('node:path')
 const tls = require('node:tls')
 const https = require('node:https')
-const { startHub, startWorker, reply, request, RawClient, until } = require('../helpers/hub-harness')
+const { startHub, startWorker, reply, request, RawClient } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 const http2 = require('node:http2')
@@ -288,9 +289,11 @@ describe.each(ROUTERS)('%s', (name, start) => {
         s.on('error', resolve)
         s.renegotiate({ rejectUnauthorized: false }, (e) => { if (e) resolve(e) })
       })
-      // the hub's OpenSSL says no_renegotiation; Go's crypto/tls answers a ClientHello
-      // after the handshake with unexpected_message: either way no handshake is made
-      expect(err.code).toMatch(/^ERR_SSL_(NO_RENEGOTIATION|.*UNEXPECTED_MESSAGE)$/)
+      // the hub's OpenSSL says no_renegotiation (hub-tls's assertion); Go's crypto/tls
+      // answers a ClientHello after the handshake with unexpected_message, and has no
+      // hook to say otherwise (a gap in the alert only, README "Ported hub tests"):
+      // either way no handshake is made
+      expect(err.code).toBe(name === 'the hub' ? 'ERR_SSL_NO_RENEGOTIATION' : 'ERR_SSL_SSLV3_ALERT_UNEXPECTED_MESSAGE')
       s.destroy()
       // (the count is of connections handed over: this one, once)
       expect((await r.tlsStats()).handshakes).toBe(before + 1)
@@ -686,155 +689,6 @@ describe.each(ROUTERS)('%s', (name, start) => {
       } finally {
         c.close()
       }
-    })
-  })
-
-  // hub-tls-rules.test.js's HTTP/1.1 part: each rule on a plain port first, the
-  // reference, then over TLS, with raw bytes (h2: router/internal/h2)
-  describe.each([
-    ['plain http (the reference)', false],
-    ['TLS', true]
-  ])('HTTP/1.1 on %s: the router answers, no app sees it', (_, secure) => {
-    const LIMIT = 1000
-    const MAX_HEADER = 4096
-    let L
-    const clients = []
-
-    async function echoWorker (r, queue) {
-      const w = await startWorker(r, {
-        queue,
-        handle: (req, body, x) => {
-          x.answered.push(req.url)
-          reply(x, req, 200, JSON.stringify({ queue, url: req.url, bytes: body.length }))
-        }
-      })
-      w.answered = []
-      return w
-    }
-
-    beforeAll(async () => {
-      const port = await freePort()
-      const named = await freePort()
-      const scheme = secure ? 'https' : 'http'
-      const pair = { cert: certs.localhost.cert, key: certs.localhost.key }
-      const r = await start({ maxHeaderSize: MAX_HEADER, tls: secure ? [{ port, ...pair }, { port: named, ...pair }] : [] })
-      await r.createQueue('app', { urls: [`${scheme}://+:${port}/`] })
-      await r.createQueue('small', { urls: [`${scheme}://+:${port}/small/`], maxBodySize: LIMIT })
-      await r.createQueue('full', { urls: [`${scheme}://+:${port}/full/`], queueLength: 1 })
-      await r.createQueue('slow', { urls: [`${scheme}://+:${port}/slow/`], queueTimeout: 1000 })
-      await r.createQueue('named', { urls: [`${scheme}://example.test:${named}/only/`] })
-      const workers = { app: await echoWorker(r, 'app'), small: await echoWorker(r, 'small'), named: await echoWorker(r, 'named') }
-      L = { r, port, named, workers, seen: () => Object.values(workers).reduce((n, w) => n + w.requests.length, 0) }
-    })
-
-    afterAll(async () => {
-      for (const c of clients) c.close()
-      for (const w of Object.values(L.workers)) w.att.close()
-      await L.r.close()
-    })
-
-    async function open (port = L.port, servername) {
-      const c = new RawClient(port, secure ? { tls: { servername, ALPNProtocols: ['http/1.1'] } } : {})
-      clients.push(c)
-      await c.connected
-      if (secure) expect(c.socket.alpnProtocol).toBe('http/1.1')
-      return c
-    }
-
-    test.each([
-      { name: 'a malformed request line', text: 'GARBAGE\r\n\r\n', status: 400 },
-      { name: 'a header line without a colon', text: 'GET / HTTP/1.1\r\nHost: a\r\nNo colon here\r\n\r\n', status: 400 },
-      { name: 'Content-Length with Transfer-Encoding', text: 'POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', status: 400 },
-      { name: 'HTTP/1.1 without Host', text: 'GET / HTTP/1.1\r\n\r\n', status: 400 },
-      { name: 'a header above the header limit', text: `GET / HTTP/1.1\r\nHost: a\r\nX-Big: ${'x'.repeat(MAX_HEADER + 100)}\r\n\r\n`, status: 431 }
-    ])('$name: $status with Connection: close, the connection closed', async ({ text, status }) => {
-      const before = L.seen()
-      const c = await open()
-      c.write(text)
-      const [res] = await c.waitFor(1)
-      expect(res.status).toBe(status)
-      expect(res.headers.connection).toBe('close')
-      await c.waitClosed()
-      expect(L.seen()).toBe(before)
-    })
-
-    test('a bad request after a good one on the same connection: the good one answered first, then 400 and close', async () => {
-      const before = L.seen()
-      const c = await open()
-      c.write('GET /one HTTP/1.1\r\nHost: a\r\n\r\nGET /two HTTP/1.1\r\nHost : a\r\n\r\n')
-      const res = await c.waitFor(2)
-      expect(res.map((x) => x.status)).toEqual([200, 400])
-      expect(JSON.parse(res[0].body)).toMatchObject({ queue: 'app', url: '/one' })
-      await c.waitClosed()
-      expect(L.seen()).toBe(before + 1)
-    })
-
-    test('Content-Length above the limit: 413 and close, and the app never sees it; at the limit it is served', async () => {
-      const small = L.workers.small
-      const c = await open()
-      c.write(`POST /small/at HTTP/1.1\r\nHost: a\r\nContent-Length: ${LIMIT}\r\n\r\n${'b'.repeat(LIMIT)}`)
-      const [ok] = await c.waitFor(1)
-      expect(JSON.parse(ok.body)).toEqual({ queue: 'small', url: '/small/at', bytes: LIMIT })
-      const before = small.requests.length
-      c.write(`POST /small/big HTTP/1.1\r\nHost: a\r\nContent-Length: ${LIMIT + 1}\r\n\r\n${'b'.repeat(LIMIT + 1)}`)
-      const [, res] = await c.waitFor(2)
-      expect(res.status).toBe(413)
-      expect(res.headers.connection).toBe('close')
-      await c.waitClosed()
-      expect(small.requests.length).toBe(before)
-    })
-
-    test('a chunked body growing above the limit: 413 and close; the app had the head, hears the abort, never the end', async () => {
-      const small = L.workers.small
-      const before = small.requests.length
-      const c = await open()
-      c.write(`POST /small/stream HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n${LIMIT.toString(16)}\r\n${'b'.repeat(LIMIT)}\r\n`)
-      await until(() => small.requests.length === before + 1, 5000, 'the head at the app')
-      const { id } = small.requests[before]
-      await until(() => small.received.get(id) === LIMIT, 5000, 'the first LIMIT bytes at the app')
-      c.write('1\r\nb\r\n')
-      const [res] = await c.waitFor(1)
-      expect(res.status).toBe(413)
-      await c.waitClosed()
-      await until(() => small.aborted.includes(id), 5000, 'the abort at the app')
-      expect(small.answered).not.toContain('/small/stream')
-    })
-
-    test('a full queue: 503 with Retry-After, the connection kept; a queue timeout: 503 too', async () => {
-      const waiter = await open()
-      waiter.write('GET /full/waits HTTP/1.1\r\nHost: a\r\n\r\n')
-      await eventually(async () => (await L.r.queueStats('full')).waiting === 1, 5000, 'one waiting request')
-      const c = await open()
-      c.write('GET /full/refused HTTP/1.1\r\nHost: a\r\n\r\n')
-      const [res] = await c.waitFor(1)
-      expect(res.status).toBe(503)
-      expect(res.headers['retry-after']).toBe('1')
-      expect(res.headers.connection).toBeUndefined()
-      c.write('GET /slow/expires HTTP/1.1\r\nHost: a\r\n\r\n')
-      const [, timedOut] = await c.waitFor(2, 15000)
-      expect(timedOut.status).toBe(503)
-      expect(timedOut.body.toString()).toMatch(/No application instance took the request in time/)
-      c.write('GET /after HTTP/1.1\r\nHost: a\r\n\r\n')
-      const [, , next] = await c.waitFor(3)
-      expect(JSON.parse(next.body)).toMatchObject({ queue: 'app', url: '/after' })
-    })
-
-    test('a host-specific prefix: an unknown Host is 400 Invalid Hostname, an unknown path 404, on one kept connection', async () => {
-      const named = L.workers.named
-      const before = named.requests.length
-      const c = await open(L.named, secure ? 'example.test' : undefined)
-      c.write(`GET /only/x HTTP/1.1\r\nHost: other.test:${L.named}\r\n\r\n`)
-      const [bad] = await c.waitFor(1)
-      expect(bad.status).toBe(400)
-      expect(bad.body.toString()).toMatch(/Bad Request - Invalid Hostname/)
-      c.write(`GET /elsewhere HTTP/1.1\r\nHost: example.test:${L.named}\r\n\r\n`)
-      const [, missing] = await c.waitFor(2)
-      expect(missing.status).toBe(404)
-      c.write(`GET /only/x HTTP/1.1\r\nHost: example.test:${L.named}\r\n\r\n`)
-      const [, , ok] = await c.waitFor(3)
-      expect(JSON.parse(ok.body)).toMatchObject({ queue: 'named', url: '/only/x' })
-      expect(named.requests.length).toBe(before + 1)
-      expect(c.ended).toBe(false)
     })
   })
 

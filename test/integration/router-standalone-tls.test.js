@@ -1,20 +1,28 @@
 'use strict'
 
-// A standalone https server (node -r register, the process's own hub) serves TLS from
-// the moment listen() reports it listening, as node does: its certificate goes to the
-// hub with the port's bind, not later with the worker's attach.
+// A standalone https server (node -r register, the process's own router) serves TLS
+// from the moment listen() reports it listening, as node does: its certificate goes to
+// the router with the port's bind, not later with the worker's attach. On either router
+// (issue 25): the in-process JS hub (the default) and the native router the preload
+// runs under HTTPSYS_ROUTER=native.
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 const { makeCerts } = require('../helpers/tls-certs')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
+const { routerBin } = require('../helpers/native-router')
+
+const ROUTERS = [
+  ['the hub', () => ({})],
+  ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
+]
 
 let certs
 beforeAll(() => { certs = makeCerts() })
 afterAll(() => certs.cleanup())
 
-test('a TLS handshake right after \'listening\' succeeds, and the request is answered', () => {
+test.each(ROUTERS)('%s: a TLS handshake right after \'listening\' succeeds, and the request is answered', (name, routerEnv) => {
   const app = path.join(certs.dir, 'https-now.js')
   fs.writeFileSync(app, `
 const fs = require('node:fs')
@@ -35,7 +43,7 @@ server.listen(0, () => {
   })
 })
 `)
-  const r = spawnSync(process.execPath, ['-r', REGISTER, app], { env: standaloneEnv(), encoding: 'utf8', timeout: 20000 })
+  const r = spawnSync(process.execPath, ['-r', REGISTER, app], { env: standaloneEnv(routerEnv()), encoding: 'utf8', timeout: 20000 })
   expect(r.stdout.trim()).toBe('200 ok')
   expect(r.status).toBe(0)
 })
