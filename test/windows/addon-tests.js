@@ -173,6 +173,25 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
   // receive finds one there and returns ERROR_MORE_DATA at once, the case where a packet
   // of that first call must not be credited to the re-receive (Queue::Orphan).
   test('addon: one receive outstanding, 120 requests with 6 KB and 20 KB cookies 8 at a time, all intact', async () => {
+    // Wine's http.sys now and then stops delivering altogether in a long run (every
+    // request starves, and the Wine processes after it hang: docs/wine.md 2.7); such a run
+    // says nothing of the addon, so it is tried once more on a fresh wineserver. A run
+    // that starves every request twice, or mixes headers once, fails.
+    let run = await oneReceiveRun()
+    if (run.starved.length === 120) {
+      console.log('# every request starved: Wine\'s http.sys stopped delivering; once more on a fresh wineserver')
+      await cleanShutdown().catch(() => {})
+      run = await oneReceiveRun()
+    }
+    const { failures, starved, proc } = run
+    assert.deepEqual(failures, [], 'requests answered with another request\'s headers, or a cookie cut')
+    assert.ok(starved.length <= 30, `${starved.length} of 120 requests starved (Wine's one-receive starvation, docs/wine.md 2.7)`)
+    await cleanShutdown()
+    const closed = JSON.parse(/^CLOSED (.*)$/m.exec(proc.output())[1])
+    assert.equal(closed.counts.sent, closed.counts.issued)
+  })
+
+  async function oneReceiveRun () {
     W.restartWine()
     const port = await W.freePort()
     const proc = await startQueue(`http://+:${port}/one/`, { HTTPSYS_WINE_RECEIVES: '1' })
@@ -200,12 +219,8 @@ function register (test, { start, json, startEcho, cleanShutdown }) {
       }
     }
     await Promise.all(Array.from({ length: 8 }, worker))
-    assert.deepEqual(failures, [], 'requests answered with another request\'s headers, or a cookie cut')
-    assert.ok(starved.length <= 30, `${starved.length} of 120 requests starved (Wine's one-receive starvation, docs/wine.md 2.7)`)
-    await cleanShutdown()
-    const closed = JSON.parse(/^CLOSED (.*)$/m.exec(proc.output())[1])
-    assert.equal(closed.counts.sent, closed.counts.issued)
-  })
+    return { failures, starved, proc }
+  }
 
   test('addon: doctor calls: isElevated, serviceStatus, processName, tcpListeners (what Wine can answer)', async () => {
     const [port, httpPort] = [await W.freePort(), await W.freePort()]
