@@ -4,13 +4,15 @@
 // server owns reaches its 'connect' listener with the socket and the bytes the client
 // sent after the head, and the app's 2xx opens the tunnel; the bytes after an upgrade
 // request's head are the 'upgrade' listener's `head` (standalone and under a shared
-// router), never delivered twice; a shared router still answers every CONNECT 400.
+// router, the JS hub and the native one), never delivered twice; a shared router still
+// answers every CONNECT 400.
 // Standalone cases run the same app on node's stack and with the preload.
 
 const net = require('node:net')
 const { Server } = require('../../src/http/server')
 const hubClient = require('../../src/queue/hub-client')
-const { startHub, until } = require('../helpers/hub-harness')
+const { until } = require('../helpers/hub-harness')
+const { ROUTERS } = require('../helpers/routers')
 const { both } = require('../helpers/run-preloaded')
 
 describe('CONNECT on a port a standalone server owns', () => {
@@ -93,10 +95,11 @@ describe('the upgrade head (standalone)', () => {
   })
 })
 
-describe('under a shared router', () => {
+// both routers (issue 25): the JS hub and the native one
+describe.each(ROUTERS)('under a shared router: %s', (_, startRouter) => {
   let hub
   const servers = []
-  beforeAll(async () => { hub = await startHub() })
+  beforeAll(async () => { hub = await startRouter() })
   afterAll(async () => {
     for (const s of servers) {
       s.on('error', () => {})
