@@ -39,7 +39,9 @@ class Supervisor extends EventEmitter {
    * @param {import('pino').Logger} options.logger
    * @param {string} [options.logLevel] passed to workers as HTTPSYS_LOG_LEVEL
    * @param {string} [options.socketPath] the hub's socket (default: per run, in the user's private runtime directory)
-   * @param {Function} [options.Hub] the router class (default: src/hub; tests swap it)
+   * @param {Function} [options.Hub] the JS hub's class (default: src/hub; tests swap it)
+   * @param {Function} [options.Router] the native router's class, constructed as
+   *   NativeRouter is (default: native-router.js; tests swap it)
    * @param {object} [options.native] the HTTP.SYS controller (default: src/httpsys; tests swap it)
    * @param {object} [options.backendChoice] options of chooseBackend() (platform, loadNative; tests)
    * @param {string} [options.preload] the workers' --require module (default: src/register.js)
@@ -53,14 +55,14 @@ class Supervisor extends EventEmitter {
    *   signal: in the background and as a service, an app that ends errored keeps the
    *   supervisor (and its port, answering 503) up for `httpsys restart` (docs/supervisor.md 2.2)
    */
-  constructor (config, { logger, logLevel, socketPath, Hub, native, backendChoice, preload, control = false, controlDir, memory = {}, reread, untilStopped = false }) {
+  constructor (config, { logger, logLevel, socketPath, Hub, Router, native, backendChoice, preload, control = false, controlDir, memory = {}, reread, untilStopped = false }) {
     super()
     this.config = config
     // every record passes here (log files, `httpsys logs`) on its way out
     this.logs = new LogDispatcher(logger[pino.symbols.streamSym])
     this.logger = pino({ level: logger.level, base: null }, this.logs)
     this.socketPath = socketPath || hubSocketPath(process.pid, controlDir)
-    this.routerOptions = { Hub, native, backendChoice }
+    this.routerOptions = { Hub, Router, native, backendChoice }
     this.backend = null // { backend, reason } once started
     this.router = null // the request router (hub-router.js, httpsys-router.js)
     this.groups = []
@@ -193,7 +195,7 @@ class Supervisor extends EventEmitter {
   }
 
   createRouter (backend) {
-    const { Hub, native } = this.routerOptions
+    const { Hub, Router, native } = this.routerOptions
     const limits = this.config.limits
     if (backend === 'httpsys') {
       // requestCert entries go to the workers, which check the certificates (and refuse to
@@ -209,6 +211,7 @@ class Supervisor extends EventEmitter {
     }
     // the Go router in its own process (issue 25), unless HTTPSYS_ROUTER=hub or Windows;
     // an injected Hub (tests) is the hub's
+    if (Router) return new Router({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
     if (!Hub && wantsNativeRouter()) return new NativeRouter({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
     return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits, tls: this.config.tls })
   }

@@ -4,16 +4,24 @@
 // queue, so the real preload (src/register.js) tells the supervisor itself. Here the
 // real hub runs with its 'attach' event suppressed, which is what the supervisor sees
 // on HTTP.SYS: an app is ready only through the preload's message, and a wait_ready app
-// still waits for its own process.send('ready').
+// still waits for its own process.send('ready'). Both routers: the JS hub and the native one.
 
 const pino = require('pino')
 const { validate } = require('../../src/config')
 const { Supervisor } = require('../../src/supervisor')
 const { Hub } = require('../../src/hub')
+const { NativeRouter } = require('../../src/supervisor/native-router')
 const { freePort, get, APPS } = require('../fixtures/apps/harness')
 const { waitForRecord } = require('../helpers/records')
 
 class SilentHub extends Hub {
+  emit (event, ...args) {
+    if (event === 'attach') return false
+    return super.emit(event, ...args)
+  }
+}
+
+class SilentRouter extends NativeRouter {
   emit (event, ...args) {
     if (event === 'attach') return false
     return super.emit(event, ...args)
@@ -28,7 +36,10 @@ afterEach(async () => {
 
 const waitFor = (records, predicate, timeout = 10000) => waitForRecord(records, predicate, { timeout })
 
-test('the preload reports its first attach; wait_ready apps still wait for their own ready', async () => {
+test.each([
+  ['the hub', { Hub: SilentHub }],
+  ['the native router', { Router: SilentRouter }]
+])('%s: the preload reports its first attach; wait_ready apps still wait for their own ready', async (_, routerOption) => {
   const [port, slowPort] = [await freePort(), await freePort()]
   const config = validate({
     apps: [
@@ -38,7 +49,7 @@ test('the preload reports its first attach; wait_ready apps still wait for their
   }, { baseDir: APPS })
   const records = []
   const logger = pino({ level: 'info', base: null }, { write (line) { records.push(JSON.parse(line)) } })
-  supervisor = new Supervisor(config, { logger, Hub: SilentHub })
+  supervisor = new Supervisor(config, { logger, ...routerOption })
   await supervisor.start()
 
   const api = await waitFor(records, (r) => r.event === 'ready' && r.app === 'api')
