@@ -274,6 +274,8 @@ func (w *Worker) frame(f wire.Frame) error {
 		}
 	case wire.TypeConnEnd:
 		w.hub.EndConnection(w, f.ID)
+	case wire.TypeConnFin, wire.TypeConnWrite, wire.TypeConnDestroy, wire.TypeConnIdle:
+		w.connFrame(f)
 	case wire.TypeDetach:
 		w.mu.Lock()
 		w.detaching = true

@@ -114,6 +114,7 @@ type Conn struct {
 	batched      bool             // ... and this connection is on that worker's list (FlushBatch)
 	sec          *Secure          // a TLS connection's session; nil: plain
 	tlsHost      string           // the last Host found not misdirected (secureChecks)
+	ownedConn                     // an owned port's: what its worker decides (owned_conn.go)
 
 	out       []byte // bytes for the socket, in order
 	acks      []ackEntry
@@ -138,10 +139,10 @@ func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release fun
 	}
 	l, own := s.limitsFor(port)
 	c.lim, c.own = l, own
-	// (a standalone server's own port takes any Host value, as node's server does, and
-	// refuses an HTTP/1.1 request without one as the server's requireHostHeader says:
-	// owned.go; the worker checks it itself only where it sees the hub's connections)
-	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil || own.requireHost, StrictHost: own == nil})
+	// (a standalone server's own port takes any Host value, as node's server does; an
+	// HTTP/1.1 request without one is the worker's to refuse, after 'upgrade' took its
+	// requests, as its requireHostHeader says: it knows the connection, CONN_OPEN)
+	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil, StrictHost: own == nil})
 	c.phase = phaseHeaders
 	c.deadline.Store(s.Clock.After(l.HeadersTimeout))
 	return c
@@ -188,6 +189,9 @@ func (c *Conn) onData(data []byte) bool {
 		return c.tunnelData(data)
 	}
 	if c.stopped {
+		if c.errWait {
+			c.ownClientErrorAgain(data)
+		}
 		return true
 	}
 	l := c.lim
@@ -201,7 +205,7 @@ func (c *Conn) onData(data []byte) bool {
 		c.checkHeld()
 	}
 	c.inData = true
-	defer func() { c.inData, c.leftover, c.rest = false, false, nil }()
+	defer func() { c.inData, c.leftover, c.rest, c.feeding = false, false, nil, nil }()
 	for {
 		for c.pauseMask != 0 && !c.dead && !c.stopped {
 			c.leftover = len(data) > 0
@@ -218,6 +222,7 @@ func (c *Conn) onData(data []byte) bool {
 		if c.stopped {
 			return true
 		}
+		c.feeding = data
 		n, ev := c.parser.Parse(data)
 		data = data[n:]
 		c.rest = data
@@ -425,6 +430,12 @@ func (c *Conn) onParseError(err *parse.Error) {
 	r := c.current
 	c.current = nil
 	c.stopReading()
+	// a head the server's own port could not parse, nothing else on the connection:
+	// node's 'clientError' (or node's answer), not the router's page
+	if c.own != nil && r == nil && c.first == nil {
+		c.ownClientError(status, reason, c.feeding)
+		return
+	}
 	if r != nil && !r.resDone && !r.aborted.Load() {
 		// the body of a routed request turned out malformed
 		if r.headSent {
@@ -574,13 +585,9 @@ func (c *Conn) armFinGrace() {
 			return
 		}
 		// the workers hear of the FIN at once and abort what their app has not
-		// answered, as node does when it reads one; the grace only lets the answered
-		// responses out
-		if !c.connFinSent {
-			c.connFinSent = true
-			for _, w := range c.seen {
-				w.SendConnFin(c.id)
-			}
+		// answered, as node does when it reads one, and say so (owned_conn.go)
+		if c.ownFin() {
+			return
 		}
 	}
 	c.finTimer = time.AfterFunc(d, c.finGraceOver)
@@ -652,6 +659,7 @@ func (c *Conn) route(r *Request) {
 	if r.upgrade {
 		c.upgradeHead(r)
 	}
+	c.announce()
 	r.entry.Arrive(c.srv.Clock.Now())
 	switch q.Enqueue(r) {
 	case queue.Dispatched:
@@ -935,7 +943,8 @@ func (c *Conn) closeWhenIdle() {
 	if c.phase == phaseEnding {
 		return
 	}
-	if c.idle() {
+	// (errWait: a 'clientError' listener's socket.end())
+	if c.idle() || c.errWait {
 		c.endSocket()
 	}
 }
@@ -964,6 +973,9 @@ func (c *Conn) idle() bool {
 func (c *Conn) timeout() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.own != nil && c.ownTimeout() {
+		return
+	}
 	c.destroyLocked()
 }
 

@@ -208,6 +208,7 @@ func (r *Request) onDispatched(w *attach.Worker) {
 	if r.hasBody && (r.body.Held != nil || r.bodyDone) {
 		r.pumpBody(w)
 	}
+	r.conn.finDispatched()
 }
 
 // OnRead: the worker granted body credit (its readBody).

@@ -91,6 +91,9 @@ func (s *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *Secur
 	sh.m[c.id] = c
 	sh.mu.Unlock()
 	s.count.Add(1)
+	c.mu.Lock()
+	c.announce()
+	c.mu.Unlock()
 	go c.writeLoop()
 	go c.serve()
 }
