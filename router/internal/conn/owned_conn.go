@@ -30,7 +30,7 @@ type ownedConn struct {
 	// the client's FIN came while a request of it waited for a worker (its server still
 	// attaching): CONN_FIN follows the REQUEST (finDispatched)
 	finPending bool
-	feeding []byte // the bytes being parsed (node's err.rawPacket)
+	feeding    []byte // the bytes being parsed (node's err.rawPacket)
 }
 
 // announce tells the port's worker of the connection once (node's 'connection'),
