@@ -388,4 +388,23 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     const got = await talk(port, 'GET /fin HTTP/1.1\r\nHost: x\r\n\r\n', 5000, { untilClose: true, half: true })
     expect(got.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nbusy \/fin$/)
   }, 30000)
+  test('CONNECT reaches the \'connect\' listener with the bytes after its head, and its 2xx makes the connection the app\'s tunnel; without a listener the connection goes', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const a = http.createServer((q, r) => r.end('plain'))
+      a.on('connect', (q, sock, head) => {
+        sock.write('HTTP/1.1 200 Connection Established\\r\\n\\r\\n')
+        sock.write('target ' + q.url + ' head ' + head.toString() + ';')
+        sock.on('data', (d) => sock.write('echo ' + d + ';'))
+        sock.on('end', () => sock.end('bye'))
+      })
+      const b = http.createServer((q, r) => r.end('plain'))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    const tunnel = await talk(ports.a, [[0, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nfirst'], [300, 'second']], 3000, { untilClose: true, half: true })
+    expect(tunnel.got).toBe('HTTP/1.1 200 Connection Established\r\n\r\ntarget example.com:443 head first;echo second;bye')
+    const refused = await talk(ports.b, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 3000, { untilClose: true })
+    expect(refused.got).toBe('')
+    expect(refused.closedAt).not.toBeNull()
+  }, 30000)
 })

@@ -47,6 +47,7 @@ type Request struct {
 	hasBody      bool
 	expect100    bool
 	isHead       bool
+	connect      bool // a CONNECT (only a port a standalone server owns takes one)
 	unsafe       bool // not GET, HEAD, OPTIONS, TRACE (RFC 9110 9.2.1)
 	asksUpgrade  bool // Connection: upgrade and an Upgrade header (body or not: never a cache hit)
 	contentLen   int64
@@ -286,10 +287,10 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	// other, as node writes it)
 	if flags&wire.ResOpaque != 0 || (status == 101 && c.own == nil) {
 		// A 101 switches the connection to the worker's protocol (tunnel.go): only as
-		// the answer to a request that asked to upgrade, with the OPAQUE flag. (A 2xx
-		// to a CONNECT opens one only on a port a standalone server owns, which this
-		// router does not serve: its parser refuses CONNECT.)
-		if status == 101 && flags&wire.ResOpaque != 0 && r.upgrade {
+		// the answer to a request that asked to upgrade, with the OPAQUE flag; so does a
+		// 2xx to a CONNECT on a port a standalone server owns (its parser takes CONNECT
+		// there only).
+		if flags&wire.ResOpaque != 0 && r.upgrade && (status == 101 || (r.connect && status >= 200 && status < 300)) {
 			c.startTunnel(r, p, bodyStart)
 			return
 		}
