@@ -283,6 +283,9 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     const mine = await talk(ports.a, 'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 3000, { untilClose: true })
     expect(mine.got).toBe('HTTP/1.1 400 Mine\r\nX-Code: HPE_INVALID_HEADER_TOKEN\r\nX-Raw: "GET / HTTP/1.1\\r\\nHost: x\\r\\nBad Header\\r\\n\\r\\n"\r\nContent-Length: 0\r\n\r\n')
     expect(mine.closedAt).not.toBeNull()
+    // the client's FIN right behind: node ran the listener (its answer written) first
+    const fin = await talk(ports.a, 'BAD\r\n\r\n', 3000, { untilClose: true, half: true })
+    expect(fin.got).toBe('HTTP/1.1 400 Mine\r\nX-Code: HPE_INVALID_METHOD\r\nX-Raw: "BAD\\r\\n\\r\\n"\r\nContent-Length: 0\r\n\r\n')
     const node = await talk(ports.b, 'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 3000, { untilClose: true })
     expect(node.got).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
     expect(node.closedAt).not.toBeNull()

@@ -550,6 +550,9 @@ func (c *Conn) onEnd() {
 		c.tunnelClientEnd()
 		return
 	}
+	if c.errWait && c.errFin() {
+		return
+	}
 	if c.finSent {
 		c.destroyLocked()
 		return
@@ -629,11 +632,17 @@ func (c *Conn) route(r *Request) {
 	if c.sec != nil {
 		scheme = "https"
 	}
-	res := c.srv.Table.Route(route.Args{Scheme: scheme, Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	// a standalone server's port routes to its one queue, after its close() too: its
+	// connections go on carrying requests to it until they end, as node's do
+	q := c.ownQueue()
+	res := route.Result{Target: q}
+	if q == nil {
+		res = c.srv.Table.Route(route.Args{Scheme: scheme, Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	}
 	if res.Target != nil && c.secureChecks(r, res.Target) {
 		return
 	}
-	q, _ := res.Target.(*queue.Queue)
+	q, _ = res.Target.(*queue.Queue)
 	if q == nil {
 		v := plain
 		if res.Status == 400 {
@@ -694,7 +703,7 @@ func answerFromQueue(qr queue.Request, v variant, closing bool) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !r.aborted.Load() && !c.dead {
+	if !r.aborted.Load() && !c.dead && !r.resDone {
 		r.respondLocal(503, v, closing, "")
 	}
 }

@@ -26,6 +26,7 @@ type ownedConn struct {
 	errCode uint16         // ... the error's status and reason, for the bytes that follow
 	errText string
 	errRaw  []byte // ... its bytes, while no worker attached yet to hear it
+	errEnd  bool   // ... and the client's FIN came after them (errFin once it has)
 	finWait int    // workers yet to answer CONN_FIN
 	// the client's FIN came while a request of it waited for a worker (its server still
 	// attaching): CONN_FIN follows the REQUEST (finDispatched)
@@ -58,6 +59,9 @@ func (c *Conn) announce() {
 		raw := c.errRaw
 		c.errRaw = nil
 		c.ownW.SendConnError(c.id, c.errCode, c.errText, raw)
+		if c.errEnd {
+			c.errFin()
+		}
 	}
 }
 
@@ -163,6 +167,23 @@ func (c *Conn) ownFin() bool {
 	return true
 }
 
+// errFin: the client's FIN after what the worker's 'clientError' has: node reads the
+// listener's answer (written as it ran) before the FIN, so the connection ends once
+// the worker answered CONN_FIN, after what it wrote. false: no worker heard the error.
+func (c *Conn) errFin() bool {
+	if c.ownW == nil {
+		// its server is still attaching: after the error, once it has (announce)
+		c.errEnd = c.own.q != nil
+		return c.errEnd
+	}
+	if c.finWait == 0 && !c.connFinSent {
+		c.connFinSent = true
+		c.finWait = 1
+		c.ownW.SendConnFin(c.id)
+	}
+	return true
+}
+
 // finDispatched: a request of the connection went to its worker; CONN_FIN follows once
 // none waits for one. Under the connection's lock.
 func (c *Conn) finDispatched() {
@@ -223,6 +244,7 @@ func (s *Server) ConnectionFrame(w *attach.Worker, t wire.Type, id uint32, p []b
 			c.kick()
 		}
 	case wire.TypeConnDestroy:
+		c.writeWhatIsQueued()
 		c.destroyLocked()
 	case wire.TypeConnFin:
 		c.finAnswered(w)
@@ -259,4 +281,57 @@ func nodeClientError(status int, reason string) []byte {
 		return []byte("HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n")
 	}
 	return []byte("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
+}
+
+// writeWhatIsQueued hands the socket what the worker's frames of this read queued for
+// it (a batch is written at the read's end), as far as it takes it now: node's
+// socket.destroy() after res.write() loses nothing node had written to the kernel
+// already, and the in-process hub writes each frame's bytes as it reads it.
+func (c *Conn) writeWhatIsQueued() {
+	if c.dead || c.writing != 0 || len(c.out) == 0 {
+		return
+	}
+	if n, err := tryWrite(c.nc, c.out); err == nil && n > 0 {
+		c.out = c.out[:copy(c.out, c.out[n:])]
+	}
+}
+
+// keepForApp: a request withdrawn (its client gone, its body malformed) while it
+// waits for a worker stays queued on a port a standalone server owns, and goes to its
+// worker as REQUEST and ABORT (docs/wire-protocol.md "Failure rules"). Under the
+// connection's lock.
+func (r *Request) keepForApp() bool {
+	if r.conn.own == nil || r.link.Worker() != nil || r.abortOnDispatch.Load() {
+		return r.abortOnDispatch.Load()
+	}
+	if !r.q.Holds(r) {
+		return false
+	}
+	r.abortOnDispatch.Store(true)
+	return true
+}
+
+// dispatchedWithdrawn: r, withdrawn while it waited (keepForApp), reached w: it is
+// aborted there at once, and w hears of its connection's close if it came first.
+func (r *Request) dispatchedWithdrawn(w *attach.Worker) bool {
+	if !r.abortOnDispatch.Load() || r.link.Worker() != w {
+		return false
+	}
+	r.abortOnDispatch.Store(false)
+	w.SendAbort(r)
+	if r.conn.dead {
+		w.SendConnClosed(r.conn.id)
+	} else {
+		r.conn.noteWorker(w)
+	}
+	return true
+}
+
+// ownQueue is the queue of the standalone server that owns the connection's port, or
+// nil (a shared port, whose table routes).
+func (c *Conn) ownQueue() *queue.Queue {
+	if c.own == nil {
+		return nil
+	}
+	return c.own.q
 }

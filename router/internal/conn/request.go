@@ -32,6 +32,10 @@ type Request struct {
 	entry   queue.Entry
 	link    attach.Link
 	aborted atomic.Bool
+	// a port a standalone server owns: withdrawn while it waited for a worker, it
+	// still reaches its app (node emitted 'request' when it read the head) and is
+	// aborted there (owned_conn.go)
+	abortOnDispatch atomic.Bool
 
 	conn *Conn
 	next *Request // the next request on the connection (responses go out in order)
@@ -85,7 +89,7 @@ type Request struct {
 func (r *Request) QueueEntry() *queue.Entry { return &r.entry }
 
 // Aborted: the client went away (queue.Request).
-func (r *Request) Aborted() bool { return r.aborted.Load() }
+func (r *Request) Aborted() bool { return r.aborted.Load() && !r.abortOnDispatch.Load() }
 
 // Link is the worker's part (attach.Request).
 func (r *Request) Link() *attach.Link { return &r.link }
@@ -189,6 +193,9 @@ func (r *Request) Dispatched(w *attach.Worker) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if r.dispatchedWithdrawn(w) {
+		return
+	}
 	if c.dead {
 		// it closed before it heard of the worker, which had a request of it
 		w.SendConnClosed(c.id)
@@ -265,6 +272,7 @@ func (r *Request) OnCancel(w *attach.Worker) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r.link.Worker() == w {
+		c.writeWhatIsQueued()
 		c.destroyLocked()
 	}
 }
@@ -495,7 +503,7 @@ func (r *Request) abort() {
 
 // withdraw takes the request back from its queue or worker (the router answers it).
 func (r *Request) withdraw() {
-	if r.q != nil {
+	if r.q != nil && !r.keepForApp() {
 		r.q.Forget(r)
 	}
 	if w := r.link.Worker(); w != nil && !r.resDone {

@@ -159,7 +159,9 @@ func (s *Server) EndConnection(w *attach.Worker, id uint32) {
 // ones after their responses (node's server.close() closes idle connections too).
 func (s *Server) PortClosed(port int) {
 	s.each(func(c *Conn) {
-		if c.port == port {
+		// (a standalone server's own go on until they end: its close() ended the idle
+		// ones, CONN_IDLE, as node's closeIdleConnections() does)
+		if c.port == port && c.own == nil {
 			c.closeWhenIdle()
 		}
 	})
