@@ -410,4 +410,31 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     expect(refused.got).toBe('')
     expect(refused.closedAt).not.toBeNull()
   }, 30000)
+  test('what a response wrote before the app destroyed the socket reaches the client', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => {
+        r.writeHead(200, { 'Content-Type': 'text/plain' })
+        r.write('asd', () => r.socket.destroy())
+      })
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const got = await talk(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', 3000, { untilClose: true })
+    expect(got.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n3\r\nasd\r\n$/)
+  }, 30000)
+
+  test('after close() the requests pipelined on an open connection are still answered, as node answers them', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => {
+        s.close()
+        setTimeout(() => r.end('n ' + q.url), 20)
+      })
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const req = (p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`
+    // (the later ones sent after close(): the connection is busy until its last answer)
+    const got = await talk(port, [[0, req('/1') + req('/2')], [10, req('/3')], [5, req('/4')]], 3000)
+    expect(got.got.match(/n \/\d/g)).toEqual(['n /1', 'n /2', 'n /3', 'n /4'])
+  }, 30000)
 })
