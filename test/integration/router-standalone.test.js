@@ -437,4 +437,17 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     const got = await talk(port, [[0, req('/1') + req('/2')], [10, req('/3')], [5, req('/4')]], 3000)
     expect(got.got.match(/n \/\d/g)).toEqual(['n /1', 'n /2', 'n /3', 'n /4'])
   }, 30000)
+  test('insecureHTTPParser: a header value with a control byte reaches the app; without it, node\'s 400', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const a = http.createServer({ insecureHTTPParser: true }, (q, r) => r.end('x ' + JSON.stringify(q.headers.x)))
+      const b = http.createServer((q, r) => r.end('strict'))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    const head = 'GET / HTTP/1.1\r\nHost: x\r\nX: a\x01b\r\nConnection: close\r\n\r\n'
+    const lenient = await talk(ports.a, head, 3000, { untilClose: true })
+    expect(lenient.got).toMatch(/\r\n\r\nx "a\\u0001b"$/)
+    const strict = await talk(ports.b, head, 3000, { untilClose: true })
+    expect(strict.got).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+  }, 30000)
 })

@@ -142,7 +142,7 @@ func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release fun
 	// (a standalone server's own port takes any Host value, as node's server does; an
 	// HTTP/1.1 request without one is the worker's to refuse, after 'upgrade' took its
 	// requests, as its requireHostHeader says: it knows the connection, CONN_OPEN)
-	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil, StrictHost: own == nil, Connect: own != nil})
+	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil, StrictHost: own == nil, Connect: own != nil, Lenient: own != nil && own.lenient})
 	c.phase = phaseHeaders
 	c.deadline.Store(s.Clock.After(l.HeadersTimeout))
 	return c

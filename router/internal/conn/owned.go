@@ -22,6 +22,8 @@ type Owned struct {
 	MaxHeaderSize    int   `json:"maxHeaderSize"`
 	FinGrace         int64 `json:"finGrace"`
 	AllowHalfOpen    bool  `json:"allowHalfOpen"`
+	// node's insecureHTTPParser: the parser's Lenient
+	Lenient bool `json:"insecureHTTPParser"`
 	// node's requireHostHeader (the worker checks it: CONN_OPEN tells it the
 	// connection is its server's own)
 	RequireHost bool `json:"requireHost"`
@@ -38,7 +40,7 @@ func (s *Server) SetOwned(port int, o Owned, q *queue.Queue) {
 		l.MaxHeaderSize = o.MaxHeaderSize
 	}
 	l.FinGrace = o.FinGrace
-	op := &ownedPort{limits: l, q: q}
+	op := &ownedPort{limits: l, q: q, lenient: o.Lenient}
 	op.allowHalfOpen.Store(o.AllowHalfOpen)
 	// httpAllowHalfOpen is read when the FIN comes, as node reads it: the connections
 	// open hear a change too (an app sets it right after listen())
@@ -54,6 +56,7 @@ func (s *Server) ClearOwned(port int) { s.owned.Delete(port) }
 type ownedPort struct {
 	limits        Limits
 	q             *queue.Queue
+	lenient       bool
 	allowHalfOpen atomic.Bool
 }
 

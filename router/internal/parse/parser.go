@@ -57,6 +57,10 @@ type Options struct {
 	// head the tunnel's): a port a standalone server owns, whose app's tunnel it is.
 	// Off: every CONNECT is refused (400).
 	Connect bool
+	// Lenient is node's insecureHTTPParser, on a port a standalone server owns: a
+	// header value may hold any byte but CR and LF, as llhttp's lenient flags take it
+	// (src/hub/http-parser.js `lenient`).
+	Lenient bool
 }
 
 // NoBodyLimit is MaxBodySize for no limit (the JS parser's Infinity).
@@ -511,7 +515,7 @@ func (p *Parser) fieldLine(buf []byte, a, end int, trailer bool) int {
 		i++
 	}
 	vs := i
-	for i < end && is(buf[i], cFvalue) {
+	for i < end && (is(buf[i], cFvalue) || (p.opt.Lenient && buf[i] != '\r' && buf[i] != '\n')) {
 		i++
 	}
 	if i == end {

@@ -558,3 +558,19 @@ func TestConnectIsServedWhereTheServerOwnsThePort(t *testing.T) {
 		t.Errorf("a shared router's CONNECT: %d, want 400", got)
 	}
 }
+
+// node's insecureHTTPParser (Options.Lenient): any header value byte but CR and LF.
+func TestLenientTakesAnyHeaderValueByteButCRAndLF(t *testing.T) {
+	o := parse.DefaultOptions()
+	text := "GET / HTTP/1.1\r\nHost: a\r\nX: a\x01b\x7f\r\n\r\n"
+	if got := status(t, text, o); got != 400 {
+		t.Fatalf("strict: %d, want 400", got)
+	}
+	o.Lenient = true
+	if got := status(t, text, o); got != 200 {
+		t.Fatalf("lenient: %d, want 200", got)
+	}
+	if got := status(t, "GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", o); got != 400 {
+		t.Fatalf("lenient, a bare CR: %d, want 400", got)
+	}
+}
