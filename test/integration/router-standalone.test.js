@@ -450,4 +450,23 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     const strict = await talk(ports.b, head, 3000, { untilClose: true })
     expect(strict.got).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
   }, 30000)
+  test('every request one read holds reaches the app, those behind a socket the app destroyed too (node\'s parser emits each)', async () => {
+    const app = run(`
+      const http = require('node:http')
+      let seen = 0
+      const a = http.createServer((q, r) => {
+        seen++
+        if (q.url === '/1') return setImmediate(() => q.socket.destroy())
+        if (q.url === '/2') return process.nextTick(() => r.destroy())
+        if (q.url === '/3') { r.write('hello '); return setImmediate(() => r.end('world!')) }
+        r.destroy()
+      })
+      const b = http.createServer((q, r) => r.end('seen ' + seen))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    // (node's test-http-incoming-pipelined-socket-destroy)
+    const seeds = [3, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4]
+    await talk(ports.a, seeds.map((n) => `GET /${n} HTTP/1.1\r\nHost: x\r\n\r\n\r\n`).join(''), 3000, { untilClose: true })
+    expect((await get(ports.b)).body).toBe('seen 13')
+  }, 30000)
 })

@@ -60,3 +60,27 @@ func (w *Worker) connFrame(f wire.Frame) {
 		h.ConnectionFrame(w, f.Type, f.ID, f.Payload)
 	}
 }
+
+// HoldFlush: a client connection is about to parse one read's requests for this
+// worker; they are written to it together once ReleaseFlush is called, so its app
+// gets them in one read, as node's server emits 'request' for every request one read
+// of a socket holds before any of its callbacks runs (pipelining on a port a
+// standalone server owns). The caller must release before it waits for anything.
+func (w *Worker) HoldFlush() {
+	w.mu.Lock()
+	w.flushHolds++
+	w.mu.Unlock()
+}
+
+// ReleaseFlush ends a HoldFlush; what was appended meanwhile is written now.
+func (w *Worker) ReleaseFlush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushHolds--
+	if w.flushHolds == 0 && w.flushQueued {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}

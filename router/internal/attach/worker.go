@@ -161,7 +161,8 @@ type Worker struct {
 	served      uint64
 	unacked     []Request // dispatched with a body, until acknowledged
 
-	batch []Flusher // the read goroutine's own: connections to write once the read is handled
+	batch      []Flusher // the read goroutine's own: connections to write once the read is handled
+	flushHolds int       // HoldFlush calls not released yet (connframes.go)
 }
 
 // Flusher is a client connection that appended response bytes while the worker's
@@ -684,6 +685,12 @@ func (w *Worker) flushLoop() {
 			n = m
 		}
 		w.mu.Lock()
+		if w.flushHolds > 0 {
+			// a client connection is reading one batch of requests for it
+			// (HoldFlush): they go in one write, once it has
+			w.mu.Unlock()
+			continue
+		}
 		out := w.out
 		w.out, w.spare = w.spare, out
 		w.flushQueued = false

@@ -205,8 +205,18 @@ func (c *Conn) onData(data []byte) bool {
 		c.checkHeld()
 	}
 	c.inData = true
-	defer func() { c.inData, c.leftover, c.rest, c.feeding = false, false, nil, nil }()
+	held := c.holdWorker()
+	defer func() {
+		c.inData, c.leftover, c.rest, c.feeding = false, false, nil, nil
+		if held != nil {
+			held.ReleaseFlush()
+		}
+	}()
 	for {
+		if c.pauseMask != 0 && held != nil {
+			held.ReleaseFlush()
+			held = nil
+		}
 		for c.pauseMask != 0 && !c.dead && !c.stopped {
 			c.leftover = len(data) > 0
 			c.rest = data
@@ -217,6 +227,10 @@ func (c *Conn) onData(data []byte) bool {
 			return false
 		}
 		if c.tunnel != nil {
+			if held != nil {
+				held.ReleaseFlush() // (tunnelData may wait for the worker's credit)
+				held = nil
+			}
 			return c.tunnelData(c.skipHead(data))
 		}
 		if c.stopped {
@@ -507,7 +521,9 @@ func (c *Conn) unpause(reason int) {
 // router hold.
 func (c *Conn) charge(r *Request) {
 	n := wire.ResponseWindow
-	if r.resDone || len(r.out) > n {
+	// (an owned port's: what it holds, as node pauses on the bytes it buffers, not on a
+	// forecast: a read's pipelined requests all reach the app, owned_conn.go)
+	if r.resDone || len(r.out) > n || c.own != nil {
 		n = len(r.out)
 	}
 	c.held += n - r.charge

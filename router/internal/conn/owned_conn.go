@@ -335,3 +335,13 @@ func (c *Conn) ownQueue() *queue.Queue {
 	}
 	return c.own.q
 }
+
+// holdWorker: the requests this read holds reach the worker of the port's server in
+// one write (attach.Worker.HoldFlush), on an owned port. Under the connection's lock.
+func (c *Conn) holdWorker() *attach.Worker {
+	if c.ownW == nil {
+		return nil
+	}
+	c.ownW.HoldFlush()
+	return c.ownW
+}
