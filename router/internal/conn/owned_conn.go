@@ -345,3 +345,15 @@ func (c *Conn) holdWorker() *attach.Worker {
 	c.ownW.HoldFlush()
 	return c.ownW
 }
+
+// endIfIdle: the port's server closed (node's close() ends the idle connections:
+// closeIdleConnections). The worker asks for those it knew of (CONN_IDLE); one
+// accepted as the port closed is ended here, being idle too.
+func (c *Conn) endIfIdle() {
+	c.mu.Lock()
+	idle := !c.dead && !c.errWait && c.idle()
+	c.mu.Unlock()
+	if idle {
+		c.closeWhenIdle()
+	}
+}

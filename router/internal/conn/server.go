@@ -159,10 +159,12 @@ func (s *Server) EndConnection(w *attach.Worker, id uint32) {
 // ones after their responses (node's server.close() closes idle connections too).
 func (s *Server) PortClosed(port int) {
 	s.each(func(c *Conn) {
-		// (a standalone server's own go on until they end: its close() ended the idle
-		// ones, CONN_IDLE, as node's closeIdleConnections() does)
+		// (a standalone server's own busy ones go on until they end, as node's do;
+		// the idle ones end, as its close() ends them: owned_conn.go endIfIdle)
 		if c.port == port && c.own == nil {
 			c.closeWhenIdle()
+		} else if c.port == port {
+			c.endIfIdle()
 		}
 	})
 	s.peersPortClosed(port)
