@@ -122,6 +122,9 @@ class AttachmentConnection {
     // once goes out whole when the budget has room)
     if (req.grantsWindow) req.windowStarted()
     if (head.hasBody) req.onDispatched()
+    // the client's FIN came while it waited for this worker (client-connection.js
+    // armFinGrace): CONN_FIN follows the REQUEST
+    if (req.conn.finPending === true) req.conn.finDispatched()
   }
 
   sendBody (req, chunk) {

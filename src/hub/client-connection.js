@@ -132,6 +132,7 @@ class ClientConnection {
     this.errorTaken = null // the error a 'clientError' listener took (clientErrorAgain)
     this.finSent = false // its workers heard of the client's FIN (CONN_FIN, armFinGrace)
     this.finWait = 0 // ... and have not answered yet
+    this.finPending = false // ... once its requests waiting for a worker went to it
     this.phase = HEADERS
     this.deadline = after(this.settings.headersTimeout)
 
@@ -478,7 +479,15 @@ class ClientConnection {
       // and aborts what its app has not answered, as node does when it reads one; the
       // grace then only lets the answered responses out.
       // The workers say when they have (CONN_FIN back, finAnswered): no timer then.
-      if (this.finWait > 0) return
+      if (this.finWait > 0 || this.finPending) return
+      // a request still waits for a worker (its server attaching): CONN_FIN once it
+      // went (finDispatched), so the worker reads the request first, as node does
+      for (let r = this.first; r !== null; r = r.next) {
+        if (r.waiting && !r.resDone) {
+          this.finPending = true
+          return
+        }
+      }
       if (!this.finSent) {
         this.finSent = true
         this.finWait = this.hub.connectionFin(this)
@@ -488,6 +497,12 @@ class ClientConnection {
     const grace = this.settings.finGrace !== undefined ? this.settings.finGrace : this.hub.finGrace
     this.finTimer = setTimeout(() => this.finGraceOver(), grace)
     this.finTimer.unref()
+  }
+
+  /** A request of it went to its worker after the client's FIN: CONN_FIN once none waits. */
+  finDispatched () {
+    this.finPending = false
+    if (!this.dead) this.armFinGrace()
   }
 
   /** A worker aborted what its app had not answered of this connection (CONN_FIN back). */
