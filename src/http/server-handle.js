@@ -17,6 +17,7 @@ const { storable, responseTtl, ruleFor, publicResponse } = require('../cache/rul
 const { readWorkerEnv } = require('../worker-interface')
 const { UpgradeSocket, tunnelData, tunnelEnd, tunnelAbort, tunnelDrain } = require('./upgrade-socket')
 const perfEntries = require('./perf-entries')
+const { clientErrorOf, nodeClientError } = require('./client-error')
 const {
   kHandle, kClosing, kResponseOptions, kUniqueHeaders, kState, kQueueRequest, kSocket, kResponse, kJoinDuplicates, kIncomingClass,
   kResponseClass, kStartTick, kPerfProbe
@@ -68,7 +69,12 @@ class ServerHandle {
       onDrain: (id) => this.onDrain(id),
       onClose: (err) => this.onClose(err),
       onConnectionClose: (id) => this.onConnectionClose(id),
-      onConnectionFin: (id) => this.onConnectionFin(id)
+      onConnectionFin: (id) => this.onConnectionFin(id),
+      // a router that holds this server's own port for it (the native one): what the
+      // in-process hub calls directly (routerSettings) comes as frames
+      onConnectionOpen: (conn) => this.accepted(conn),
+      onConnectionError: (id, e) => this.connectionError(id, e),
+      onConnectionTimeout: (id) => this.connectionTimeout(id)
     }
   }
 
@@ -454,7 +460,11 @@ class ServerHandle {
    * @returns {boolean} false: no socket object stands for it (the router closes it)
    */
   idleTimeout (connectionId) {
-    const s = this.sockets.get(connectionId)
+    let s = this.sockets.get(connectionId)
+    // node's server has every connection's socket: its 'timeout' listeners get one
+    // even where nothing asked for it before
+    const conn = this.ownConn(connectionId)
+    if (s === undefined && conn !== undefined && this.server.listenerCount('timeout') > 0) s = this.connectionSocket(conn)
     if (s === undefined || s.destroyed) return false
     s.emit('timeout')
     return true
@@ -517,6 +527,36 @@ class ServerHandle {
     const s = this.connectionSocket(conn)
     s[kDirect] = conn.direct
     this.server.emit('clientError', err, s)
+    return true
+  }
+
+  /**
+   * What the router of this server's own port could not parse on a connection (or a
+   * head that did not come in time): 'clientError' as the hub in this process makes it
+   * (clientError), else node's own answer, and the connection ends.
+   * @param {{status: number, reason: string, raw: Buffer}} e CONN_ERROR's content
+   * @returns {boolean} false: no such connection here (the router closes it)
+   */
+  connectionError (connectionId, e) {
+    const conn = this.ownConn(connectionId)
+    if (conn === undefined) return false
+    if (conn.ended) return true
+    const err = clientErrorOf(e)
+    if (this.clientError(conn, err)) return true
+    conn.direct.write(nodeClientError(err.code))
+    conn.end()
+    return true
+  }
+
+  /**
+   * The router's keep-alive wait on a connection of this server's own ran out: its
+   * socket says 'timeout' (idleTimeout), and without a socket object it is destroyed.
+   * @returns {boolean} false: no such connection here
+   */
+  connectionTimeout (connectionId) {
+    const conn = this.ownConn(connectionId)
+    if (conn === undefined) return false
+    if (!this.idleTimeout(connectionId)) conn.destroy()
     return true
   }
 

@@ -220,7 +220,9 @@ class ServerMembers extends EventEmitter {
     for (const handle of handles) {
       if (handle.own === null) continue
       for (const conn of [...handle.own.values()]) {
-        if (conn.idle === true || (conn.betweenRequests === true && handle.answeredAll(conn.id))) conn.closeWhenIdle()
+        // (the router knows whether it is idle: the native one is told, the hub checks)
+        if (typeof conn.closeIfIdle === 'function') conn.closeIfIdle(handle.answeredAll(conn.id))
+        else if (conn.idle === true || (conn.betweenRequests === true && handle.answeredAll(conn.id))) conn.closeWhenIdle()
       }
     }
   }

@@ -122,6 +122,9 @@ class AttachmentConnection {
     // once goes out whole when the budget has room)
     if (req.grantsWindow) req.windowStarted()
     if (head.hasBody) req.onDispatched()
+    // the client's FIN came while it waited for this worker (client-connection.js
+    // armFinGrace): CONN_FIN follows the REQUEST
+    if (req.conn.finPending === true) req.conn.finDispatched()
   }
 
   sendBody (req, chunk) {
@@ -288,6 +291,22 @@ class AttachmentConnection {
       }
       case T.CONN_END:
         this.hub.endConnection(this, id)
+        return
+      // the worker aborted what its app had not answered of a connection that sent
+      // its FIN (version 6): the connection ends after the answered responses
+      case T.CONN_FIN: {
+        const conn = this.hub.connsById.get(id)
+        if (conn !== undefined && typeof conn.finAnswered === 'function') conn.finAnswered()
+        return
+      }
+      // a worker's verdicts on connections of a port its server owns (version 6): this
+      // hub calls the server in its process instead (settings.onClientError, ...) and
+      // sends no CONN_OPEN
+      case T.CONN_WRITE:
+      case T.CONN_DESTROY:
+        return
+      case T.CONN_IDLE:
+        if (end - start !== 1) return this.fail(P.protocolError(`CONN_IDLE payload of ${end - start} bytes is not 1`))
         return
       case T.CANCEL: {
         const req = this.lookup(id)

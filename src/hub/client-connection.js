@@ -131,6 +131,8 @@ class ClientConnection {
     this.feeding = null // the bytes execute() is parsing (node's err.rawPacket)
     this.errorTaken = null // the error a 'clientError' listener took (clientErrorAgain)
     this.finSent = false // its workers heard of the client's FIN (CONN_FIN, armFinGrace)
+    this.finWait = 0 // ... and have not answered yet
+    this.finPending = false // ... once its requests waiting for a worker went to it
     this.phase = HEADERS
     this.deadline = after(this.settings.headersTimeout)
 
@@ -476,14 +478,46 @@ class ClientConnection {
       // A port a standalone server owns: its worker hears of the FIN at once (CONN_FIN)
       // and aborts what its app has not answered, as node does when it reads one; the
       // grace then only lets the answered responses out.
+      // The workers say when they have (CONN_FIN back, finAnswered): no timer then.
+      if (this.finWait > 0 || this.finPending) return
+      // a request still waits for a worker (its server attaching): CONN_FIN once it
+      // went (finDispatched), so the worker reads the request first, as node does
+      for (let r = this.first; r !== null; r = r.next) {
+        if (r.waiting && !r.resDone) {
+          this.finPending = true
+          return
+        }
+      }
       if (!this.finSent) {
         this.finSent = true
-        this.hub.connectionFin(this)
+        this.finWait = this.hub.connectionFin(this)
+        if (this.finWait > 0) return
       }
     }
     const grace = this.settings.finGrace !== undefined ? this.settings.finGrace : this.hub.finGrace
     this.finTimer = setTimeout(() => this.finGraceOver(), grace)
     this.finTimer.unref()
+  }
+
+  /** A request of it went to its worker after the client's FIN: CONN_FIN once none waits. */
+  finDispatched () {
+    this.finPending = false
+    if (!this.dead) this.armFinGrace()
+  }
+
+  /** A worker aborted what its app had not answered of this connection (CONN_FIN back). */
+  finAnswered () {
+    if (this.finWait === 0 || this.dead) return
+    if (--this.finWait > 0) return
+    // the answered responses came before the answer (one stream): the first of the
+    // line still waiting was dropped, and what is behind it with it
+    const first = this.first
+    if (first !== null) {
+      this.first = this.last = null
+      this.pending = 0
+      this.abortFrom(first)
+    }
+    this.endSocket()
   }
 
   finGraceOver () {
@@ -739,6 +773,14 @@ class ClientConnection {
     if (this.current === null && !keepReading) this.stopReading() // else once its body is in (onComplete)
     if (this.phase === ENDING) return
     if (this.idle) this.endSocket()
+  }
+
+  /**
+   * closeIdleConnections(): ended if idle, or between requests when `answered` (the
+   * server's requests of it are all in whole and ended by the app).
+   */
+  closeIfIdle (answered) {
+    if (this.idle || (this.betweenRequests && answered)) this.closeWhenIdle()
   }
 
   /** No request in flight and none begun: what closeIdleConnections() ends. */

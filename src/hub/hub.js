@@ -857,15 +857,17 @@ class Hub extends EventEmitter {
    * A client connection on a port a standalone server owns sent its FIN with requests
    * unanswered: the workers that have requests of it hear so at once (CONN_FIN), as
    * node's server reads a FIN (client-connection.js armFinGrace).
+   * @returns {number} how many workers were told (each answers CONN_FIN)
    */
   connectionFin (conn) {
     const seen = conn.seen
-    if (seen === null || seen === undefined) return
+    if (seen === null || seen === undefined) return 0
     if (seen instanceof Set) {
       for (const a of seen) a.sendConnFin(conn.id)
-    } else {
-      seen.sendConnFin(conn.id)
+      return seen.size
     }
+    seen.sendConnFin(conn.id)
+    return 1
   }
 
   sweep (now) {

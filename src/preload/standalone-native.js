@@ -270,6 +270,7 @@ function ownSettings (st) {
     maxHeaderSize: Number(st.maxHeaderSize) || 0,
     finGrace: Number(st.finGrace) || 0,
     allowHalfOpen: st.allowHalfOpen === true,
+    insecureHTTPParser: st.insecureHTTPParser === true,
     requireHost: st.serverRequiresHost !== false
   }
 }

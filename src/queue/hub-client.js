@@ -15,6 +15,7 @@ const { codes } = require('../errors')
 const { ENV } = require('../worker-interface')
 const { reserveFromEnv } = require('./reserve')
 const { hubGate, gatedHandlers } = require('./auth-gate')
+const { RemoteConnection } = require('./remote-connection')
 const { RESPONSE_MORE, RESPONSE_CLOSE, EXPECT_CONTINUE } = require('../wire/contract')
 const {
   AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kInfo, kEndConnection, kCancel, kDetach,
@@ -186,6 +187,24 @@ class HubAttachment extends AttachmentBase {
     this.schedule()
   }
 
+  /**
+   * The router waits for the worker's verdict on a connection (CONN_ERROR,
+   * CONN_TIMEOUT): a handler that knows nothing of it (or none) gets it destroyed.
+   */
+  askHandler (fn, id, e) {
+    let known = false
+    if (typeof fn === 'function') this.deliver((a, b) => { known = fn(a, b) === true }, id, e)
+    if (!known) this.connFrame(T.CONN_DESTROY, id, null)
+  }
+
+  /** A frame about a connection of a port the server owns (remote-connection.js; CONN_FIN's answer). */
+  connFrame (type, connectionId, buf) {
+    if (this.closed) return
+    if (buf === null) this.writer.empty(type, connectionId)
+    else this.writer.bytes(type, connectionId, buf, 0, buf.length, -1)
+    this.schedule()
+  }
+
   [kInfo] (id, st, status, reason, headers) {
     this.writer.info(id, status, reason, headers)
     this.schedule()
@@ -326,6 +345,24 @@ class HubAttachment extends AttachmentBase {
         return
       case T.CONN_FIN:
         this.connectionFin(id)
+        // its app dropped what it had not answered (as it read the frame): the router
+        // ends the connection after the answered ones, without a timer of its own
+        this.connFrame(T.CONN_FIN, id, null)
+        return
+      case T.CONN_OPEN: {
+        const info = P.decodeConnOpen(b, start, end)
+        if (info === null) return this.fail(P.protocolError('CONN_OPEN payload is short'))
+        if (typeof this.handlers.onConnectionOpen === 'function') this.deliver(this.handlers.onConnectionOpen, new RemoteConnection(this, id, info))
+        return
+      }
+      case T.CONN_ERROR: {
+        const e = P.decodeConnError(b, start, end)
+        if (e === null) return this.fail(P.protocolError('CONN_ERROR payload is short'))
+        this.askHandler(this.handlers.onConnectionError, id, e)
+        return
+      }
+      case T.CONN_TIMEOUT:
+        this.askHandler(this.handlers.onConnectionTimeout, id, undefined)
         return
       case T.CLOSE:
         this.closeNote = P.decodeJson(b, start, end, false)

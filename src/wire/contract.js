@@ -51,6 +51,15 @@
 //                                       the requests of it whose response its app has not
 //                                       ended (the router then ends the connection after
 //                                       the answered ones)
+//   onConnectionOpen(conn)              optional, where the router holds a standalone server's
+//                                       own port for it (the native router, wire version 6):
+//                                       a connection was accepted; conn is the object the
+//                                       server uses as the in-process hub's connection
+//                                       (src/queue/remote-connection.js)
+//   onConnectionError(connectionId, e)  optional, same: what it could not parse on that
+//                                       connection ({ status, reason, raw }; status 408: the
+//                                       head did not come in time): node's 'clientError'
+//   onConnectionTimeout(connectionId)   optional, same: its keep-alive wait ran out
 //   onClose(err|null)                   the attachment ended, once: after close() (null),
 //                                       or because the router went away (err has a
 //                                       stable code). Every request still in flight got
@@ -182,6 +191,7 @@ const EXPECT_CONTINUE = 'continue'
 const EXPECT_OTHER = 'other'
 
 /** The callbacks an attachment makes, in the order handlers are documented above. */
-const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose', 'onConnectionClose', 'onConnectionFin'])
+const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose', 'onConnectionClose', 'onConnectionFin',
+  'onConnectionOpen', 'onConnectionError', 'onConnectionTimeout'])
 
 module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, RESPONSE_KEEP_OPEN, EXPECT_CONTINUE, EXPECT_OTHER, HANDLERS }

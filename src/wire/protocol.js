@@ -16,8 +16,9 @@ const { openKeys } = require('./tls-key')
 // TLS material of an https server; 3: INFO, an interim (1xx) response, and the client
 // connection's lifetime (CONN_CLOSED, CONN_END); 4: BODY_END's trailers; 5: the bytes
 // read after an upgrade's head (REQ_HEAD), CONN_FIN, and a CONNECT tunnel after a 2xx
-// (docs/wire-protocol.md).
-const VERSION = 5
+// (docs/wire-protocol.md); 6: a standalone server's connection lifecycle (CONN_OPEN to
+// CONN_IDLE, and the worker's answer to CONN_FIN).
+const VERSION = 6
 
 const HEADER_SIZE = 9 // u32 length | u8 type | u32 id
 const MAX_FRAME = 64 * 1024 * 1024
@@ -46,7 +47,14 @@ const T = Object.freeze({
   INFO: 18,
   CONN_CLOSED: 19,
   CONN_END: 20,
-  CONN_FIN: 21
+  CONN_FIN: 21,
+  // a port a standalone server owns (version 6): connFrames below
+  CONN_OPEN: 22,
+  CONN_ERROR: 23,
+  CONN_TIMEOUT: 24,
+  CONN_WRITE: 25,
+  CONN_DESTROY: 26,
+  CONN_IDLE: 27
 })
 
 // REQUEST flags
@@ -771,6 +779,63 @@ function checkInfo (b, p, end) {
   return null
 }
 
+/**
+ * CONN_OPEN (router -> worker): u8 family, u16 remotePort, u16 localPort, str
+ * remoteAddress, str localAddress; the id is the connection's.
+ * @returns {object|null} null when the payload is short
+ */
+function decodeConnOpen (b, start, end) {
+  if (end - start < 9) return null
+  const family = b[start]
+  const remotePort = b.readUInt16LE(start + 1)
+  const localPort = b.readUInt16LE(start + 3)
+  let p = start + 5
+  const rl = b.readUInt16LE(p)
+  if (p + 2 + rl + 2 > end) return null
+  const remoteAddress = b.latin1Slice(p + 2, p + 2 + rl)
+  p += 2 + rl
+  const ll = b.readUInt16LE(p)
+  if (p + 2 + ll > end) return null
+  const localAddress = b.latin1Slice(p + 2, p + 2 + ll)
+  return { family, remotePort, localPort, remoteAddress, localAddress }
+}
+
+/**
+ * CONN_ERROR (router -> worker): u16 status (408: the head did not come within
+ * headersTimeout), str reason (the parser's words), then the bytes being parsed.
+ * @returns {{status: number, reason: string, raw: Buffer}|null}
+ */
+function decodeConnError (b, start, end) {
+  if (end - start < 4) return null
+  const status = b.readUInt16LE(start)
+  const rl = b.readUInt16LE(start + 2)
+  if (start + 4 + rl > end) return null
+  return { status, reason: b.latin1Slice(start + 4, start + 4 + rl), raw: Buffer.from(b.subarray(start + 4 + rl, end)) }
+}
+
+/** CONN_OPEN's payload, as the router encodes it (tests; the worker only decodes). */
+function encodeConnOpen ({ family, remotePort, localPort, remoteAddress, localAddress }) {
+  const b = Buffer.alloc(9 + remoteAddress.length + localAddress.length)
+  b[0] = family
+  b.writeUInt16LE(remotePort, 1)
+  b.writeUInt16LE(localPort, 3)
+  let p = 5
+  b.writeUInt16LE(remoteAddress.length, p)
+  p += 2 + b.latin1Write(remoteAddress, p + 2)
+  b.writeUInt16LE(localAddress.length, p)
+  b.latin1Write(localAddress, p + 2)
+  return b
+}
+
+/** CONN_ERROR's payload, as the router encodes it (tests). */
+function encodeConnError (status, reason, raw) {
+  const head = Buffer.alloc(4 + reason.length)
+  head.writeUInt16LE(status, 0)
+  head.writeUInt16LE(reason.length, 2)
+  head.latin1Write(reason, 4)
+  return Buffer.concat([head, raw])
+}
+
 /** Parses a JSON control payload; HELLO/HELLO_OK start with the version byte. */
 function decodeJson (b, start, end, withVersion) {
   let version = null
@@ -786,6 +851,10 @@ function decodeJson (b, start, end, withVersion) {
 
 module.exports = {
   payloadPieces,
+  decodeConnOpen,
+  decodeConnError,
+  encodeConnOpen,
+  encodeConnError,
   VERSION,
   HEADER_SIZE,
   MAX_FRAME,

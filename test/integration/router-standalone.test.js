@@ -73,6 +73,37 @@ function get (port, urlPath = '/') {
   })
 }
 
+/**
+ * One raw connection: sends `send` (a string, or a list of [delayMs, string]), keeps
+ * what comes back, and resolves after `waitMs` (or once the server closed it, with
+ * `untilClose`) with the text and when the server closed it (ms after connecting).
+ */
+function talk (port, send, waitMs, { untilClose = false, half = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const c = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true })
+    let got = ''
+    const t0 = Date.now()
+    let closedAt = null
+    let timer = null
+    const done = () => { clearTimeout(timer); c.destroy(); resolve({ got, closedAt, localPort: c.localPort }) }
+    c.setEncoding('latin1')
+    c.on('data', (d) => { got += d })
+    c.on('error', () => {})
+    c.on('end', () => { if (closedAt === null) closedAt = Date.now() - t0; if (untilClose) done() })
+    c.on('close', () => { if (closedAt === null) closedAt = Date.now() - t0; if (untilClose) done() })
+    c.on('connect', () => {
+      const steps = typeof send === 'string' ? [[0, send]] : send
+      let at = 0
+      for (const [delay, text] of steps) {
+        at += delay
+        setTimeout(() => { if (!c.destroyed) c.write(text) }, at)
+      }
+      if (half) setTimeout(() => c.end(), at)
+    })
+    timer = setTimeout(done, waitMs)
+  })
+}
+
 const ownSockets = () => fs.readdirSync(dir).filter((f) => /^httpsys-\d+-[0-9a-f]{8}\.sock$/.test(f)).sort()
 
 describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
@@ -218,5 +249,224 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
       c.end('GET /half HTTP/1.1\r\nHost: x\r\n\r\n')
     })
     expect(got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n(9\r\n)?late \/half/)
+  }, 30000)
+  // node's connection lifecycle on the server's own port: what node's server does with
+  // the sockets it holds, the worker decides there (wire CONN_OPEN ... CONN_IDLE)
+  test('\'connection\' is emitted when a client connects, before it sends anything, with the client\'s address', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const seen = []
+      const s = http.createServer((q, r) => r.end(JSON.stringify(seen)))
+      s.on('connection', (sock) => seen.push({ remoteAddress: sock.remoteAddress, remotePort: sock.remotePort, localPort: sock.localPort, family: sock.remoteFamily }))
+      s.listen(0, '127.0.0.1', () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const silent = net.connect(port, '127.0.0.1')
+    await new Promise((resolve) => silent.once('connect', resolve))
+    const silentPort = silent.localPort
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const seen = JSON.parse((await get(port)).body)
+    silent.destroy()
+    expect(seen[0]).toEqual({ remoteAddress: '127.0.0.1', remotePort: silentPort, localPort: port, family: 'IPv4' })
+    expect(seen.length).toBe(2)
+  }, 30000)
+
+  test('\'clientError\' gets node\'s error and the socket: a listener answers as it likes; without one, node\'s own 400', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const a = http.createServer((q, r) => r.end('ok'))
+      a.on('clientError', (err, sock) => {
+        sock.end('HTTP/1.1 400 Mine\\r\\nX-Code: ' + err.code + '\\r\\nX-Raw: ' + JSON.stringify(String(err.rawPacket)) + '\\r\\nContent-Length: 0\\r\\n\\r\\n')
+      })
+      const b = http.createServer((q, r) => r.end('ok'))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    const mine = await talk(ports.a, 'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 3000, { untilClose: true })
+    expect(mine.got).toBe('HTTP/1.1 400 Mine\r\nX-Code: HPE_INVALID_HEADER_TOKEN\r\nX-Raw: "GET / HTTP/1.1\\r\\nHost: x\\r\\nBad Header\\r\\n\\r\\n"\r\nContent-Length: 0\r\n\r\n')
+    expect(mine.closedAt).not.toBeNull()
+    // the client's FIN right behind: node ran the listener (its answer written) first
+    const fin = await talk(ports.a, 'BAD\r\n\r\n', 3000, { untilClose: true, half: true })
+    expect(fin.got).toBe('HTTP/1.1 400 Mine\r\nX-Code: HPE_INVALID_METHOD\r\nX-Raw: "BAD\\r\\n\\r\\n"\r\nContent-Length: 0\r\n\r\n')
+    const node = await talk(ports.b, 'GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n', 3000, { untilClose: true })
+    expect(node.got).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+    expect(node.closedAt).not.toBeNull()
+  }, 30000)
+
+  test('a head that does not come within headersTimeout is a \'clientError\' (ERR_HTTP_REQUEST_TIMEOUT) the listener answers', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer({ headersTimeout: 500, requestTimeout: 500, connectionsCheckingInterval: 250 }, (q, r) => r.end('ok'))
+      s.on('clientError', (err, sock) => sock.end('HTTP/1.1 408 Mine ' + err.code + '\\r\\n\\r\\n'))
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const slow = await talk(port, 'GET / HTTP/1.1\r\nHost: x\r\n', 6000, { untilClose: true })
+    expect(slow.got).toBe('HTTP/1.1 408 Mine ERR_HTTP_REQUEST_TIMEOUT\r\n\r\n')
+  }, 30000)
+
+  test('an idle connection past keepAliveTimeout is the server\'s \'timeout\': a listener that takes it keeps it open', async () => {
+    const app = run(`
+      const http = require('node:http')
+      let timeouts = 0
+      const s = http.createServer((q, r) => r.end('timeouts ' + timeouts))
+      s.keepAliveTimeout = 300
+      s.on('timeout', (sock) => { timeouts++ })
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const kept = await talk(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', 4000)
+    expect(kept.got).toMatch(/timeouts 0$/)
+    // node: the listener took the socket's timeout; the connection stays open
+    expect(kept.closedAt).toBeNull()
+    expect((await get(port)).body).toBe('timeouts 1')
+  }, 30000)
+
+  test('closeIdleConnections() ends the idle connections at once; closeAllConnections() the busy ones too', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => {
+        if (q.url === '/idle') { s.closeIdleConnections(); return r.end('closed idle') }
+        if (q.url === '/all') { r.end('closing all'); return setTimeout(() => s.closeAllConnections(), 100) }
+        if (q.url === '/slow') return setTimeout(() => r.end('slow'), 10000)
+        r.end('ok')
+      })
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const idle = talk(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', 4000, { untilClose: true })
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const t0 = Date.now()
+    expect((await get(port, '/idle')).body).toBe('closed idle')
+    const closed = await idle
+    expect(closed.got).toMatch(/\r\n\r\nok$/)
+    expect(closed.closedAt).not.toBeNull()
+    expect(Date.now() - t0).toBeLessThan(1500)
+    const busy = talk(port, 'GET /slow HTTP/1.1\r\nHost: x\r\n\r\n', 5000, { untilClose: true })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await get(port, '/all')).body).toBe('closing all')
+    const b = await busy
+    expect(b.closedAt).not.toBeNull()
+    expect(b.got).toBe('')
+  }, 30000)
+
+  test('an upgrade request without Host reaches the \'upgrade\' listener; a plain one gets node\'s 400 unless requireHostHeader is false', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const a = http.createServer((q, r) => r.end('a ' + q.url))
+      a.on('upgrade', (q, sock) => sock.end('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: x\\r\\nConnection: Upgrade\\r\\n\\r\\nupgraded'))
+      const b = http.createServer({ requireHostHeader: false }, (q, r) => r.end('b ' + q.url))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    const up = await talk(ports.a, 'GET /u HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: x\r\n\r\n', 3000, { untilClose: true })
+    expect(up.got).toBe('HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\nupgraded')
+    const refused = await talk(ports.a, 'GET /p HTTP/1.1\r\n\r\n', 3000, { untilClose: true })
+    expect(refused.got).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)
+    const taken = await talk(ports.b, 'GET /p HTTP/1.1\r\n\r\n', 1000)
+    expect(taken.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nb \/p$/)
+  }, 30000)
+
+  test('maxRequestsPerSocket: the last response says Connection: close and the connection stays open; the next request is 503', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => r.end('n ' + q.url))
+      s.maxRequestsPerSocket = 2
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const req = (p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`
+    const got = await talk(port, [[0, req('/1')], [200, req('/2')], [600, req('/3')]], 2000)
+    const heads = got.got.split('HTTP/1.1 ').slice(1)
+    expect(heads.length).toBe(3)
+    expect(heads[0]).toMatch(/^200 OK\r\n[^]*Connection: keep-alive\r\n[^]*n \/1$/)
+    expect(heads[1]).toMatch(/^200 OK\r\n[^]*Connection: close\r\n[^]*n \/2$/)
+    expect(heads[2]).toMatch(/^503 Service Unavailable\r\n/)
+  }, 30000)
+
+  test('a client that sends its FIN right after its request gets the answer an app made before its event loop read on, however long that took', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => {
+        const until = Date.now() + 300
+        while (Date.now() < until) {}
+        r.end('busy ' + q.url)
+      })
+      // (said once the server took a request: attached, on either router)
+      s.listen(0, () => http.get({ port: s.address().port, agent: false }, (m) => { m.resume(); m.on('end', () => console.log(JSON.stringify({ port: s.address().port }))) }))`, envOf())
+    const { port } = await app.firstLine
+    const got = await talk(port, 'GET /fin HTTP/1.1\r\nHost: x\r\n\r\n', 5000, { untilClose: true, half: true })
+    expect(got.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\nbusy \/fin$/)
+  }, 30000)
+  test('CONNECT reaches the \'connect\' listener with the bytes after its head, and its 2xx makes the connection the app\'s tunnel; without a listener the connection goes', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const a = http.createServer((q, r) => r.end('plain'))
+      a.on('connect', (q, sock, head) => {
+        sock.write('HTTP/1.1 200 Connection Established\\r\\n\\r\\n')
+        sock.write('target ' + q.url + ' head ' + head.toString() + ';')
+        sock.on('data', (d) => sock.write('echo ' + d + ';'))
+        sock.on('end', () => sock.end('bye'))
+      })
+      const b = http.createServer((q, r) => r.end('plain'))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    const tunnel = await talk(ports.a, [[0, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\nfirst'], [300, 'second']], 3000, { untilClose: true, half: true })
+    expect(tunnel.got).toBe('HTTP/1.1 200 Connection Established\r\n\r\ntarget example.com:443 head first;echo second;bye')
+    const refused = await talk(ports.b, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n', 3000, { untilClose: true })
+    expect(refused.got).toBe('')
+    expect(refused.closedAt).not.toBeNull()
+  }, 30000)
+  test('what a response wrote before the app destroyed the socket reaches the client', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => {
+        r.writeHead(200, { 'Content-Type': 'text/plain' })
+        r.write('asd', () => r.socket.destroy())
+      })
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const got = await talk(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n', 3000, { untilClose: true })
+    expect(got.got).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n3\r\nasd\r\n$/)
+  }, 30000)
+
+  test('after close() the requests pipelined on an open connection are still answered, as node answers them', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const s = http.createServer((q, r) => {
+        s.close()
+        setTimeout(() => r.end('n ' + q.url), 20)
+      })
+      s.listen(0, () => console.log(JSON.stringify({ port: s.address().port })))`, envOf())
+    const { port } = await app.firstLine
+    const req = (p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`
+    // (the later ones sent after close(): the connection is busy until its last answer)
+    const got = await talk(port, [[0, req('/1') + req('/2')], [10, req('/3')], [5, req('/4')]], 3000)
+    expect(got.got.match(/n \/\d/g)).toEqual(['n /1', 'n /2', 'n /3', 'n /4'])
+  }, 30000)
+  test('insecureHTTPParser: a header value with a control byte reaches the app; without it, node\'s 400', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const a = http.createServer({ insecureHTTPParser: true }, (q, r) => r.end('x ' + JSON.stringify(q.headers.x)))
+      const b = http.createServer((q, r) => r.end('strict'))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    const head = 'GET / HTTP/1.1\r\nHost: x\r\nX: a\x01b\r\nConnection: close\r\n\r\n'
+    const lenient = await talk(ports.a, head, 3000, { untilClose: true })
+    expect(lenient.got).toMatch(/\r\n\r\nx "a\\u0001b"$/)
+    const strict = await talk(ports.b, head, 3000, { untilClose: true })
+    expect(strict.got).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n')
+  }, 30000)
+  test('every request one read holds reaches the app, those behind a socket the app destroyed too (node\'s parser emits each)', async () => {
+    const app = run(`
+      const http = require('node:http')
+      let seen = 0
+      const a = http.createServer((q, r) => {
+        seen++
+        if (q.url === '/1') return setImmediate(() => q.socket.destroy())
+        if (q.url === '/2') return process.nextTick(() => r.destroy())
+        if (q.url === '/3') { r.write('hello '); return setImmediate(() => r.end('world!')) }
+        r.destroy()
+      })
+      const b = http.createServer((q, r) => r.end('seen ' + seen))
+      a.listen(0, () => b.listen(0, () => console.log(JSON.stringify({ a: a.address().port, b: b.address().port }))))`, envOf())
+    const ports = await app.firstLine
+    // (node's test-http-incoming-pipelined-socket-destroy)
+    const seeds = [3, 1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4]
+    await talk(ports.a, seeds.map((n) => `GET /${n} HTTP/1.1\r\nHost: x\r\n\r\n\r\n`).join(''), 3000, { untilClose: true })
+    expect((await get(ports.b)).body).toBe('seen 13')
   }, 30000)
 })

@@ -161,7 +161,8 @@ type Worker struct {
 	served      uint64
 	unacked     []Request // dispatched with a body, until acknowledged
 
-	batch []Flusher // the read goroutine's own: connections to write once the read is handled
+	batch      []Flusher // the read goroutine's own: connections to write once the read is handled
+	flushHolds int       // HoldFlush calls not released yet (connframes.go)
 }
 
 // Flusher is a client connection that appended response bytes while the worker's
@@ -274,6 +275,8 @@ func (w *Worker) frame(f wire.Frame) error {
 		}
 	case wire.TypeConnEnd:
 		w.hub.EndConnection(w, f.ID)
+	case wire.TypeConnFin, wire.TypeConnWrite, wire.TypeConnDestroy, wire.TypeConnIdle:
+		w.connFrame(f)
 	case wire.TypeDetach:
 		w.mu.Lock()
 		w.detaching = true
@@ -682,6 +685,12 @@ func (w *Worker) flushLoop() {
 			n = m
 		}
 		w.mu.Lock()
+		if w.flushHolds > 0 {
+			// a client connection is reading one batch of requests for it
+			// (HoldFlush): they go in one write, once it has
+			w.mu.Unlock()
+			continue
+		}
 		out := w.out
 		w.out, w.spare = w.spare, out
 		w.flushQueued = false

@@ -114,6 +114,7 @@ type Conn struct {
 	batched      bool             // ... and this connection is on that worker's list (FlushBatch)
 	sec          *Secure          // a TLS connection's session; nil: plain
 	tlsHost      string           // the last Host found not misdirected (secureChecks)
+	ownedConn                     // an owned port's: what its worker decides (owned_conn.go)
 
 	out       []byte // bytes for the socket, in order
 	acks      []ackEntry
@@ -138,10 +139,10 @@ func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release fun
 	}
 	l, own := s.limitsFor(port)
 	c.lim, c.own = l, own
-	// (a standalone server's own port takes any Host value, as node's server does, and
-	// refuses an HTTP/1.1 request without one as the server's requireHostHeader says:
-	// owned.go; the worker checks it itself only where it sees the hub's connections)
-	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil || own.requireHost, StrictHost: own == nil})
+	// (a standalone server's own port takes any Host value, as node's server does; an
+	// HTTP/1.1 request without one is the worker's to refuse, after 'upgrade' took its
+	// requests, as its requireHostHeader says: it knows the connection, CONN_OPEN)
+	c.parser = parse.New(parse.Options{MaxHeaderSize: l.MaxHeaderSize, MaxBodySize: parse.NoBodyLimit, RequireHost: own == nil, StrictHost: own == nil, Connect: own != nil, Lenient: own != nil && own.lenient})
 	c.phase = phaseHeaders
 	c.deadline.Store(s.Clock.After(l.HeadersTimeout))
 	return c
@@ -188,6 +189,9 @@ func (c *Conn) onData(data []byte) bool {
 		return c.tunnelData(data)
 	}
 	if c.stopped {
+		if c.errWait {
+			c.ownClientErrorAgain(data)
+		}
 		return true
 	}
 	l := c.lim
@@ -201,8 +205,18 @@ func (c *Conn) onData(data []byte) bool {
 		c.checkHeld()
 	}
 	c.inData = true
-	defer func() { c.inData, c.leftover, c.rest = false, false, nil }()
+	held := c.holdWorker()
+	defer func() {
+		c.inData, c.leftover, c.rest, c.feeding = false, false, nil, nil
+		if held != nil {
+			held.ReleaseFlush()
+		}
+	}()
 	for {
+		if c.pauseMask != 0 && held != nil {
+			held.ReleaseFlush()
+			held = nil
+		}
 		for c.pauseMask != 0 && !c.dead && !c.stopped {
 			c.leftover = len(data) > 0
 			c.rest = data
@@ -213,11 +227,16 @@ func (c *Conn) onData(data []byte) bool {
 			return false
 		}
 		if c.tunnel != nil {
+			if held != nil {
+				held.ReleaseFlush() // (tunnelData may wait for the worker's credit)
+				held = nil
+			}
 			return c.tunnelData(c.skipHead(data))
 		}
 		if c.stopped {
 			return true
 		}
+		c.feeding = data
 		n, ev := c.parser.Parse(data)
 		data = data[n:]
 		c.rest = data
@@ -299,6 +318,7 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 		hasBody:      h.HasBody,
 		expect100:    h.ExpectContinue,
 		isHead:       h.Method == "HEAD",
+		connect:      h.Method == "CONNECT",
 		asksUpgrade:  h.Upgrade,
 		contentLen:   h.ContentLength,
 		body:         upload.New(),
@@ -425,6 +445,12 @@ func (c *Conn) onParseError(err *parse.Error) {
 	r := c.current
 	c.current = nil
 	c.stopReading()
+	// a head the server's own port could not parse, nothing else on the connection:
+	// node's 'clientError' (or node's answer), not the router's page
+	if c.own != nil && r == nil && c.first == nil {
+		c.ownClientError(status, reason, c.feeding)
+		return
+	}
 	if r != nil && !r.resDone && !r.aborted.Load() {
 		// the body of a routed request turned out malformed
 		if r.headSent {
@@ -495,7 +521,9 @@ func (c *Conn) unpause(reason int) {
 // router hold.
 func (c *Conn) charge(r *Request) {
 	n := wire.ResponseWindow
-	if r.resDone || len(r.out) > n {
+	// (an owned port's: what it holds, as node pauses on the bytes it buffers, not on a
+	// forecast: a read's pipelined requests all reach the app, owned_conn.go)
+	if r.resDone || len(r.out) > n || c.own != nil {
 		n = len(r.out)
 	}
 	c.held += n - r.charge
@@ -538,6 +566,9 @@ func (c *Conn) onEnd() {
 		c.tunnelClientEnd()
 		return
 	}
+	if c.errWait && c.errFin() {
+		return
+	}
 	if c.finSent {
 		c.destroyLocked()
 		return
@@ -574,13 +605,9 @@ func (c *Conn) armFinGrace() {
 			return
 		}
 		// the workers hear of the FIN at once and abort what their app has not
-		// answered, as node does when it reads one; the grace only lets the answered
-		// responses out
-		if !c.connFinSent {
-			c.connFinSent = true
-			for _, w := range c.seen {
-				w.SendConnFin(c.id)
-			}
+		// answered, as node does when it reads one, and say so (owned_conn.go)
+		if c.ownFin() {
+			return
 		}
 	}
 	c.finTimer = time.AfterFunc(d, c.finGraceOver)
@@ -621,11 +648,17 @@ func (c *Conn) route(r *Request) {
 	if c.sec != nil {
 		scheme = "https"
 	}
-	res := c.srv.Table.Route(route.Args{Scheme: scheme, Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	// a standalone server's port routes to its one queue, after its close() too: its
+	// connections go on carrying requests to it until they end, as node's do
+	q := c.ownQueue()
+	res := route.Result{Target: q}
+	if q == nil {
+		res = c.srv.Table.Route(route.Args{Scheme: scheme, Port: c.port, Host: r.host, LocalAddress: c.localAddr, Path: r.url})
+	}
 	if res.Target != nil && c.secureChecks(r, res.Target) {
 		return
 	}
-	q, _ := res.Target.(*queue.Queue)
+	q, _ = res.Target.(*queue.Queue)
 	if q == nil {
 		v := plain
 		if res.Status == 400 {
@@ -652,6 +685,7 @@ func (c *Conn) route(r *Request) {
 	if r.upgrade {
 		c.upgradeHead(r)
 	}
+	c.announce()
 	r.entry.Arrive(c.srv.Clock.Now())
 	switch q.Enqueue(r) {
 	case queue.Dispatched:
@@ -685,7 +719,7 @@ func answerFromQueue(qr queue.Request, v variant, closing bool) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !r.aborted.Load() && !c.dead {
+	if !r.aborted.Load() && !c.dead && !r.resDone {
 		r.respondLocal(503, v, closing, "")
 	}
 }
@@ -935,7 +969,8 @@ func (c *Conn) closeWhenIdle() {
 	if c.phase == phaseEnding {
 		return
 	}
-	if c.idle() {
+	// (errWait: a 'clientError' listener's socket.end())
+	if c.idle() || c.errWait {
 		c.endSocket()
 	}
 }
@@ -964,6 +999,9 @@ func (c *Conn) idle() bool {
 func (c *Conn) timeout() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.own != nil && c.ownTimeout() {
+		return
+	}
 	c.destroyLocked()
 }
 

@@ -1,6 +1,10 @@
 package conn
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"httpsys/router/internal/queue"
+)
 
 // A port a standalone server owns (`node -r register app.js` on the native router,
 // issue 25 "Standalone"): its connections follow that server's settings, as node's own
@@ -18,13 +22,17 @@ type Owned struct {
 	MaxHeaderSize    int   `json:"maxHeaderSize"`
 	FinGrace         int64 `json:"finGrace"`
 	AllowHalfOpen    bool  `json:"allowHalfOpen"`
-	// node's requireHostHeader: an HTTP/1.1 request without Host is refused
+	// node's insecureHTTPParser: the parser's Lenient
+	Lenient bool `json:"insecureHTTPParser"`
+	// node's requireHostHeader (the worker checks it: CONN_OPEN tells it the
+	// connection is its server's own)
 	RequireHost bool `json:"requireHost"`
 }
 
-// SetOwned: port is a standalone server's own from now on; connections accepted
-// there follow o (those open keep what they started with).
-func (s *Server) SetOwned(port int, o Owned) {
+// SetOwned: port is a standalone server's own from now on, q its queue; connections
+// accepted there follow o (those open keep what they started with) and are told to
+// q's worker (owned_conn.go).
+func (s *Server) SetOwned(port int, o Owned, q *queue.Queue) {
 	l := s.Limits
 	l.KeepAliveTimeout = o.KeepAliveTimeout
 	l.HeadersTimeout = o.HeadersTimeout
@@ -32,7 +40,7 @@ func (s *Server) SetOwned(port int, o Owned) {
 		l.MaxHeaderSize = o.MaxHeaderSize
 	}
 	l.FinGrace = o.FinGrace
-	op := &ownedPort{limits: l, requireHost: o.RequireHost}
+	op := &ownedPort{limits: l, q: q, lenient: o.Lenient}
 	op.allowHalfOpen.Store(o.AllowHalfOpen)
 	// httpAllowHalfOpen is read when the FIN comes, as node reads it: the connections
 	// open hear a change too (an app sets it right after listen())
@@ -47,7 +55,8 @@ func (s *Server) ClearOwned(port int) { s.owned.Delete(port) }
 
 type ownedPort struct {
 	limits        Limits
-	requireHost   bool
+	q             *queue.Queue
+	lenient       bool
 	allowHalfOpen atomic.Bool
 }
 

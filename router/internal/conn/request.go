@@ -32,6 +32,10 @@ type Request struct {
 	entry   queue.Entry
 	link    attach.Link
 	aborted atomic.Bool
+	// a port a standalone server owns: withdrawn while it waited for a worker, it
+	// still reaches its app (node emitted 'request' when it read the head) and is
+	// aborted there (owned_conn.go)
+	abortOnDispatch atomic.Bool
 
 	conn *Conn
 	next *Request // the next request on the connection (responses go out in order)
@@ -47,6 +51,7 @@ type Request struct {
 	hasBody      bool
 	expect100    bool
 	isHead       bool
+	connect      bool // a CONNECT (only a port a standalone server owns takes one)
 	unsafe       bool // not GET, HEAD, OPTIONS, TRACE (RFC 9110 9.2.1)
 	asksUpgrade  bool // Connection: upgrade and an Upgrade header (body or not: never a cache hit)
 	contentLen   int64
@@ -84,7 +89,7 @@ type Request struct {
 func (r *Request) QueueEntry() *queue.Entry { return &r.entry }
 
 // Aborted: the client went away (queue.Request).
-func (r *Request) Aborted() bool { return r.aborted.Load() }
+func (r *Request) Aborted() bool { return r.aborted.Load() && !r.abortOnDispatch.Load() }
 
 // Link is the worker's part (attach.Request).
 func (r *Request) Link() *attach.Link { return &r.link }
@@ -188,6 +193,9 @@ func (r *Request) Dispatched(w *attach.Worker) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if r.dispatchedWithdrawn(w) {
+		return
+	}
 	if c.dead {
 		// it closed before it heard of the worker, which had a request of it
 		w.SendConnClosed(c.id)
@@ -208,6 +216,7 @@ func (r *Request) onDispatched(w *attach.Worker) {
 	if r.hasBody && (r.body.Held != nil || r.bodyDone) {
 		r.pumpBody(w)
 	}
+	r.conn.finDispatched()
 }
 
 // OnRead: the worker granted body credit (its readBody).
@@ -263,6 +272,7 @@ func (r *Request) OnCancel(w *attach.Worker) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if r.link.Worker() == w {
+		c.writeWhatIsQueued()
 		c.destroyLocked()
 	}
 }
@@ -285,10 +295,10 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	// other, as node writes it)
 	if flags&wire.ResOpaque != 0 || (status == 101 && c.own == nil) {
 		// A 101 switches the connection to the worker's protocol (tunnel.go): only as
-		// the answer to a request that asked to upgrade, with the OPAQUE flag. (A 2xx
-		// to a CONNECT opens one only on a port a standalone server owns, which this
-		// router does not serve: its parser refuses CONNECT.)
-		if status == 101 && flags&wire.ResOpaque != 0 && r.upgrade {
+		// the answer to a request that asked to upgrade, with the OPAQUE flag; so does a
+		// 2xx to a CONNECT on a port a standalone server owns (its parser takes CONNECT
+		// there only).
+		if flags&wire.ResOpaque != 0 && r.upgrade && (status == 101 || (r.connect && status >= 200 && status < 300)) {
 			c.startTunnel(r, p, bodyStart)
 			return
 		}
@@ -493,7 +503,7 @@ func (r *Request) abort() {
 
 // withdraw takes the request back from its queue or worker (the router answers it).
 func (r *Request) withdraw() {
-	if r.q != nil {
+	if r.q != nil && !r.keepForApp() {
 		r.q.Forget(r)
 	}
 	if w := r.link.Worker(); w != nil && !r.resDone {

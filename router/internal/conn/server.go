@@ -91,6 +91,9 @@ func (s *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *Secur
 	sh.m[c.id] = c
 	sh.mu.Unlock()
 	s.count.Add(1)
+	c.mu.Lock()
+	c.announce()
+	c.mu.Unlock()
 	go c.writeLoop()
 	go c.serve()
 }
@@ -156,8 +159,12 @@ func (s *Server) EndConnection(w *attach.Worker, id uint32) {
 // ones after their responses (node's server.close() closes idle connections too).
 func (s *Server) PortClosed(port int) {
 	s.each(func(c *Conn) {
-		if c.port == port {
+		// (a standalone server's own busy ones go on until they end, as node's do;
+		// the idle ones end, as its close() ends them: owned_conn.go endIfIdle)
+		if c.port == port && c.own == nil {
 			c.closeWhenIdle()
+		} else if c.port == port {
+			c.endIfIdle()
 		}
 	})
 	s.peersPortClosed(port)

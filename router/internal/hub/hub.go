@@ -670,6 +670,8 @@ func (h *Hub) Attached(w *attach.Worker) {
 	}
 	h.mu.Unlock()
 	h.log.Debug("worker attached", "queue", q.Name, "pid", w.PID(), "workerId", w.ID)
+	// a standalone server's connections accepted before it attached (conn/owned_conn.go)
+	h.conns.Announce(q)
 	h.events.Event("attach", map[string]any{"queue": q.Name, "pid": w.PID(), "workerId": w.ID, "urls": urls})
 }
 

@@ -3,6 +3,9 @@ package hub
 import (
 	"net"
 
+	"httpsys/router/internal/attach"
+	"httpsys/router/internal/wire"
+
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/conn"
 )
@@ -42,7 +45,7 @@ func (h *Hub) AdoptQueue(ln net.Listener, ip, name string, o QueueOptions, own c
 		return QueueInfo{}, err
 	}
 	e.reserved = true
-	h.conns.SetOwned(port, own)
+	h.conns.SetOwned(port, own, e.q)
 	serve()
 	h.log.Debug("queue created on a handed-over socket", "queue", name, "urls", e.urls)
 	return e.info(), nil
@@ -102,6 +105,12 @@ func (h *Hub) SetOwnSettings(name string, own conn.Owned) {
 		return
 	}
 	for _, port := range e.ports {
-		h.conns.SetOwned(port, own)
+		h.conns.SetOwned(port, own, e.q)
 	}
+}
+
+// ConnectionFrame: a worker's verdict on a connection of a port its server owns
+// (attach.ConnHub; conn/owned_conn.go).
+func (h *Hub) ConnectionFrame(w *attach.Worker, t wire.Type, id uint32, p []byte) {
+	h.conns.ConnectionFrame(w, t, id, p)
 }

@@ -53,6 +53,14 @@ type Options struct {
 	// host and port characters with a port of digits only. Off for a server that owns
 	// its port, which routes by port alone and takes any value, as node does.
 	StrictHost bool
+	// Connect serves CONNECT as node does (any target, no body, the bytes after its
+	// head the tunnel's): a port a standalone server owns, whose app's tunnel it is.
+	// Off: every CONNECT is refused (400).
+	Connect bool
+	// Lenient is node's insecureHTTPParser, on a port a standalone server owns: a
+	// header value may hold any byte but CR and LF, as llhttp's lenient flags take it
+	// (src/hub/http-parser.js `lenient`).
+	Lenient bool
 }
 
 // NoBodyLimit is MaxBodySize for no limit (the JS parser's Infinity).
@@ -412,9 +420,9 @@ func (p *Parser) requestLine(buf []byte, a, end int) int {
 	if !ok {
 		return p.fail(400, "unknown method")
 	}
-	// The router opens no tunnels (README "CONNECT"): every CONNECT is refused, whatever
-	// its target. A 2xx to one would tell a proxy in front that a tunnel is up.
-	if method == "CONNECT" {
+	// A shared router opens no tunnels (README "CONNECT"): every CONNECT is refused,
+	// whatever its target. A 2xx to one would tell a proxy in front that a tunnel is up.
+	if method == "CONNECT" && !p.opt.Connect {
 		return p.fail(400, "CONNECT request-target: the router opens no tunnels")
 	}
 	i++
@@ -455,7 +463,7 @@ func (p *Parser) requestLine(buf []byte, a, end int) int {
 		return p.fail(505, "HTTP version not supported")
 	}
 	target := buf[ts:te]
-	if target[0] != '/' { // not origin-form
+	if target[0] != '/' && method != "CONNECT" { // not origin-form (llhttp takes any CONNECT target)
 		if target[0] == '*' && len(target) == 1 {
 			if method != "OPTIONS" {
 				return p.fail(400, "asterisk-form request-target outside OPTIONS")
@@ -507,7 +515,7 @@ func (p *Parser) fieldLine(buf []byte, a, end int, trailer bool) int {
 		i++
 	}
 	vs := i
-	for i < end && is(buf[i], cFvalue) {
+	for i < end && (is(buf[i], cFvalue) || (p.opt.Lenient && buf[i] != '\r' && buf[i] != '\n')) {
 		i++
 	}
 	if i == end {
@@ -702,12 +710,18 @@ func (p *Parser) endHead() {
 		}
 		cl = int64(p.cl)
 	}
+	// CONNECT has no body: what follows its head is the tunnel's (llhttp upgrades at once)
+	connect := h.Method == "CONNECT"
+	if connect {
+		chunked = false
+		cl = -1
+	}
 	h.ContentLength = cl
 	h.Chunked = chunked
 	h.KeepAlive = f&fClose == 0 && (minor == 1 || f&fKeepAlive != 0)
 	h.ExpectContinue = minor == 1 && f&fContinue != 0
 	h.ExpectOther = minor == 1 && f&(fContinue|fExpectOther) == fExpectOther
-	h.Upgrade = f&(fConnUpgrade|fUpgrade) == fConnUpgrade|fUpgrade
+	h.Upgrade = connect || f&(fConnUpgrade|fUpgrade) == fConnUpgrade|fUpgrade
 	h.HasBody = chunked || cl > 0
 	switch {
 	case chunked:

@@ -540,3 +540,37 @@ func drain(p *parse.Parser, text string) string {
 		}
 	}
 }
+
+// On a port a standalone server owns (Options.Connect) CONNECT is node's: any target,
+// no body whatever the headers say, an upgrade whose following bytes are the tunnel's
+// (src/hub/http-parser.js `connect`).
+func TestConnectIsServedWhereTheServerOwnsThePort(t *testing.T) {
+	o := parse.DefaultOptions()
+	o.Connect, o.StrictHost = true, false
+	for _, target := range []string{"example.com:443", "/x", "http://a/x", "*"} {
+		ev := run(t, o, "CONNECT "+target+" HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n")
+		h := firstHead(t, ev)
+		if h.Method != "CONNECT" || h.URL != target || !h.Upgrade || h.HasBody || kinds(ev) != "head complete finish" {
+			t.Errorf("%s: %s", target, js(t, ev))
+		}
+	}
+	if got := status(t, "CONNECT example.com:443 HTTP/1.1\r\nHost: a\r\n\r\n", parse.DefaultOptions()); got != 400 {
+		t.Errorf("a shared router's CONNECT: %d, want 400", got)
+	}
+}
+
+// node's insecureHTTPParser (Options.Lenient): any header value byte but CR and LF.
+func TestLenientTakesAnyHeaderValueByteButCRAndLF(t *testing.T) {
+	o := parse.DefaultOptions()
+	text := "GET / HTTP/1.1\r\nHost: a\r\nX: a\x01b\x7f\r\n\r\n"
+	if got := status(t, text, o); got != 400 {
+		t.Fatalf("strict: %d, want 400", got)
+	}
+	o.Lenient = true
+	if got := status(t, text, o); got != 200 {
+		t.Fatalf("lenient: %d, want 200", got)
+	}
+	if got := status(t, "GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", o); got != 400 {
+		t.Fatalf("lenient, a bare CR: %d, want 400", got)
+	}
+}

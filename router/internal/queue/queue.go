@@ -144,6 +144,13 @@ func (q *Queue) Forget(r Request) bool {
 	return true
 }
 
+// Holds reports whether r waits in q (not dispatched, not forgotten).
+func (q *Queue) Holds(r Request) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return r.QueueEntry().waiting
+}
+
 // Dispatch is a request a pump handed to a worker.
 type Dispatch struct {
 	R Request

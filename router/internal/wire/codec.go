@@ -52,6 +52,18 @@ func (t Type) String() string {
 		return "CONN_END"
 	case TypeConnFin:
 		return "CONN_FIN"
+	case TypeConnOpen:
+		return "CONN_OPEN"
+	case TypeConnError:
+		return "CONN_ERROR"
+	case TypeConnTimeout:
+		return "CONN_TIMEOUT"
+	case TypeConnWrite:
+		return "CONN_WRITE"
+	case TypeConnDestroy:
+		return "CONN_DESTROY"
+	case TypeConnIdle:
+		return "CONN_IDLE"
 	}
 	return "type " + strconv.Itoa(int(t))
 }
@@ -348,7 +360,12 @@ func CheckFromWorker(f Frame) error {
 	case TypeHello:
 		_, _, err := f.JSON()
 		return err
-	case TypeContinue, TypeCancel, TypeDetach, TypeConnEnd:
+	case TypeContinue, TypeCancel, TypeDetach, TypeConnEnd, TypeConnFin, TypeConnWrite, TypeConnDestroy:
+		return nil
+	case TypeConnIdle:
+		if len(f.Payload) != 1 {
+			return protocolError("CONN_IDLE payload of " + strconv.Itoa(len(f.Payload)) + " bytes is not 1")
+		}
 		return nil
 	}
 	return protocolError("unknown frame type " + strconv.Itoa(int(f.Type)))

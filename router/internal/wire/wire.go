@@ -1,4 +1,4 @@
-// Package wire is the hub <-> worker frame codec, protocol version 5, as
+// Package wire is the hub <-> worker frame codec, protocol version 6, as
 // docs/wire-protocol.md defines it. Its JS twin is src/wire/protocol.js (the worker's
 // side stays there); test/unit/router/wire-cross.test.js keeps the two byte for byte
 // in step.
@@ -15,8 +15,9 @@ import (
 
 // Version is what HELLO and HELLO_OK carry. 2: REQUEST's TLS section; 3: INFO,
 // CONN_CLOSED and CONN_END; 4: BODY_END's trailers; 5: REQUEST's head bytes (ReqHead),
-// CONN_FIN, and a CONNECT's 2xx with ResOpaque (docs/wire-protocol.md).
-const Version = 5
+// CONN_FIN, and a CONNECT's 2xx with ResOpaque; 6: a standalone server's connection
+// lifecycle, CONN_OPEN to CONN_IDLE and CONN_FIN's answer (docs/wire-protocol.md).
+const Version = 6
 
 const (
 	// HeaderSize is u32 length + u8 type + u32 id.
@@ -57,7 +58,14 @@ const (
 	TypeInfo       Type = 18 // worker -> hub: RESPONSE's layout, status 102-199, no body
 	TypeConnClosed Type = 19 // hub -> worker
 	TypeConnEnd    Type = 20 // worker -> hub
-	TypeConnFin    Type = 21 // hub -> worker: the client sent its FIN (a port a standalone server owns)
+	TypeConnFin    Type = 21 // hub -> worker: the client sent its FIN (a port a standalone server owns); worker -> hub: what was unanswered is aborted
+	// a port a standalone server owns (version 6, connframes.go)
+	TypeConnOpen    Type = 22 // hub -> worker: a connection was accepted
+	TypeConnError   Type = 23 // hub -> worker: u16 status, str reason, the bytes read (node's 'clientError')
+	TypeConnTimeout Type = 24 // hub -> worker: the keep-alive wait ran out (node's socket 'timeout')
+	TypeConnWrite   Type = 25 // worker -> hub: bytes for the client as they are
+	TypeConnDestroy Type = 26 // worker -> hub: close the connection at once
+	TypeConnIdle    Type = 27 // worker -> hub: u8 answered; end it if idle (closeIdleConnections)
 )
 
 // REQUEST flags (src/wire/protocol.js REQ_*).

@@ -393,6 +393,7 @@ func TestWhatTheHubRefusesFromAWorker(t *testing.T) {
 	ok := []Frame{
 		{Type: TypeAck, Payload: []byte{1, 0, 0, 0}}, {Type: TypeRead, Payload: []byte{0, 0, 0, 0}},
 		{Type: TypeResBody, Payload: []byte{0}}, {Type: TypeContinue}, {Type: TypeCancel}, {Type: TypeDetach}, {Type: TypeConnEnd},
+		{Type: TypeConnFin}, {Type: TypeConnWrite, Payload: []byte("x")}, {Type: TypeConnDestroy}, {Type: TypeConnIdle, Payload: []byte{1}},
 		{Type: TypeHello, Payload: append([]byte{Version}, `{"pid":1}`...)}, {Type: TypeResponse, Payload: resp(204, "No Content", "", "")},
 	}
 	for _, f := range ok {
@@ -412,7 +413,8 @@ func TestWhatTheHubRefusesFromAWorker(t *testing.T) {
 		{Frame{Type: TypeRequest}, "unknown frame type 4"},
 		{Frame{Type: TypeWindow}, "unknown frame type 12"},
 		{Frame{Type: 0}, "unknown frame type 0"},
-		{Frame{Type: 21}, "unknown frame type 21"},
+		{Frame{Type: TypeConnOpen}, "unknown frame type 22"},
+		{Frame{Type: TypeConnIdle}, "CONN_IDLE payload of 0 bytes is not 1"},
 		{Frame{Type: TypeResponse, Payload: resp(199, "", "", "")}, "RESPONSE status 199 is not 101 or 200-999"},
 		{Frame{Type: TypeInfo, Payload: resp(200, "", "", "")}, "INFO status 200 is not 102-199"},
 	}

@@ -379,8 +379,13 @@ describe('the Go frame codec and src/wire/protocol.js', () => {
       frame(T.HELLO, Buffer.concat([Buffer.from([P.VERSION]), Buffer.from('{"pid":1}')])),
       frame(T.HELLO, Buffer.concat([Buffer.from([P.VERSION]), Buffer.from('{"pid":')])),
       frame(T.HELLO, Buffer.alloc(0)),
-      ...[T.CONTINUE, T.CANCEL, T.DETACH, T.CONN_END].map((t) => frame(t, Buffer.alloc(0))),
-      ...[0, T.HELLO_OK, T.HELLO_ERR, T.REQUEST, T.BODY, T.BODY_END, T.ABORT, T.WINDOW, T.DETACH_OK, T.CLOSE, T.CONN_CLOSED, 21, 255].map((t) => frame(t, Buffer.alloc(0)))
+      ...[T.CONTINUE, T.CANCEL, T.DETACH, T.CONN_END, T.CONN_FIN, T.CONN_DESTROY].map((t) => frame(t, Buffer.alloc(0))),
+      // a worker's verdicts on a connection of its server's own port (version 6)
+      frame(T.CONN_WRITE, Buffer.from('HTTP/1.1 400 Mine\r\n\r\n')),
+      frame(T.CONN_IDLE, Buffer.from([1])),
+      frame(T.CONN_IDLE, Buffer.alloc(0)),
+      frame(T.CONN_IDLE, Buffer.from([1, 0])),
+      ...[0, T.HELLO_OK, T.HELLO_ERR, T.REQUEST, T.BODY, T.BODY_END, T.ABORT, T.WINDOW, T.DETACH_OK, T.CLOSE, T.CONN_CLOSED, T.CONN_OPEN, T.CONN_ERROR, T.CONN_TIMEOUT, 28, 255].map((t) => frame(t, Buffer.alloc(0)))
     ]
     const goVerdicts = go(['check'], Buffer.concat(frames)).toString().trim().split('\n').map((l) => JSON.parse(l).error)
     const hubVerdicts = frames.map(hubVerdict)
@@ -398,6 +403,7 @@ function hubVerdict (bytes) {
     log: { warn: (obj, msg) => { if (/broke the hub protocol/.test(msg)) reason = obj.err.details ? obj.err.details.reason : obj.err.reason } },
     onHello () {},
     endConnection () {},
+    connsById: new Map(),
     attachmentDetached () {},
     attachmentClosed () {}
   }

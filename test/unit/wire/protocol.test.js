@@ -40,6 +40,16 @@ const head = {
 const conn = { remoteAddress: '::ffff:127.0.0.1', remotePort: 54321, localAddress: '::ffff:127.0.0.1', localPort: 8080, family: 6, id: 4000000000 }
 
 describe('wire protocol codec', () => {
+  test('CONN_OPEN and CONN_ERROR decode the bytes the Go router writes (router/internal/wire/connframes_test.go)', () => {
+    const b = Buffer.from('1c000000160700000004341250000700312e322e332e340700352e362e372e380f000000170700000090010300626164474554', 'hex')
+    expect(P.decodeConnOpen(b, 9, 32)).toEqual({ family: 4, remotePort: 0x1234, localPort: 80, remoteAddress: '1.2.3.4', localAddress: '5.6.7.8' })
+    expect(P.encodeConnOpen(P.decodeConnOpen(b, 9, 32))).toEqual(b.subarray(9, 32))
+    const e = P.decodeConnError(b, 41, b.length)
+    expect(e).toEqual({ status: 400, reason: 'bad', raw: Buffer.from('GET') })
+    expect(P.encodeConnError(400, 'bad', Buffer.from('GET'))).toEqual(b.subarray(41))
+    expect(P.decodeConnOpen(b, 9, 20)).toBeNull()
+  })
+
   test('REQUEST round-trips to the contract\'s QueueRequest', () => {
     const flags = P.REQ_HAS_BODY | P.REQ_KEEP_ALIVE | P.REQ_EXPECT_CONTINUE
     const { frames } = roundTrip((w) => w.request(7, head, conn, flags))
