@@ -81,7 +81,9 @@ test('a response still open when the client sends its FIN: \'close\' without \'f
       })
       res.writeHead(200)
       c.end()
-      setTimeout(() => res.end('late'), 5)
+      // late enough that the FIN has come through a router on a loaded machine (5 ms
+      // was not, under a full test run: the response finished first)
+      setTimeout(() => res.end('late'), 50)
     })
     s.listen(0, () => {
       c = net.connect(s.address().port, '127.0.0.1', () => c.write('GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n'))
