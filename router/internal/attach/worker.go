@@ -22,8 +22,10 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"httpsys/router/internal/queue"
+	"httpsys/router/internal/splice"
 	"httpsys/router/internal/wire"
 )
 
@@ -162,6 +164,11 @@ type Worker struct {
 	unacked     []Request // dispatched with a body, until acknowledged
 
 	batch []Flusher // the read goroutine's own: connections to write once the read is handled
+
+	// the read goroutine's own: the pipe response bodies are spliced through (stream.go)
+	pipe   *splice.Pipe
+	raw    syscall.RawConn
+	noPipe bool
 }
 
 // Flusher is a client connection that appended response bytes while the worker's
@@ -198,12 +205,21 @@ func (w *Worker) Serve() {
 
 func (w *Worker) readLoop() error {
 	r := wire.NewReader(w.nc, readBuffer)
+	if splice.Supported {
+		r.StreamBodies(streamFrom)
+	}
+	defer w.closePipe()
 	for {
 		f, err := r.Next()
 		if err != nil {
 			return err
 		}
-		if err := w.frame(f); err != nil {
+		if f.Rest > 0 {
+			err = w.streamed(r, f)
+		} else {
+			err = w.frame(f)
+		}
+		if err != nil {
 			return err
 		}
 		for {

@@ -66,6 +66,8 @@ type Request struct {
 	out      []byte // held while an earlier response is still going out
 	heldAck  int    // body bytes in out to acknowledge once written
 	charge   int    // what this request counts against the connection's held budget
+	// the worker's body frame arriving in pieces (stream.go) has MORE: its bytes are acknowledged
+	pieceMore bool
 
 	routeLater bool // routed once it is first of its connection's line (RFC 9112 9.3.2)
 
@@ -274,6 +276,12 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	defer c.mu.Unlock()
 	c.batchW = w
 	defer c.endBatch()
+	r.onResponse(w, p, 0)
+}
+
+// onResponse: p's body goes on for rest more bytes, as pieces (stream.go).
+func (r *Request) onResponse(w *attach.Worker, p []byte, rest int) {
+	c := r.conn
 	if r.link.Worker() != w || r.headSent {
 		return
 	}
@@ -319,6 +327,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 		r.beginCapture(p, bodyStart, ttl)
 	}
 	ack := 0
+	r.pieceMore = more
 	if more {
 		if r.noBody {
 			if len(body) > 0 {
@@ -327,7 +336,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 		} else {
 			ack = len(body)
 		}
-	} else {
+	} else if rest == 0 {
 		r.finish()
 	}
 	dst := c.dst(r)
@@ -337,7 +346,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 		*dst = append(*dst, body...)
 	}
 	c.wrote(r, len(*dst)-n, ack)
-	if !more {
+	if !more && rest == 0 {
 		c.done(r)
 	}
 }
@@ -356,7 +365,13 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 		c.tunnelFromWorker(r, flags, body)
 		return
 	}
-	more := flags&wire.ResMore != 0
+	r.onResBody(w, flags, body, true)
+}
+
+// onResBody: body is the frame's last piece (stream.go), or all of it.
+func (r *Request) onResBody(w *attach.Worker, flags byte, body []byte, last bool) {
+	c := r.conn
+	more := flags&wire.ResMore != 0 || !last
 	if flags&wire.ResClose != 0 {
 		r.close = true
 	}
@@ -365,12 +380,12 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 			r.capture = nil
 		}
 		if r.noBody {
-			if more {
+			if flags&wire.ResMore != 0 {
 				w.SendWindow(r, len(body))
 			}
 		} else {
 			ack := 0
-			if more {
+			if flags&wire.ResMore != 0 {
 				ack = len(body)
 			}
 			c.appendBody(r, body, len(body), ack)
