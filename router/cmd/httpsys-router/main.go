@@ -24,6 +24,7 @@ import (
 func main() {
 	level := flag.String("log-level", envOr("HTTPSYS_LOG_LEVEL", "info"), "trace, debug, info, warn, error, fatal or silent")
 	profile := flag.String("cpuprofile", os.Getenv("HTTPSYS_ROUTER_CPUPROFILE"), "write a CPU profile (go tool pprof) to this file until the router exits")
+	spliceBodies := flag.Bool("splice", os.Getenv("HTTPSYS_ROUTER_SPLICE") == "1", "splice large response bodies from the workers' sockets to the clients' (Linux; off: on loopback it cost more CPU than the copies it saves, bench/results/router-profile.md)")
 	flag.Parse()
 	defaultProcs()
 	stopProfile := startProfile(*profile)
@@ -40,6 +41,7 @@ func main() {
 
 	ch := control.New(os.Stdout, log)
 	h := hub.New(log, ch, c)
+	h.SpliceBodies(*spliceBodies)
 	var closed sync.Once
 	finished := make(chan struct{})
 	h.Register(ch, func() { closed.Do(func() { close(finished) }) })

@@ -131,6 +131,9 @@ type Hub interface {
 // Worker is one worker connection.
 type Worker struct {
 	ID  uint64
+	// SpliceBodies: large response bodies are spliced to their clients (stream.go); set
+	// before Serve
+	SpliceBodies bool
 	hub Hub
 	log *slog.Logger
 	nc  net.Conn
@@ -205,7 +208,7 @@ func (w *Worker) Serve() {
 
 func (w *Worker) readLoop() error {
 	r := wire.NewReader(w.nc, readBuffer)
-	if splice.Supported {
+	if splice.Supported && w.SpliceBodies {
 		r.StreamBodies(streamFrom)
 	}
 	defer w.closePipe()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"httpsys/router/internal/splice"
 	"httpsys/router/internal/wire"
 )
 
@@ -55,6 +56,17 @@ func readHeadAndBody(t *testing.T, c net.Conn, br *bufio.Reader, within time.Dur
 	return head.String(), body
 }
 
+// bothWays runs a test with bodies spliced (where the system can) and copied.
+func bothWays(t *testing.T, test func(*testing.T, *Hub)) {
+	for _, on := range []bool{true, false} {
+		t.Run("splice="+strconv.FormatBool(on), func(t *testing.T) {
+			h, _ := startHub(t, false, nil)
+			h.SpliceBodies(on)
+			test(t, h)
+		})
+	}
+}
+
 func dial(t *testing.T, port int) (net.Conn, *bufio.Reader) {
 	t.Helper()
 	nc, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
@@ -66,7 +78,10 @@ func dial(t *testing.T, port int) (net.Conn, *bufio.Reader) {
 }
 
 func TestLargeBodiesReachTheClientWholeAndInOrderWithOtherFramesBetween(t *testing.T) {
-	h, _ := startHub(t, false, nil)
+	bothWays(t, largeBodiesReachTheClientWholeAndInOrderWithOtherFramesBetween)
+}
+
+func largeBodiesReachTheClientWholeAndInOrderWithOtherFramesBetween(t *testing.T, h *Hub) {
 	port := createQueue(t, h, "app", "")
 	fw, _ := attachWorker(t, h, map[string]any{"queue": "app"})
 	a, abr := dial(t, port)
@@ -109,7 +124,10 @@ func TestLargeBodiesReachTheClientWholeAndInOrderWithOtherFramesBetween(t *testi
 }
 
 func TestAClientThatStopsReadingMidBodyHoldsUpNoOtherConnection(t *testing.T) {
-	h, _ := startHub(t, false, nil)
+	bothWays(t, aClientThatStopsReadingMidBodyHoldsUpNoOtherConnection)
+}
+
+func aClientThatStopsReadingMidBodyHoldsUpNoOtherConnection(t *testing.T, h *Hub) {
 	port := createQueue(t, h, "app", "")
 	fw, _ := attachWorker(t, h, map[string]any{"queue": "app"})
 	slow, slowBr := dial(t, port)
@@ -143,8 +161,17 @@ func TestAClientThatStopsReadingMidBodyHoldsUpNoOtherConnection(t *testing.T) {
 	}
 }
 
+// (copied, a frame is read whole before its head goes out: the client gets a 502)
 func TestAWorkerThatDiesMidBodyClosesItsClientAndNoOther(t *testing.T) {
+	if !splice.Supported {
+		t.Skip("bodies are spliced on Linux only")
+	}
 	h, _ := startHub(t, false, nil)
+	h.SpliceBodies(true)
+	aWorkerThatDiesMidBodyClosesItsClientAndNoOther(t, h)
+}
+
+func aWorkerThatDiesMidBodyClosesItsClientAndNoOther(t *testing.T, h *Hub) {
 	port := createQueue(t, h, "app", "")
 	workers := [2]*fakeWorker{}
 	workers[0], _ = attachWorker(t, h, map[string]any{"queue": "app"})
@@ -172,6 +199,7 @@ func TestAWorkerThatDiesMidBodyClosesItsClientAndNoOther(t *testing.T) {
 	if _, err := w1.nc.Write(frame.Bytes()[:700<<10]); err != nil {
 		t.Fatal(err)
 	}
+	_ = cut.SetReadDeadline(time.Now().Add(5 * time.Second))
 	head, err := cutBr.ReadString('\n')
 	if err != nil || !strings.HasPrefix(head, "HTTP/1.1 200 OK") {
 		t.Fatalf("the head before the cut: %q %v", head, err)
