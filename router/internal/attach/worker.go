@@ -130,13 +130,13 @@ type Hub interface {
 
 // Worker is one worker connection.
 type Worker struct {
-	ID  uint64
+	ID uint64
 	// SpliceBodies: large response bodies are spliced to their clients (stream.go); set
 	// before Serve
 	SpliceBodies bool
-	hub Hub
-	log *slog.Logger
-	nc  net.Conn
+	hub          Hub
+	log          *slog.Logger
+	nc           net.Conn
 
 	pid   atomic.Int64
 	queue atomic.Pointer[queue.Queue]

@@ -120,6 +120,8 @@ type Conn struct {
 	spare     []byte
 	spareAcks []ackEntry
 	writing   int // bytes the writer is writing now
+
+	spareStore []byte // a finished request's held-body store, for the next (held.go)
 }
 
 func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func()) *Conn {

@@ -66,6 +66,7 @@ type Request struct {
 	out      []byte // held while an earlier response is still going out
 	heldAck  int    // body bytes in out to acknowledge once written
 	charge   int    // what this request counts against the connection's held budget
+	store    []byte // held body bytes once its worker saw it (held.go)
 	// the worker's body frame arriving in pieces (stream.go) has MORE: its bytes are acknowledged
 	pieceMore bool
 
@@ -125,7 +126,7 @@ func (r *Request) onBodyChunk(chunk []byte) {
 		r.sendBody(w, chunk, false)
 		return
 	}
-	r.body.Hold(clone(chunk))
+	r.body.Hold(r.keep(chunk))
 	if w != nil {
 		r.pumpBody(w)
 	}
@@ -169,8 +170,15 @@ func (r *Request) onBodyComplete() {
 // pumpBody sends held body bytes within the worker's credit.
 func (r *Request) pumpBody(w *attach.Worker) {
 	for chunk, ok := r.body.Next(); ok; chunk, ok = r.body.Next() {
-		r.sendBody(w, chunk, true)
+		if r.link.Seen() || r.tunneled {
+			// (it may be a view of the request's store: held.go)
+			r.body.Sending(chunk, false)
+			w.SendBodyCopy(r, chunk)
+		} else {
+			r.sendBody(w, chunk, true)
+		}
 	}
+	r.heldSent()
 	if r.body.HeldBytes < bodyHold {
 		r.conn.resumeForBody(r)
 	}
