@@ -122,6 +122,7 @@ type Conn struct {
 	writing   int // bytes the writer is writing now
 
 	spareStore []byte // a finished request's held-body store, for the next (held.go)
+	writerUp   bool   // its writer goroutine runs (writer.go)
 }
 
 func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func()) *Conn {
@@ -162,7 +163,9 @@ func addrText(ip net.IP, dual bool) string {
 // ---- reading -------------------------------------------------------------------
 
 func (c *Conn) serve() {
-	buf := make([]byte, readSize)
+	bp := c.srv.readBuffer()
+	defer c.srv.buffers.Put(bp)
+	buf := *bp
 	for {
 		n, err := c.nc.Read(buf)
 		if n > 0 && !c.onData(buf[:n]) {
@@ -854,7 +857,7 @@ func (c *Conn) kick() {
 		if n > 0 {
 			c.out = c.out[:copy(c.out, c.out[n:])]
 		}
-		c.wcond.Signal()
+		c.wakeWriter()
 		return
 	}
 	c.out = c.out[:0]
@@ -885,7 +888,7 @@ func (c *Conn) sent() {
 		c.checkHeld()
 	}
 	if c.ending && !c.finSent {
-		c.wcond.Signal()
+		c.wakeWriter()
 	}
 }
 
@@ -903,7 +906,7 @@ func (c *Conn) endSocket() {
 	c.phase = phaseEnding
 	c.deadline.Store(c.srv.Clock.After(lingerMs))
 	c.ending = true
-	c.wcond.Signal()
+	c.wakeWriter()
 }
 
 // shutdown: the router closes: no new requests; in-flight ones are answered with
