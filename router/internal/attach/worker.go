@@ -144,6 +144,11 @@ type Worker struct {
 	wake chan struct{}
 	done chan struct{}
 
+	// batches swapped out for writing, and the last one written (or given up): what
+	// SendBodyHeld referenced is free again once Written passes its batch (copy.go)
+	batches atomic.Uint64
+	written atomic.Uint64
+
 	mu          sync.Mutex
 	out, spare  *wire.Writer
 	flushQueued bool
@@ -705,12 +710,17 @@ func (w *Worker) flushLoop() {
 		w.out, w.spare = w.spare, out
 		w.flushQueued = false
 		end := w.endAfter
+		batch := w.batches.Add(1)
 		w.mu.Unlock()
 		if out.Len() > 0 {
-			if _, err := out.WriteTo(w.nc); err != nil {
+			_, err := out.WriteTo(w.nc)
+			w.written.Store(batch)
+			if err != nil {
 				_ = w.nc.Close()
 				continue
 			}
+		} else {
+			w.written.Store(batch)
 		}
 		if end {
 			closeWrite(w.nc)

@@ -121,8 +121,7 @@ type Conn struct {
 	spareAcks []ackEntry
 	writing   int // bytes the writer is writing now
 
-	spareStore []byte // a finished request's held-body store, for the next (held.go)
-	writerUp   bool   // its writer goroutine runs (writer.go)
+	writerUp bool // its writer goroutine runs (writer.go)
 }
 
 func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func()) *Conn {

@@ -67,6 +67,9 @@ type Request struct {
 	heldAck  int    // body bytes in out to acknowledge once written
 	charge   int    // what this request counts against the connection's held budget
 	store    []byte // held body bytes once its worker saw it (held.go)
+	// the worker, and its batch, that last referenced the store
+	storeW     *attach.Worker
+	storeBatch uint64
 	// the worker's body frame arriving in pieces (stream.go) has MORE: its bytes are acknowledged
 	pieceMore bool
 
@@ -171,14 +174,11 @@ func (r *Request) onBodyComplete() {
 func (r *Request) pumpBody(w *attach.Worker) {
 	for chunk, ok := r.body.Next(); ok; chunk, ok = r.body.Next() {
 		if r.link.Seen() || r.tunneled {
-			// (it may be a view of the request's store: held.go)
-			r.body.Sending(chunk, false)
-			w.SendBodyCopy(r, chunk)
+			r.sendHeld(w, chunk) // (it may be a view of the request's store: held.go)
 		} else {
 			r.sendBody(w, chunk, true)
 		}
 	}
-	r.heldSent()
 	if r.body.HeldBytes < bodyHold {
 		r.conn.resumeForBody(r)
 	}
