@@ -121,7 +121,8 @@ type Conn struct {
 	spareAcks []ackEntry
 	writing   int // bytes the writer is writing now
 
-	writerUp bool // its writer goroutine runs (writer.go)
+	writerUp  bool     // its writer goroutine runs (writer.go)
+	spareHeld heldRing // a finished request's ring of held body bytes, for the next (held.go)
 }
 
 func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func()) *Conn {

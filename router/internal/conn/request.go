@@ -63,13 +63,10 @@ type Request struct {
 	noBody   bool
 	resDone  bool
 	close    bool
-	out      []byte // held while an earlier response is still going out
-	heldAck  int    // body bytes in out to acknowledge once written
-	charge   int    // what this request counts against the connection's held budget
-	store    []byte // held body bytes once its worker saw it (held.go)
-	// the worker, and its batch, that last referenced the store
-	storeW     *attach.Worker
-	storeBatch uint64
+	out      []byte   // held while an earlier response is still going out
+	heldAck  int      // body bytes in out to acknowledge once written
+	charge   int      // what this request counts against the connection's held budget
+	held     heldRing // held body bytes once its worker saw it (held.go)
 	// the worker's body frame arriving in pieces (stream.go) has MORE: its bytes are acknowledged
 	pieceMore bool
 
@@ -179,6 +176,7 @@ func (r *Request) pumpBody(w *attach.Worker) {
 			r.sendBody(w, chunk, true)
 		}
 	}
+	r.heldDone()
 	if r.body.HeldBytes < bodyHold {
 		r.conn.resumeForBody(r)
 	}
