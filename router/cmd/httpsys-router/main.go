@@ -26,6 +26,7 @@ func main() {
 	level := flag.String("log-level", envOr("HTTPSYS_LOG_LEVEL", "info"), "trace, debug, info, warn, error, fatal or silent")
 	profile := flag.String("cpuprofile", os.Getenv("HTTPSYS_ROUTER_CPUPROFILE"), "write a CPU profile (go tool pprof) to this file until the router exits")
 	defaults := flag.Bool("defaults", false, "print the limits the router uses where start sets none, as JSON, and exit")
+	spliceBodies := flag.Bool("splice", os.Getenv("HTTPSYS_ROUTER_SPLICE") == "1", "splice large response bodies from the workers' sockets to the clients' (Linux; off: on loopback it cost more CPU than the copies it saves, bench/results/router-profile.md)")
 	flag.Parse()
 	if *defaults {
 		// one table of defaults: a test holds these to the config schema's (src/config/schema.js)
@@ -48,6 +49,7 @@ func main() {
 
 	ch := control.New(os.Stdout, log)
 	h := hub.New(log, ch, c)
+	h.SpliceBodies(*spliceBodies)
 	var closed sync.Once
 	finished := make(chan struct{})
 	h.Register(ch, func() { closed.Do(func() { close(finished) }) })

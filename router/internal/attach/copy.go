@@ -11,3 +11,20 @@ func (w *Worker) SendBodyCopy(r Request, chunk []byte) {
 	_ = w.out.BodyCopy(r.Link().id, chunk)
 	w.schedule()
 }
+
+// SendBodyHeld appends a BODY frame that references chunk until the batch it joined is
+// written, and returns that batch: chunk must not change until Written reaches it (a
+// request's store of held body bytes, conn/held.go). 0: nothing was appended.
+func (w *Worker) SendBodyHeld(r Request, chunk []byte) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || !w.holds(r) {
+		return 0
+	}
+	_ = w.out.Body(r.Link().id, chunk)
+	w.schedule()
+	return w.batches.Load() + 1
+}
+
+// Written is the last batch written to the worker's socket, or given up on.
+func (w *Worker) Written() uint64 { return w.written.Load() }

@@ -22,8 +22,10 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"httpsys/router/internal/queue"
+	"httpsys/router/internal/splice"
 	"httpsys/router/internal/wire"
 )
 
@@ -128,16 +130,24 @@ type Hub interface {
 
 // Worker is one worker connection.
 type Worker struct {
-	ID  uint64
-	hub Hub
-	log *slog.Logger
-	nc  net.Conn
+	ID uint64
+	// SpliceBodies: large response bodies are spliced to their clients (stream.go); set
+	// before Serve
+	SpliceBodies bool
+	hub          Hub
+	log          *slog.Logger
+	nc           net.Conn
 
 	pid   atomic.Int64
 	queue atomic.Pointer[queue.Queue]
 
 	wake chan struct{}
 	done chan struct{}
+
+	// batches swapped out for writing, and the last one written (or given up): what
+	// SendBodyHeld referenced is free again once Written passes its batch (copy.go)
+	batches atomic.Uint64
+	written atomic.Uint64
 
 	mu          sync.Mutex
 	out, spare  *wire.Writer
@@ -163,6 +173,11 @@ type Worker struct {
 
 	batch      []Flusher // the read goroutine's own: connections to write once the read is handled
 	flushHolds int       // HoldFlush calls not released yet (connframes.go)
+
+	// the read goroutine's own: the pipe response bodies are spliced through (stream.go)
+	pipe   *splice.Pipe
+	raw    syscall.RawConn
+	noPipe bool
 }
 
 // Flusher is a client connection that appended response bytes while the worker's
@@ -199,12 +214,21 @@ func (w *Worker) Serve() {
 
 func (w *Worker) readLoop() error {
 	r := wire.NewReader(w.nc, readBuffer)
+	if splice.Supported && w.SpliceBodies {
+		r.StreamBodies(streamFrom)
+	}
+	defer w.closePipe()
 	for {
 		f, err := r.Next()
 		if err != nil {
 			return err
 		}
-		if err := w.frame(f); err != nil {
+		if f.Rest > 0 {
+			err = w.streamed(r, f)
+		} else {
+			err = w.frame(f)
+		}
+		if err != nil {
 			return err
 		}
 		for {
@@ -695,12 +719,17 @@ func (w *Worker) flushLoop() {
 		w.out, w.spare = w.spare, out
 		w.flushQueued = false
 		end := w.endAfter
+		batch := w.batches.Add(1)
 		w.mu.Unlock()
 		if out.Len() > 0 {
-			if _, err := out.WriteTo(w.nc); err != nil {
+			_, err := out.WriteTo(w.nc)
+			w.written.Store(batch)
+			if err != nil {
 				_ = w.nc.Close()
 				continue
 			}
+		} else {
+			w.written.Store(batch)
 		}
 		if end {
 			closeWrite(w.nc)

@@ -121,6 +121,9 @@ type Conn struct {
 	spare     []byte
 	spareAcks []ackEntry
 	writing   int // bytes the writer is writing now
+
+	writerUp  bool     // its writer goroutine runs (writer.go)
+	spareHeld heldRing // a finished request's ring of held body bytes, for the next (held.go)
 }
 
 func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func()) *Conn {
@@ -161,7 +164,9 @@ func addrText(ip net.IP, dual bool) string {
 // ---- reading -------------------------------------------------------------------
 
 func (c *Conn) serve() {
-	buf := make([]byte, readSize)
+	bp := c.srv.readBuffer()
+	defer c.srv.buffers.Put(bp)
+	buf := *bp
 	for {
 		n, err := c.nc.Read(buf)
 		if n > 0 && !c.onData(buf[:n]) {
@@ -886,7 +891,7 @@ func (c *Conn) kick() {
 		if n > 0 {
 			c.out = c.out[:copy(c.out, c.out[n:])]
 		}
-		c.wcond.Signal()
+		c.wakeWriter()
 		return
 	}
 	c.out = c.out[:0]
@@ -917,7 +922,7 @@ func (c *Conn) sent() {
 		c.checkHeld()
 	}
 	if c.ending && !c.finSent {
-		c.wcond.Signal()
+		c.wakeWriter()
 	}
 }
 
@@ -935,7 +940,7 @@ func (c *Conn) endSocket() {
 	c.phase = phaseEnding
 	c.deadline.Store(c.srv.Clock.After(lingerMs))
 	c.ending = true
-	c.wcond.Signal()
+	c.wakeWriter()
 }
 
 // shutdown: the router closes: no new requests; in-flight ones are answered with

@@ -68,9 +68,12 @@ type Request struct {
 	noBody   bool
 	resDone  bool
 	close    bool
-	out      []byte // held while an earlier response is still going out
-	heldAck  int    // body bytes in out to acknowledge once written
-	charge   int    // what this request counts against the connection's held budget
+	out      []byte   // held while an earlier response is still going out
+	heldAck  int      // body bytes in out to acknowledge once written
+	charge   int      // what this request counts against the connection's held budget
+	held     heldRing // held body bytes once its worker saw it (held.go)
+	// the worker's body frame arriving in pieces (stream.go) has MORE: its bytes are acknowledged
+	pieceMore bool
 
 	routeLater bool // routed once it is first of its connection's line (RFC 9112 9.3.2)
 
@@ -128,7 +131,7 @@ func (r *Request) onBodyChunk(chunk []byte) {
 		r.sendBody(w, chunk, false)
 		return
 	}
-	r.body.Hold(clone(chunk))
+	r.body.Hold(r.keep(chunk))
 	if w != nil {
 		r.pumpBody(w)
 	}
@@ -172,8 +175,13 @@ func (r *Request) onBodyComplete() {
 // pumpBody sends held body bytes within the worker's credit.
 func (r *Request) pumpBody(w *attach.Worker) {
 	for chunk, ok := r.body.Next(); ok; chunk, ok = r.body.Next() {
-		r.sendBody(w, chunk, true)
+		if r.link.Seen() || r.tunneled {
+			r.sendHeld(w, chunk) // (it may be a view of the request's store: held.go)
+		} else {
+			r.sendBody(w, chunk, true)
+		}
 	}
+	r.heldDone()
 	if r.body.HeldBytes < bodyHold {
 		r.conn.resumeForBody(r)
 	}
@@ -284,6 +292,12 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 	defer c.mu.Unlock()
 	c.batchW = w
 	defer c.endBatch()
+	r.onResponse(w, p, 0)
+}
+
+// onResponse: p's body goes on for rest more bytes, as pieces (stream.go).
+func (r *Request) onResponse(w *attach.Worker, p []byte, rest int) {
+	c := r.conn
 	if r.link.Worker() != w || r.headSent {
 		return
 	}
@@ -329,6 +343,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 		r.beginCapture(p, bodyStart, ttl)
 	}
 	ack := 0
+	r.pieceMore = more
 	if more {
 		if r.noBody {
 			if len(body) > 0 {
@@ -337,7 +352,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 		} else {
 			ack = len(body)
 		}
-	} else {
+	} else if rest == 0 {
 		r.finish()
 	}
 	dst := c.dst(r)
@@ -347,7 +362,7 @@ func (r *Request) OnResponse(w *attach.Worker, p []byte) {
 		*dst = append(*dst, body...)
 	}
 	c.wrote(r, len(*dst)-n, ack)
-	if !more {
+	if !more && rest == 0 {
 		c.done(r)
 	}
 }
@@ -366,7 +381,13 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 		c.tunnelFromWorker(r, flags, body)
 		return
 	}
-	more := flags&wire.ResMore != 0
+	r.onResBody(w, flags, body, true)
+}
+
+// onResBody: body is the frame's last piece (stream.go), or all of it.
+func (r *Request) onResBody(w *attach.Worker, flags byte, body []byte, last bool) {
+	c := r.conn
+	more := flags&wire.ResMore != 0 || !last
 	if flags&wire.ResClose != 0 {
 		r.close = true
 	}
@@ -375,12 +396,12 @@ func (r *Request) OnResBody(w *attach.Worker, flags byte, body []byte) {
 			r.capture = nil
 		}
 		if r.noBody {
-			if more {
+			if flags&wire.ResMore != 0 {
 				w.SendWindow(r, len(body))
 			}
 		} else {
 			ack := 0
-			if more {
+			if flags&wire.ResMore != 0 {
 				ack = len(body)
 			}
 			c.appendBody(r, body, len(body), ack)

@@ -49,7 +49,8 @@ type Server struct {
 	ServeH2 func(tc *tls.Conn, port int, dual bool, done func(), sec *Secure)
 	Cache   *cache.Cache // the output cache; nil when it is off
 
-	peers   peers // connections served by other packages (h2)
+	peers   peers     // connections served by other packages (h2)
+	buffers sync.Pool // *[]byte of readSize: the connections' read buffers (writer.go)
 	closing atomic.Bool
 	nextID  atomic.Uint32
 	count   atomic.Int64
@@ -94,7 +95,6 @@ func (s *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *Secur
 	c.mu.Lock()
 	c.announce()
 	c.mu.Unlock()
-	go c.writeLoop()
 	go c.serve()
 }
 

@@ -135,7 +135,7 @@ func (c *Conn) tunnelFromWorker(r *Request, flags byte, body []byte) {
 	if !more {
 		r.workerEnded = true
 		c.ending = true
-		c.wcond.Signal()
+		c.wakeWriter()
 		c.tunnelMaybeDone()
 	}
 }

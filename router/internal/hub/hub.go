@@ -77,6 +77,7 @@ type Hub struct {
 
 	limits           Limits
 	workersMayCreate bool
+	splice           bool // SpliceBodies (splice.go)
 	socketPath       string
 	conns            *conn.Server
 	cache            *cache.Cache // nil when cacheSize is 0
@@ -193,6 +194,7 @@ func (h *Hub) acceptWorkers(wl net.Listener) {
 		}
 		h.workerSeq++
 		w := attach.New(h.workerSeq, c, h, h.log)
+		w.SpliceBodies = h.splice
 		h.workers[w] = struct{}{}
 		h.mu.Unlock()
 		go w.Serve()

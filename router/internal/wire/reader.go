@@ -87,16 +87,20 @@ func (r *Reader) Next() (Frame, error) {
 				}
 				return f, nil
 			}
-			if r.err == nil && r.streams(b, total) {
+			st := streamNo
+			if r.err == nil {
+				st = r.streams(b, total)
+			}
+			if st == streamNow {
 				f := Frame{Type: Type(b[4]), ID: binary.LittleEndian.Uint32(b[5:]), Payload: b[HeaderSize:avail:avail], Rest: total - avail}
 				r.body = io.LimitedReader{R: r.src, N: int64(f.Rest)}
 				r.r, r.w = 0, 0
 				return f, nil
 			}
-			if total > len(r.buf) {
+			if total > len(r.buf) && st == streamNo {
 				return r.readLarge(total)
 			}
-			if r.r+total > len(r.buf) {
+			if r.r+min(total, len(r.buf)) > len(r.buf) {
 				r.compact()
 			}
 		} else if r.r+HeaderSize > len(r.buf) {
@@ -135,12 +139,87 @@ func (r *Reader) NextBuffered() (Frame, bool, error) {
 	return Frame{Type: Type(b[4]), ID: binary.LittleEndian.Uint32(b[5:]), Payload: b[HeaderSize:total:total]}, true, nil
 }
 
-func (r *Reader) streams(b []byte, total int) bool {
+// What streams says of a frame not whole in the buffer.
+const (
+	streamNo   = iota // read it whole
+	streamNow         // hand it out streamed
+	streamWait        // a RESPONSE whose head is not all in yet: read on, then stream it
+)
+
+// streams: a body frame streams once its fixed part is in (RES_BODY's flags byte); a
+// RESPONSE, whose body follows its head (a 1 MB res.end() is one RESPONSE), once its
+// whole head is, so that the head is checked and handed out as a whole one would be.
+func (r *Reader) streams(b []byte, total int) int {
 	if r.streamFrom <= 0 || total < r.streamFrom {
-		return false
+		return streamNo
 	}
-	t := Type(b[4])
-	return t == TypeBody || (t == TypeResBody && len(b) > HeaderSize)
+	switch Type(b[4]) {
+	case TypeBody:
+		return streamNow
+	case TypeResBody:
+		if len(b) > HeaderSize {
+			return streamNow
+		}
+		return streamWait
+	case TypeResponse:
+		p := b[HeaderSize:]
+		if len(p) < 10 {
+			return streamWait
+		}
+		rl := int(binary.LittleEndian.Uint16(p[8:]))
+		if len(p) < 14+rl {
+			if HeaderSize+14+rl > len(r.buf) {
+				return streamNo
+			}
+			return streamWait
+		}
+		head := HeaderSize + 14 + rl + int(binary.LittleEndian.Uint32(p[10+rl:]))
+		switch {
+		case head > total || head > len(r.buf):
+			return streamNo // a head past its frame is CheckResponse's to refuse; a huge one is read whole
+		case head > len(b):
+			return streamWait
+		}
+		return streamNow
+	}
+	return streamNo
+}
+
+// Complete reads the rest of a streamed frame f, which nothing has read from Body yet,
+// and returns the frame whole, as Next returns one it did not stream.
+func (r *Reader) Complete(f Frame) (Frame, error) {
+	if f.Rest == 0 {
+		return f, nil
+	}
+	have := len(f.Payload)
+	b := r.largeBuffer(have + int(r.body.N))
+	copy(b, f.Payload)
+	if _, err := r.readBody(b[have:]); err != nil {
+		return Frame{}, err
+	}
+	f.Payload, f.Rest = b, 0
+	return f, nil
+}
+
+// Rest reads what is left of the streamed frame's payload and returns it: valid until
+// the next call of Next, Complete, Rest or Scratch.
+func (r *Reader) Rest() ([]byte, error) {
+	return r.readBody(r.largeBuffer(int(r.body.N)))
+}
+
+// Scratch is n bytes of the reader's kept buffer for large frames, for the caller to
+// fill: valid until the next call of Next, Complete, Rest or Scratch.
+func (r *Reader) Scratch(n int) []byte { return r.largeBuffer(n) }
+
+func (r *Reader) readBody(b []byte) ([]byte, error) {
+	if _, err := io.ReadFull(&r.body, b); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		r.err = err
+		return nil, err
+	}
+	return b, nil
 }
 
 func (r *Reader) compact() {
