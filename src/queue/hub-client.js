@@ -344,10 +344,16 @@ class HubAttachment extends AttachmentBase {
         this.connectionClosed(id)
         return
       case T.CONN_FIN:
-        this.connectionFin(id)
-        // its app dropped what it had not answered (as it read the frame): the router
-        // ends the connection after the answered ones, without a timer of its own
-        this.connFrame(T.CONN_FIN, id, null)
+        // node reads a FIN in an I/O callback of its own, after the microtasks of the
+        // requests read before it (an app that answers in a promise's then() has ended
+        // them by then): the same here, when the REQUEST frames came in this read too
+        setImmediate(() => {
+          this.connectionFin(id)
+          this.endBatch()
+          // its app dropped what it had not answered: the router ends the connection
+          // after the answered ones, without a timer of its own
+          this.connFrame(T.CONN_FIN, id, null)
+        })
         return
       case T.CONN_OPEN: {
         const info = P.decodeConnOpen(b, start, end)

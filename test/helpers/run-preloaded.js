@@ -13,13 +13,14 @@ const { REGISTER, standaloneEnv } = require('./standalone')
  * @param {boolean} [opts.preload=true] false: node's own http server
  * @param {string[]} [opts.flags=[]] node options before the code
  * @param {string} [opts.cwd]
+ * @param {object} [opts.env] HTTPSYS_* variables for the run (the others are cleared)
  * @returns {Promise<{code: number|null, signal: string|null, out: string, err: string, ms: number}>}
  */
-function runPreloaded (code, { timeoutMs = 10000, preload = true, flags = [], cwd } = {}) {
+function runPreloaded (code, { timeoutMs = 10000, preload = true, flags = [], cwd, env } = {}) {
   return new Promise((resolve) => {
     const args = [...flags, ...(preload ? ['--require', REGISTER] : []), '-e', code]
     const started = Date.now()
-    const child = spawn(process.execPath, args, { env: standaloneEnv(), cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, args, { env: standaloneEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => { out += d })

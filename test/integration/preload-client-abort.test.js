@@ -13,7 +13,8 @@ const { both: runBoth } = require('../helpers/run-preloaded')
 
 const ROOT = path.join(__dirname, '..', '..')
 
-const both = (code) => runBoth(code, { cwd: ROOT })
+const both = (code, options = {}) => runBoth(code, { cwd: ROOT, ...options })
+const { routerBin } = require('../helpers/native-router')
 
 test('express res.sendFile(path, fn): a client that aborts while the handler runs makes fn get ECONNABORTED, as on node (express\'s own test)', async () => {
   const r = await both(`
@@ -129,3 +130,33 @@ test('server.httpAllowHalfOpen: requests a client pipelined before its FIN are a
   expect(r.node).toEqual([['/a', '/b']])
   expect(r.ours).toEqual(r.node)
 })
+
+// koa's res.writable test (its suite through the preload timed out on this): an app that
+// answers in a promise's then() has answered the requests read with the client's FIN,
+// as node reads the FIN in a callback of its own, after those microtasks
+test.each([
+  ['the in-process hub', () => ({})],
+  ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
+])('%s: pipelined requests sent with the FIN, answered in a then(), all reach the client, as node\'s', async (_, env) => {
+  const r = await both(`
+    const http = require('http')
+    const net = require('net')
+    let n = 0
+    const s = http.createServer((req, res) => {
+      const i = ++n
+      Promise.resolve().then(() => res.end('request ' + i + ' ' + req.socket.writable))
+    })
+    s.listen(0)
+    const c = net.connect(s.address().port, '127.0.0.1', () => {
+      const get = 'GET / HTTP/1.1\\r\\nHost: a\\r\\n\\r\\n'
+      c.write(get)
+      c.write(get)
+      c.end()
+    })
+    let got = ''
+    c.on('data', (d) => { got += d })
+    c.on('end', () => { console.log(JSON.stringify(got.match(/request \\d (true|false)/g))); s.close() })
+  `, { env: env() })
+  expect(r.node).toEqual([['request 1 true', 'request 2 true']])
+  expect(r.ours).toEqual(r.node)
+}, 30000)
