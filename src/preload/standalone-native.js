@@ -166,6 +166,9 @@ function forward (r, socket, queue) {
 /** Whether the native router takes this listen() (else the in-process hub does). */
 function takes (options) {
   if (options.path !== undefined || options.tls || !Array.isArray(options.urls) || options.urls.length !== 1) return false
+  // an https server is the in-process hub's so far, with its material or without
+  // (https.createServer({}): the handed-over port would be a plain one)
+  if (/^https:/i.test(options.urls[0])) return false
   return options.settings !== null && options.settings !== undefined && options.settings.ownsPort === true
 }
 

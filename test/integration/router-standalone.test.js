@@ -172,6 +172,22 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     expect(await app.exited).toBe(0)
   }, 30000)
 
+  test('a port an http server closed takes an https server next, even one given no certificate yet (fastify\'s listeningOrigin test)', async () => {
+    const app = run(`
+      const http = require('node:http')
+      const https = require('node:https')
+      const a = http.createServer((q, r) => r.end('A')).listen(0, '127.0.0.1', () => {
+        const port = a.address().port
+        a.close(() => {
+          const b = https.createServer({}, (q, r) => r.end('B'))
+          b.on('error', (e) => console.log(JSON.stringify({ error: e.code, message: e.message })))
+          b.listen(port, '127.0.0.1', () => { console.log(JSON.stringify({ same: b.address().port === port })); b.close() })
+        })
+      })`, envOf())
+    expect(await app.firstLine).toEqual({ same: true })
+    expect(await app.exited).toBe(0)
+  }, 30000)
+
   test('a killed app leaves no router and, once the next app started, no socket; a live app\'s socket is kept', async () => {
     const source = `require('node:http').createServer((q, s) => s.end('ok')).listen(0, function () {
       const fs = require('node:fs')
