@@ -7,13 +7,17 @@ const path = require('node:path')
 
 const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
 
+// Which router a standalone app runs (issue 25): a whole test run may ask for one
+// (`HTTPSYS_ROUTER=native npx jest ...`), so these two are kept.
+const KEPT = new Set(['HTTPSYS_ROUTER', 'HTTPSYS_ROUTER_PATH'])
+
 /**
- * This process's environment without any HTTPSYS_* variable (a test run under httpsys
- * would otherwise hand the app a router, a queue or a cache setting), plus `extra`.
+ * This process's environment without any other HTTPSYS_* variable (a test run under
+ * httpsys would otherwise hand the app a router, a queue or a cache setting), plus `extra`.
  */
 function standaloneEnv (extra = {}) {
   const env = { ...process.env }
-  for (const name of Object.keys(env)) if (name.startsWith('HTTPSYS_')) delete env[name]
+  for (const name of Object.keys(env)) if (name.startsWith('HTTPSYS_') && !KEPT.has(name)) delete env[name]
   return Object.assign(env, extra)
 }
 
