@@ -256,9 +256,16 @@ const backend = {
 
   async attach (options) {
     if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
-    const socketPath = await ensureRouter().started
-    if (options.reservation) await options.reservation.ready
-    return hubClient.attach({ ...options, socketPath })
+    // alive until it settles: a bind that failed at once (EADDRINUSE) is the server's
+    // 'error' once the router has started, and nothing else may hold the process then
+    hold()
+    try {
+      const socketPath = await ensureRouter().started
+      if (options.reservation) await options.reservation.ready
+      return await hubClient.attach({ ...options, socketPath })
+    } finally {
+      unhold()
+    }
   }
 }
 
