@@ -21,7 +21,7 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 /** A standalone app listening on a free port, its hub's socket in TMPDIR=dir. */
 function startApp () {
-  const env = standaloneEnv({ TMPDIR: dir })
+  const env = standaloneEnv({ TMPDIR: dir, HTTPSYS_ROUTER: 'hub' }) // the in-process hub's socket files
   const child = spawn(process.execPath, ['-r', REGISTER, '-e',
     "require('node:http').createServer((q, s) => s.end('ok')).listen(0, function () { console.log('up ' + this.address().port) })"],
   { env, stdio: ['ignore', 'pipe', 'inherit'] })

@@ -17,7 +17,7 @@ const { routerBin } = require('../helpers/native-router')
 const { waitUntil } = require('../fixtures/apps/harness')
 
 const ROUTERS = [
-  ['hub', () => ({})],
+  ['hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ]
 
