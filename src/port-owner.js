@@ -126,4 +126,18 @@ function comm (pid) {
   }
 }
 
-module.exports = { findPortOwner }
+/**
+ * A port in use with who holds it, where the error does not say (the native router
+ * leaves it to the process that started it: only a local process can read /proc).
+ * @param {Error} err any error; only ERR_HTTPSYS_PORT_IN_USE without an owner changes
+ * @returns {Error} err, or the same error naming the holder
+ */
+function withPortOwner (err) {
+  if (err.code !== 'ERR_HTTPSYS_PORT_IN_USE' || err.owner !== undefined || !Number.isInteger(err.port)) return err
+  const owner = findPortOwner(err.port)
+  if (owner === undefined) return err
+  const { codes } = require('./errors')
+  return new codes.ERR_HTTPSYS_PORT_IN_USE({ port: err.port, host: err.host, owner })
+}
+
+module.exports = { findPortOwner, withPortOwner }

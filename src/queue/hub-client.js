@@ -12,6 +12,7 @@
 const net = require('node:net')
 const P = require('../wire/protocol')
 const { codes } = require('../errors')
+const { withPortOwner } = require('../port-owner')
 const { ENV } = require('../worker-interface')
 const { reserveFromEnv } = require('./reserve')
 const { hubGate, gatedHandlers } = require('./auth-gate')
@@ -23,14 +24,6 @@ const {
 } = require('./attachment-base')
 
 const { T } = P
-
-// A port in use that the router could not name the holder of (the native router leaves
-// it to us): this process looks, as the in-process hub did, so the error says whom to stop.
-function withPortOwner (code, details) {
-  if (code !== 'ERR_HTTPSYS_PORT_IN_USE' || details.owner !== undefined || !Number.isInteger(details.port)) return details
-  const owner = require('../port-owner').findPortOwner(details.port)
-  return owner === undefined ? details : { ...details, owner }
-}
 
 // Bodies above this go out as RESPONSE + RES_BODY pieces, so neither side ever holds a
 // frame larger than this in one piece.
@@ -378,8 +371,8 @@ class HubAttachment extends AttachmentBase {
       case T.HELLO_ERR: {
         const value = P.decodeJson(b, start, end, false)
         const Coded = codes[value.code]
-        const details = withPortOwner(value.code, value.details || {})
-        const err = Coded ? new Coded(details) : new Error(value.message)
+        // a taken port the router could not name the holder of: this process looks
+        const err = Coded ? withPortOwner(new Coded(value.details || {})) : new Error(value.message)
         if (!Coded) err.code = value.code
         return this.fail(err)
       }

@@ -18,7 +18,7 @@ const { RouterTls } = require('./router-tls')
 const { RouterProcess } = require('./router-process')
 const { findRouter } = require('./router-binary')
 const { ProcessUsage } = require('./router-usage')
-const { findPortOwner } = require('../port-owner')
+const { withPortOwner } = require('../port-owner')
 const { LIMIT_DEFAULTS } = require('../config/schema')
 
 // The switch, while both routers exist: unset, the native router serves `httpsys start`
@@ -310,13 +310,6 @@ class NativeRouter extends EventEmitter {
   }
 }
 
-/** A port in use, with who holds it: only this process can look (/proc), so it is named here. */
-function withPortOwner (err) {
-  if (err.code !== 'ERR_HTTPSYS_PORT_IN_USE' || err.owner !== undefined) return err
-  const owner = findPortOwner(err.port)
-  return owner === undefined ? err : new codes.ERR_HTTPSYS_PORT_IN_USE({ port: err.port, host: err.host, owner })
-}
-
 /**
  * The config's limits as the router's start command takes them: the hub's options
  * (hub-router.js hubLimits), with no body limit said as 0 (JSON has no Infinity).
@@ -337,4 +330,4 @@ const ASK_TIMEOUT_MS = 500
 const ROUTER_ONLY_LIMITS = { maxHeaderSize: 16384, closeTimeout: 5000, finGrace: 100 }
 const DEFAULT_LIMITS = Object.freeze({ ...ROUTER_ONLY_LIMITS, ...hubLimits(LIMIT_DEFAULTS) })
 
-module.exports = { NativeRouter, routerLimits, wantsNativeRouter, withPortOwner, ROUTER_ENV, DEFAULT_LIMITS }
+module.exports = { NativeRouter, routerLimits, wantsNativeRouter, ROUTER_ENV, DEFAULT_LIMITS }

@@ -12,7 +12,8 @@ const crypto = require('node:crypto')
 const pino = require('pino')
 const { buildGo } = require('./go-build')
 const { RouterProcess } = require('../../src/supervisor/router-process')
-const { routerLimits, withPortOwner } = require('../../src/supervisor/native-router')
+const { routerLimits } = require('../../src/supervisor/native-router')
+const { withPortOwner } = require('../../src/port-owner')
 const { RouterTls } = require('../../src/supervisor/router-tls')
 
 let built = null
