@@ -22,3 +22,26 @@ func (l *Listeners) AdoptTLS(ln net.Listener, ip string) (port int, serve func()
 	}
 	return port, serve, abandon, nil
 }
+
+// HandshakeAdopted takes c, a connection the parent accepted on port before its
+// socket reached the router (src/preload/standalone-native.js forward), through the
+// handshake of port's TLS listener, as if accepted there; false: port is not a TLS
+// port (the caller serves c as plain HTTP).
+func (l *Listeners) HandshakeAdopted(c net.Conn, port int, done func()) bool {
+	l.mu.Lock()
+	var s *slot
+	if e := l.byPort[port]; e != nil && e.secure {
+		for _, x := range e.slots {
+			if x.tls != nil {
+				s = x
+				break
+			}
+		}
+	}
+	l.mu.Unlock()
+	if s == nil {
+		return false
+	}
+	go l.handshake(c, port, s, done)
+	return true
+}
