@@ -85,6 +85,12 @@ const backend = {
       ports: r.ports,
       ready: r.ready,
       release: () => hub.unbindQueue(name),
+      // server.setSecureContext(): new handshakes use it (and a HELLO still to come)
+      setTls: (tls) => {
+        options.tls = tls
+        const q = hub.queuesByName.get(name)
+        if (q !== undefined && !q.deleted && tls) hub.applyAppTls(q, encodeTlsOptions(tls))
+      },
       ref: () => hub.setQueueRef(name, true),
       unref: () => hub.setQueueRef(name, false)
     }

@@ -212,6 +212,7 @@ const backend = {
           for (const port of reservation.ports) if (releasing.get(port) === done) releasing.delete(port)
         })
       },
+      setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
       ref () { reservation.refed = true },
       unref () { reservation.refed = false }
     }

@@ -30,12 +30,30 @@ const { codes } = require('../errors')
  */
 function listenTls (options, prefix, port) {
   if (!/^https:/i.test(prefix)) return {}
-  const material = options.tls ? encodeTlsOptions(options.tls) : null
-  if (material === null) warnNoCert(prefix, port)
+  const out = fieldsOf(options.tls)
+  if (out.tls === null) warnNoCert(prefix, port)
+  return out
+}
+
+function fieldsOf (tls) {
+  const material = tls ? encodeTlsOptions(tls) : null
   const out = { tls: material }
   // node checks them against its default roots then: the router has none of its own
   if (material !== null && material.requestCert === true && material.ca === undefined) out.defaultCA = defaultCaPem()
   return out
+}
+
+/**
+ * server.setSecureContext() on a server that listens: its router serves the new
+ * material to new handshakes (connections up keep theirs), once the listen has reached
+ * it; a worker's HELLO still to come carries it too.
+ */
+function setTls (r, queue, options, reservation, tls) {
+  options.tls = tls
+  reservation.ready.then(() => {
+    if (reservation.released || !r.child.connected || tls === null) return
+    r.child.send({ httpsys: 'tls', queue, ...fieldsOf(tls) }, () => {})
+  }, () => {})
 }
 
 // the hub's record (hub.js applyAppTls), on stderr as its logger writes it
@@ -44,4 +62,4 @@ function warnNoCert (prefix, port) {
   require('../logger').child({ component: 'router' }).warn({ code: err.code, port }, err.message)
 }
 
-module.exports = { listenTls }
+module.exports = { listenTls, setTls }

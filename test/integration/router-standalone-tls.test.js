@@ -198,3 +198,27 @@ s.listen(0)
   expect(r.lines[1]).toEqual({ code: 'ERR_HTTPSYS_TLS_CERT', reason: 'the private key does not belong to the certificate' })
   if (r.lines[0].kids !== null) expect(r.lines[0].kids).toBe(name === 'the native router' ? 1 : 0)
 }, 30000)
+
+test('server.setSecureContext() on a listening server: new connections get the new certificate, as node\'s; material node refuses throws', async () => {
+  const r = await everyWay(`${ASK}
+const fs = require('node:fs')
+const read = (f) => fs.readFileSync(f)
+const s = https.createServer({ key: read(${JSON.stringify(certs.localhost.key)}), cert: read(${JSON.stringify(certs.localhost.cert)}) }, (req, res) => res.end('ok'))
+s.listen(0, '127.0.0.1', async () => {
+  console.log(JSON.stringify({ kids: routerKids() }))
+  console.log(JSON.stringify(await ask(s)))
+  s.setSecureContext({ key: read(${JSON.stringify(certs.a.key)}), cert: read(${JSON.stringify(certs.a.cert)}) })
+  console.log(JSON.stringify(await ask(s)))
+  try { s.setSecureContext({ key: 'not a key', cert: read(${JSON.stringify(certs.a.cert)}) }); console.log('"taken"') } catch (err) { console.log(JSON.stringify({ threw: err.code })) }
+  console.log(JSON.stringify(await ask(s)))
+  s.close()
+})
+`)
+  expect(r.node.lines.slice(1)).toEqual([
+    { status: 200, body: 'ok', cn: 'localhost' },
+    { status: 200, body: 'ok', cn: 'a.localhost' },
+    { threw: expect.any(String) },
+    { status: 200, body: 'ok', cn: 'a.localhost' }
+  ])
+  expectServedLikeNode(r)
+}, 60000)

@@ -49,6 +49,10 @@ func serveParent(h *hub.Hub, log *slog.Logger) {
 				h.SetOwnSettings(a.Queue, a.Settings)
 				return
 			}
+			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "tls" && m.File == nil {
+				setOwnTLS(h, a)
+				return
+			}
 			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "conn" && m.File != nil {
 				adoptConn(h, a, m)
 				return

@@ -17,3 +17,9 @@ func adoptQueue(h *hub.Hub, ln net.Listener, a listenMsg) (hub.QueueInfo, error)
 	}
 	return h.AdoptQueue(ln, a.IP, a.Queue, o, a.Settings)
 }
+
+// setOwnTLS is a standalone https server's setSecureContext() (a `tls` message).
+func setOwnTLS(h *hub.Hub, a listenMsg) {
+	h.WaitStarted()
+	h.SetOwnTLS(a.Queue, a.TLS, a.DefaultCA)
+}

@@ -46,3 +46,22 @@ func (h *Hub) AdoptTLSQueue(ln net.Listener, ip, name string, o QueueOptions, ow
 	h.log.Debug("queue created on a handed-over TLS socket", "queue", name, "urls", e.urls)
 	return e.info(), nil
 }
+
+// SetOwnTLS is a standalone https server's setSecureContext(): material serves its new
+// handshakes from now on (connections up keep theirs), as node's server does. The
+// JS side checked it with node's own context first; what still cannot serve keeps
+// the certificate it had.
+func (h *Hub) SetOwnTLS(name string, material json.RawMessage, defaultCA string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	e, ok := h.queues[name]
+	if !ok || !e.reserved || e.unbind {
+		return
+	}
+	if defaultCA != "" {
+		_ = h.tls.store.SetDefaultCA(defaultCA)
+	}
+	if err := h.applyAppTLS(e, material); err != nil {
+		h.log.Debug("a standalone https server's new key material cannot serve", "queue", name, "err", err)
+	}
+}
