@@ -8,13 +8,14 @@
 // reports (socket.js: encrypted, authorized, getPeerCertificate(), getCipher(), ...).
 //
 // The key material is kept as given and sent only to the router (never logged).
-// setSecureContext() replaces it for the next listen(); the router keeps serving the
-// certificate it has (a running hub takes a new one when an app instance attaches
-// with it: `httpsys reload`). https://nodejs.org/api/https.html#class-httpsserver
+// setSecureContext() replaces it: a standalone server's own router serves it to new
+// handshakes at once, as node does; under a supervisor it is for the next listen(), and
+// the router keeps serving the certificate it has (a running hub takes a new one when
+// an app instance attaches with it: `httpsys reload`). https://nodejs.org/api/https.html#class-httpsserver
 
 const { Server: HttpServer } = require('./server')
 const { defineLegacyClass } = require('./legacy-class')
-const { kScheme, kTlsOptions } = require('./symbols')
+const { kScheme, kTlsOptions, kHandle } = require('./symbols')
 
 // What of node's tls.createServer options a router can serve with: the certificate, and
 // the client-certificate policy. Cipher and protocol choices are the router's.
@@ -39,9 +40,17 @@ function Server (options, requestListener) {
 }
 
 class HttpsMembers extends HttpServer {
-  /** https.Server#setSecureContext: the material for the next listen(). */
+  /**
+   * https.Server#setSecureContext: new handshakes of a standalone server that listens
+   * use it from now on, as node's (its reservation passes it to the router); otherwise
+   * the material for the next listen(). Material node's context refuses throws, as there.
+   */
   setSecureContext (options) {
-    this[kTlsOptions] = pickTls(options || {})
+    const material = pickTls(options || {})
+    if (material !== null) require('node:tls').createSecureContext(material)
+    this[kTlsOptions] = material
+    const handle = this[kHandle]
+    if (handle !== null && handle.reservation && typeof handle.reservation.setTls === 'function') handle.reservation.setTls(material)
   }
 
   // Per-host contexts belong to the router: certificates per host come from the

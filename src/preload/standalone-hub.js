@@ -85,6 +85,17 @@ const backend = {
       ports: r.ports,
       ready: r.ready,
       release: () => hub.unbindQueue(name),
+      // server.setSecureContext(): new handshakes use it (and a HELLO still to come);
+      // what node's context took but the hub refuses (an expired certificate) keeps the
+      // certificate it had, as on the native router (standalone-tls.js setTls)
+      setTls: (tls) => {
+        options.tls = tls
+        const q = hub.queuesByName.get(name)
+        if (q === undefined || q.deleted || !tls) return
+        try {
+          hub.applyAppTls(q, encodeTlsOptions(tls))
+        } catch {}
+      },
       ref: () => hub.setQueueRef(name, true),
       unref: () => hub.setQueueRef(name, false)
     }

@@ -16,7 +16,7 @@
 // supervised worker uses.
 //
 // What this router does not take yet, the in-process hub serves as before
-// (standalone-hub.js): listen(path), https servers, listen(prefix) (a server that
+// (standalone-hub.js): listen(path), listen(prefix) (a server that
 // shares its port by path), streams handed to a server (adopt), and platforms where
 // node cannot hand a descriptor over this way (Windows).
 
@@ -165,10 +165,8 @@ function forward (r, socket, queue) {
 
 /** Whether the native router takes this listen() (else the in-process hub does). */
 function takes (options) {
-  if (options.path !== undefined || options.tls || !Array.isArray(options.urls) || options.urls.length !== 1) return false
-  // an https server is the in-process hub's so far, with its material or without
-  // (https.createServer({}): the handed-over port would be a plain one)
-  if (/^https:/i.test(options.urls[0])) return false
+  if (options.path !== undefined || !Array.isArray(options.urls) || options.urls.length !== 1) return false
+  // (an https server's port goes over with its key material: standalone-tls.js)
   return options.settings !== null && options.settings !== undefined && options.settings.ownsPort === true
 }
 
@@ -214,6 +212,7 @@ const backend = {
           for (const port of reservation.ports) if (releasing.get(port) === done) releasing.delete(port)
         })
       },
+      setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
       ref () { reservation.refed = true },
       unref () { reservation.refed = false }
     }
@@ -231,7 +230,8 @@ const backend = {
     }
     const handOverNow = (prefix) => {
       const settings = ownSettings(options.settings)
-      return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '', settings }).then((answer) => {
+      const tls = require('./standalone-tls').listenTls(options, prefix, server.address().port)
+      return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '', settings, ...tls }).then((answer) => {
         // an app often sets them right after listen() (server.keepAliveTimeout = ...,
         // httpAllowHalfOpen): what changed by the time the router answered goes too
         const now = ownSettings(options.settings)

@@ -101,6 +101,8 @@ class NativeRouter extends EventEmitter {
     await proc.spawn()
     this.usage.started(proc.child.pid)
     await proc.call('start', { workerSocket: this.socketPath, workersMayCreate: false, limits: routerLimits(this.limits) })
+    // what a certificate that asks for a client's without a ca checks it against, as node
+    await proc.call('setDefaultCa', { ca: require('../tls-default-ca').defaultCaPem() })
     if (routerTls.size > 0) await routerTls.push()
     this.timer = setInterval(() => this.refresh(), STATS_MS)
     this.timer.unref()

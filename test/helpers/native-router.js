@@ -14,6 +14,7 @@ const { buildGo } = require('./go-build')
 const { RouterProcess } = require('../../src/supervisor/router-process')
 const { routerLimits } = require('../../src/supervisor/native-router')
 const { withPortOwner } = require('../../src/port-owner')
+const { defaultCaPem } = require('../../src/tls-default-ca')
 const { RouterTls } = require('../../src/supervisor/router-tls')
 
 let built = null
@@ -60,6 +61,7 @@ async function startNativeRouter ({ workersMayCreate = true, logger, tls = [], .
   if (l.maxBodySize === Infinity) l.maxBodySize = 0
   try {
     await proc.call('start', { workerSocket: sock, workersMayCreate, limits: l })
+    await proc.call('setDefaultCa', { ca: defaultCaPem() }) // as the supervisor (native-router.js)
   } catch (err) {
     await proc.stop() // refused options: no router is left behind
     throw err

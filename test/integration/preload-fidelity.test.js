@@ -11,11 +11,12 @@ const path = require('node:path')
 const net = require('node:net')
 const { spawn } = require('node:child_process')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
+const { routerBin } = require('../helpers/native-router')
 
 /** Runs `code` with the preload; resolves { code, out, err, ms } (killed after timeoutMs). */
-function runPreloaded (code, { timeoutMs = 10000, preload = true } = {}) {
+function runPreloaded (code, { timeoutMs = 10000, preload = true, env: extra = {} } = {}) {
   return new Promise((resolve) => {
-    const env = standaloneEnv()
+    const env = standaloneEnv(extra)
     const args = preload ? ['--require', REGISTER, '-e', code] : ['-e', code]
     const started = Date.now()
     const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -797,7 +798,10 @@ describe('a server that owns its port (listen(port))', () => {
     expect(lines(ours.out)).toEqual(lines(node.out))
   })
 
-  test('an https server given no certificate listens and every handshake fails, as node\'s (the hub warns once)', async () => {
+  test.each([
+    ['the hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
+    ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
+  ])('%s: an https server given no certificate listens and every handshake fails, as node\'s (the router warns once)', async (name, routerEnv) => {
     const code = `
       const https = require('https')
       const tls = require('tls')
@@ -810,7 +814,7 @@ describe('a server that owns its port (listen(port))', () => {
       })
     `
     const node = await runPreloaded(code, { preload: false })
-    const ours = await runPreloaded(code)
+    const ours = await runPreloaded(code, { env: routerEnv() })
     expect(lines(node.out)).toEqual([{ listening: true, handshake: 'failed' }])
     expect(lines(ours.out)).toEqual(lines(node.out))
     expect(ours.err).toContain('ERR_HTTPSYS_TLS_NO_CERT')

@@ -24,6 +24,9 @@ type listenMsg struct {
 	Dual    bool     `json:"dual"`
 	// the server's settings for the connections of its port
 	Settings conn.Owned `json:"settings"`
+	// an https server's (standalone_tls.go)
+	TLS       json.RawMessage `json:"tls"`
+	DefaultCA string          `json:"defaultCA"`
 }
 
 // serveParent reads the sockets a standalone app hands over on node's IPC channel
@@ -44,6 +47,10 @@ func serveParent(h *hub.Hub, log *slog.Logger) {
 			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "settings" && m.File == nil {
 				h.WaitStarted()
 				h.SetOwnSettings(a.Queue, a.Settings)
+				return
+			}
+			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "tls" && m.File == nil {
+				setOwnTLS(h, a)
 				return
 			}
 			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "conn" && m.File != nil {
@@ -74,7 +81,7 @@ func adopt(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
 		return out
 	}
 	h.WaitStarted()
-	info, err := h.AdoptQueue(ln, a.IP, a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token}, a.Settings)
+	info, err := adoptQueue(h, ln, a)
 	if err != nil {
 		var ce *coded.Error
 		if !errors.As(err, &ce) {

@@ -92,7 +92,10 @@ func (h *Hub) AdoptConn(c net.Conn, name string, dual bool) {
 		_ = c.Close()
 		return
 	}
-	h.conns.Serve(c, port, dual, func() {})
+	// (an https server's: its handshake first)
+	if !h.listeners.HandshakeAdopted(c, port, func() {}) {
+		h.conns.Serve(c, port, dual, func() {})
+	}
 }
 
 // SetOwnSettings: the server of queue name changed its settings (an app sets them

@@ -150,6 +150,22 @@ func (h *Hub) SetTLS(entries []tlsstore.Entry) error {
 	return nil
 }
 
+// SetDefaultCA: node's default CAs (tlsstore/defaultca.go), for the certificates that
+// ask for a client's without a CA: set before them (the entries and apps made earlier
+// keep what they verify against).
+func (h *Hub) SetDefaultCA(pemText string) error {
+	h.mu.Lock()
+	err := h.usable()
+	h.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := h.tls.store.SetDefaultCA(pemText); err != nil {
+		return coded.New(coded.BadArgument, err.Error(), map[string]any{"name": "ca", "value": "(PEM text)", "reason": "must hold PEM certificates"})
+	}
+	return nil
+}
+
 // applyAppTLS: each https prefix of e needs a certificate, from the config, else from
 // the key material the attaching worker's https server was given (HELLO `tls`, never
 // logged), which then serves e's hosts where the config does not (hub.js applyAppTls).
@@ -205,6 +221,13 @@ func (h *Hub) applyAppTLS(e *entry, material []byte) error {
 		d := map[string]any{"prefix": w.prefix, "port": w.where.Port}
 		if w.where.Host != "" {
 			d["host"] = w.where.Host
+		}
+		// a standalone server's own port listens as node's does without a certificate
+		// (every handshake then fails; hub.js applyAppTls): its process says so once
+		// (src/preload/standalone-tls.js), where node says nothing
+		if e.reserved {
+			h.log.Debug("a standalone https server has no certificate", "queue", e.q.Name, "port", w.where.Port)
+			continue
 		}
 		return coded.New(coded.TLSNoCert, "the https prefix "+w.prefix+" has no certificate", d)
 	}
@@ -312,6 +335,11 @@ type setTLSCmd struct {
 	Entries []tlsstore.Entry `json:"entries"`
 }
 
+type defaultCACmd struct {
+	control.Command
+	CA string `json:"ca"`
+}
+
 type redirectCmd struct {
 	control.Command
 	Name string   `json:"name"`
@@ -326,6 +354,13 @@ func (h *Hub) registerTLS(ch *control.Channel) {
 			return nil, err
 		}
 		return nil, h.SetTLS(a.Entries)
+	})
+	ch.Handle("setDefaultCa", func(line []byte) (any, error) {
+		var a defaultCACmd
+		if err := control.Decode(line, &a); err != nil {
+			return nil, err
+		}
+		return nil, h.SetDefaultCA(a.CA)
 	})
 	ch.Handle("tlsStats", func(line []byte) (any, error) {
 		var a control.Command

@@ -12,8 +12,10 @@ import (
 	"syscall"
 )
 
-// maxLine bounds one message: the parent sends small ones (a listen's prefixes).
-const maxLine = 1 << 20
+// maxLine bounds one message: an https server's listen carries its key material and
+// may carry node's default CAs (some 450 KB with the system's as NODE_EXTRA_CA_CERTS),
+// so the control channel's bound (control.MaxLine).
+const maxLine = 16 << 20
 
 // Channel is the child's end of node's IPC channel.
 type Channel struct {

@@ -66,7 +66,8 @@ type Slot struct {
 	key                string
 	policy             string            // the CA's digest when requestCert: what a verification is for
 	certs              []tls.Certificate // one per key (node's arrays): Go serves the first the client supports
-	ca                 *x509.CertPool
+	ca                 *x509.CertPool    // what a client's certificate is verified against
+	names              *x509.CertPool    // the CAs the CertificateRequest names (defaultca.go)
 	requestCert        bool
 	rejectUnauthorized bool
 }
@@ -102,6 +103,7 @@ type Store struct {
 	tickets  map[int][32]byte
 	verified *lru
 	configs  map[configKey]*tls.Config
+	roots    []*x509.Certificate // node's default CAs (defaultca.go)
 }
 
 type configKey struct {
@@ -127,7 +129,7 @@ func (s *Store) SetConfig(entries []Entry) error {
 	next := make([]configSlot, 0, len(entries))
 	for i, e := range entries {
 		host := strings.ToLower(e.Host)
-		slot, err := makeSlot(e, "config "+strconv.Itoa(e.Port)+" "+host)
+		slot, err := makeSlot(e, "config "+strconv.Itoa(e.Port)+" "+host, s.defaultRoots())
 		if err != nil {
 			return &EntryError{Index: i, Entry: e, Err: err}
 		}
@@ -157,7 +159,7 @@ func (e *EntryError) Unwrap() error { return e.Err }
 // SetApp makes an app's certificate serve its https prefixes where no config entry
 // does. The first queue to claim a host:port serves it; a later claim waits behind it.
 func (s *Store) SetApp(queue string, where []Where, e Entry) error {
-	slot, err := makeSlot(e, "app "+queue)
+	slot, err := makeSlot(e, "app "+queue, s.defaultRoots())
 	if err != nil {
 		return err
 	}
@@ -308,7 +310,7 @@ func (s *Store) configFor(port int, serverName string) (*tls.Config, error) {
 	}
 	if s.wantsClientCert(port) {
 		cfg.ClientAuth = tls.RequestClientCert
-		cfg.ClientCAs = slot.ca // names the CA in the CertificateRequest
+		cfg.ClientCAs = slot.names // names the CA in the CertificateRequest
 	}
 	cfg.SetSessionTicketKeys([][32]byte{s.ticketKey(port)})
 	s.limitSessions(cfg)
@@ -428,7 +430,8 @@ func (s *Store) Misdirected(port int, slot *Slot, hostname string) bool {
 
 // ---------------------------------------------------------------------------------
 
-func makeSlot(e Entry, key string) (*Slot, error) {
+// roots: node's default CAs, for an entry that asks for client certificates without a CA.
+func makeSlot(e Entry, key string, roots []*x509.Certificate) (*Slot, error) {
 	certs, pfxCAs := e.certs, e.pfxCAs
 	if certs == nil {
 		if e.Cert != "" || e.Key != "" {
@@ -457,15 +460,29 @@ func makeSlot(e Entry, key string) (*Slot, error) {
 	slot := &Slot{key: key, certs: certs, requestCert: e.RequestCert, rejectUnauthorized: e.RejectUnauthorized == nil || *e.RejectUnauthorized}
 	if e.RequestCert {
 		slot.ca = x509.NewCertPool()
-		if e.CA != "" && !slot.ca.AppendCertsFromPEM([]byte(e.CA)) {
-			return nil, errors.New("the CA holds no PEM certificate")
-		}
+		slot.names = x509.NewCertPool()
 		h := sha256.New()
-		h.Write([]byte(e.CA))
+		if e.CA != "" {
+			if !slot.ca.AppendCertsFromPEM([]byte(e.CA)) {
+				return nil, errors.New("the CA holds no PEM certificate")
+			}
+			slot.names.AppendCertsFromPEM([]byte(e.CA))
+			h.Write([]byte(e.CA))
+		} else {
+			// node's default roots, unnamed (defaultca.go); a verification is for them
+			for _, c := range roots {
+				slot.ca.AddCert(c)
+			}
+			h.Write([]byte("default roots\x00"))
+			for _, c := range roots {
+				h.Write(c.Raw)
+			}
+		}
 		// node trusts a pfx's other certificates for client certificates too, and names
 		// them in the CertificateRequest (its LoadPKCS12 adds them to the context's store)
 		for _, c := range pfxCAs {
 			slot.ca.AddCert(c)
+			slot.names.AddCert(c)
 			h.Write(c.Raw)
 		}
 		slot.policy = hex.EncodeToString(h.Sum(nil))
