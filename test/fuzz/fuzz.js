@@ -88,6 +88,12 @@ function checkInput (target, input, planSeed, options) {
   return verify(target, input, options, plans, res)
 }
 
+/** checkInput on several inputs ({ input, planSeed, options }) in one target call. */
+function checkInputs (target, inputs) {
+  const items = inputs.map(({ input, planSeed, options }) => ({ input, options, plans: plansFor(input, planSeed, options, target) }))
+  return target.runBatch(items).map((res, k) => verify(target, items[k].input, items[k].options, items[k].plans, res))
+}
+
 /**
  * Checks the runs of one input: throws an InvariantError on a broken contract or a
  * plan giving different events. Deterministic in (input, planSeed, options).
@@ -331,4 +337,4 @@ function defaultTarget () {
   return shared
 }
 
-module.exports = { fuzz, checkInput, plansFor, minimize, optionsFor, FuzzFailure, show, defaultTarget }
+module.exports = { fuzz, checkInput, checkInputs, plansFor, minimize, optionsFor, FuzzFailure, show, defaultTarget }

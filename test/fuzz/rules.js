@@ -146,7 +146,6 @@ function checkHead (s, options, known) {
   if (s.expectOther !== (s.versionMinor === 1 && expects.length > 0 && !cont)) fail('head-field', 'expectOther')
 }
 
-
 /**
  * A run's events ([head, s] [body, text]* [complete, trailers] ..., then at most one
  * [error, status, reason], then [finish, status|null]) against the contract the JS

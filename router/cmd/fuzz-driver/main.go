@@ -13,6 +13,7 @@
 // buffer); for a later plan that ends in Finish's 400 where the reference failed in
 // a line the input never ends, "late" holds the reference and the plan run again on
 // the input with an LF appended (test/fuzz/fuzz.js's "error-found-when-the-line-ends").
+// With "time": true, the job is timed instead (timeJob).
 package main
 
 import (
@@ -21,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -47,6 +49,10 @@ type job struct {
 	Input   []byte  `json:"input"`
 	Options options `json:"options"`
 	Plans   []plan  `json:"plans"`
+	// Time: the first plan's pieces go through a bare Parse loop (no recording, no
+	// checks) after a GC, and ns is its time alone: test/fuzz/scaling.js's time vs
+	// size, which must not measure the recording
+	Time bool `json:"time"`
 }
 
 type run struct {
@@ -113,6 +119,9 @@ func optionsOf(o options) parse.Options {
 
 func runJob(j *job) result {
 	opt := optionsOf(j.Options)
+	if j.Time && len(j.Plans) > 0 {
+		return timeJob(opt, j)
+	}
 	t0 := time.Now()
 	res := result{Plans: make([]run, len(j.Plans))}
 	for k := range j.Plans {
@@ -162,4 +171,30 @@ func runPlan(opt parse.Options, input []byte, pl *plan) run {
 		b = []int{}
 	}
 	return run{Events: res.Events, Boundaries: b, ErrorAt: res.ErrorAt, Errored: res.Errored}
+}
+
+func timeJob(opt parse.Options, j *job) result {
+	pieces := parsetest.Pieces(j.Input, j.Plans[0].Splits)
+	p := parse.New(opt)
+	runtime.GC()
+	t0 := time.Now()
+	var failed *parse.Error
+	for _, piece := range pieces {
+		for {
+			n, ev := p.Parse(piece)
+			piece = piece[n:]
+			if ev == parse.NeedMore || ev == parse.Failed {
+				break
+			}
+		}
+		if failed = p.Err(); failed != nil {
+			break
+		}
+	}
+	ns := time.Since(t0).Nanoseconds()
+	r := run{Events: []parsetest.Event{}, Boundaries: []int{}, ErrorAt: -1}
+	if failed != nil {
+		r.Events = append(r.Events, parsetest.Event{Kind: "error", Status: failed.Status, Reason: failed.Reason})
+	}
+	return result{Plans: []run{r}, NS: ns}
 }
