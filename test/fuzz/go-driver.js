@@ -108,24 +108,16 @@ function goTarget ({ bin } = {}) {
     },
     /**
      * Times the parser alone (a bare Parse loop after a GC) on [{ input, splits,
-     * options }], each `runs` times in one process: the best time of each, in ms.
+     * options }], each once to warm up, then `runs` times, in one process: the best
+     * time of each, in ms.
      */
     timeRuns (jobs, runs) {
-      const lines = []
-      for (const { input, splits, options } of jobs) {
-        const line = JSON.stringify({ input: input.toString('base64'), options: goOptions(options), plans: [{ splits }], time: true })
-        for (let r = 0; r < runs; r++) lines.push(line)
-      }
-      const out = runJobs(lines)
-      return jobs.map((j, k) => {
-        let best = Infinity
-        for (let r = 0; r < runs; r++) {
-          const o = out[k * runs + r]
-          if (o.crash || o.plans[0].violation) throw new Error(`a scaling input broke the parser: ${o.crash || o.plans[0].violation}`)
-          if ((o.plans[0].events || []).some((e) => e[0] === 'error')) throw new Error('a scaling input was refused: the shape is wrong')
-          best = Math.min(best, o.ns / 1e6)
-        }
-        return best
+      const lines = jobs.map(({ input, splits, options }) =>
+        JSON.stringify({ input: input.toString('base64'), options: goOptions(options), plans: [{ splits }], time: true, repeat: runs }))
+      return runJobs(lines).map((o) => {
+        if (o.crash || o.plans[0].violation) throw new Error(`a scaling input broke the parser: ${o.crash || o.plans[0].violation}`)
+        if ((o.plans[0].events || []).length) throw new Error('a scaling input was refused: the shape is wrong')
+        return o.ns / 1e6
       })
     },
     cleanup () {

@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -53,6 +54,8 @@ type job struct {
 	// checks) after a GC, and ns is its time alone: test/fuzz/scaling.js's time vs
 	// size, which must not measure the recording
 	Time bool `json:"time"`
+	// Repeat: timed this many times after one untimed run; ns is the best
+	Repeat int `json:"repeat"`
 }
 
 type run struct {
@@ -175,10 +178,29 @@ func runPlan(opt parse.Options, input []byte, pl *plan) run {
 
 func timeJob(opt parse.Options, j *job) result {
 	pieces := parsetest.Pieces(j.Input, j.Plans[0].Splits)
-	p := parse.New(opt)
-	runtime.GC()
-	t0 := time.Now()
 	var failed *parse.Error
+	best := int64(math.MaxInt64)
+	// one parser, Reset between runs as a connection's is: the warm-up run grows its
+	// buffers, so the timed ones measure the parsing, not the heap's growth
+	p := parse.New(opt)
+	for r := range max(j.Repeat, 1) + 1 {
+		p.Reset()
+		runtime.GC()
+		t0 := time.Now()
+		failed = parseAll(p, pieces)
+		if ns := time.Since(t0).Nanoseconds(); r > 0 { // the first run warms up
+			best = min(best, ns)
+		}
+	}
+	r := run{Events: []parsetest.Event{}, Boundaries: []int{}, ErrorAt: -1}
+	if failed != nil {
+		r.Events = append(r.Events, parsetest.Event{Kind: "error", Status: failed.Status, Reason: failed.Reason})
+	}
+	return result{Plans: []run{r}, NS: best}
+}
+
+// parseAll is the bare loop a connection runs: every piece to its end or a failure.
+func parseAll(p *parse.Parser, pieces [][]byte) *parse.Error {
 	for _, piece := range pieces {
 		for {
 			n, ev := p.Parse(piece)
@@ -187,14 +209,9 @@ func timeJob(opt parse.Options, j *job) result {
 				break
 			}
 		}
-		if failed = p.Err(); failed != nil {
-			break
+		if err := p.Err(); err != nil {
+			return err
 		}
 	}
-	ns := time.Since(t0).Nanoseconds()
-	r := run{Events: []parsetest.Event{}, Boundaries: []int{}, ErrorAt: -1}
-	if failed != nil {
-		r.Events = append(r.Events, parsetest.Event{Kind: "error", Status: failed.Status, Reason: failed.Reason})
-	}
-	return result{Plans: []run{r}, NS: ns}
+	return nil
 }
