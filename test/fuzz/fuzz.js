@@ -45,8 +45,13 @@ function optionsFor (rng) {
     maxHeaderSize: rng.pick([40, 64, 128, 256, 1024, 16384]),
     maxBodySize: rng.pick([0, 1, 10, 100, 4096, Infinity])
   }
-  // a server that owns its port: Host and authority as sent (client-connection.js)
-  if (rng.chance(0.2)) options.strictHost = false
+  // a port a standalone server owns (src/hub/client-connection.js, router/internal/conn):
+  // node's rules, Host and authority as sent, CONNECT served, node's insecureHTTPParser
+  // when the server asked for it
+  if (rng.chance(0.5)) {
+    Object.assign(options, { requireHost: false, strictHost: false, connect: true })
+    if (rng.chance(0.5)) options.lenient = true
+  }
   return options
 }
 

@@ -29,7 +29,7 @@ function goOptions (options = {}) {
   const o = {}
   if (options.maxHeaderSize !== undefined) o.maxHeaderSize = options.maxHeaderSize
   if (options.maxBodySize !== undefined) o.maxBodySize = options.maxBodySize === Infinity ? null : options.maxBodySize
-  if (options.strictHost !== undefined) o.strictHost = options.strictHost
+  for (const k of ['strictHost', 'requireHost', 'connect', 'lenient']) if (options[k] !== undefined) o[k] = options[k]
   return o
 }
 

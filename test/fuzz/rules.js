@@ -12,6 +12,8 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const VCHARS = /^[\x21-\x7e]+$/
 // field-value after OWS trimming: field-vchar (obs-text included), SP and HTAB inside
 const FIELD_VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\x20-\x7e\x80-\xff\t]*[\x21-\x7e\x80-\xff])?)?$/
+// the same for a lenient parser (node's insecureHTTPParser): any byte but CR and LF
+const FIELD_VALUE_LENIENT = /^(?:[^\r\n \t](?:[^\r\n]*[^\r\n \t])?)?$/
 const HOST_VALUE = /^[0-9A-Za-z\-._~%!$&'()*+,;=:[\]]*$/
 // the Host port rule (issue 23, RFC 3986 3.2.3 port = *DIGIT): digits after an IP
 // literal's "]" or after the first ":", nothing else; for Host and an absolute-form
@@ -62,11 +64,12 @@ const Splits = {
   }
 }
 
-function checkFields (fields, what) {
+function checkFields (fields, what, lenient = false) {
   if (!Array.isArray(fields) || fields.length % 2 !== 0) fail('head-shape', `${what} fields are not [name, value, ...]`)
+  const value = lenient ? FIELD_VALUE_LENIENT : FIELD_VALUE
   for (let i = 0; i < fields.length; i += 2) {
     if (typeof fields[i] !== 'string' || !TOKEN.test(fields[i])) fail('head-shape', `${what} name is not a token`, { name: fields[i] })
-    if (typeof fields[i + 1] !== 'string' || !FIELD_VALUE.test(fields[i + 1])) fail('head-shape', `${what} value is not a trimmed field-value`, { value: fields[i + 1] })
+    if (typeof fields[i + 1] !== 'string' || !value.test(fields[i + 1])) fail('head-shape', `${what} value is not a trimmed field-value`, { value: fields[i + 1] })
   }
 }
 
@@ -86,25 +89,30 @@ const listOf = (values) => values.flatMap((v) => v.split(',')).map(trimOws).filt
 /**
  * The head (a snapshot: method, url, versions, rawHeaders, host, contentLength,
  * chunked, keepAlive, expectContinue, expectOther, upgrade, hasBody) against the README's rules and the parser's documented decisions, computed
- * independently from rawHeaders: anything accepted must satisfy them.
+ * independently from rawHeaders: anything accepted must satisfy them. The options of a
+ * port a standalone server owns relax some, as node's server does: `requireHost` false
+ * (no Host needed), `strictHost` false (any Host and authority), `connect` (CONNECT
+ * served: any target, no body, upgrade), `lenient` (insecureHTTPParser: a header value
+ * may hold any byte but CR and LF).
  */
 function checkHead (s, options, known) {
+  const connect = s.method === 'CONNECT'
   if (typeof s.method !== 'string' || !TOKEN.test(s.method)) fail('head-shape', 'method is not a token', { method: s.method })
   if (!HTTP_METHODS.includes(s.method)) fail('readme-rule', 'a method outside http.METHODS accepted', { method: s.method })
-  if (s.method === 'CONNECT') fail('readme-rule', 'a CONNECT accepted (the router opens no tunnels)', { url: s.url })
+  if (connect && !options.connect) fail('readme-rule', 'a CONNECT accepted (the router opens no tunnels)', { url: s.url })
   if (typeof s.url !== 'string' || !VCHARS.test(s.url)) fail('head-shape', 'url is empty or has bytes outside VCHAR', { url: s.url })
-  if (!(s.url[0] === '/' || (s.url === '*' && s.method === 'OPTIONS') || ABSOLUTE.test(s.url))) {
+  if (!(connect || s.url[0] === '/' || (s.url === '*' && s.method === 'OPTIONS') || ABSOLUTE.test(s.url))) {
     fail('readme-rule', 'request-target neither origin-form, absolute-form nor OPTIONS *', { url: s.url })
   }
   if (s.versionMajor !== 1 || (s.versionMinor !== 0 && s.versionMinor !== 1)) fail('readme-rule', 'version other than 1.0/1.1 accepted')
-  checkFields(s.rawHeaders, 'header')
+  checkFields(s.rawHeaders, 'header', options.lenient)
   const values = (name) => {
     const out = []
     for (let i = 0; i < s.rawHeaders.length; i += 2) if (s.rawHeaders[i].toLowerCase() === name) out.push(s.rawHeaders[i + 1])
     return out
   }
   const hosts = values('host')
-  if (s.versionMinor === 1 && hosts.length === 0) fail('readme-rule', 'HTTP/1.1 request without Host accepted')
+  if (options.requireHost !== false && s.versionMinor === 1 && hosts.length === 0) fail('readme-rule', 'HTTP/1.1 request without Host accepted')
   if (hosts.some((h) => h !== hosts[0])) fail('readme-rule', 'different Host values accepted', { hosts })
   // strictHost false (a server that owns its port): any Host, any authority, as on node
   const strict = options.strictHost !== false
@@ -117,28 +125,36 @@ function checkHead (s, options, known) {
   const cls = values('content-length')
   const tes = values('transfer-encoding')
   if (cls.length && tes.length) fail('readme-rule', 'Content-Length and Transfer-Encoding both accepted')
+  let chunked = false
+  let contentLength = -1
   if (tes.length) {
     const codings = listOf(tes).map((c) => c.toLowerCase())
     if (s.versionMinor !== 1) fail('readme-rule', 'Transfer-Encoding in HTTP/1.0 accepted')
     if (codings[codings.length - 1] !== 'chunked' || codings.filter((c) => c === 'chunked').length !== 1) {
       fail('readme-rule', 'Transfer-Encoding whose final coding is not a single chunked accepted', { tes })
     }
-    if (!s.chunked || s.contentLength !== -1) fail('head-field', 'chunked/contentLength do not follow Transfer-Encoding')
+    chunked = true
   } else if (cls.length) {
     const members = listOf(cls)
     if (members.length === 0 || members.some((m) => !/^[0-9]+$/.test(m))) fail('readme-rule', 'invalid Content-Length accepted', { cls })
     const n = Number(members[0])
     if (members.some((m) => Number(m) !== n)) fail('readme-rule', 'different Content-Length values accepted', { cls })
     if (n > Number.MAX_SAFE_INTEGER || n > (options.maxBodySize ?? Infinity)) fail('readme-rule', 'Content-Length above the limit accepted')
-    if (s.chunked || s.contentLength !== n) fail('head-field', 'contentLength is not the Content-Length value', { cls, contentLength: s.contentLength })
-  } else if (s.chunked || s.contentLength !== -1) {
-    fail('head-field', 'framing without a framing header')
+    contentLength = n
+  }
+  // CONNECT has no body: the bytes after its head are the tunnel's (its framing headers are still checked)
+  if (connect) {
+    chunked = false
+    contentLength = -1
+  }
+  if (s.chunked !== chunked || s.contentLength !== contentLength) {
+    fail('head-field', 'chunked/contentLength do not follow the framing headers', { cls, tes, chunked: s.chunked, contentLength: s.contentLength })
   }
   if (s.hasBody !== (s.chunked || s.contentLength > 0)) fail('head-field', 'hasBody')
   const conn = listOf(values('connection')).map((c) => c.toLowerCase())
   const keepAlive = !conn.includes('close') && (s.versionMinor === 1 || conn.includes('keep-alive'))
   if (s.keepAlive !== keepAlive) fail('head-field', `keepAlive ${s.keepAlive}, expected ${keepAlive}`, { conn })
-  const upgrade = conn.includes('upgrade') && values('upgrade').some((v) => v !== '')
+  const upgrade = connect || (conn.includes('upgrade') && values('upgrade').some((v) => v !== ''))
   if (s.upgrade !== upgrade) fail('head-field', `upgrade ${s.upgrade}, expected ${upgrade}`)
   const expects = values('expect')
   const cont = expects.some((v) => v.toLowerCase() === '100-continue')
@@ -186,7 +202,7 @@ function checkEvents (events, options, known) {
         if (t !== null && (!h.chunked || !Array.isArray(t) || t.length === 0 || t.length % 2 !== 0)) {
           fail('trailers-shape', 'trailers must be null or a non-empty [name, value, ...] of a chunked message', { trailers: t })
         }
-        if (t !== null) checkFields(t, 'trailer')
+        if (t !== null) checkFields(t, 'trailer', options.lenient)
         msg = null
         break
       }

@@ -2,7 +2,7 @@
 // fuzzer in test/fuzz (go-driver.js): one process per batch of inputs, each parsed
 // under several plans. It reads one JSON object per line on stdin:
 //
-//	{"input": base64, "options": {"maxHeaderSize": n, "maxBodySize": n|null, "strictHost": b},
+//	{"input": base64, "options": {"maxHeaderSize": n, "maxBodySize": n|null, "strictHost": b, "requireHost": b, "connect": b, "lenient": b},
 //	 "plans": [{"splits": [[start, end], ...]|null, "scribble": b, "stop": p, "seed": n, "prefix": base64|null}, ...]}
 //
 // and writes one line per input: {"plans": [...], "ns": n}, each plan's run as
@@ -36,6 +36,9 @@ type options struct {
 	MaxHeaderSize *int   `json:"maxHeaderSize"`
 	MaxBodySize   *int64 `json:"maxBodySize"` // null or absent: no limit
 	StrictHost    *bool  `json:"strictHost"`
+	RequireHost   *bool  `json:"requireHost"`
+	Connect       bool   `json:"connect"`
+	Lenient       bool   `json:"lenient"`
 }
 
 type plan struct {
@@ -117,6 +120,10 @@ func optionsOf(o options) parse.Options {
 	if o.StrictHost != nil {
 		opt.StrictHost = *o.StrictHost
 	}
+	if o.RequireHost != nil {
+		opt.RequireHost = *o.RequireHost
+	}
+	opt.Connect, opt.Lenient = o.Connect, o.Lenient
 	return opt
 }
 

@@ -159,3 +159,40 @@ describe('fuzzing the Go parser', () => {
     expect(needing).toEqual([])
   })
 })
+
+// src/hub/client-connection.js, router/internal/conn: a port a standalone server owns
+// gets node's rules (no Host needed, any Host, CONNECT served, insecureHTTPParser on
+// request); the fuzzer draws these options for some inputs, and holds the parser to them
+describe('a port a standalone server owns', () => {
+  const OWN = { requireHost: false, strictHost: false, connect: true, lenient: true }
+  const INPUTS = [
+    'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nContent-Length: 5\r\n\r\n\x16\x03\x01\x00\x05',
+    'GET / HTTP/1.1\r\nX: a\x01b\x7f\r\n\r\n',
+    "GET / HTTP/1.1\r\nHost: localhost:'onmouseover='x\r\n\r\n"
+  ]
+  const run = (options) => checkInputs(target, INPUTS.map((text) => ({ input: b(text), planSeed: 2, options })))
+
+  test('takes what node takes, under every plan, within the relaxed rules', () => {
+    const [connect, lenient, anyHost] = run(OWN).map((r) => r.events.filter((e) => e[0] === 'head').map((e) => e[1]))
+    expect(connect[0]).toMatchObject({ method: 'CONNECT', url: 'example.com:443', upgrade: true, hasBody: false, contentLength: -1 })
+    expect(lenient[0].rawHeaders).toEqual(['X', 'a\x01b\x7f'])
+    expect(anyHost[0].host).toBe("localhost:'onmouseover='x")
+  })
+
+  test('the checks refuse each of these from a parser held to the defaults', () => {
+    const lax = { ...target, runBatch: (items) => target.runBatch(items.map((it) => ({ ...it, options: OWN }))) }
+    const reasons = INPUTS.map((text) => {
+      try {
+        checkInput(lax, b(text), 2, {})
+        return null
+      } catch (err) {
+        return err.message
+      }
+    })
+    expect(reasons).toEqual([
+      expect.stringMatching(/a CONNECT accepted/),
+      expect.stringMatching(/header value is not a trimmed field-value|HTTP\/1.1 request without Host accepted/),
+      expect.stringMatching(/invalid Host value accepted|a Host whose port is not digits accepted/)
+    ])
+  })
+})
