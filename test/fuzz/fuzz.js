@@ -126,7 +126,14 @@ function verify (target, input, options, plans, res) {
     }
   }
   for (let k = 1; k < runs.length; k++) {
-    if (runs[k] !== byComplete) same(ctx, runs[k], plans[k][1], plans[k][0])
+    const run = runs[k]
+    if (run === byComplete) continue
+    same(ctx, run, plans[k][1], plans[k][0])
+    // a target that records where every message ended (the Go driver) must find the
+    // same ends under every plan that gives the same events
+    if (run.boundaries.length && json(run.events) === json(canonical.events) && json(run.boundaries) !== json(byComplete.boundaries)) {
+      throw new InvariantError('boundaries', `plan ${plans[k][0]} ends the messages at ${run.boundaries}, one buffer at ${byComplete.boundaries}`)
+    }
   }
   return { events: canonical.events, boundaries: byComplete.boundaries, known, notes, ms: res.ms }
 }
