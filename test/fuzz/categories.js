@@ -14,7 +14,7 @@
 // that differ), hubOn(buf) and llOn(buf) (the verdicts of each on other bytes).
 
 const { METHODS: HTTP_METHODS } = require('node:http')
-const { listOf, trimOws, hostPortOk, authorityOf } = require('./hub-driver')
+const { listOf, trimOws, hostPortOk, authorityOf } = require('./rules')
 
 const HOST_CHARS = /^[0-9A-Za-z\-._~%!$&'()*+,;=:[\]]*$/
 const LIMIT_REASONS = ['request header section too large', 'trailer section too large', 'chunk extensions too large']

@@ -1,7 +1,8 @@
 'use strict'
 
-// The differential run: the hub's verdicts on an input against llhttp's (node's own
-// parser, llhttp-driver.js), request by request.
+// The differential run: the parser's verdicts on an input (the router's Go parser, or
+// the JS hub's while src/hub exists; "hub" below is whichever) against llhttp's
+// (node's own parser, llhttp-driver.js), request by request.
 //
 // Both read the whole input as one buffer. Message k is compared field by field
 // (method, url, version, rawHeaders, body, trailers, keepAlive, upgrade) when both
@@ -14,9 +15,7 @@
 
 const { available, runLlhttp, llMethodName } = require('./llhttp-driver')
 const { CATEGORIES } = require('./categories')
-const { runHub, Splits, trimOws } = require('./hub-driver')
-
-const hubOn = (buf) => hubVerdicts(runHub(buf, { splits: Splits.whole(buf.length) }).events)
+const { trimOws } = require('./rules')
 
 /** The hub's events as messages and a terminal verdict. */
 function hubVerdicts (events) {
@@ -87,14 +86,17 @@ function roughHead (text) {
 }
 
 /**
- * Compares the verdicts on `input`.
+ * Compares the verdicts on `input`. `reparse(buf)` gives the parser's one-buffer
+ * events on other bytes (some categories ask what it makes of a completed input);
+ * the Go parser's by default.
  * @returns {{ kind: string|null, category: string|null, detail?: string, info?: object }}
  *   kind null: full agreement; otherwise the first disagreement and its category (null:
  *   unexplained).
  */
-function compare (input, hubEvents, boundaries, llOptions) {
+function compare (input, hubEvents, boundaries, reparse) {
   const hub = hubVerdicts(hubEvents)
-  const ll = runLlhttp(input, llOptions)
+  const ll = runLlhttp(input)
+  const hubOn = (buf) => hubVerdicts((reparse || defaultReparse)(buf))
   const n = Math.max(hub.messages.length, ll.messages.length)
   for (let k = 0; k <= n; k++) {
     const h = hub.messages[k]
@@ -138,13 +140,18 @@ function compare (input, hubEvents, boundaries, llOptions) {
       llTerminal: ll.terminal,
       diffs,
       hubOn,
-      llOn: (buf) => runLlhttp(buf, llOptions)
+      llOn: (buf) => runLlhttp(buf)
     }
     const cat = CATEGORIES.find((c) => c.kinds.includes(kind) && c.test(ctx))
     const detail = describe(ctx)
     return { kind, category: cat ? cat.id : null, detail, info: { k, diffs, hub: h ? pick(h, diffs) : hub.terminal, llhttp: l ? pick(l, diffs) : ll.terminal } }
   }
   return agreed(hub, ll, n, 'none')
+}
+
+function defaultReparse (buf) {
+  // required here: fuzz.js requires this file
+  return require('./fuzz').defaultTarget().oneBuffer(buf)
 }
 
 function agreed (hub, ll, k, how) {

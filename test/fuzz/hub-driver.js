@@ -1,5 +1,9 @@
 'use strict'
 
+// The JS parser's driver (src/hub/http-parser.js), for its own tests while src/hub
+// exists (test/unit/hub/http-parser-fuzz.test.js, test/unit/router/parse-differential.test.js);
+// it goes with src/hub, and nothing else in test/fuzz requires it.
+//
 // Drives the hub's RequestParser over one input under a "plan" (how the bytes are cut
 // into execute() calls, where handlers pause, whether the caller scribbles over its
 // buffers, whether the parser is reused after reset()), records what the handlers saw
@@ -7,64 +11,11 @@
 // throws an InvariantError; an exception out of the parser itself is reported as one
 // too (kind 'exception'), so the fuzz loop treats both the same way.
 
-const { METHODS: HTTP_METHODS } = require('node:http')
 const { RequestParser, ParseError } = require('../../src/hub/http-parser')
 const { Rng } = require('./rng')
-
-const STATUSES = new Set([400, 413, 431, 505])
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
-const VCHARS = /^[\x21-\x7e]+$/
-// field-value after OWS trimming: field-vchar (obs-text included), SP and HTAB inside
-const FIELD_VALUE = /^(?:[\x21-\x7e\x80-\xff](?:[\x20-\x7e\x80-\xff\t]*[\x21-\x7e\x80-\xff])?)?$/
-const HOST_VALUE = /^[0-9A-Za-z\-._~%!$&'()*+,;=:[\]]*$/
-// the Host port rule (issue 23, RFC 3986 3.2.3 port = *DIGIT): digits after an IP
-// literal's "]" or after the first ":", nothing else; for Host and an absolute-form
-// target's authority alike
-const HOST_PORT = /^(?:\[[^\]]*\](?::[0-9]*)?|(?!\[)[^:]*(?::[0-9]*)?)$/
-const hostPortOk = (host) => HOST_PORT.test(host)
-// the authority of a `scheme://` target: to the first "/", "?" or "#" after the "//"
-const authorityOf = (url) => /^[^:]*:\/\/([^/?#]*)/.exec(url)[1]
-const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+\-.]*:\/\//
-
-class InvariantError extends Error {
-  constructor (kind, message, details) {
-    super(`${kind}: ${message}`)
-    this.kind = kind
-    this.details = details
-  }
-}
-
-function fail (kind, message, details) {
-  throw new InvariantError(kind, message, details)
-}
-
-/** Splits `len` bytes into [start, end) pieces. */
-const Splits = {
-  whole: (len) => [[0, len]],
-  bytes (len) {
-    const out = []
-    for (let i = 0; i < len; i++) out.push([i, i + 1])
-    return out.length ? out : [[0, 0]]
-  },
-  random (len, rng, maxPiece) {
-    const out = []
-    let i = 0
-    while (i < len) {
-      const n = Math.min(len - i, rng.range(1, maxPiece))
-      out.push([i, i + n])
-      i += n
-    }
-    return out.length ? out : [[0, 0]]
-  },
-  cuts (len, rng, k) {
-    const points = new Set()
-    for (let j = 0; j < k; j++) points.add(rng.int(len + 1))
-    const sorted = [0, ...[...points].sort((a, b) => a - b), len]
-    const out = []
-    for (let j = 1; j < sorted.length; j++) if (sorted[j] > sorted[j - 1]) out.push([sorted[j - 1], sorted[j]])
-    return out.length ? out : [[0, 0]]
-  }
-}
+const { InvariantError, fail, Splits, STATUSES, checkFields, checkHead, trimOws, listOf, hostPortOk, authorityOf } = require('./rules')
+const { fuzz, checkInput } = require('./fuzz')
+const { checkScaling: checkScalingOf, SHAPES } = require('./scaling')
 
 /**
  * Runs the parser over `input`.
@@ -110,7 +61,8 @@ function runHub (input, plan) {
       guard('onHead')
       if (msg !== null) fail('head-in-message', 'onHead before the previous message completed', { previous: msg.snapshot })
       const snapshot = snapshotHead(head)
-      checkHead(head, snapshot, plan.options || {}, known)
+      if (head.trailers !== null) fail('head-shape', 'head.trailers set at onHead')
+      checkHead(snapshot, plan.options || {}, known)
       msg = { head, snapshot, bodyLen: 0 }
       if (recording) events.push(['head', snapshot])
       maybePause('head')
@@ -253,88 +205,50 @@ function snapshotHead (head) {
   }
 }
 
-function checkFields (fields, what) {
-  if (!Array.isArray(fields) || fields.length % 2 !== 0) fail('head-shape', `${what} fields are not [name, value, ...]`)
-  for (let i = 0; i < fields.length; i += 2) {
-    if (typeof fields[i] !== 'string' || !TOKEN.test(fields[i])) fail('head-shape', `${what} name is not a token`, { name: fields[i] })
-    if (typeof fields[i + 1] !== 'string' || !FIELD_VALUE.test(fields[i + 1])) fail('head-shape', `${what} value is not a trimmed field-value`, { value: fields[i + 1] })
-  }
-}
-
-/** A string without its leading and trailing SP/HTAB (OWS), in linear time: a regex like
- * /[ \t]+$/ backtracks quadratically over long runs of spaces inside the string. */
-function trimOws (s) {
-  let a = 0
-  let b = s.length
-  while (a < b && (s.charCodeAt(a) === 32 || s.charCodeAt(a) === 9)) a++
-  while (b > a && (s.charCodeAt(b - 1) === 32 || s.charCodeAt(b - 1) === 9)) b--
-  return s.slice(a, b)
-}
-
-// list members (RFC 9110 5.6.1), trimmed of OWS only: String#trim() would also strip NBSP (0xa0)
-const listOf = (values) => values.flatMap((v) => v.split(',')).map(trimOws).filter((e) => e !== '')
-
 /**
- * The head against the README's rules and the parser's documented decisions, computed
- * independently from rawHeaders: anything accepted must satisfy them.
+ * The JS parser as a fuzz target (fuzz.js): each input's plans run here, in process,
+ * the contract checked in the handlers; a broken one is the input's result.
  */
-function checkHead (head, s, options, known) {
-  if (typeof s.method !== 'string' || !TOKEN.test(s.method)) fail('head-shape', 'method is not a token', { method: s.method })
-  if (!HTTP_METHODS.includes(s.method)) fail('readme-rule', 'a method outside http.METHODS accepted', { method: s.method })
-  if (s.method === 'CONNECT') fail('readme-rule', 'a CONNECT accepted (the router opens no tunnels)', { url: s.url })
-  if (typeof s.url !== 'string' || !VCHARS.test(s.url)) fail('head-shape', 'url is empty or has bytes outside VCHAR', { url: s.url })
-  if (!(s.url[0] === '/' || (s.url === '*' && s.method === 'OPTIONS') || ABSOLUTE.test(s.url))) {
-    fail('readme-rule', 'request-target neither origin-form, absolute-form nor OPTIONS *', { url: s.url })
+const hubTarget = {
+  name: 'hub',
+  pausesAtComplete: true,
+  runBatch (items) {
+    return items.map(({ input, plans }) => {
+      const t0 = process.hrtime.bigint()
+      try {
+        const runs = plans.map(([name, spec]) => ({ name, ...runHub(input, spec) }))
+        return { runs, ms: Number(process.hrtime.bigint() - t0) / 1e6 }
+      } catch (error) {
+        return { error }
+      }
+    })
+  },
+  oneBuffer: (buf) => runHub(buf, { splits: Splits.whole(buf.length) }).events,
+  timeRuns (jobs, runs) {
+    return jobs.map(({ input, splits, options }) => {
+      let best = Infinity
+      timeOnce(input, splits, options) // warms the JIT up
+      for (let r = 0; r < runs; r++) best = Math.min(best, timeOnce(input, splits, options))
+      return best
+    })
   }
-  if (s.versionMajor !== 1 || (s.versionMinor !== 0 && s.versionMinor !== 1)) fail('readme-rule', 'version other than 1.0/1.1 accepted')
-  if (head.trailers !== null) fail('head-shape', 'head.trailers set at onHead')
-  checkFields(s.rawHeaders, 'header')
-  const values = (name) => {
-    const out = []
-    for (let i = 0; i < s.rawHeaders.length; i += 2) if (s.rawHeaders[i].toLowerCase() === name) out.push(s.rawHeaders[i + 1])
-    return out
-  }
-  const hosts = values('host')
-  if (s.versionMinor === 1 && hosts.length === 0) fail('readme-rule', 'HTTP/1.1 request without Host accepted')
-  if (hosts.some((h) => h !== hosts[0])) fail('readme-rule', 'different Host values accepted', { hosts })
-  // strictHost false (a server that owns its port): any Host, any authority, as on node
-  const strict = options.strictHost !== false
-  if (strict && hosts.length && !HOST_VALUE.test(hosts[0])) fail('readme-rule', 'invalid Host value accepted', { host: hosts[0] })
-  if (strict && hosts.length && !hostPortOk(hosts[0])) fail('readme-rule', 'a Host whose port is not digits accepted', { host: hosts[0] })
-  if (strict && ABSOLUTE.test(s.url) && !hostPortOk(authorityOf(s.url))) {
-    fail('readme-rule', 'an absolute-form target whose port is not digits accepted', { url: s.url })
-  }
-  if (s.host !== (hosts[0] || '')) fail('head-field', 'host is not the first Host value')
-  const cls = values('content-length')
-  const tes = values('transfer-encoding')
-  if (cls.length && tes.length) fail('readme-rule', 'Content-Length and Transfer-Encoding both accepted')
-  if (tes.length) {
-    const codings = listOf(tes).map((c) => c.toLowerCase())
-    if (s.versionMinor !== 1) fail('readme-rule', 'Transfer-Encoding in HTTP/1.0 accepted')
-    if (codings[codings.length - 1] !== 'chunked' || codings.filter((c) => c === 'chunked').length !== 1) {
-      fail('readme-rule', 'Transfer-Encoding whose final coding is not a single chunked accepted', { tes })
-    }
-    if (!s.chunked || s.contentLength !== -1) fail('head-field', 'chunked/contentLength do not follow Transfer-Encoding')
-  } else if (cls.length) {
-    const members = listOf(cls)
-    if (members.length === 0 || members.some((m) => !/^[0-9]+$/.test(m))) fail('readme-rule', 'invalid Content-Length accepted', { cls })
-    const n = Number(members[0])
-    if (members.some((m) => Number(m) !== n)) fail('readme-rule', 'different Content-Length values accepted', { cls })
-    if (n > Number.MAX_SAFE_INTEGER || n > (options.maxBodySize ?? Infinity)) fail('readme-rule', 'Content-Length above the limit accepted')
-    if (s.chunked || s.contentLength !== n) fail('head-field', 'contentLength is not the Content-Length value', { cls, contentLength: s.contentLength })
-  } else if (s.chunked || s.contentLength !== -1) {
-    fail('head-field', 'framing without a framing header')
-  }
-  if (s.hasBody !== (s.chunked || s.contentLength > 0)) fail('head-field', 'hasBody')
-  const conn = listOf(values('connection')).map((c) => c.toLowerCase())
-  const keepAlive = !conn.includes('close') && (s.versionMinor === 1 || conn.includes('keep-alive'))
-  if (s.keepAlive !== keepAlive) fail('head-field', `keepAlive ${s.keepAlive}, expected ${keepAlive}`, { conn })
-  const upgrade = conn.includes('upgrade') && values('upgrade').some((v) => v !== '')
-  if (s.upgrade !== upgrade) fail('head-field', `upgrade ${s.upgrade}, expected ${upgrade}`)
-  const expects = values('expect')
-  const cont = expects.some((v) => v.toLowerCase() === '100-continue')
-  if (s.expectContinue !== (s.versionMinor === 1 && cont)) fail('head-field', 'expectContinue')
-  if (s.expectOther !== (s.versionMinor === 1 && expects.length > 0 && !cont)) fail('head-field', 'expectOther')
 }
 
-module.exports = { runHub, Splits, InvariantError, trimOws, listOf, hostPortOk, authorityOf }
+function timeOnce (input, splits, options) {
+  let errors = 0
+  const pieces = splits.map(([a, b]) => input.subarray(a, b))
+  const p = new RequestParser(options, { onHead () {}, onBody () {}, onComplete () {}, onError () { errors++ } })
+  const t0 = process.hrtime.bigint()
+  for (const piece of pieces) p.execute(piece)
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6
+  if (errors) throw new Error('a scaling input was refused: the shape is wrong')
+  return ms
+}
+
+// the fuzz loop, one input's check and the time-vs-size check on the JS parser
+// (test/unit/hub/http-parser-fuzz.test.js)
+const fuzzHub = (o) => fuzz({ ...o, target: hubTarget })
+const checkHub = (input, planSeed, options) => checkInput(hubTarget, input, planSeed, options)
+const checkScaling = (o) => checkScalingOf({ n: 32768, runs: 3, ...o, target: hubTarget })
+
+module.exports = { runHub, hubTarget, fuzzHub, checkHub, checkScaling, SHAPES, Splits, InvariantError, trimOws, listOf, hostPortOk, authorityOf }

@@ -1,6 +1,7 @@
 'use strict'
 
-// The long fuzz run of the hub's HTTP parser (src/hub/http-parser.js):
+// The long fuzz run of the router's HTTP parser (router/internal/parse, Go), through
+// router/cmd/fuzz-driver (built into a temp dir at start, removed at exit):
 //
 //   npm run fuzz [-- --iterations N] [--seed S] [--seconds T] [--start I | --only I]
 //                [--differential-every K] [--no-minimize] [--no-scaling] [--json]
@@ -12,7 +13,7 @@
 // See test/fuzz/README.md for what is checked.
 
 const crypto = require('node:crypto')
-const { fuzz, FuzzFailure, checkHub, show, optionsFor } = require('./fuzz')
+const { fuzz, FuzzFailure, checkInput, defaultTarget, show, optionsFor } = require('./fuzz')
 const { Rng } = require('./rng')
 const { generate } = require('./mutate')
 const differential = require('./differential')
@@ -52,10 +53,10 @@ const sorted = (o) => Object.entries(o).sort((a, b) => b[1] - a[1])
 function print (s, o, scaling) {
   const out = []
   const sec = s.ms / 1000
-  out.push(`http-parser fuzz: seed ${s.seed}, inputs ${o.only ?? o.start}..${s.next - 1}` +
+  out.push(`parser fuzz (the router's Go parser): seed ${s.seed}, inputs ${o.only ?? o.start}..${s.next - 1}` +
     ` (node ${process.versions.node}, llhttp ${process.versions.llhttp}${available ? '' : ', not reachable: no differential run'})`)
   out.push(`inputs ${num(s.inputs)} (${(s.bytes / 1048576).toFixed(1)} MiB) in ${sec.toFixed(1)} s, ${num(Math.round(s.inputs / Math.max(sec, 0.001)))}/s;` +
-    ' each parsed under 5 plans (one buffer, pause at each onComplete, random cuts, byte by byte or small pieces, random pauses + scribbled buffers + reset())')
+    ' each parsed under 4 plans (one buffer, which also stops at each complete; random cuts; byte by byte or small pieces; random stops + scribbled buffers + Reset())')
   out.push(`slowest input: ${s.slowest.ms} ms for all plans (input ${s.slowest.index}, ${num(s.slowest.bytes)} bytes)`)
   out.push(`verdicts: ${num(s.accepted)} requests accepted; streams: ` + sorted(s.endings).map(([k, v]) => `${k} ${num(v)}`).join(', '))
   out.push('error reasons (one buffer): ' + sorted(s.reasons).slice(0, 12).map(([k, v]) => `${k} ${num(v)}`).join('; ') +
@@ -76,7 +77,7 @@ function print (s, o, scaling) {
     for (const [k, v] of sorted(d.categories)) out.push(`  ${pad(k, width)} ${String(num(v)).padStart(7)}  ${reasons.get(k) || ''}`)
     for (const [k, v] of sorted(d.knownBugs)) out.push(`  ${pad(k, width)} ${String(num(v)).padStart(7)}  (a bug, see known-bugs.js)`)
     out.push(`  ${pad('unexplained', width)} ${String(num(Object.values(d.unexplained).reduce((a, b) => a + b, 0))).padStart(7)}`)
-    out.push('  both rejecting, hub status / llhttp code: ' + sorted(d.statusPairs).map(([k, v]) => `${k} ${num(v)}`).join(', '))
+    out.push('  both rejecting, parser status / llhttp code: ' + sorted(d.statusPairs).map(([k, v]) => `${k} ${num(v)}`).join(', '))
   }
   if (scaling) {
     out.push('time vs size (4x the bytes; linear ~4, quadratic ~16): ' +
@@ -130,17 +131,17 @@ function main () {
   }
 }
 
-/** For --only: the input, what the hub made of it, and the differential verdict. */
+/** For --only: the input, what the parser made of it, and the differential verdict. */
 function explain (seed, index) {
   const rng = new Rng(seed, index)
   const { input, mutations } = generate(rng)
   const options = optionsFor(rng)
-  const r = checkHub(input, rng.u32(), options)
+  const r = checkInput(defaultTarget(), input, rng.u32(), options)
   console.log(`input ${index} of seed ${seed} (${input.length} bytes; mutations: ${mutations.join(', ') || 'none'}; ` +
     `options ${JSON.stringify(options)}):\n  ${show(input, 4000)}`)
-  console.log('hub, one buffer:\n' + r.events.map((e) => `  ${JSON.stringify(e).slice(0, 300)}`).join('\n'))
+  console.log('parser, one buffer:\n' + r.events.map((e) => `  ${JSON.stringify(e).slice(0, 300)}`).join('\n'))
   if (Object.keys(options).length === 0 && differential.available) {
-    const d = differential.compare(input, r.events, r.boundaries)
+    const d = differential.compare(input, r.events, r.boundaries, (buf) => defaultTarget().oneBuffer(buf))
     console.log(`llhttp: ${d.kind === null ? 'agrees' : `${d.detail} -> ${d.category || 'UNEXPLAINED'}`}`)
   }
 }

@@ -2,7 +2,7 @@
 // test/unit/router/parse-differential.test.js, which compares it with
 // src/hub/http-parser.js. It reads one JSON object per line on stdin:
 //
-//	{"input": base64, "options": {"maxHeaderSize": n, "maxBodySize": n|null, "strictHost": b, "requireHost": b}, "splits": [[start, end], ...]|null}
+//	{"input": base64, "options": {"maxHeaderSize": n, "maxBodySize": n|null, "strictHost": b, "requireHost": b, "connect": b, "lenient": b}, "splits": [[start, end], ...]|null}
 //
 // and writes one line per input, {"events": [...]} as test/fuzz/hub-driver.js records
 // them, or {"violation": "..."} when the parser broke its contract. With -methods it
@@ -25,6 +25,8 @@ type options struct {
 	MaxBodySize   *int64 `json:"maxBodySize"` // null or absent: no limit
 	StrictHost    *bool  `json:"strictHost"`
 	RequireHost   *bool  `json:"requireHost"`
+	Connect       bool   `json:"connect"`
+	Lenient       bool   `json:"lenient"`
 }
 
 type job struct {
@@ -85,6 +87,7 @@ func runJob(j *job) result {
 	if j.Options.RequireHost != nil {
 		opt.RequireHost = *j.Options.RequireHost
 	}
+	opt.Connect, opt.Lenient = j.Options.Connect, j.Options.Lenient
 	res, err := parsetest.Record(parse.New(opt), parsetest.Pieces(j.Input, j.Splits), false)
 	if err != nil {
 		return result{Violation: err.Error()}

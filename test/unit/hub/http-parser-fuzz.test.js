@@ -8,13 +8,12 @@
 // A failure message carries the seed and input index: `npm run fuzz -- --seed S --only I`.
 
 const { RequestParser } = require('../../../src/hub/http-parser')
-const { fuzz, checkHub, minimize } = require('../../fuzz/fuzz')
+const { minimize } = require('../../fuzz/fuzz')
 const differential = require('../../fuzz/differential')
 const { SEEDS } = require('../../fuzz/corpus')
 const { CATEGORIES, chunkLineOk } = require('../../fuzz/categories')
 const { KNOWN_BUGS } = require('../../fuzz/known-bugs')
-const { checkScaling } = require('../../fuzz/scaling')
-const { runHub, Splits } = require('../../fuzz/hub-driver')
+const { runHub, Splits, fuzzHub: fuzz, checkHub, checkScaling } = require('../../fuzz/hub-driver')
 
 const b = (s) => Buffer.from(s, 'latin1')
 // the per-input time limit is for the long run; here the machine is shared with other

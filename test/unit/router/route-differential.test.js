@@ -1,13 +1,13 @@
 'use strict'
 
 // The Go router's URL space (router/internal/route) against the JS one
-// (src/urlprefix.js, src/hub/request-target.js), on generated inputs (fixed seeds):
+// (src/urlprefix.js, which stays: prefixes are validated for HTTP.SYS too), and
+// against the Invalid URL and Host port rules (restated below), on generated inputs (fixed seeds):
 // prefixes valid and not (the same verdict, reason and normal form), IPv6 literals and
 // local addresses (the same normal forms), request targets (the same canonical path
 // routing matches on, the same target the app sees, the same Invalid URL verdict),
 // Host values, and routing tables built by adds and removes (the same conflicts, and
-// for every request the same prefix or status). The JS is the reference until
-// src/hub is gone (issue 25).
+// for every request the same prefix or status). Nothing here needs src/hub (issue 25).
 //
 // Targets, Host values and addresses are bytes to Go and latin1 strings to the JS (one
 // char per byte, as the hub's parser delivers them). Prefixes are text: UTF-8 to Go,
@@ -26,7 +26,21 @@ const Module = require('node:module')
 const { Rng } = require('../../fuzz/rng')
 const { buildGo } = require('../../helpers/go-build')
 const { parse, RoutingTable, canonicalizeTarget, hostnameOf } = require('../../../src/urlprefix')
-const { isInvalidUrl, isValidHostPort } = require('../../../src/hub/request-target')
+const { hostPortOk } = require('../../fuzz/rules')
+
+// Two rules the JS side held in src/hub/request-target.js, restated here so that they
+// outlive src/hub (issue 25):
+// - "Invalid URL" (docs/http-sys.md: a target HTTP.SYS cannot canonicalise): anything
+//   but '', '*', an origin-form target and an http(s) absolute-form one, or one whose
+//   path (before any '?' or '#') holds a '%' without two hex digits.
+// - the Host port rule (RFC 3986 3.2.3, issue 23; README "The output cache"): no port,
+//   or digits only, after an IP literal's ']' or the first ':' (test/fuzz/rules.js).
+function isInvalidUrl (target) {
+  if (target === '' || target === '*') return false
+  const m = /^(?:\/|https?:\/\/[^/?#]*)([^?#]*)/i.exec(target)
+  return m === null || /%(?![0-9A-Fa-f]{2})/.test(m[1])
+}
+const isValidHostPort = hostPortOk
 
 // canonicalTarget (what routing matches on) and addressKey are private to
 // src/urlprefix.js: its own source, evaluated with one more export line, hands them over.

@@ -7,6 +7,7 @@ package parsetest
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 
 	"httpsys/router/internal/parse"
@@ -93,6 +94,9 @@ type Result struct {
 	ErrorAt int
 	// Errored: Failed, or Finish reported an error
 	Errored bool
+	// Boundaries are the stream offsets where each Complete left the input: the end
+	// of each message (test/fuzz's pause at every onComplete)
+	Boundaries []int
 }
 
 // Pieces cuts input at the given [start, end) splits; nil splits is one piece.
@@ -107,20 +111,50 @@ func Pieces(input []byte, splits [][2]int) [][]byte {
 	return out
 }
 
-// Record feeds the pieces to p in order, as a connection's reads, then calls Finish.
-// With scribble, each piece is a copy that is overwritten once the parser is done
-// with it (callers reuse their read buffers), and each head is compared at Complete
-// with what it was at GotHead (it must not point into the caller's bytes). A broken
-// contract is an error.
+// Plan is how Run feeds its pieces to the parser: the Go side of test/fuzz's plans.
+type Plan struct {
+	// Scribble: each piece is a copy, overwritten once the parser is done with it
+	// (callers reuse their read buffers), and each head is compared at Complete with
+	// what it was at GotHead (it must not point into the caller's bytes).
+	Scribble bool
+	// Stop is the chance, after each event that leaves bytes untaken, that the caller
+	// stops there and comes back later with those bytes moved into a new buffer, in
+	// front of its next read (a connection that stopped reading at a pause and then
+	// compacted its buffer); the old bytes are overwritten. The parser has no pause of
+	// its own: every event is a stop, and this is what a caller may do at one.
+	Stop float64
+	// Seed draws the stops.
+	Seed uint64
+}
+
+// Record feeds the pieces to p in order, as a connection's reads, then calls Finish
+// (Run with Plan{Scribble: scribble}).
 func Record(p *parse.Parser, pieces [][]byte, scribble bool) (Result, error) {
+	return Run(p, pieces, Plan{Scribble: scribble})
+}
+
+// Run feeds the pieces to p under plan, then calls Finish. A broken contract is an
+// error.
+func Run(p *parse.Parser, pieces [][]byte, plan Plan) (Result, error) {
 	res := Result{ErrorAt: -1}
-	var head *Head // the message in progress
-	base := 0
-	for _, piece := range pieces {
-		if scribble {
-			piece = slices.Clone(piece)
+	var rng *rand.Rand
+	copies := plan.Scribble || plan.Stop > 0
+	if plan.Stop > 0 {
+		rng = rand.New(rand.NewPCG(plan.Seed, 77))
+	}
+	queue := pieces
+	if copies {
+		queue = make([][]byte, len(pieces))
+		for i, piece := range pieces {
+			queue[i] = slices.Clone(piece)
 		}
+	}
+	var head *Head // the message in progress
+	base := 0      // the stream offset of the current buffer's first byte
+	for qi := 0; qi < len(queue); qi++ {
+		piece := queue[qi]
 		rest := piece
+		stopped := false
 		for spins := 0; ; spins++ {
 			if spins > len(piece)+1000 {
 				return res, fmt.Errorf("no progress: Parse keeps returning events without taking bytes")
@@ -160,7 +194,7 @@ func Record(p *parse.Parser, pieces [][]byte, scribble bool) (Result, error) {
 					return res, fmt.Errorf("Complete outside a message")
 				}
 				h := p.Head()
-				if again := Snapshot(h); scribble && !sameHead(again, head) {
+				if again := Snapshot(h); copies && !sameHead(again, head) {
 					return res, fmt.Errorf("the head changed between GotHead and Complete: %+v, then %+v", head, again)
 				}
 				var trailers []string
@@ -172,6 +206,7 @@ func Record(p *parse.Parser, pieces [][]byte, scribble bool) (Result, error) {
 					return res, fmt.Errorf("trailers on a message that is not chunked")
 				}
 				res.Events = append(res.Events, Event{Kind: "complete", Trailers: trailers})
+				res.Boundaries = append(res.Boundaries, base+len(piece)-len(rest))
 				head = nil
 			case parse.Failed:
 				err := p.Err()
@@ -190,8 +225,26 @@ func Record(p *parse.Parser, pieces [][]byte, scribble bool) (Result, error) {
 			if ev == parse.NeedMore || ev == parse.Failed {
 				break
 			}
+			if rng != nil && len(rest) > 0 && rng.Float64() < plan.Stop {
+				// the untaken bytes move in front of the next read
+				carry := slices.Clone(rest)
+				for i := range piece {
+					piece[i] = 0xee
+				}
+				if qi+1 < len(queue) {
+					queue[qi+1] = append(carry, queue[qi+1]...)
+				} else {
+					queue = append(queue, carry)
+				}
+				base += len(piece) - len(rest)
+				stopped = true
+				break
+			}
 		}
-		if scribble {
+		if stopped {
+			continue
+		}
+		if copies {
 			for i := range piece {
 				piece[i] = 0xee
 			}
