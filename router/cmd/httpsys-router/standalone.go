@@ -46,6 +46,9 @@ func serveParent(h *hub.Hub, log *slog.Logger) {
 				h.SetOwnSettings(a.Queue, a.Settings)
 				return
 			}
+			if json.Unmarshal(m.Msg, &a) == nil && servePaths(h, ch, a, m) {
+				return
+			}
 			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "conn" && m.File != nil {
 				adoptConn(h, a, m)
 				return
