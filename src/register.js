@@ -125,7 +125,8 @@ function defaultBackend (sayReady, supervised) {
     // streams the app hands a server (server.emit('connection', socket)) are this
     // process's to serve, whatever router its listen() uses
     adopt (options) {
-      return require('./preload/standalone-hub').adopt(options)
+      const native = require('./preload/standalone-native')
+      return native.wanted() ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
     },
     attach (options) {
       choose()

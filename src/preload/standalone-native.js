@@ -15,10 +15,10 @@
 // queued meanwhile. Workers attach to the router through the same hub client a
 // supervised worker uses.
 //
+// listen(path) and the streams handed to a server (adopt) are standalone-paths.js's.
 // What this router does not take yet, the in-process hub serves as before
-// (standalone-hub.js): listen(path), https servers, listen(prefix) (a server that
-// shares its port by path), streams handed to a server (adopt), and platforms where
-// node cannot hand a descriptor over this way (Windows).
+// (standalone-hub.js): https servers, listen(prefix) (a server that shares its port by
+// path), and platforms where node cannot hand a descriptor over this way (Windows).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
@@ -177,6 +177,10 @@ const backend = {
   listensOnPaths: true,
 
   reserve (options) {
+    if (options.path !== undefined && !options.tls) {
+      const reservation = paths().reservePath(options, own)
+      if (reservation !== null) return reservation
+    }
     if (!takes(options)) {
       options.inProcess = true
       return inProcess().backend.reserve(options)
@@ -301,4 +305,11 @@ function rebuild ({ code, message, details }) {
   return err
 }
 
-module.exports = { backend, wanted }
+// listen(path) and the streams handed to a server (standalone-paths.js) use these
+const paths = () => require('./standalone-paths')
+const own = { ensureRouter, handOver, hold, unhold, ownSettings }
+
+/** Streams handed to a server (register.js adopt), served by this process's router. */
+const adopt = (options) => paths().adopt(options, own)
+
+module.exports = { backend, wanted, adopt }
