@@ -16,12 +16,12 @@
 //   when the app's close() says, as node's close() removes it (release below); a
 //   process that exits without close() leaves it, as node's does.
 // - streams handed to a server (server.emit('connection', socket): register.js adopt):
-//   a queue of the server's own with no listener ({"httpsys": "adopt"}). A socket with
-//   a descriptor of its own (a net.Socket the app accepted, or got from another process)
-//   goes to the router as a connection node accepted ({"httpsys": "conn"}); a stream
-//   with none (a JS Duplex, a TLS socket) cannot, so it is piped through a connection
-//   to the router's Unix socket for that queue, which node binds and hands over as a
-//   listen(path)'s: the router serves both alike, and nothing of src/hub is needed.
+//   a queue of the server's own, made on a Unix socket in a private folder as a
+//   listen(path)'s. A socket with a descriptor of its own (a net.Socket the app
+//   accepted, or got from another process) goes to the router as a connection node
+//   accepted ({"httpsys": "conn"}); a stream with none (a JS Duplex, a TLS socket)
+//   cannot, so it is piped through a connection to that Unix socket: the router serves
+//   both alike, and nothing of src/hub is needed.
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
@@ -168,9 +168,12 @@ function reservePath (options, own) {
   return reservation
 }
 
-/** Whether `stream` is a socket with a descriptor of its own that the router can take. */
+/**
+ * Whether `stream` is a TCP socket with a descriptor of its own that the router can
+ * take (a Unix one is piped: its CONN_OPEN could not be told from a piped stream's).
+ */
 function hasDescriptor (stream) {
-  if (!(stream instanceof net.Socket) || stream.encrypted === true || stream.connecting) return false
+  if (!(stream instanceof net.Socket) || stream.encrypted === true || stream.connecting || typeof stream.remoteAddress !== 'string') return false
   const h = stream._handle
   return h !== null && h !== undefined && typeof h.fd === 'number' && h.fd >= 0
 }
@@ -186,10 +189,14 @@ function adopt ({ handlers, settings }, own) {
   const r = own.ensureRouter()
   const name = `~${process.pid}.adopt${++seq}`
   const token = crypto.randomBytes(18).toString('base64url')
-  // what keeps the process alive, as node's sockets would: the connections open, and
-  // those on their way to the router (a handed socket is node's no more once sent)
+  // What keeps the process alive, as on node: a TCP socket handed over, while it is
+  // open (node's socket would hold a handle), from its send to the router's CONN_CLOSED;
+  // a piped stream holds none on node, so its connection to the router holds the
+  // process only while a request of it waits for its answer (pipeThrough).
   let open = 0
   let coming = 0
+  const tcp = new Map() // id -> the socket object of a TCP connection open
+  const sent = new Map() // 'address|port' of a socket sent -> its socket objects
   let attachment = null
   const keep = () => {
     if (attachment === null) return
@@ -199,31 +206,36 @@ function adopt ({ handlers, settings }, own) {
   const counted = {
     ...handlers,
     onConnectionOpen (conn) {
-      if (coming > 0) coming--
-      open++
-      keep()
+      if (conn.localAddress !== '') {
+        if (coming > 0) coming--
+        open++
+        const key = `${conn.remoteAddress}|${conn.remotePort}`
+        const list = sent.get(key)
+        const socket = list !== undefined ? list.shift() : null
+        if (list !== undefined && list.length === 0) sent.delete(key)
+        tcp.set(conn.id, socket || null)
+        keep()
+      }
       if (typeof handlers.onConnectionOpen === 'function') return handlers.onConnectionOpen(conn)
     },
     onConnectionClose (id) {
-      if (open > 0) open--
-      keep()
+      if (tcp.has(id)) {
+        const socket = tcp.get(id)
+        tcp.delete(id)
+        open--
+        keep()
+        if (socket !== null) closed(socket)
+      }
       if (typeof handlers.onConnectionClose === 'function') return handlers.onConnectionClose(id)
     }
   }
-  // the queue's own Unix socket, for the streams without a descriptor (piped there)
+  // the queue is made on a Unix socket of its own, in the private folder: the streams
+  // without a descriptor are piped to the router through it
   const file = path.join(privateDir(), `a${++links}.sock`)
-  let made = null
-  const socketFor = () => {
-    if (made === null) {
-      made = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
-      made.ready.catch(() => {})
-    }
-    return made
-  }
-  const queued = ask(r, { httpsys: 'adopt', queue: name, token, settings: own.ownSettings(settings) })
+  const made = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
   own.hold()
   const attaching = r.started
-    .then((socketPath) => queued.then(() => hubClient.attach({ queue: name, token, handlers: counted, socketPath })))
+    .then((socketPath) => made.ready.then(() => hubClient.attach({ queue: name, token, handlers: counted, socketPath })))
     .then((a) => {
       attachment = a
       keep()
@@ -232,30 +244,62 @@ function adopt ({ handlers, settings }, own) {
     .finally(() => own.unhold())
   attaching.catch(() => {})
   const take = (stream) => {
-    coming++
-    keep()
     // (bytes node read already would not go with the descriptor: such a socket is piped)
     if (hasDescriptor(stream) && stream.readableLength === 0) {
+      coming++
+      keep()
+      aside(stream, sent)
       // node drops what its handle reads between here and the write (child.send)
       stream._handle.readStop()
       const dual = typeof stream.localAddress === 'string' && stream.localAddress.startsWith('::ffff:')
-      sendConn(r, stream, name, dual)
+      // after the queue's socket: the router makes the queue then
+      made.ready.then(() => sendConn(r, stream, name, dual), () => stream.destroy())
       return true
     }
-    pipeThrough(stream, socketFor(), file)
+    pipeThrough(stream, made, file, () => attachment)
     return true
   }
   return { attaching, take }
 }
 
+/**
+ * The socket object of a TCP connection sent to the router stays, without its handle,
+ * for the app and its net.Server: as node's would be, it is counted among that server's
+ * connections (getConnections(), close()'s callback) until the router says it closed
+ * (closed below). node's send() would count it out and ask the child process about it
+ * instead (the cluster's NODE_SOCKET messages): `server`, which send() reads, is unset
+ * for the time being (`_server`, which the socket's own close reads, stays).
+ */
+function aside (socket, sent) {
+  socket.server = null
+  const key = `${socket.remoteAddress}|${socket.remotePort}`
+  const list = sent.get(key)
+  if (list === undefined) sent.set(key, [socket])
+  else list.push(socket)
+}
+
+/** The router closed the connection of `socket`: its 'close', and its server's count. */
+function closed (socket) {
+  socket.server = socket._server
+  socket.destroy()
+}
+
 /** A stream with no descriptor, carried on a connection to its queue's Unix socket. */
-function pipeThrough (stream, made, file) {
+function pipeThrough (stream, made, file, attachment) {
   const c = net.connect({ path: file, allowHalfOpen: true })
-  // held until the router has the socket (a connect before that waits in the kernel)
   made.ready.catch((err) => c.destroy(err))
-  stream.on('data', (d) => { if (!c.write(d)) stream.pause() })
+  // held while what the app wrote waits for an answer: an answer that came with no
+  // request of the server's left in flight lets go (node would exit here too)
+  stream.on('data', (d) => {
+    c.ref()
+    if (!c.write(d)) stream.pause()
+  })
   c.on('drain', () => stream.resume())
-  c.on('data', (d) => { if (stream.write(d) === false) c.pause() })
+  c.on('data', (d) => {
+    const a = attachment()
+    if (a === null || a.live.size === 0) c.unref()
+    if (stream.write(d) === false) c.pause()
+  })
   stream.on('drain', () => c.resume())
   stream.on('end', () => c.end())
   c.on('end', () => stream.end())
@@ -263,27 +307,7 @@ function pipeThrough (stream, made, file) {
   c.on('close', () => stream.destroy())
   stream.on('error', () => c.destroy())
   c.on('error', () => stream.destroy())
-  // what holds the process is the attachment's count (adopt): not this socket
   c.unref()
-}
-
-/** A message without a socket that the router answers with "listened". */
-function ask (r, msg) {
-  return new Promise((resolve, reject) => {
-    msg.seq = ++r.seq
-    r.pending.set(msg.seq, { resolve, reject })
-    try {
-      r.child.send(msg, (err) => {
-        if (err) {
-          r.pending.delete(msg.seq)
-          reject(err)
-        }
-      })
-    } catch (err) {
-      r.pending.delete(msg.seq)
-      reject(err)
-    }
-  })
 }
 
 module.exports = { reservePath, adopt }
