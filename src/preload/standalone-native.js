@@ -15,10 +15,11 @@
 // queued meanwhile. Workers attach to the router through the same hub client a
 // supervised worker uses.
 //
-// listen(path) and the streams handed to a server (adopt) are standalone-paths.js's.
+// listen(path) and the streams handed to a server (adopt) are standalone-paths.js's,
+// listen(prefix) (a server that shares its port by path) standalone-prefixes.js's.
 // What this router does not take yet, the in-process hub serves as before
-// (standalone-hub.js): https servers, listen(prefix) (a server that shares its port by
-// path), and platforms where node cannot hand a descriptor over this way (Windows).
+// (standalone-hub.js): https servers, and platforms where node cannot hand a
+// descriptor over this way (Windows).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
@@ -181,6 +182,7 @@ const backend = {
       const reservation = paths().reservePath(options, own)
       if (reservation !== null) return reservation
     }
+    if (prefixes().takes(options)) return prefixes().reservePrefix(options, own)
     if (!takes(options)) {
       options.inProcess = true
       return inProcess().backend.reserve(options)
@@ -306,8 +308,12 @@ function rebuild ({ code, message, details }) {
 }
 
 // listen(path) and the streams handed to a server (standalone-paths.js) use these
+// listen(prefix) standalone-prefixes.js's
 const paths = () => require('./standalone-paths')
-const own = { ensureRouter, handOver, hold, unhold, ownSettings }
+const prefixes = () => require('./standalone-prefixes')
+// (queue names count as the in-process hub's: ~pid.listenN and ~pid.adoptN, one N for
+// both, which a URL_CONFLICT names)
+const own = { ensureRouter, handOver, hold, unhold, ownSettings, mapError, next: () => ++seq }
 
 /** Streams handed to a server (register.js adopt), served by this process's router. */
 const adopt = (options) => paths().adopt(options, own)

@@ -36,7 +36,6 @@ const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103
 
 let bindDir = null // this process's private folder of links (made on first use)
 let links = 0
-let seq = 0
 const listening = new Set() // the paths this process's servers listen on
 
 /** The private folder the links are made in, removed when the process exits. */
@@ -124,7 +123,7 @@ function sendConn (r, socket, queue, dual = false) {
 function reservePath (options, own) {
   const file = options.path
   if (listening.has(file)) throw new codes.ERR_HTTPSYS_URL_CONFLICT({ prefix: file, owner: 'another server of this process' })
-  const name = `~${process.pid}.path${++seq}`
+  const name = `~${process.pid}.listen${own.next()}`
   const token = crypto.randomBytes(18).toString('base64url')
   const settings = own.ownSettings(options.settings)
   const bound = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings }, (err) =>
@@ -187,7 +186,7 @@ function hasDescriptor (stream) {
  */
 function adopt ({ handlers, settings }, own) {
   const r = own.ensureRouter()
-  const name = `~${process.pid}.adopt${++seq}`
+  const name = `~${process.pid}.adopt${own.next()}`
   const token = crypto.randomBytes(18).toString('base64url')
   // What keeps the process alive, as on node: a TCP socket handed over, while it is
   // open (node's socket would hold a handle), from its send to the router's CONN_CLOSED;

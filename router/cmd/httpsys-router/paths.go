@@ -9,26 +9,45 @@ import (
 	"httpsys/router/internal/nodeipc"
 )
 
-// servePaths takes a standalone app's servers that no port names (issue 25
-// "Standalone"; src/preload/standalone-paths.js): a listen(path), whose Unix socket
-// comes with {"httpsys": "listenPath"}, and the queue of the streams handed to a
-// server, {"httpsys": "adopt"} (the streams follow as "conn" messages). Each is
-// answered as a listen is, with "listened". false: not one of these messages.
+// servePaths takes a standalone app's servers that do not own a port (issue 25
+// "Standalone"; src/preload/standalone-paths.js): a listen(path) or the streams handed
+// to a server, whose Unix socket comes with {"httpsys": "listenPath"} (the handed
+// streams with a descriptor follow as "conn" messages), and a listen(prefix): the first
+// of a port with the socket node bound ({"httpsys": "listenShared"}), the next without
+// ({"httpsys": "reservePrefix"}). Each is answered as a listen is, with "listened".
+// false: not one of these messages.
 func servePaths(h *hub.Hub, ch *nodeipc.Channel, a listenMsg, m nodeipc.Message) bool {
 	switch a.Httpsys {
 	case "listenPath":
 		ch.Send(adoptPath(h, a, m))
-	case "adopt":
+	case "listenShared":
+		ch.Send(adoptShared(h, a, m))
+	case "reservePrefix":
 		if m.File != nil {
 			_ = m.File.Close()
 		}
 		h.WaitStarted()
-		info, err := h.AdoptStreamQueue(a.Queue, a.Token, a.Settings)
+		info, err := h.ReserveQueue(a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token})
 		ch.Send(listened(a, info, err))
 	default:
 		return false
 	}
 	return true
+}
+
+// adoptShared: the first listen(prefix) of a port, with the socket node bound.
+func adoptShared(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
+	if m.File == nil {
+		return listened(a, hub.QueueInfo{}, coded.New(coded.BadArgument, "no socket came with the listenShared message", nil))
+	}
+	ln, err := net.FileListener(m.File)
+	_ = m.File.Close()
+	if err != nil {
+		return listened(a, hub.QueueInfo{}, coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil))
+	}
+	h.WaitStarted()
+	info, err := h.AdoptSharedQueue(ln, a.IP, a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token})
+	return listened(a, info, err)
 }
 
 func adoptPath(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {

@@ -12,8 +12,9 @@ import (
 // A standalone server whose connections no port of the router names (issue 25
 // "Standalone"; conn/fixed.go): a listen(path), whose Unix socket node bound and
 // handed over (src/preload/standalone-paths.js), and the queue of the streams an app
-// hands a server (server.emit('connection', socket): their descriptors come one by
-// one, AdoptConn). Its queue is reserved as AdoptQueue's: the first worker with the
+// hands a server (server.emit('connection', socket)), made on a Unix socket of its own
+// the same way: the streams with a descriptor come one by one (AdoptConn), the others
+// through that socket. Its queue is reserved as AdoptQueue's: the first worker with the
 // token owns it, and it goes with that worker.
 
 type fixed struct {
@@ -35,16 +36,6 @@ func (h *Hub) AdoptPathQueue(ln net.Listener, name, token string, own conn.Owned
 		return QueueInfo{}, err
 	}
 	go h.acceptFixed(e.fixed)
-	return e.info(), nil
-}
-
-// AdoptStreamQueue creates queue name for the streams a standalone app hands a server:
-// no listener, its connections come by AdoptConn.
-func (h *Hub) AdoptStreamQueue(name, token string, own conn.Owned) (QueueInfo, error) {
-	e, err := h.fixedQueue(name, token, own, nil)
-	if err != nil {
-		return QueueInfo{}, err
-	}
 	return e.info(), nil
 }
 
