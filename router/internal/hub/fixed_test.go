@@ -85,7 +85,7 @@ func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
-	base := "http://127.0.0.1:" + itoa(port)
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
 	if _, err := h.AdoptSharedQueue(ln, "127.0.0.1", "a", QueueOptions{URLs: []string{base + "/a/"}, Token: "ta"}); err != nil {
 		t.Fatal(err)
 	}
@@ -120,5 +120,3 @@ func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 		t.Fatal("a prefix taken was reserved again")
 	}
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
