@@ -277,10 +277,18 @@ function aside (socket, sent) {
   else list.push(socket)
 }
 
-/** The router closed the connection of `socket`: its 'close', and its server's count. */
+/**
+ * The router closed the connection of `socket`: its server's count, then its 'close',
+ * in node's order (a socket's handle closes a loop turn after its server hears of it).
+ */
 function closed (socket) {
-  socket.server = socket._server
-  socket.destroy()
+  const server = socket._server
+  socket._server = null
+  if (server !== null && server !== undefined) {
+    server._connections--
+    if (typeof server._emitCloseIfDrained === 'function') server._emitCloseIfDrained()
+  }
+  setImmediate(() => socket.destroy())
 }
 
 /** A stream with no descriptor, carried on a connection to its queue's Unix socket. */

@@ -150,14 +150,17 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     expect(r.code).toBe(0)
   })
 
-  test('server.emit(\'connection\'): a socket the app accepted and a duplex stream are served; the accepting server counts the socket until it closes; the process exits once they are done, as node\'s', async () => {
+  test('server.emit(\'connection\'): a socket the app accepted and a duplex stream are served; the accepting server counts the socket until it closes, then the socket says \'close\'; the process exits once they are done, as node\'s', async () => {
     const r = await run(`
       const http = require('http')
       const net = require('net')
       const { duplexPair } = require('stream')
       const out = []
       const s = http.createServer((req, res) => res.end('via ' + req.url))
-      const front = net.createServer((socket) => s.emit('connection', socket))
+      const front = net.createServer((socket) => {
+        socket.on('close', () => out.push('socket close'))
+        s.emit('connection', socket)
+      })
       front.listen(0, '127.0.0.1', () => {
         const agent = new http.Agent({ keepAlive: true })
         http.get({ port: front.address().port, host: '127.0.0.1', path: '/handed', agent }, (res) => {
@@ -188,7 +191,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
       })
     `, envOf())
     expect(r.err).toBe('')
-    expect(r.lines).toEqual([['200 via /handed', 'connections 1', 'agent destroyed', 'front closed', '200 via /duplex'], !nativeRouter])
+    expect(r.lines).toEqual([['200 via /handed', 'connections 1', 'agent destroyed', 'front closed', 'socket close', '200 via /duplex'], !nativeRouter])
     expect(r.code).toBe(0)
   })
 })
