@@ -60,3 +60,44 @@ func TestAnAdoptedListenerAcceptsWithoutKeepAlive(t *testing.T) {
 		t.Fatal("not accepted")
 	}
 }
+
+// A connection handed over (FileConn) keeps the keep-alive its socket had: none for one
+// node accepted, and the app's own when it set one.
+func TestAHandedOverConnectionKeepsItsKeepAlive(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, want := range []int{0, 1} {
+		client, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = server.(*net.TCPConn).SetKeepAlive(want == 1)
+		f, err := server.(*net.TCPConn).File()
+		_ = server.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := FileConn(f)
+		_ = f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := -1
+		rc, _ := c.(syscall.Conn).SyscallConn()
+		_ = rc.Control(func(fd uintptr) {
+			v, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_KEEPALIVE)
+		})
+		if v != want {
+			t.Fatalf("SO_KEEPALIVE %d after the handover, the socket had %d", v, want)
+		}
+		_ = c.Close()
+		_ = client.Close()
+	}
+}
