@@ -29,6 +29,7 @@ const net = require('node:net')
 const os = require('node:os')
 const path = require('node:path')
 const hubClient = require('../queue/hub-client')
+const { pidAlive } = require('../local-socket')
 const { codes } = require('../errors')
 
 // sockaddr_un's sun_path: 108 bytes on Linux, 104 on macOS and the BSDs (with the NUL)
@@ -38,16 +39,39 @@ let bindDir = null // this process's private folder of links (made on first use)
 let links = 0
 const listening = new Set() // the paths this process's servers listen on
 
-/** The private folder the links are made in, removed when the process exits. */
+// httpsys-bind-<pid>-<6 chars>: a standalone process's private folder
+const OWN_DIR = /^httpsys-bind-(\d+)-[A-Za-z0-9]{6}$/
+
+/**
+ * The private folder the links are made in, removed when the process exits; what
+ * killed processes of this user left is removed by the next one, as their sockets are.
+ */
 function privateDir () {
   if (bindDir === null) {
-    bindDir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bind-'))
+    const tmp = os.tmpdir()
+    bindDir = fs.mkdtempSync(path.join(tmp, `httpsys-bind-${process.pid}-`))
     const made = bindDir
     process.once('exit', () => {
       try { fs.rmSync(made, { recursive: true, force: true }) } catch {}
     })
+    setImmediate(() => {
+      try { removeDeadDirs(tmp) } catch {}
+    }).unref()
   }
   return bindDir
+}
+
+function removeDeadDirs (tmp) {
+  const uid = process.getuid()
+  for (const name of fs.readdirSync(tmp)) {
+    const m = OWN_DIR.exec(name)
+    if (m === null || pidAlive(Number(m[1]))) continue
+    const dir = path.join(tmp, name)
+    try {
+      const st = fs.lstatSync(dir)
+      if (st.isDirectory() && st.uid === uid) fs.rmSync(dir, { recursive: true, force: true })
+    } catch {}
+  }
 }
 
 /**

@@ -195,3 +195,31 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     expect(r.code).toBe(0)
   })
 })
+
+test('native router: the private folder a killed app bound its paths through is removed by the next app, a live one\'s is kept', async () => {
+  const { waitUntil } = require('../fixtures/apps/harness')
+  const env = { ...ROUTERS[1][1](), TMPDIR: dir }
+  const start = (sock) => {
+    const child = spawn(process.execPath, ['-r', REGISTER, '-e', `
+      require('http').createServer((q, s) => s.end('ok')).listen(${JSON.stringify(sock)}, () => console.log('up'))
+    `], { env: standaloneEnv(env), stdio: ['ignore', 'pipe', 'inherit'] })
+    return new Promise((resolve, reject) => {
+      child.stdout.once('data', () => resolve(child))
+      child.once('exit', (code) => reject(new Error(`the app exited ${code}`)))
+    })
+  }
+  const folders = () => fs.readdirSync(dir).filter((f) => f.startsWith('httpsys-bind-')).sort()
+  const stop = (child) => new Promise((resolve) => { child.once('exit', resolve); child.kill('SIGKILL') })
+  const killed = await start(path.join(dir, 'one.sock'))
+  const left = folders()
+  expect(left).toEqual([expect.stringMatching(new RegExp(`^httpsys-bind-${killed.pid}-`))])
+  await stop(killed)
+  expect(folders()).toEqual(left) // SIGKILL: nothing could remove it
+  const live = await start(path.join(dir, 'two.sock'))
+  try {
+    expect(await waitUntil(() => !folders().includes(left[0]), 10000)).toBe(true)
+    expect(folders()).toEqual([expect.stringMatching(new RegExp(`^httpsys-bind-${live.pid}-`))])
+  } finally {
+    await stop(live)
+  }
+}, 30000)
