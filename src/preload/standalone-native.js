@@ -307,8 +307,8 @@ function rebuild ({ code, message, details }) {
   return err
 }
 
-// listen(path) and the streams handed to a server (standalone-paths.js) use these
-// listen(prefix) standalone-prefixes.js's
+// the router and its hand-over, for standalone-paths.js (listen(path), the streams
+// handed to a server) and standalone-prefixes.js (listen(prefix))
 const paths = () => require('./standalone-paths')
 const prefixes = () => require('./standalone-prefixes')
 // (queue names count as the in-process hub's: ~pid.listenN and ~pid.adoptN, one N for
