@@ -76,18 +76,22 @@ function removeDeadDirs (tmp) {
 
 /**
  * The name node binds `file` through: a link to its folder, and the link (to remove
- * once bound). null when it would not fit a socket address where `file` may (the
- * in-process hub serves that listen(), as before).
+ * once bound). null when it would not fit a socket address where `file` may, or no
+ * link can be made (the in-process hub serves that listen(), as before).
  */
 function bindName (file) {
   // Linux's abstract names have no file: libuv unlinks nothing real
   if (file.startsWith('\0')) return { name: file, link: null }
   const abs = path.resolve(file)
-  const link = path.join(privateDir(), `d${++links}`)
-  const name = path.join(link, path.basename(abs))
-  if (Buffer.byteLength(name) > MAX_SOCKET_PATH) return null
-  fs.symlinkSync(path.dirname(abs), link)
-  return { name, link }
+  try {
+    const link = path.join(privateDir(), `d${++links}`)
+    const name = path.join(link, path.basename(abs))
+    if (Buffer.byteLength(name) > MAX_SOCKET_PATH) return null
+    fs.symlinkSync(path.dirname(abs), link)
+    return { name, link }
+  } catch {
+    return null // (no private folder: a full or read-only temp folder)
+  }
 }
 
 /** node's error, as it would name `file` had node bound it itself. */
@@ -254,8 +258,13 @@ function adopt ({ handlers, settings }, own) {
   }
   // the queue is made on a Unix socket of its own, in the private folder: the streams
   // without a descriptor are piped to the router through it
-  const file = path.join(privateDir(), `a${++links}.sock`)
-  const made = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
+  let file = null
+  try {
+    file = path.join(privateDir(), `a${++links}.sock`)
+  } catch {}
+  const made = file === null ? null : bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
+  // (no private folder, a full or read-only temp folder: the in-process hub, as before)
+  if (made === null) return require('./standalone-hub').adopt({ handlers, settings })
   own.hold()
   const attaching = r.started
     .then((socketPath) => made.ready.then(() => hubClient.attach({ queue: name, token, handlers: counted, socketPath })))
