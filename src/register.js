@@ -123,9 +123,11 @@ function defaultBackend (sayReady, supervised) {
       return typeof b.reserve === 'function' ? b.reserve(options) : null
     },
     // streams the app hands a server (server.emit('connection', socket)) are this
-    // process's to serve, whatever router its listen() uses
+    // process's to serve, whatever router its listen() uses: its own native router
+    // when it runs standalone on one, else a hub in this process
     adopt (options) {
-      return require('./preload/standalone-hub').adopt(options)
+      const native = require('./preload/standalone-native')
+      return choose() === native.backend ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
     },
     attach (options) {
       choose()

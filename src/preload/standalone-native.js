@@ -15,10 +15,11 @@
 // queued meanwhile. Workers attach to the router through the same hub client a
 // supervised worker uses.
 //
-// What this router does not take yet, the in-process hub serves as before
-// (standalone-hub.js): listen(path), listen(prefix) (a server that
-// shares its port by path), streams handed to a server (adopt), and platforms where
-// node cannot hand a descriptor over this way (Windows).
+// listen(path) and the streams handed to a server (adopt) are standalone-paths.js's,
+// listen(prefix) (a server that shares its port by path) standalone-prefixes.js's.
+// https servers go with their key material (standalone-tls.js). What this router does
+// not take yet, the in-process hub serves as before (standalone-hub.js): platforms
+// where node cannot hand a descriptor over this way (Windows).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
@@ -175,6 +176,11 @@ const backend = {
   listensOnPaths: true,
 
   reserve (options) {
+    if (options.path !== undefined && !options.tls) {
+      const reservation = paths().reservePath(options, own)
+      if (reservation !== null) return reservation
+    }
+    if (prefixes().takes(options)) return prefixes().reservePrefix(options, own)
     if (!takes(options)) {
       options.inProcess = true
       return inProcess().backend.reserve(options)
@@ -301,4 +307,15 @@ function rebuild ({ code, message, details }) {
   return err
 }
 
-module.exports = { backend, wanted }
+// the router and its hand-over, for standalone-paths.js (listen(path), the streams
+// handed to a server) and standalone-prefixes.js (listen(prefix))
+const paths = () => require('./standalone-paths')
+const prefixes = () => require('./standalone-prefixes')
+// (queue names count as the in-process hub's: ~pid.listenN and ~pid.adoptN, one N for
+// both, which a URL_CONFLICT names)
+const own = { ensureRouter, handOver, hold, unhold, ownSettings, mapError, next: () => ++seq }
+
+/** Streams handed to a server (register.js adopt), served by this process's router. */
+const adopt = (options) => paths().adopt(options, own)
+
+module.exports = { backend, wanted, adopt }

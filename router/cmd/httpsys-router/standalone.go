@@ -9,6 +9,7 @@ import (
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/conn"
 	"httpsys/router/internal/hub"
+	"httpsys/router/internal/listen"
 	"httpsys/router/internal/nodeipc"
 )
 
@@ -51,6 +52,9 @@ func serveParent(h *hub.Hub, log *slog.Logger) {
 			}
 			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "tls" && m.File == nil {
 				setOwnTLS(h, a)
+				return
+			}
+			if json.Unmarshal(m.Msg, &a) == nil && servePaths(h, ch, a, m) {
 				return
 			}
 			if json.Unmarshal(m.Msg, &a) == nil && a.Httpsys == "conn" && m.File != nil {
@@ -98,7 +102,7 @@ func adopt(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
 // adoptConn serves a connection node accepted on a socket still waiting its turn on
 // the channel (src/preload/standalone-native.js forward).
 func adoptConn(h *hub.Hub, a listenMsg, m nodeipc.Message) {
-	c, err := net.FileConn(m.File)
+	c, err := listen.FileConn(m.File)
 	_ = m.File.Close()
 	if err != nil {
 		return

@@ -126,7 +126,7 @@ type Conn struct {
 	spareHeld heldRing // a finished request's ring of held body bytes, for the next (held.go)
 }
 
-func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func()) *Conn {
+func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func(), fixed *ownedPort) *Conn {
 	c := &Conn{srv: s, nc: nc, id: id, port: port, release: release, family: 4}
 	c.rcond.L = &c.mu
 	c.wcond.L = &c.mu
@@ -141,6 +141,9 @@ func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release fun
 		}
 	}
 	l, own := s.limitsFor(port)
+	if fixed != nil {
+		l, own = &fixed.limits, fixed
+	}
 	c.lim, c.own = l, own
 	// (a standalone server's own port takes any Host value, as node's server does; an
 	// HTTP/1.1 request without one is the worker's to refuse, after 'upgrade' took its

@@ -33,6 +33,16 @@ type Owned struct {
 // accepted there follow o (those open keep what they started with) and are told to
 // q's worker (owned_conn.go).
 func (s *Server) SetOwned(port int, o Owned, q *queue.Queue) {
+	op := s.newOwned(o, q)
+	// httpAllowHalfOpen is read when the FIN comes, as node reads it: the connections
+	// open hear a change too (an app sets it right after listen())
+	if old, ok := s.owned.Load(port); ok {
+		old.(*ownedPort).allowHalfOpen.Store(o.AllowHalfOpen)
+	}
+	s.owned.Store(port, op)
+}
+
+func (s *Server) newOwned(o Owned, q *queue.Queue) *ownedPort {
 	l := s.Limits
 	l.KeepAliveTimeout = o.KeepAliveTimeout
 	l.HeadersTimeout = o.HeadersTimeout
@@ -42,12 +52,7 @@ func (s *Server) SetOwned(port int, o Owned, q *queue.Queue) {
 	l.FinGrace = o.FinGrace
 	op := &ownedPort{limits: l, q: q, lenient: o.Lenient}
 	op.allowHalfOpen.Store(o.AllowHalfOpen)
-	// httpAllowHalfOpen is read when the FIN comes, as node reads it: the connections
-	// open hear a change too (an app sets it right after listen())
-	if old, ok := s.owned.Load(port); ok {
-		old.(*ownedPort).allowHalfOpen.Store(o.AllowHalfOpen)
-	}
-	s.owned.Store(port, op)
+	return op
 }
 
 // ClearOwned: port is no longer a standalone server's (its close()).

@@ -80,12 +80,18 @@ func (s *Server) Serve(nc net.Conn, port int, dual bool, done func()) {
 }
 
 func (s *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *Secure) {
+	s.serveAs(nc, port, dual, done, sec, nil)
+}
+
+// serveAs: fixed, when not nil, is the standalone server the connection is of
+// whatever its port (fixed.go).
+func (s *Server) serveAs(nc net.Conn, port int, dual bool, done func(), sec *Secure, fixed *ownedPort) {
 	if s.closing.Load() {
 		_ = nc.Close()
 		done()
 		return
 	}
-	c := newConn(s, nc, s.nextID.Add(1), port, dual, done)
+	c := newConn(s, nc, s.nextID.Add(1), port, dual, done, fixed)
 	c.sec = sec
 	sh := &s.shard[c.id%shards]
 	sh.mu.Lock()

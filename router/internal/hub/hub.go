@@ -109,6 +109,7 @@ type entry struct {
 	unbind bool
 	// a standalone app's listen() (standalone.go): its first worker owns it
 	reserved bool
+	fixed    *fixed // a standalone server served by no port of ours (fixed.go)
 }
 
 // New returns a Hub that is not started.
@@ -446,6 +447,7 @@ func (h *Hub) unroute(e *entry) {
 		return
 	}
 	e.unbind = true
+	h.unfix(e)
 	for i, u := range e.urls {
 		if p, err := route.Parse(u, false); err == nil {
 			h.table.Remove(p)

@@ -82,6 +82,11 @@ func (h *Hub) UnbindQueue(name string) error {
 func (h *Hub) AdoptConn(c net.Conn, name string, dual bool) {
 	h.mu.Lock()
 	e, ok := h.queues[name]
+	if fx := fixedOf(e, ok); fx != nil {
+		h.mu.Unlock()
+		h.conns.ServeFixed(c, fx, dual, func() {})
+		return
+	}
 	ok = ok && !e.unbind && len(e.ports) > 0
 	var port int
 	if ok {
@@ -106,6 +111,9 @@ func (h *Hub) SetOwnSettings(name string, own conn.Owned) {
 	e, ok := h.queues[name]
 	if !ok || !e.reserved || e.unbind {
 		return
+	}
+	if e.fixed != nil {
+		h.conns.SetFixed(e.fixed.f, own)
 	}
 	for _, port := range e.ports {
 		h.conns.SetOwned(port, own, e.q)

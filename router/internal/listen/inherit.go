@@ -20,6 +20,9 @@ func (l *Listeners) Adopt(ln net.Listener, ip string) (port int, serve func(), a
 		return 0, nil, nil, coded.New(coded.BadArgument, "the socket handed over is not a TCP listener", map[string]any{"name": "fd", "value": ln.Addr().String(), "reason": "must be a listening TCP socket"})
 	}
 	port = a.Port
+	if tl, ok := ln.(*net.TCPListener); ok {
+		ln = noKeepAlive{tl}
+	}
 	key := keyOf(ip)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -50,4 +53,20 @@ func (l *Listeners) Adopt(ln net.Listener, ip string) (port int, serve func(), a
 		}
 	}
 	return port, serve, abandon, nil
+}
+
+// noKeepAlive accepts without TCP keep-alive, as node's server accepts (it sets none
+// unless server.keepAlive asks) and as bind's listeners do (ListenConfig KeepAlive -1).
+// A listener made from a descriptor has Go's default, keep-alive probes after 15 s, and
+// no ListenConfig to say otherwise: it is turned off after the accept, one setsockopt
+// more per connection.
+type noKeepAlive struct{ *net.TCPListener }
+
+func (l noKeepAlive) Accept() (net.Conn, error) {
+	c, err := l.AcceptTCP()
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetKeepAlive(false)
+	return c, nil
 }

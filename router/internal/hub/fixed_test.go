@@ -1,0 +1,122 @@
+package hub
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"httpsys/router/internal/conn"
+	"httpsys/router/internal/wire"
+)
+
+// A standalone server's listen(path) (issue 25 "Standalone"): every request on its
+// Unix socket goes to its queue, whatever its Host and path (hub.js onPathSocket), as a
+// connection of a port it owns; its close() stops the socket and leaves the file to
+// the app's side (node's close() unlinks it there).
+func TestAPathQueueServesEveryRequestOnItsSocketAndUnbindClosesIt(t *testing.T) {
+	h, _ := startHub(t, false, nil)
+	file := filepath.Join(t.TempDir(), "app.sock")
+	ln, err := net.Listen("unix", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if _, err := h.AdoptPathQueue(ln, "~1.listen1", "tok", conn.Owned{KeepAliveTimeout: 5000, HeadersTimeout: 60000}); err != nil {
+		t.Fatal(err)
+	}
+	fw, first := attachWorker(t, h, map[string]any{"queue": "~1.listen1", "token": "tok"})
+	if first.Type != wire.TypeHelloOK {
+		t.Fatalf("HELLO answered %v", first.Type)
+	}
+	c, err := net.Dial("unix", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// no prefix routes here: any Host and any path reach the queue, the target as sent
+	if _, err := io.WriteString(c, "GET /any/../where HTTP/1.1\r\nHost: nowhere.example\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	id, r := fw.nextRequest(true)
+	if string(r.URL) != "/any/../where" || r.LocalPort != 0 {
+		t.Fatalf("REQUEST %s local port %d, want the target as sent and port 0", r.URL, r.LocalPort)
+	}
+	fw.respond(id, 200, "p")
+	if res := readResponse(t, c, bufio.NewReader(c)); !strings.HasSuffix(res, "\r\n\r\np") {
+		t.Fatalf("client got %q", res)
+	}
+	if err := h.UnbindQueue("~1.listen1"); err != nil {
+		t.Fatal(err)
+	}
+	if c2, err := net.Dial("unix", file); err == nil {
+		_ = c2.Close()
+		t.Fatal("the path still accepts after close()")
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("the router removed the socket file: %v", err)
+	}
+}
+
+func TestAPathQueueTakesOnlyAUnixListener(t *testing.T) {
+	h, _ := startHub(t, false, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.AdoptPathQueue(ln, "q", "tok", conn.Owned{}); err == nil {
+		t.Fatal("a TCP listener was taken as a path")
+	}
+	if _, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+		t.Fatal("the refused listener was left open")
+	}
+}
+
+// listen(prefix) (shared.go): the first server of a port hands its socket over, the
+// next one finds the port listening; the table routes between them.
+func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
+	h, _ := startHub(t, false, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	if _, err := h.AdoptSharedQueue(ln, "127.0.0.1", "a", QueueOptions{URLs: []string{base + "/a/"}, Token: "ta"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.ReserveQueue("b", QueueOptions{URLs: []string{base + "/b/"}, Token: "tb"}); err != nil {
+		t.Fatal(err)
+	}
+	fa, _ := attachWorker(t, h, map[string]any{"queue": "a", "token": "ta"})
+	fb, _ := attachWorker(t, h, map[string]any{"queue": "b", "token": "tb"})
+	for _, c := range []struct {
+		path string
+		w    *fakeWorker
+	}{{"/b/x", fb}, {"/a/y", fa}} {
+		done := make(chan string)
+		go func() {
+			res, _, _ := exchange(t, port, "GET "+c.path+" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+			done <- res
+		}()
+		id, r := c.w.nextRequest(true)
+		if string(r.URL) != c.path {
+			t.Fatalf("REQUEST %s, want %s", r.URL, c.path)
+		}
+		c.w.respond(id, 200, c.path)
+		if res := <-done; !strings.HasSuffix(res, c.path) {
+			t.Fatalf("client got %q", res)
+		}
+	}
+	if res, _, _ := exchange(t, port, "GET /c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"); !strings.HasPrefix(res, "HTTP/1.1 404 ") {
+		t.Fatalf("a path no server registered: %q", res)
+	}
+	// (the second queue's own prefix binds nothing: the port is the first one's socket)
+	if _, err := h.ReserveQueue("c", QueueOptions{URLs: []string{base + "/a/"}, Token: "tc"}); err == nil {
+		t.Fatal("a prefix taken was reserved again")
+	}
+}

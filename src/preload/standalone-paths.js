@@ -1,0 +1,353 @@
+'use strict'
+
+// Standalone on the native router (HTTPSYS_ROUTER=native, issue 25 "Standalone"):
+// the servers no port of the router names. standalone-native.js hands the router a
+// TCP listen()'s socket; this file does the same for
+//
+// - listen(path): node binds the Unix socket (so address() and node's errors are
+//   node's, at once), and the listening socket goes to the router as a TCP one does
+//   ({"httpsys": "listenPath"}), which serves every connection there on the server's
+//   queue, nothing routed (the hub's listen(path): hub.js onPathSocket). node's copy
+//   must be closed then, and libuv unlinks the file it bound when it closes a pipe
+//   (uv__pipe_close), which would take the socket away from the router. So node binds
+//   it through a name whose directory is a symbolic link, in a private folder of this
+//   process, to the folder the app named: the socket is made where the app asked, and
+//   once the link is gone libuv's unlink of that name finds nothing. The file goes
+//   when the app's close() says, as node's close() removes it (release below); a
+//   process that exits without close() leaves it, as node's does.
+// - streams handed to a server (server.emit('connection', socket): register.js adopt):
+//   a queue of the server's own, made on a Unix socket in a private folder as a
+//   listen(path)'s. A socket with a descriptor of its own (a net.Socket the app
+//   accepted, or got from another process) goes to the router as a connection node
+//   accepted ({"httpsys": "conn"}); a stream with none (a JS Duplex, a TLS socket)
+//   cannot, so it is piped through a connection to that Unix socket: the router serves
+//   both alike, and nothing of src/hub is needed.
+
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const net = require('node:net')
+const os = require('node:os')
+const path = require('node:path')
+const hubClient = require('../queue/hub-client')
+const { pidAlive } = require('../local-socket')
+const { codes } = require('../errors')
+
+// sockaddr_un's sun_path: 108 bytes on Linux, 104 on macOS and the BSDs (with the NUL)
+const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103
+
+let bindDir = null // this process's private folder of links (made on first use)
+let links = 0
+const listening = new Set() // the paths this process's servers listen on
+
+// httpsys-bind-<pid>-<6 chars>: a standalone process's private folder
+const OWN_DIR = /^httpsys-bind-(\d+)-[A-Za-z0-9]{6}$/
+
+/**
+ * The private folder the links are made in, removed when the process exits; what
+ * killed processes of this user left is removed by the next one, as their sockets are.
+ */
+function privateDir () {
+  if (bindDir === null) {
+    const tmp = os.tmpdir()
+    bindDir = fs.mkdtempSync(path.join(tmp, `httpsys-bind-${process.pid}-`))
+    const made = bindDir
+    process.once('exit', () => {
+      try { fs.rmSync(made, { recursive: true, force: true }) } catch {}
+    })
+    setImmediate(() => {
+      try { removeDeadDirs(tmp) } catch {}
+    }).unref()
+  }
+  return bindDir
+}
+
+function removeDeadDirs (tmp) {
+  const uid = process.getuid()
+  for (const name of fs.readdirSync(tmp)) {
+    const m = OWN_DIR.exec(name)
+    if (m === null || pidAlive(Number(m[1]))) continue
+    const dir = path.join(tmp, name)
+    try {
+      const st = fs.lstatSync(dir)
+      if (st.isDirectory() && st.uid === uid) fs.rmSync(dir, { recursive: true, force: true })
+    } catch {}
+  }
+}
+
+/**
+ * The name node binds `file` through: a link to its folder, and the link (to remove
+ * once bound). null when it would not fit a socket address where `file` may, or no
+ * link can be made (the in-process hub serves that listen(), as before).
+ */
+function bindName (file) {
+  // Linux's abstract names have no file: libuv unlinks nothing real
+  if (file.startsWith('\0')) return { name: file, link: null }
+  const abs = path.resolve(file)
+  try {
+    const link = path.join(privateDir(), `d${++links}`)
+    const name = path.join(link, path.basename(abs))
+    if (Buffer.byteLength(name) > MAX_SOCKET_PATH) return null
+    fs.symlinkSync(path.dirname(abs), link)
+    return { name, link }
+  } catch {
+    return null // (no private folder: a full or read-only temp folder)
+  }
+}
+
+/** node's error, as it would name `file` had node bound it itself. */
+function asBound (err, bound, file) {
+  if (bound !== file && typeof err.message === 'string') err.message = err.message.split(bound).join(file)
+  if (err.address === bound) err.address = file
+  return err
+}
+
+/**
+ * Binds a Unix socket for the router and hands it over with `msg`; the router's answer
+ * settles `ready`. The socket's connections node accepts before the handover follow it
+ * (as standalone-native.js forward).
+ * @returns {{server: net.Server, ready: Promise<object>}|null} null: not bindable here
+ */
+function bindAndHandOver (own, file, msg, onError) {
+  const r = own.ensureRouter()
+  const b = bindName(file)
+  if (b === null) return null
+  const server = net.createServer({ pauseOnConnect: true })
+  server.on('connection', (socket) => sendConn(r, socket, msg.queue))
+  try {
+    server.listen(b.name)
+  } finally {
+    if (b.link !== null) {
+      try { fs.unlinkSync(b.link) } catch {}
+    }
+  }
+  own.hold()
+  const ready = new Promise((resolve, reject) => {
+    const handOver = () => process.nextTick(() => {
+      own.handOver(r, server, msg).then(resolve, reject)
+    })
+    if (server.listening) return handOver()
+    server.once('listening', handOver)
+    server.once('error', (err) => reject(onError(asBound(err, b.name, file))))
+  })
+  ready.then(() => {}, () => {}).then(() => own.unhold())
+  return { server, ready }
+}
+
+function sendConn (r, socket, queue, dual = false) {
+  try {
+    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
+  } catch {
+    socket.destroy()
+  }
+}
+
+/**
+ * A standalone server's listen(path) on the router: the reservation (contract.js
+ * reserve()), or null where the in-process hub must serve it (a name too long to bind
+ * through the link).
+ * @param {object} options reserve()'s: path, settings; queue and token are set here
+ * @param {object} own standalone-native.js's router and hand-over
+ */
+function reservePath (options, own) {
+  const file = options.path
+  if (listening.has(file)) throw new codes.ERR_HTTPSYS_URL_CONFLICT({ prefix: file, owner: 'another server of this process' })
+  const name = `~${process.pid}.listen${own.next()}`
+  const token = crypto.randomBytes(18).toString('base64url')
+  const settings = own.ownSettings(options.settings)
+  const bound = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings }, (err) =>
+    err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: file, cause: err }) : err)
+  if (bound === null) return null
+  options.queue = name
+  options.token = token
+  const { server, ready } = bound
+  listening.add(file)
+  const reservation = {
+    bound: server.listening,
+    known: server.listening,
+    urls: [],
+    ports: [],
+    ready: ready.then(() => {
+      // the settings an app set after listen() (keepAliveTimeout...) go too
+      const now = own.ownSettings(options.settings)
+      const r = own.ensureRouter()
+      if (JSON.stringify(now) !== JSON.stringify(settings) && r.child.connected) r.child.send({ httpsys: 'settings', queue: name, settings: now }, () => {})
+    }, (err) => {
+      listening.delete(file)
+      throw err
+    }),
+    released: false,
+    refed: true,
+    release () {
+      if (reservation.released) return
+      reservation.released = true
+      listening.delete(file)
+      // node's close() removes the socket file, at once (libuv, uv__pipe_close)
+      if (reservation.bound && !file.startsWith('\0')) {
+        try { fs.unlinkSync(path.resolve(file)) } catch {}
+      }
+      const r = own.ensureRouter()
+      reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+    },
+    ref () { reservation.refed = true },
+    unref () { reservation.refed = false }
+  }
+  reservation.ready.catch(() => {})
+  return reservation
+}
+
+/**
+ * Whether `stream` is a TCP socket with a descriptor of its own that the router can
+ * take (a Unix one is piped: its CONN_OPEN could not be told from a piped stream's).
+ */
+function hasDescriptor (stream) {
+  if (!(stream instanceof net.Socket) || stream.encrypted === true || stream.connecting || typeof stream.remoteAddress !== 'string') return false
+  const h = stream._handle
+  return h !== null && h !== undefined && typeof h.fd === 'number' && h.fd >= 0
+}
+
+/**
+ * The streams handed to a server (register.js adopt, as standalone-hub.js adopt takes
+ * them), served by the router on a queue of the server's own.
+ * @param {object} options { handlers, settings } as attach() takes them
+ * @param {object} own standalone-native.js's router and hand-over
+ * @returns {{attaching: Promise<object>, take: (stream: object) => boolean}}
+ */
+function adopt ({ handlers, settings }, own) {
+  const r = own.ensureRouter()
+  const name = `~${process.pid}.adopt${own.next()}`
+  const token = crypto.randomBytes(18).toString('base64url')
+  // What keeps the process alive, as on node: a TCP socket handed over, while it is
+  // open (node's socket would hold a handle), from its send to the router's CONN_CLOSED;
+  // a piped stream holds none on node, so its connection to the router holds the
+  // process only while a request of it waits for its answer (pipeThrough).
+  let open = 0
+  let coming = 0
+  const tcp = new Map() // id -> the socket object of a TCP connection open
+  const sent = new Map() // 'address|port' of a socket sent -> its socket objects
+  let attachment = null
+  const keep = () => {
+    if (attachment === null) return
+    if (open + coming > 0) attachment.ref()
+    else attachment.unref()
+  }
+  const counted = {
+    ...handlers,
+    onConnectionOpen (conn) {
+      if (conn.localAddress !== '') {
+        if (coming > 0) coming--
+        open++
+        const key = `${conn.remoteAddress}|${conn.remotePort}`
+        const list = sent.get(key)
+        const socket = list !== undefined ? list.shift() : null
+        if (list !== undefined && list.length === 0) sent.delete(key)
+        tcp.set(conn.id, socket || null)
+        keep()
+      }
+      if (typeof handlers.onConnectionOpen === 'function') return handlers.onConnectionOpen(conn)
+    },
+    onConnectionClose (id) {
+      if (tcp.has(id)) {
+        const socket = tcp.get(id)
+        tcp.delete(id)
+        open--
+        keep()
+        if (socket !== null) closed(socket)
+      }
+      if (typeof handlers.onConnectionClose === 'function') return handlers.onConnectionClose(id)
+    }
+  }
+  // the queue is made on a Unix socket of its own, in the private folder: the streams
+  // without a descriptor are piped to the router through it
+  let file = null
+  try {
+    file = path.join(privateDir(), `a${++links}.sock`)
+  } catch {}
+  const made = file === null ? null : bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
+  // (no private folder, a full or read-only temp folder: the in-process hub, as before)
+  if (made === null) return require('./standalone-hub').adopt({ handlers, settings })
+  own.hold()
+  const attaching = r.started
+    .then((socketPath) => made.ready.then(() => hubClient.attach({ queue: name, token, handlers: counted, socketPath })))
+    .then((a) => {
+      attachment = a
+      keep()
+      return a
+    })
+    .finally(() => own.unhold())
+  attaching.catch(() => {})
+  const take = (stream) => {
+    // (bytes node read already would not go with the descriptor: such a socket is piped)
+    if (hasDescriptor(stream) && stream.readableLength === 0) {
+      coming++
+      keep()
+      aside(stream, sent)
+      // node drops what its handle reads between here and the write (child.send)
+      stream._handle.readStop()
+      const dual = typeof stream.localAddress === 'string' && stream.localAddress.startsWith('::ffff:')
+      // after the queue's socket: the router makes the queue then
+      made.ready.then(() => sendConn(r, stream, name, dual), () => stream.destroy())
+      return true
+    }
+    pipeThrough(stream, made, file, () => attachment)
+    return true
+  }
+  return { attaching, take }
+}
+
+/**
+ * The socket object of a TCP connection sent to the router stays, without its handle,
+ * for the app and its net.Server: as node's would be, it is counted among that server's
+ * connections (getConnections(), close()'s callback) until the router says it closed
+ * (closed below). node's send() would count it out and ask the child process about it
+ * instead (the cluster's NODE_SOCKET messages): `server`, which send() reads, is unset
+ * for the time being (`_server`, which the socket's own close reads, stays).
+ */
+function aside (socket, sent) {
+  socket.server = null
+  const key = `${socket.remoteAddress}|${socket.remotePort}`
+  const list = sent.get(key)
+  if (list === undefined) sent.set(key, [socket])
+  else list.push(socket)
+}
+
+/**
+ * The router closed the connection of `socket`: its server's count, then its 'close',
+ * in node's order (a socket's handle closes a loop turn after its server hears of it).
+ */
+function closed (socket) {
+  const server = socket._server
+  socket._server = null
+  if (server !== null && server !== undefined) {
+    server._connections--
+    if (typeof server._emitCloseIfDrained === 'function') server._emitCloseIfDrained()
+  }
+  setImmediate(() => socket.destroy())
+}
+
+/** A stream with no descriptor, carried on a connection to its queue's Unix socket. */
+function pipeThrough (stream, made, file, attachment) {
+  const c = net.connect({ path: file, allowHalfOpen: true })
+  made.ready.catch((err) => c.destroy(err))
+  // held while what the app wrote waits for an answer: an answer that came with no
+  // request of the server's left in flight lets go (node would exit here too)
+  stream.on('data', (d) => {
+    c.ref()
+    if (!c.write(d)) stream.pause()
+  })
+  c.on('drain', () => stream.resume())
+  c.on('data', (d) => {
+    const a = attachment()
+    if (a === null || a.live.size === 0) c.unref()
+    if (stream.write(d) === false) c.pause()
+  })
+  stream.on('drain', () => c.resume())
+  stream.on('end', () => c.end())
+  c.on('end', () => stream.end())
+  stream.on('close', () => c.destroy())
+  c.on('close', () => stream.destroy())
+  stream.on('error', () => c.destroy())
+  c.on('error', () => stream.destroy())
+  c.unref()
+}
+
+module.exports = { reservePath, adopt }

@@ -1,0 +1,158 @@
+'use strict'
+
+// Standalone on the native router (HTTPSYS_ROUTER=native, issue 25 "Standalone"): a
+// server's listen(prefix), `listen('http://+:8080/api/')`, which shares its port with
+// the other prefix servers of the process, as the in-process hub's reserveQueue lets
+// several queues share a port by URL (hub.js stageUrls). The port is nobody's own: its
+// connections follow the router's rules and its table routes them (a path no server
+// registered is the router's 404).
+//
+// listen() stays synchronous, as the hub's: a prefix another server of this process
+// registered is ERR_HTTPSYS_URL_CONFLICT at once (a table of this process's prefixes,
+// src/urlprefix.js's, the one the hub routes with, says so before anything is sent);
+// the first prefix of a port is bound by node, address() known and node's own bind
+// errors, and its socket handed over ({"httpsys": "listenShared"}); a port the router
+// already listens on for this process binds nothing here ({"httpsys": "reservePrefix"}:
+// the router adds the prefix, and binds what an address of its own needs).
+
+const crypto = require('node:crypto')
+const net = require('node:net')
+const urlprefix = require('../urlprefix')
+
+const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
+const held = new Map() // port -> { count, ready }: this process's prefix servers on it, and when the router has its socket
+const releasing = new Map() // port -> settles once the router has let it go (its last prefix left)
+
+/** Whether this is a listen(prefix) this file serves: one plain http prefix, the port not the server's own. */
+function takes (options) {
+  return options.path === undefined && !options.tls && Array.isArray(options.urls) && options.urls.length === 1 &&
+    /^http:/i.test(options.urls[0]) && options.settings !== null && typeof options.settings === 'object' && options.settings.ownsPort === false
+}
+
+/**
+ * A listen(prefix)'s reservation (contract.js reserve()).
+ * @param {object} options reserve()'s: urls (one prefix), settings; queue and token are set here
+ * @param {object} own standalone-native.js's router and hand-over
+ */
+function reservePrefix (options, own) {
+  const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+  const name = `~${process.pid}.listen${own.next()}`
+  const token = crypto.randomBytes(18).toString('base64url')
+  // (a port 0 prefix is placed once node has its port; nothing can conflict before)
+  if (p.port !== 0) table.add(p.prefix, { name })
+  const r = own.ensureRouter()
+  options.queue = name
+  options.token = token
+  const reservation = {
+    bound: false,
+    known: false,
+    urls: [],
+    ports: [],
+    ready: null,
+    released: false,
+    refed: true,
+    release () {
+      if (reservation.released) return
+      reservation.released = true
+      const port = reservation.ports[0]
+      for (const u of reservation.urls) table.remove(u)
+      if (reservation.urls.length === 0 && p.port !== 0) table.remove(p.prefix)
+      const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+      if (port === undefined || !held.has(port)) return
+      if (--held.get(port).count > 0) return
+      held.delete(port)
+      releasing.set(port, done)
+      done.then(() => { if (releasing.get(port) === done) releasing.delete(port) })
+    },
+    ref () { reservation.refed = true },
+    unref () { reservation.refed = false }
+  }
+  const place = (port) => {
+    const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+    if (p.port === 0) table.add(prefix, { name })
+    reservation.bound = true
+    reservation.known = true
+    reservation.urls = [prefix]
+    reservation.ports = [port]
+    const h = held.get(port)
+    if (h !== undefined) h.count++
+    else held.set(port, { count: 1, ready: handedOver })
+    return prefix
+  }
+  // the port's socket reaches the router before another prefix of it (node sends the
+  // listen's socket a tick later; the router would bind the port itself otherwise)
+  let handedOver = null
+  own.hold()
+  let ready
+  if (p.port !== 0 && held.has(p.port)) {
+    // the router listens there for this process already: nothing to bind
+    const first = held.get(p.port).ready
+    const prefix = place(p.port)
+    ready = first.then(() => {}, () => {}).then(() => ask(r, { httpsys: 'reservePrefix', queue: name, token, urls: [prefix] }))
+  } else {
+    const host = p.ip || undefined
+    const server = net.createServer({ pauseOnConnect: true })
+    server.on('connection', (socket) => {
+      try {
+        r.child.send({ httpsys: 'conn', queue: name, dual: socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:') }, socket, () => {})
+      } catch {
+        socket.destroy()
+      }
+    })
+    // a port a server of this process gave back a moment ago is the router's until
+    // its unbindQueue is answered
+    const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
+    if (freeing === undefined) server.listen({ port: p.port, host })
+    else freeing.then(() => server.listen({ port: p.port, host }))
+    const handOver = () => {
+      const port = server.address().port
+      const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+      // (in the next tick, as standalone-native.js's: settings set after listen() go too)
+      handedOver = new Promise((resolve) => process.nextTick(resolve))
+        .then(() => own.handOver(r, server, { httpsys: 'listenShared', queue: name, token, urls: [prefix], ip: p.ip || '' }))
+      place(port)
+      return handedOver
+    }
+    if (server.listening) {
+      ready = handOver()
+    } else {
+      ready = new Promise((resolve, reject) => {
+        server.once('listening', () => resolve(handOver()))
+        server.once('error', (err) => reject(own.mapError(err, p.port, host)))
+      })
+    }
+  }
+  reservation.ready = ready.then(() => {}, (err) => {
+    if (!reservation.released) {
+      for (const u of reservation.urls) table.remove(u)
+      if (reservation.urls.length === 0 && p.port !== 0) table.remove(p.prefix)
+      const port = reservation.ports[0]
+      if (port !== undefined && held.has(port) && --held.get(port).count === 0) held.delete(port)
+      reservation.released = true
+    }
+    throw err
+  }).finally(own.unhold)
+  reservation.ready.catch(() => {})
+  return reservation
+}
+
+/** A message without a socket that the router answers with "listened". */
+function ask (r, msg) {
+  return new Promise((resolve, reject) => {
+    msg.seq = ++r.seq
+    r.pending.set(msg.seq, { resolve, reject })
+    try {
+      r.child.send(msg, (err) => {
+        if (err) {
+          r.pending.delete(msg.seq)
+          reject(err)
+        }
+      })
+    } catch (err) {
+      r.pending.delete(msg.seq)
+      reject(err)
+    }
+  })
+}
+
+module.exports = { takes, reservePrefix }
