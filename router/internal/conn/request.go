@@ -201,6 +201,7 @@ func (r *Request) Dispatched(w *attach.Worker) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.served = true
 	if r.dispatchedWithdrawn(w) {
 		return
 	}
