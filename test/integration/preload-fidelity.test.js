@@ -1,6 +1,6 @@
 'use strict'
 
-// node's http server contract under the preload (standalone: the process's own hub;
+// node's http server contract under the preload (standalone: the process's own router;
 // and under httpsys start), as apps and their test tools rely on it: the port is bound
 // when listen() returns, close() frees it at once and lets the process exit,
 // listen(port, host) binds that address only, a client that goes away is heard of.
