@@ -377,6 +377,9 @@ class HubAttachment extends AttachmentBase {
       case T.CONN_TIMEOUT:
         this.askHandler(this.handlers.onConnectionTimeout, id, undefined)
         return
+      case T.CONN_HELD:
+        if (typeof this.handlers.onConnectionHeld === 'function') this.deliver(this.handlers.onConnectionHeld, id)
+        return
       case T.CLOSE:
         this.closeNote = P.decodeJson(b, start, end, false)
         return

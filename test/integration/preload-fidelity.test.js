@@ -1228,8 +1228,8 @@ describe('the server\'s own options, standalone (the process\'s hub serves it al
       })
     `
     const node = await runPreloaded(code, { preload: false })
-    // (node's destroy() drops the responses it could not write; the router ends the
-    // connection after them, and a client that never reads is cut after 5 s)
+    // (node's destroy() drops the responses it could not write; so does the router,
+    // which told the worker it holds them: CONN_HELD)
     const ours = await runPreloaded(code, { timeoutMs: 20000 })
     expect(lines(node.out)).toEqual([{ timeout: true }])
     expect(lines(ours.out)).toEqual(lines(node.out))

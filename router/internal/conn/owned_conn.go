@@ -35,6 +35,8 @@ type ownedConn struct {
 	// a request of it reached its worker, which knew of it then (CONN_OPEN comes
 	// first): its server's close() decides about it (CONN_IDLE), not the port's close
 	served bool
+	// CONN_HELD went to its worker since its last request (ownHeld)
+	heldSent bool
 }
 
 // announce tells the port's worker of the connection once (node's 'connection'),
@@ -222,6 +224,20 @@ func (c *Conn) finAnswered(w *attach.Worker) {
 // such a connection idle while responses still go out).
 func (c *Conn) betweenRequests() bool {
 	return c.current == nil && !c.leftover && c.tunnel == nil && !c.parser.InHead()
+}
+
+// ownHeld: every request in line is answered, the next one is unread behind bytes the
+// client does not take (reading paused for the held budget). node's socket would
+// still be writing the last response, its 'finish' (resOnFinish, the keep-alive
+// timeout) to come, so the server's timeout runs; the worker is told, as it took the
+// router to be waiting for the next request (preload-fidelity
+// "test-http-pipeline-flood"). Under the connection's lock.
+func (c *Conn) ownHeld() {
+	if c.own == nil || c.ownW == nil || c.heldSent || c.pauseMask&pauseHeld == 0 {
+		return
+	}
+	c.heldSent = true
+	c.ownW.SendConnHeld(c.id)
 }
 
 // ConnectionFrame is a worker's CONN_WRITE, CONN_DESTROY, CONN_IDLE or answer to

@@ -202,6 +202,7 @@ func (r *Request) Dispatched(w *attach.Worker) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.served = true
+	c.heldSent = false
 	if r.dispatchedWithdrawn(w) {
 		return
 	}
