@@ -121,7 +121,9 @@ class Supervisor extends EventEmitter {
     const choice = chooseBackend(this.config, this.routerOptions.backendChoice)
     this.backend = choice
     const record = { event: 'backend', backend: choice.backend, reason: choice.reason, detail: choice.detail, fix: choice.fix }
-    const text = `router: ${choice.backend === 'hub' ? 'the httpsys hub' : 'HTTP.SYS'} (${choice.reason})`
+    // (the hub backend is the native router where createRouter() makes that one)
+    const name = choice.backend !== 'hub' ? 'HTTP.SYS' : this.nativeHub() ? 'the native router' : 'the httpsys hub'
+    const text = `router: ${name} (${choice.reason})`
     if (choice.fallback) this.logger.warn(record, `${text}; to run on HTTP.SYS: ${choice.fix}`)
     else this.logger.info(record, text)
     // Windows authentication: HTTP.SYS's; on the hub a development identity, or nothing starts
@@ -192,6 +194,17 @@ class Supervisor extends EventEmitter {
       throw err
     }
     return router
+  }
+
+  /** Whether createRouter() makes the native router for the hub backend (an invalid HTTPSYS_ROUTER is its error to throw). */
+  nativeHub () {
+    const { Hub, Router } = this.routerOptions
+    if (Router) return true
+    try {
+      return !Hub && wantsNativeRouter()
+    } catch {
+      return false
+    }
   }
 
   createRouter (backend) {
