@@ -76,6 +76,11 @@ function nameRouterRow (line) {
   return ROUTER_NAME + line.slice(ROUTER_NAME.length)
 }
 
+/** A supervisor's router as ls and monit name it: its backend, or the native router where the hub backend runs it. */
+function routerLabel (s) {
+  return s.routerKind === 'native' ? 'native router' : s.backend
+}
+
 /**
  * The text of `httpsys ls` for these supervisors' ls results.
  * @param {number} [width=Infinity] the terminal's columns
@@ -83,7 +88,7 @@ function nameRouterRow (line) {
 function render (supervisors, colors, width = Infinity) {
   const out = []
   for (const s of supervisors) {
-    out.push(`supervisor ${s.id} (pid ${s.pid}${s.backend ? `, ${s.backend}` : ''}): ${s.label}`)
+    out.push(`supervisor ${s.id} (pid ${s.pid}${s.backend ? `, ${routerLabel(s)}` : ''}): ${s.label}`)
     const rows = []
     const states = [null]
     const urls = []
@@ -129,4 +134,4 @@ function render (supervisors, colors, width = Infinity) {
   return out.join('\n').trimEnd()
 }
 
-module.exports = { register, render, routerRow, nameRouterRow, COLUMNS, ROUTER_STATE }
+module.exports = { register, render, routerRow, nameRouterRow, routerLabel, COLUMNS, ROUTER_STATE }

@@ -8,7 +8,7 @@
 // prints one frame and exits (scripts want `httpsys ls --json`).
 
 const { formatUptime, formatSize, formatLatency, formatRate, fitTable, colorsFor, stateColor } = require('./format')
-const { COLUMNS, ROUTER_STATE, routerRow, nameRouterRow } = require('./ls')
+const { COLUMNS, ROUTER_STATE, routerRow, nameRouterRow, routerLabel } = require('./ls')
 const { scopeOptions, scopeOf } = require('./scope')
 
 const REFRESH_MS = 1000
@@ -107,7 +107,7 @@ function render ({ supervisors, logs, width, height, colors, error = null, now =
   if (supervisors.length === 0 && !error) lines.push('no httpsys supervisor is running (start one with `httpsys start`)')
   for (const s of supervisors) {
     lines.push('')
-    lines.push(colors.dim(`supervisor ${s.id} (pid ${s.pid}${s.backend ? `, ${s.backend}` : ''}): ${s.label}`))
+    lines.push(colors.dim(`supervisor ${s.id} (pid ${s.pid}${s.backend ? `, ${routerLabel(s)}` : ''}): ${s.label}`))
     const rows = []
     const states = [null]
     for (const app of s.apps) {

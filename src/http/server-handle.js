@@ -74,7 +74,11 @@ class ServerHandle {
       // in-process hub calls directly (routerSettings) comes as frames
       onConnectionOpen: (conn) => this.accepted(conn),
       onConnectionError: (id, e) => this.connectionError(id, e),
-      onConnectionTimeout: (id) => this.connectionTimeout(id)
+      onConnectionTimeout: (id) => this.connectionTimeout(id),
+      onConnectionHeld: (id) => {
+        const conn = this.ownConn(id)
+        if (conn !== undefined) conn.held = true
+      }
     }
   }
 
@@ -126,6 +130,8 @@ class ServerHandle {
     // node's from the connection's start, and the socket knows each of its requests
     // (its destroy() ends them)
     const s = this.keepsSockets ? this.sockets.get(q.connectionId) : undefined
+    const own = this.ownConn(q.connectionId)
+    if (own !== undefined && own.held === true) own.held = false // (CONN_HELD)
     if (s !== undefined && !s.destroyed) {
       nextRequest(s, Number(server.timeout) || 0)
       req[kSocket] = this.socketFor(req)

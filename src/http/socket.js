@@ -189,9 +189,12 @@ class RequestSocket extends net.Socket {
         // an idle connection of a standalone server's own (its responses all written
         // out) closes at once, as node's destroy(); one whose ended response the router
         // still carries or writes ends after it (node's 'finish' waits for the flush, so
-        // its destroy() after end() loses nothing); elsewhere the router ends it
+        // its destroy() after end() loses nothing); elsewhere the router ends it. One
+        // the router holds answered responses of for a client that takes none
+        // (CONN_HELD) closes at once too: node's 'finish' had not come, its destroy()
+        // drops them (test-http-pipeline-flood)
         const conn = handle.ownConn(this[kConnectionId])
-        if (conn !== undefined && conn.nothingToWrite === true) conn.destroy()
+        if (conn !== undefined && (conn.nothingToWrite === true || conn.held === true)) conn.destroy()
         else endIdle(this)
       }
     }

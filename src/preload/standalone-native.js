@@ -1,6 +1,7 @@
 'use strict'
 
-// Standalone on the native router (HTTPSYS_ROUTER=native, issue 25 "Standalone";
+// Standalone on the native router (the default off Windows; HTTPSYS_ROUTER=hub runs the
+// in-process hub instead; issue 25 "Standalone";
 // docs/architecture.md 11): `node --require httpsys-cli/register app.js` with no
 // supervisor runs the Go router as a child of its own, started on the first listen()
 // and ended with the process (its stdin closes then, however the process ends).
@@ -37,9 +38,16 @@ let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
 const releasing = new Map() // port -> settles once the router has closed it (close())
 
-/** Whether this process's servers run on the native router (the switch, and a platform that can hand sockets over). */
-function wanted (env = process.env) {
-  return env.HTTPSYS_ROUTER === 'native' && process.platform !== 'win32'
+/**
+ * Whether this process's servers run on the native router: as `httpsys start` chooses
+ * (unset: yes off Windows; HTTPSYS_ROUTER=hub: the in-process hub), on a platform that
+ * can hand sockets over (not Windows yet: there the in-process hub serves, whatever it
+ * says). Called at the first listen().
+ * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither native nor hub
+ */
+function wanted (env = process.env, platform = process.platform) {
+  const { wantsNativeRouter } = require('../supervisor/native-router')
+  return wantsNativeRouter(env, platform) && platform !== 'win32'
 }
 
 // The router's records: errors only, on stderr (an app's own output is its own).

@@ -58,6 +58,7 @@ class HubAttachment extends AttachmentBase {
     this.receivedCount = 0 // REQUEST frames received (the ACK value)
     this.batchCount = 0
     this.inBatch = false // onData is delivering a read
+    this.tickFlushQueued = false
     this.endAfterBatch = false // close() came during a read: end once its ACK is written
     this.attached = false
     this.closeNote = null // what the hub said in its CLOSE frame
@@ -195,7 +196,20 @@ class HubAttachment extends AttachmentBase {
     if (this.closed) return
     if (buf === null) this.writer.empty(type, connectionId)
     else this.writer.bytes(type, connectionId, buf, 0, buf.length, -1)
-    this.schedule()
+    // node acts on its socket at once (closeIdleConnections(), destroy()): the router
+    // hears it in this tick, before a client answered meanwhile could send more (a
+    // setImmediate flush would let a poll of the event loop come first)
+    if (type === T.CONN_IDLE || type === T.CONN_DESTROY) this.flushThisTick()
+    else this.schedule()
+  }
+
+  flushThisTick () {
+    if (this.tickFlushQueued) return
+    this.tickFlushQueued = true
+    process.nextTick(() => {
+      this.tickFlushQueued = false
+      if (!this.closed && !this.socket.destroyed) this.writer.writeTo(this.socket)
+    })
   }
 
   [kInfo] (id, st, status, reason, headers) {
@@ -362,6 +376,9 @@ class HubAttachment extends AttachmentBase {
       }
       case T.CONN_TIMEOUT:
         this.askHandler(this.handlers.onConnectionTimeout, id, undefined)
+        return
+      case T.CONN_HELD:
+        if (typeof this.handlers.onConnectionHeld === 'function') this.deliver(this.handlers.onConnectionHeld, id)
         return
       case T.CLOSE:
         this.closeNote = P.decodeJson(b, start, end, false)

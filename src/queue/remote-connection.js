@@ -28,6 +28,9 @@ class RemoteConnection {
     // the server owns the port: node's rules (KEEP_OPEN after maxRequestsPerSocket)
     this.ownsPort = true
     this.ended = false // the worker ended or destroyed it: nothing more is sent for it
+    // the router holds its answered responses for a client that takes none, its next
+    // request unread (CONN_HELD): not its keep-alive wait, until that request comes
+    this.held = false
   }
 
   /** Raw access for a 'clientError' listener: what it writes goes to the client as it is. */
@@ -71,8 +74,9 @@ class RemoteConnection {
     if (!this.ended) this.attachment.connFrame(T.CONN_IDLE, this.id, answered ? ONE : ZERO)
   }
 
-  // (the router times its keep-alive wait and says when it ran out: CONN_TIMEOUT)
-  get waitingForRequest () { return true }
+  // (the router times its keep-alive wait and says when it ran out: CONN_TIMEOUT; it
+  // says when its answered responses are still held instead: CONN_HELD)
+  get waitingForRequest () { return !this.held }
 
   // (what the router still writes is not known here: an idle destroy() ends it)
   get nothingToWrite () { return false }

@@ -106,8 +106,9 @@ class NativeRouter extends EventEmitter {
     if (routerTls.size > 0) await routerTls.push()
     this.timer = setInterval(() => this.refresh(), STATS_MS)
     this.timer.unref()
+    // (the start log's first record named this router already: supervisor.js chooseRouter)
     this.logger.info({ event: 'router', router: 'native', pid: proc.child.pid },
-      `router: the native router (pid ${proc.child.pid})`)
+      `the native router runs as pid ${proc.child.pid}`)
   }
 
   onEvent (name, fields) {

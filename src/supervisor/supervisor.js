@@ -64,6 +64,7 @@ class Supervisor extends EventEmitter {
     this.socketPath = socketPath || hubSocketPath(process.pid, controlDir)
     this.routerOptions = { Hub, Router, native, backendChoice }
     this.backend = null // { backend, reason } once started
+    this.routerKind = null // 'native', 'hub' (the JS one) or 'httpsys', once started
     this.router = null // the request router (hub-router.js, httpsys-router.js)
     this.groups = []
     this.starting = false // start() runs: a router failure then rejects it (routerFailure)
@@ -121,7 +122,11 @@ class Supervisor extends EventEmitter {
     const choice = chooseBackend(this.config, this.routerOptions.backendChoice)
     this.backend = choice
     const record = { event: 'backend', backend: choice.backend, reason: choice.reason, detail: choice.detail, fix: choice.fix }
-    const text = `router: ${choice.backend === 'hub' ? 'the httpsys hub' : 'HTTP.SYS'} (${choice.reason})`
+    // (the hub backend is the native router where createRouter() makes that one: ls and
+    // show say which, routerKind)
+    this.routerKind = choice.backend !== 'hub' ? 'httpsys' : this.nativeHub() ? 'native' : 'hub'
+    const name = { httpsys: 'HTTP.SYS', native: 'the native router', hub: 'the httpsys hub' }[this.routerKind]
+    const text = `router: ${name} (${choice.reason})`
     if (choice.fallback) this.logger.warn(record, `${text}; to run on HTTP.SYS: ${choice.fix}`)
     else this.logger.info(record, text)
     // Windows authentication: HTTP.SYS's; on the hub a development identity, or nothing starts
@@ -192,6 +197,17 @@ class Supervisor extends EventEmitter {
       throw err
     }
     return router
+  }
+
+  /** Whether createRouter() makes the native router for the hub backend (an invalid HTTPSYS_ROUTER is its error to throw). */
+  nativeHub () {
+    const { Hub, Router } = this.routerOptions
+    if (Router) return true
+    try {
+      return !Hub && wantsNativeRouter()
+    } catch {
+      return false
+    }
   }
 
   createRouter (backend) {
@@ -367,6 +383,7 @@ class Supervisor extends EventEmitter {
       pid: process.pid,
       startedAt: new Date(this.startedAt).toISOString(),
       backend: this.backend && this.backend.backend,
+      routerKind: this.routerKind,
       connections: this.router && typeof this.router.connections === 'function' ? this.router.connections() : null,
       // TLS handshakes the router did and refused (the hub; HTTP.SYS does not say)
       tls: this.router && typeof this.router.tlsStats === 'function' ? this.router.tlsStats() : null,
@@ -402,6 +419,7 @@ class Supervisor extends EventEmitter {
       state: group.state(),
       urls: this.servedUrls(group),
       backend: this.backend && this.backend.backend,
+      routerKind: this.routerKind,
       config: group.app,
       instances: status.instances,
       waiting: status.waiting,

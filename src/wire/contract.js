@@ -60,6 +60,9 @@
 //                                       connection ({ status, reason, raw }; status 408: the
 //                                       head did not come in time): node's 'clientError'
 //   onConnectionTimeout(connectionId)   optional, same: its keep-alive wait ran out
+//   onConnectionHeld(connectionId)      optional, same: its answered responses wait for
+//                                       a client that takes none, its next request
+//                                       unread: not its keep-alive wait until that comes
 //   onClose(err|null)                   the attachment ended, once: after close() (null),
 //                                       or because the router went away (err has a
 //                                       stable code). Every request still in flight got
@@ -192,6 +195,6 @@ const EXPECT_OTHER = 'other'
 
 /** The callbacks an attachment makes, in the order handlers are documented above. */
 const HANDLERS = Object.freeze(['onRequest', 'onBody', 'onBodyEnd', 'onAbort', 'onDrain', 'onClose', 'onConnectionClose', 'onConnectionFin',
-  'onConnectionOpen', 'onConnectionError', 'onConnectionTimeout'])
+  'onConnectionOpen', 'onConnectionError', 'onConnectionTimeout', 'onConnectionHeld'])
 
 module.exports = { RESPONSE_MORE, RESPONSE_CLOSE, RESPONSE_OPAQUE, RESPONSE_KEEP_OPEN, EXPECT_CONTINUE, EXPECT_OTHER, HANDLERS }

@@ -54,7 +54,8 @@ const T = Object.freeze({
   CONN_TIMEOUT: 24,
   CONN_WRITE: 25,
   CONN_DESTROY: 26,
-  CONN_IDLE: 27
+  CONN_IDLE: 27,
+  CONN_HELD: 28
 })
 
 // REQUEST flags

@@ -1,6 +1,6 @@
 'use strict'
 
-// Runs a small app given as code, with the preload (standalone: the process's own hub)
+// Runs a small app given as code, with the preload (standalone: the process's own router)
 // or on node's own stack, so a test can compare what it prints with what node does.
 
 const { spawn } = require('node:child_process')

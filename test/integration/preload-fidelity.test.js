@@ -1,6 +1,6 @@
 'use strict'
 
-// node's http server contract under the preload (standalone: the process's own hub;
+// node's http server contract under the preload (standalone: the process's own router;
 // and under httpsys start), as apps and their test tools rely on it: the port is bound
 // when listen() returns, close() frees it at once and lets the process exit,
 // listen(port, host) binds that address only, a client that goes away is heard of.
@@ -1232,8 +1232,8 @@ describe('the server\'s own options, standalone (the process\'s hub serves it al
       })
     `
     const node = await runPreloaded(code, { preload: false })
-    // (node's destroy() drops the responses it could not write; the router ends the
-    // connection after them, and a client that never reads is cut after 5 s)
+    // (node's destroy() drops the responses it could not write; so does the router,
+    // which told the worker it holds them: CONN_HELD)
     const ours = await runPreloaded(code, { timeoutMs: 20000 })
     expect(lines(node.out)).toEqual([{ timeout: true }])
     expect(lines(ours.out)).toEqual(lines(node.out))

@@ -1,8 +1,8 @@
 'use strict'
 
 // A standalone app (`node --require httpsys-cli/register app.js`, no supervisor) on
-// either router: the in-process JS hub (the default) and the native router, which the
-// preload runs as the app's child under HTTPSYS_ROUTER=native (issue 25 "Standalone",
+// either router: the in-process JS hub (HTTPSYS_ROUTER=hub) and the native router, which
+// the preload runs as the app's child (the default off Windows; issue 25 "Standalone",
 // src/preload/standalone-native.js). Ported from hub-standalone.test.js and
 // hub-standalone-sockets.test.js: the same behaviour is asked of both.
 

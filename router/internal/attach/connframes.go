@@ -48,6 +48,19 @@ func (w *Worker) SendConnTimeout(connID uint32) {
 	w.schedule()
 }
 
+// SendConnHeld: the connection's answered responses wait for a client that takes none
+// of them, and its next request waits unread behind them: the worker's socket is not
+// in its keep-alive wait (node's resOnFinish has not run), so the server's timeout runs.
+func (w *Worker) SendConnHeld(connID uint32) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.out.Empty(wire.TypeConnHeld, connID)
+	w.schedule()
+}
+
 // Closed reports whether the worker's connection is gone.
 func (w *Worker) Closed() bool {
 	w.mu.Lock()

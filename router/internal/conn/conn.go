@@ -841,6 +841,7 @@ func (c *Conn) done(r *Request) {
 			c.endSocket()
 		case c.current == nil && (c.leftover || c.parser.InHead()):
 			// a pipelined head has begun: it gets the head timeout, not the idle one
+			c.ownHeld()
 			c.phase = phaseHeaders
 			c.deadline.Store(c.srv.Clock.After(l.HeadersTimeout))
 		case c.current == nil:

@@ -32,6 +32,11 @@ type ownedConn struct {
 	// attaching): CONN_FIN follows the REQUEST (finDispatched)
 	finPending bool
 	feeding    []byte // the bytes being parsed (node's err.rawPacket)
+	// a request of it reached its worker, which knew of it then (CONN_OPEN comes
+	// first): its server's close() decides about it (CONN_IDLE), not the port's close
+	served bool
+	// CONN_HELD went to its worker since its last request (ownHeld)
+	heldSent bool
 }
 
 // announce tells the port's worker of the connection once (node's 'connection'),
@@ -221,6 +226,20 @@ func (c *Conn) betweenRequests() bool {
 	return c.current == nil && !c.leftover && c.tunnel == nil && !c.parser.InHead()
 }
 
+// ownHeld: every request in line is answered, the next one is unread behind bytes the
+// client does not take (reading paused for the held budget). node's socket would
+// still be writing the last response, its 'finish' (resOnFinish, the keep-alive
+// timeout) to come, so the server's timeout runs; the worker is told, as it took the
+// router to be waiting for the next request (preload-fidelity
+// "test-http-pipeline-flood"). Under the connection's lock.
+func (c *Conn) ownHeld() {
+	if c.own == nil || c.ownW == nil || c.heldSent || c.pauseMask&pauseHeld == 0 {
+		return
+	}
+	c.heldSent = true
+	c.ownW.SendConnHeld(c.id)
+}
+
 // ConnectionFrame is a worker's CONN_WRITE, CONN_DESTROY, CONN_IDLE or answer to
 // CONN_FIN, for a connection of a port its server owns (attach.ConnHub).
 func (s *Server) ConnectionFrame(w *attach.Worker, t wire.Type, id uint32, p []byte) {
@@ -249,9 +268,13 @@ func (s *Server) ConnectionFrame(w *attach.Worker, t wire.Type, id uint32, p []b
 	case wire.TypeConnFin:
 		c.finAnswered(w)
 	case wire.TypeConnIdle:
-		// closeIdleConnections(): idle, or between requests with every response ended
-		// by the app (p[0] 1: the worker's requests of it are all answered)
-		if c.idle() || (p[0] == 1 && c.betweenRequests()) {
+		// closeIdleConnections(): between requests with every response ended by the
+		// app (p[0] 1: the worker's requests of it are all in whole and answered). 0
+		// keeps it, however far the router got: node's parser is still in a request
+		// whose 'request' listener runs (or whose body it reads) though its response
+		// may be out already (test-http-server-close-idle, preload-fidelity "close()
+		// soon after end()")
+		if p[0] == 1 && c.betweenRequests() {
 			c.mu.Unlock()
 			c.closeWhenIdle()
 			return
@@ -348,10 +371,12 @@ func (c *Conn) holdWorker() *attach.Worker {
 
 // endIfIdle: the port's server closed (node's close() ends the idle connections:
 // closeIdleConnections). The worker asks for those it knew of (CONN_IDLE); one
-// accepted as the port closed is ended here, being idle too.
+// accepted as the port closed, none of whose requests it had, is ended here, being
+// idle too. (The port's close comes on the control channel, CONN_IDLE on the
+// worker's: either may come first.)
 func (c *Conn) endIfIdle() {
 	c.mu.Lock()
-	idle := !c.dead && !c.errWait && c.idle()
+	idle := !c.dead && !c.errWait && !c.served && c.idle()
 	c.mu.Unlock()
 	if idle {
 		c.closeWhenIdle()

@@ -201,6 +201,8 @@ func (r *Request) Dispatched(w *attach.Worker) {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.served = true
+	c.heldSent = false
 	if r.dispatchedWithdrawn(w) {
 		return
 	}

@@ -64,6 +64,8 @@ func (t Type) String() string {
 		return "CONN_DESTROY"
 	case TypeConnIdle:
 		return "CONN_IDLE"
+	case TypeConnHeld:
+		return "CONN_HELD"
 	}
 	return "type " + strconv.Itoa(int(t))
 }

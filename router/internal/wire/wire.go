@@ -66,6 +66,9 @@ const (
 	TypeConnWrite   Type = 25 // worker -> hub: bytes for the client as they are
 	TypeConnDestroy Type = 26 // worker -> hub: close the connection at once
 	TypeConnIdle    Type = 27 // worker -> hub: u8 answered; end it if idle (closeIdleConnections)
+	// hub -> worker: its responses are all answered but wait for the client, its next
+	// request unread behind them: not its keep-alive wait (node's socket timeout runs)
+	TypeConnHeld Type = 28
 )
 
 // REQUEST flags (src/wire/protocol.js REQ_*).

@@ -88,6 +88,15 @@ describe('the native router\'s own process (issue 25)', () => {
     const text = monit.render({ supervisors: [withRouter()], logs: [], width: 80, height: 30, colors: plain, now: new Date(0) })
     expect(text).toMatch(/^router +98 +ready +1m 5s +- +3\.2% +9M +- +- +- +-$/m)
   })
+
+  test('ls and monit name it as the supervisor\'s router (the hub backend runs it), not the hub', () => {
+    const native = { ...withRouter(), routerKind: 'native' }
+    expect(ls.render([native], plain).split('\n')[0]).toBe('supervisor abc123 (pid 99, native router): httpsys.config.js in /srv/shop')
+    const text = monit.render({ supervisors: [native], logs: [], width: 80, height: 30, colors: plain, now: new Date(0) })
+    expect(text).toContain('supervisor abc123 (pid 99, native router): ')
+    // the JS hub (HTTPSYS_ROUTER=hub) is still the hub
+    expect(ls.render([{ ...supervisor(), routerKind: 'hub' }], plain).split('\n')[0]).toBe('supervisor abc123 (pid 99, hub): httpsys.config.js in /srv/shop')
+  })
 })
 
 describe('fitting the terminal (issue 28: ls and monit were ~150 columns and wrapped at 80)', () => {
