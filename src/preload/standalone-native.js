@@ -36,9 +36,9 @@ let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
 const releasing = new Map() // port -> settles once the router has closed it (close())
 
-/** Whether this process's servers run on the native router (the switch, and a platform that can hand sockets over). */
+/** Whether this process's servers run on the native router (the switch). */
 function wanted (env = process.env) {
-  return env.HTTPSYS_ROUTER === 'native' && process.platform !== 'win32'
+  return env.HTTPSYS_ROUTER === 'native'
 }
 
 // The router's records: errors only, on stderr (an app's own output is its own).
@@ -301,4 +301,7 @@ function rebuild ({ code, message, details }) {
   return err
 }
 
-module.exports = { backend, wanted }
+// Windows cannot hand a socket over this way: the router binds there, while listen()
+// waits (standalone-native-win.js; HTTPSYS_STANDALONE_BIND=router runs that path here)
+const routerBinds = process.platform === 'win32' || process.env.HTTPSYS_STANDALONE_BIND === 'router'
+module.exports = { backend: routerBinds ? require('./standalone-native-win').backend : backend, wanted }
