@@ -7,8 +7,9 @@
 // graceful stop (the app's own SIGTERM listener runs), the tree kill after kill_timeout,
 // and a .cmd shim resolved to its JavaScript entry. Registered by run-tests.js.
 //
-// The core of it runs twice: on the JS hub in the supervisor, and on the native Go
-// router (HTTPSYS_ROUTER=native, issue 25) as its own process, router/ cross-built
+// The core of it runs twice: on the JS hub in the supervisor (HTTPSYS_ROUTER=hub), and
+// on the native Go router (HTTPSYS_ROUTER=native, issue 25) as its own process, which the
+// other tests run on as Windows' default since issue 25 (routerEnv), router/ cross-built
 // by run.sh (HTTPSYS_WINE_ROUTER) with workers attaching over its named pipe: served,
 // a worker's restart with requests queued in the router, `ls`, and a stop or a killed
 // supervisor that leaves no router behind.

@@ -120,3 +120,11 @@ func (h *Hub) dropBound(name string) bool {
 	_ = ln.Close()
 	return true
 }
+
+// closeBound closes the ports bound for queues never made (the router closing). Under
+// the lock.
+func (h *Hub) closeBound() {
+	for name := range h.bound {
+		h.dropBound(name)
+	}
+}

@@ -713,6 +713,7 @@ func (h *Hub) Close() {
 	}
 	h.closing = true
 	h.listeners.CloseAll()
+	h.closeBound()
 	entries := make([]*entry, 0, len(h.queues))
 	for _, e := range h.queues {
 		entries = append(entries, e)
