@@ -192,6 +192,7 @@ const backend = {
     hold()
     const ready = new Promise((resolve) => process.nextTick(resolve)).then(make)
     const reservation = {
+      socketPath: r.socketPath, // the router that bound it, whatever happens to it later
       bound: true,
       known: true,
       urls: [prefix],
@@ -215,9 +216,9 @@ const backend = {
     if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
     hold()
     try {
-      const r = ensureRouter()
+      const socketPath = options.reservation ? options.reservation.socketPath : ensureRouter().socketPath
       if (options.reservation) await options.reservation.ready
-      return await hubClient.attach({ ...options, socketPath: r.socketPath })
+      return await hubClient.attach({ ...options, socketPath })
     } finally {
       unhold()
     }
