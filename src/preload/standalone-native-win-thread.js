@@ -53,10 +53,14 @@ function plain (err) {
 }
 
 async function run (cmd, args) {
-  if (cmd === 'spawn') {
+  if (cmd === 'boot') {
     proc = new Router({ binary: args.binary, logger: quietLogger, logLevel: 'error' })
     proc.on('exit', (info) => parentPort.postMessage({ exit: info }))
-    await proc.spawn()
+    const spawned = proc.spawn()
+    // loaded while the router's process starts (the app's first listen() waits for both)
+    const { routerLimits } = require('../supervisor/native-router')
+    await spawned
+    await proc.call('start', { workerSocket: args.workerSocket, workersMayCreate: false, limits: routerLimits(null) })
     return { pid: proc.child.pid }
   }
   if (proc === null) throw new Error('the router is not spawned')

@@ -37,9 +37,7 @@ const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
-const hubClient = require('../queue/hub-client')
 const { codes } = require('../errors')
-const { findPortOwner } = require('../port-owner')
 
 const inProcess = () => require('./standalone-hub')
 
@@ -54,7 +52,6 @@ let seq = 0
 function ensureRouter () {
   if (router !== null && !router.dead) return router
   const { findRouter } = require('../supervisor/router-binary')
-  const { routerLimits } = require('../supervisor/native-router')
   const binary = findRouter()
   const shared = new SharedArrayBuffer(8 + ANSWER_BYTES)
   const worker = new Worker(path.join(__dirname, 'standalone-native-win-thread.js'), { workerData: { shared }, stdout: false, stderr: false })
@@ -76,8 +73,7 @@ function ensureRouter () {
   // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET)
   r.socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
   try {
-    callSync(r, 'spawn', { binary })
-    callSync(r, 'start', { workerSocket: r.socketPath, workersMayCreate: false, limits: routerLimits(null) })
+    callSync(r, 'boot', { binary, workerSocket: r.socketPath })
   } catch (err) {
     gone(r, err.message)
     worker.terminate()
@@ -218,7 +214,8 @@ const backend = {
     try {
       const socketPath = options.reservation ? options.reservation.socketPath : ensureRouter().socketPath
       if (options.reservation) await options.reservation.ready
-      return await hubClient.attach({ ...options, socketPath })
+      // (loaded after listen() has returned)
+      return await require('../queue/hub-client').attach({ ...options, socketPath })
     } finally {
       unhold()
     }
@@ -242,7 +239,10 @@ function ownSettings (st) {
 // owner looked up here, and node's system error as its cause.
 function bindError (err, port, host) {
   const cause = (code, what) => Object.assign(new Error(`listen ${code}: ${what} ${host || '::'}:${port}`), { code, errno: code, syscall: 'listen', address: host || '::', port })
-  if (err.code === 'ERR_HTTPSYS_PORT_IN_USE') return new codes.ERR_HTTPSYS_PORT_IN_USE({ port, host, owner: findPortOwner(port), cause: cause('EADDRINUSE', 'address already in use') })
+  if (err.code === 'ERR_HTTPSYS_PORT_IN_USE') {
+    const { findPortOwner } = require('../port-owner')
+    return new codes.ERR_HTTPSYS_PORT_IN_USE({ port, host, owner: findPortOwner(port), cause: cause('EADDRINUSE', 'address already in use') })
+  }
   if (err.code === 'ERR_HTTPSYS_ACCESS_DENIED') return new codes.ERR_HTTPSYS_ACCESS_DENIED({ port, host, cause: cause('EACCES', 'permission denied') })
   if (err.code === 'ERR_HTTPSYS_ADDRESS_UNAVAILABLE') return new codes.ERR_HTTPSYS_ADDRESS_UNAVAILABLE({ port, host, cause: cause('EADDRNOTAVAIL', 'address not available') })
   return err
