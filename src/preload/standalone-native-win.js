@@ -29,7 +29,9 @@
 // milliseconds); the next ones wait for one control round trip.
 //
 // The same path runs off Windows with HTTPSYS_STANDALONE_BIND=router, so that the
-// Linux tests hold it to the hub's behaviour (test/integration/router-standalone-bind.test.js).
+// Linux tests hold it to the hub's behaviour (test/integration/router-standalone.test.js
+// runs it as a third router); test/windows/standalone-tests.js runs it under Wine and
+// test/windows-host/native-router.js on Windows.
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')

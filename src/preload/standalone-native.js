@@ -17,8 +17,8 @@
 //
 // What this router does not take yet, the in-process hub serves as before
 // (standalone-hub.js): listen(path), https servers, listen(prefix) (a server that
-// shares its port by path), streams handed to a server (adopt), and platforms where
-// node cannot hand a descriptor over this way (Windows).
+// shares its port by path), streams handed to a server (adopt). Windows, where node
+// cannot hand a descriptor over this way, has the router bind (standalone-native-win.js).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
