@@ -110,7 +110,12 @@ function callSync (r, cmd, args) {
   Atomics.store(r.state, 0, 0)
   r.worker.postMessage({ cmd, args, sync: true })
   if (Atomics.wait(r.state, 0, 0, SYNC_MS) === 'timed-out') {
-    throw new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: `the router did not answer ${cmd} within ${SYNC_MS} ms` })
+    // its late answer would land in the buffer as the next call's: this router is done
+    // with, and the next listen() starts another
+    const reason = `the router did not answer ${cmd} within ${SYNC_MS} ms`
+    gone(r, reason)
+    r.worker.terminate()
+    throw new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason })
   }
   const reply = JSON.parse(Buffer.from(r.answer.subarray(0, Atomics.load(r.state, 1))).toString())
   if (reply.error) throw rebuild(reply.error)
