@@ -19,8 +19,9 @@
 // listen(path) and the streams handed to a server (adopt) are standalone-paths.js's,
 // listen(prefix) (a server that shares its port by path) standalone-prefixes.js's.
 // https servers go with their key material (standalone-tls.js). What this router does
-// not take yet, the in-process hub serves as before (standalone-hub.js): platforms
-// where node cannot hand a descriptor over this way (Windows).
+// not take yet, the in-process hub serves as before (standalone-hub.js). Windows, where
+// node cannot hand a descriptor over this way, has the router bind
+// (standalone-native-win.js: a plain http port so far; opt-in there, HTTPSYS_ROUTER=native).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
@@ -40,14 +41,15 @@ const releasing = new Map() // port -> settles once the router has closed it (cl
 
 /**
  * Whether this process's servers run on the native router: as `httpsys start` chooses
- * (unset: yes off Windows; HTTPSYS_ROUTER=hub: the in-process hub), on a platform that
- * can hand sockets over (not Windows yet: there the in-process hub serves, whatever it
- * says). Called at the first listen().
+ * (unset: yes; HTTPSYS_ROUTER=hub: the in-process hub), but on Windows only when asked
+ * for (HTTPSYS_ROUTER=native) until the router-binds path is checked on real Windows.
+ * Called at the first listen().
  * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither native nor hub
  */
 function wanted (env = process.env, platform = process.platform) {
   const { wantsNativeRouter } = require('../supervisor/native-router')
-  return wantsNativeRouter(env, platform) && platform !== 'win32'
+  const native = wantsNativeRouter(env, platform)
+  return platform === 'win32' ? native && env.HTTPSYS_ROUTER === 'native' : native
 }
 
 // The router's records: errors only, on stderr (an app's own output is its own).
@@ -326,4 +328,12 @@ const own = { ensureRouter, handOver, hold, unhold, ownSettings, mapError, next:
 /** Streams handed to a server (register.js adopt), served by this process's router. */
 const adopt = (options) => paths().adopt(options, own)
 
-module.exports = { backend, wanted, adopt }
+// Windows cannot hand a socket over this way: the router binds there, while listen()
+// waits (standalone-native-win.js; HTTPSYS_STANDALONE_BIND=router runs that path here).
+// Streams handed to a server go to a hub in the process on that path so far.
+const routerBinds = process.platform === 'win32' || process.env.HTTPSYS_STANDALONE_BIND === 'router'
+module.exports = {
+  backend: routerBinds ? require('./standalone-native-win').backend : backend,
+  wanted,
+  adopt: routerBinds ? (options) => require('./standalone-hub').adopt(options) : adopt
+}

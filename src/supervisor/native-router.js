@@ -1,6 +1,6 @@
 'use strict'
 
-// The router the supervisor controls off Windows (issue 25; HTTPSYS_ROUTER=hub still
+// The router the supervisor controls (issue 25; HTTPSYS_ROUTER=hub still
 // runs the JS hub, until it is removed): the Go router (router/) in a process of its own, using every core, controlled
 // over its stdin and stdout (router-process.js, docs/router-control.md). The same
 // interface as hub-router.js (see its header); workers attach to it exactly as to the
@@ -22,17 +22,17 @@ const { withPortOwner } = require('../port-owner')
 const { LIMIT_DEFAULTS } = require('../config/schema')
 
 // The switch, while both routers exist: unset, the native router serves `httpsys start`
-// on Linux and macOS, the JS hub on Windows (the Go router's named pipes are not yet
-// checked there); HTTPSYS_ROUTER=native or =hub asks for one.
+// on every platform (on Windows where HTTP.SYS does not: `--backend hub`, and `auto`'s
+// fallback); HTTPSYS_ROUTER=native or =hub asks for one.
 const ROUTER_ENV = 'HTTPSYS_ROUTER'
 
 /**
  * @returns {boolean} whether the supervisor runs the native router
  * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither
  */
-function wantsNativeRouter (env = process.env, platform = process.platform) {
+function wantsNativeRouter (env = process.env) {
   const asked = env[ROUTER_ENV]
-  if (asked === undefined || asked === '') return platform !== 'win32'
+  if (asked === undefined || asked === '') return true
   if (asked === 'native' || asked === 'hub') return asked === 'native'
   throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
     key: ROUTER_ENV,

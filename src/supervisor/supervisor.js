@@ -225,7 +225,7 @@ class Supervisor extends EventEmitter {
         if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale hub socket(s)`)
       } catch {}
     }
-    // the Go router in its own process (issue 25), unless HTTPSYS_ROUTER=hub or Windows;
+    // the Go router in its own process (issue 25), unless HTTPSYS_ROUTER=hub;
     // an injected Hub (tests) is the hub's
     if (Router) return new Router({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
     if (!Hub && wantsNativeRouter()) return new NativeRouter({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })

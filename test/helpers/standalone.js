@@ -9,8 +9,9 @@ const path = require('node:path')
 const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
 
 // Which router a standalone app runs (issue 25): a whole test run may ask for one
-// (`HTTPSYS_ROUTER=native npx jest ...`), so these two are kept.
-const KEPT = new Set(['HTTPSYS_ROUTER', 'HTTPSYS_ROUTER_PATH'])
+// (`HTTPSYS_ROUTER=native npx jest ...`, and HTTPSYS_STANDALONE_BIND=router for
+// Windows' way of binding, src/preload/standalone-native-win.js), so these are kept.
+const KEPT = new Set(['HTTPSYS_ROUTER', 'HTTPSYS_ROUTER_PATH', 'HTTPSYS_STANDALONE_BIND'])
 
 /**
  * This process's environment without any other HTTPSYS_* variable (a test run under

@@ -1,10 +1,11 @@
 'use strict'
 
 // The native Go router (router/, issue 25) on Windows: the supervisor's `--backend hub`
-// on it (HTTPSYS_ROUTER=native) instead of the JS hub, its workers attached over its
+// on it (the default; HTTPSYS_ROUTER=hub runs the JS hub), its workers attached over its
 // named pipe (router/internal/listen/pipe_windows.go), and that pipe's security: the
 // router's user owns it and is the only one its DACL lets in; a name another process
-// holds already makes the router's start fail instead of sharing it.
+// holds already makes the router's start fail instead of sharing it. A standalone app
+// on it (HTTPSYS_ROUTER=native), where the router binds while listen() waits.
 //
 // The router binary: HTTPSYS_ROUTER_PATH, else router/bin/httpsys-router.exe, else built
 // there now with Go (npm run build:router); with neither Go nor a binary the checks are
@@ -59,13 +60,13 @@ module.exports = {
   group: 'native router',
   checks: [
     {
-      name: 'httpsys start --backend hub with HTTPSYS_ROUTER=native: the Go router serves the app as a process of its own, and stop ends it',
+      name: 'httpsys start --backend hub: the Go router, the default (no HTTPSYS_ROUTER), serves the app as a process of its own, and stop ends it',
       async run (t) {
         const h = t.host
         const binary = routerBinary(t)
         const port = await h.freePort()
         const sup = h.startSupervisor(t, 'native-router', [path.join(h.APPS, 'host-app.js'), '-u', `http://+:${port}/`, '--backend', 'hub'],
-          { env: { HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: binary, HOST_APP: 'native' } })
+          { env: { HTTPSYS_ROUTER: '', HTTPSYS_ROUTER_PATH: binary, HOST_APP: 'native' } })
         const backend = await sup.waitRecord((r) => r.event === 'backend', 'the backend record')
         assert.equal(backend.backend, 'hub', backend.msg)
         const router = await sup.waitRecord((r) => r.event === 'router', 'the native router record')
@@ -106,6 +107,47 @@ module.exports = {
           await new Promise((resolve, reject) => probe.once('error', reject).listen(port, '127.0.0.1', resolve))
           await new Promise((resolve) => probe.close(resolve))
         }, 10000)
+      }
+    },
+    {
+      name: 'a standalone app on the native router (HTTPSYS_ROUTER=native, HTTP.SYS left out): listen(0) knows its port when it returns and serves, a port in use is EADDRINUSE at once, and the app exits by itself after close()',
+      async run (t) {
+        const h = t.host
+        const binary = routerBinary(t)
+        // the router binds while listen() waits (src/preload/standalone-native-win.js)
+        const app = [
+          "const http = require('node:http')",
+          'const t0 = process.hrtime.bigint()',
+          'const s = http.createServer((req, res) => res.end(JSON.stringify({ pid: process.pid, url: req.url })))',
+          's.listen(0)',
+          'const firstMs = Number(process.hrtime.bigint() - t0) / 1e6',
+          'const address = s.address()',
+          'const t1 = process.hrtime.bigint()',
+          "const other = http.createServer().listen(0, '127.0.0.1')",
+          'const nextMs = Number(process.hrtime.bigint() - t1) / 1e6',
+          'const otherAddress = other.address()',
+          'other.close()',
+          'const taken = http.createServer().listen(address.port)',
+          "taken.on('error', (err) => {",
+          "  http.get({ host: '127.0.0.1', port: address.port, path: '/standalone', agent: false }, (res) => {",
+          "    let body = ''",
+          "    res.on('data', (d) => { body += d })",
+          "    res.on('end', () => {",
+          '      console.log(JSON.stringify({ pid: process.pid, address, otherAddress, firstMs, nextMs, taken: err.code, body }))',
+          '      s.close()',
+          '    })',
+          "  }).on('error', (e) => { console.log(JSON.stringify({ error: e.message })); s.close() })",
+          '})'
+        ].join('\n')
+        const r = await h.run(process.execPath, ['--require', path.join(h.ROOT, 'src', 'register.js'), '-e', app],
+          { env: { HTTPSYS_BACKEND: 'hub', HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: binary }, timeout: 30000 })
+        assert.equal(r.code, 0, `the app did not exit by itself after close():\n${r.output}`)
+        const out = JSON.parse(r.stdout.trim().split(/\r?\n/).pop())
+        t.note(`listen(): first ${out.firstMs.toFixed(1)} ms (starts the router), next ${out.nextMs.toFixed(1)} ms`)
+        assert.ok(Number.isInteger(out.address.port) && out.address.port > 0, r.output)
+        assert.equal(out.otherAddress.address, '127.0.0.1', r.output)
+        assert.equal(out.taken, 'EADDRINUSE', r.output)
+        assert.deepEqual(JSON.parse(out.body), { pid: out.pid, url: '/standalone' })
       }
     },
     {

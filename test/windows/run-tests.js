@@ -410,6 +410,7 @@ require('./supervisor-tests').register(test, {
   json
 })
 require('./service-tests').register(test, { json })
+require('./standalone-tests').register(test, { start, json })
 
 test('no node.exe process is left behind, nor a native router', async () => {
   await stopAll()

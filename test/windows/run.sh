@@ -91,6 +91,10 @@ if command -v go > /dev/null; then
     if (!r.ok) { console.error(r.message); process.exit(1) }
   ' build/win-cross/httpsys-router.exe || fail_setup "go build of the Windows router failed"
   export HTTPSYS_WINE_ROUTER="$PWD/build/win-cross/httpsys-router.exe"
+  # and where a Windows checkout's `npm install` puts it (router-binary.js): the
+  # supervisor a service runs (service-tests.js) is started by Wine's services.exe, with
+  # no HTTPSYS_ROUTER_PATH, and runs the native router by default since issue 25
+  mkdir -p router/bin && cp build/win-cross/httpsys-router.exe router/bin/httpsys-router.exe
   # the Go tests of its Windows-only code (the worker pipe, process stats), run under
   # Wine by supervisor-tests.js
   rm -rf build/win-cross/router-tests && mkdir -p build/win-cross/router-tests

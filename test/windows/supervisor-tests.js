@@ -7,8 +7,9 @@
 // graceful stop (the app's own SIGTERM listener runs), the tree kill after kill_timeout,
 // and a .cmd shim resolved to its JavaScript entry. Registered by run-tests.js.
 //
-// The core of it runs twice: on the JS hub in the supervisor, and on the native Go
-// router (HTTPSYS_ROUTER=native, issue 25) as its own process, router/ cross-built
+// The core of it runs twice: on the JS hub in the supervisor (HTTPSYS_ROUTER=hub), and
+// on the native Go router (HTTPSYS_ROUTER=native, issue 25) as its own process, which the
+// other tests run on as Windows' default since issue 25 (routerEnv), router/ cross-built
 // by run.sh (HTTPSYS_WINE_ROUTER) with workers attaching over its named pipe: served,
 // a worker's restart with requests queued in the router, `ls`, and a stop or a killed
 // supervisor that leaves no router behind.
@@ -48,6 +49,18 @@ function nativeEnv () {
 }
 
 /**
+ * The environment of a supervisor started with no router asked for: the default, the
+ * native router since issue 25 made it Windows' too (its binary given as above), or
+ * the hub when run.sh could not build it.
+ */
+function routerEnv (router) {
+  if (router === 'hub' || (router === null && !routerExe())) return { HTTPSYS_ROUTER: 'hub' }
+  if (router === 'native') return nativeEnv()
+  const { HTTPSYS_ROUTER_PATH } = nativeEnv()
+  return { HTTPSYS_ROUTER_PATH }
+}
+
+/**
  * @param {Function} test registers a test (name, fn, { keep })
  * @param {object} ctx { start, untrack, json } from run-tests.js
  */
@@ -61,7 +74,7 @@ function register (test, { start, untrack, json }) {
     fs.mkdirSync(MARKS, { recursive: true })
     port = port || await W.freePort()
     const proc = start(name, ['bin/httpsys', 'start', script, '-u', `http://+:${port}/`, '--backend', 'hub', ...args],
-      { env: { ...ENV, ...(router === 'native' ? nativeEnv() : {}), ...env } })
+      { env: { ...ENV, ...routerEnv(router), ...env } })
     // cleanup after a failed test: as a user would, then by force
     proc.stopWith = async () => {
       if (proc.exitCode === null) await httpsys(`${name}-cleanup`, ['stop', 'all'])
@@ -274,7 +287,7 @@ function register (test, { start, untrack, json }) {
       }, { keep: true })
 
       test('supervisor: a second `httpsys start` of the same app finds the first one\'s pipe and refuses', async () => {
-        const again = await W.runNode('sup-again', ['bin/httpsys', 'start', APP, '-u', `http://+:${sup.port}/`, '--backend', 'hub'], { env: ENV })
+        const again = await W.runNode('sup-again', ['bin/httpsys', 'start', APP, '-u', `http://+:${sup.port}/`, '--backend', 'hub'], { env: { ...ENV, ...routerEnv('hub') } })
         assert.equal(again.code, 1, again.output)
         assert.match(again.output, new RegExp(`already running .*supervised-app\\.js.* \\(supervisor pid ${sup.supervisorPid}\\).*\\(ERR_HTTPSYS_ALREADY_RUNNING\\)`))
         assert.doesNotMatch(again.output, /"event":"spawn"/)

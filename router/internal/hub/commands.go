@@ -89,6 +89,7 @@ func (h *Hub) Register(ch *control.Channel, done func()) {
 	h.registerTLS(ch)
 	h.registerURLCommands(ch)
 	h.registerProcess(ch)
+	h.registerBind(ch)
 	ch.Handle("close", func(line []byte) (any, error) {
 		var a control.Command
 		if err := control.Decode(line, &a); err != nil {

@@ -92,8 +92,9 @@ type Hub struct {
 	workerSeq uint64
 	anonSeq   uint64
 
-	tls       tlsState      // tls.go
-	startedCh chan struct{} // closed by Start (standalone.go waits for it)
+	tls       tlsState                // tls.go
+	startedCh chan struct{}           // closed by Start (standalone.go waits for it)
+	bound     map[string]net.Listener // bind.go: a standalone server's port, bound before its queue
 }
 
 // entry is a queue and what the router knows of it besides its requests.
@@ -714,6 +715,7 @@ func (h *Hub) Close() {
 	}
 	h.closing = true
 	h.listeners.CloseAll()
+	h.closeBound()
 	entries := make([]*entry, 0, len(h.queues))
 	for _, e := range h.queues {
 		entries = append(entries, e)

@@ -57,6 +57,9 @@ func (h *Hub) AdoptQueue(ln net.Listener, ip, name string, o QueueOptions, own c
 func (h *Hub) UnbindQueue(name string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.dropBound(name) {
+		return nil
+	}
 	e, ok := h.queues[name]
 	if !ok {
 		return notFound(name)

@@ -41,13 +41,12 @@ test('one table of limit defaults: the router\'s own (what a start without limit
   })
 }, 120000)
 
-test('the native router is the default off Windows; HTTPSYS_ROUTER=native or hub asks for one, anything else is a clear error', () => {
-  expect(wantsNativeRouter({}, 'linux')).toBe(true)
-  expect(wantsNativeRouter({ HTTPSYS_ROUTER: '' }, 'darwin')).toBe(true)
-  expect(wantsNativeRouter({}, 'win32')).toBe(false)
-  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'native' }, 'win32')).toBe(true)
-  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' }, 'linux')).toBe(false)
-  expect(() => wantsNativeRouter({ HTTPSYS_ROUTER: 'go' }, 'linux')).toThrow(expect.objectContaining({
+test('the native router is the default, Windows included (issue 25); HTTPSYS_ROUTER=native or hub asks for one, anything else is a clear error', () => {
+  expect(wantsNativeRouter({})).toBe(true)
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: '' })).toBe(true)
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'native' })).toBe(true)
+  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' })).toBe(false)
+  expect(() => wantsNativeRouter({ HTTPSYS_ROUTER: 'go' })).toThrow(expect.objectContaining({
     code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/"go" is not a router.*native.*hub/)
   }))
 })

@@ -1,0 +1,267 @@
+'use strict'
+
+// Standalone on the native router where node cannot hand a listening socket to a child
+// (Windows; issue 25 "Standalone"; docs/architecture.md 11): the router binds the port
+// itself, while listen() waits.
+//
+// On Unix node binds and hands the socket over (standalone-native.js). On Windows,
+// child.send(message, server) does send a TCP handle, but as libuv's own frame on the
+// pipe holding a WSAPROTOCOL_INFOW that the child must turn back into a SOCKET with
+// WSASocketW, and Go cannot serve a SOCKET it did not open: its net package has no
+// FileListener or FileConn on Windows, so the router would need an accept loop and
+// overlapped I/O of its own for such sockets, beside Go's. So here the router binds
+// with Go's own net.Listen, and listen() stays synchronous by waiting for that: a
+// worker thread (standalone-native-win-thread.js) owns the router's process and
+// control channel, and listen() posts it bindPort and blocks in Atomics.wait on a
+// SharedArrayBuffer until the answer is there. The port is known when listen()
+// returns (address() after listen(0)), and a port in use or refused fails that
+// listen() at once (the server's 'error', ERR_HTTPSYS_PORT_IN_USE as the hub's).
+//
+// The router accepts nothing on the port until the server's queue is made on it
+// (bindQueue), in the tick after listen(): the settings an app sets right after
+// listen() (keepAliveTimeout, httpAllowHalfOpen) go with it, and what connects
+// meanwhile waits in the kernel's backlog. Everything after that is the Unix path's:
+// the queue is reserved for this server's worker (hub-client.js over the router's
+// worker pipe), its port is the server's own (conn/owned.go), and close() is
+// unbindQueue.
+//
+// The first listen() also waits for the thread and the router to start (tens of
+// milliseconds); the next ones wait for one control round trip.
+//
+// The same path runs off Windows with HTTPSYS_STANDALONE_BIND=router, so that the
+// Linux tests hold it to the hub's behaviour (test/integration/router-standalone.test.js
+// runs it as a third router); test/windows/standalone-tests.js runs it under Wine and
+// test/windows-host/native-router.js on Windows.
+
+const crypto = require('node:crypto')
+const fs = require('node:fs')
+const path = require('node:path')
+const { Worker } = require('node:worker_threads')
+const localSocket = require('../local-socket')
+const urlprefix = require('../urlprefix')
+const { codes } = require('../errors')
+
+const inProcess = () => require('./standalone-hub')
+
+// how long listen() waits for the router: its start, or one bind
+const SYNC_MS = 15000
+const ANSWER_BYTES = 64 * 1024
+
+let router = null // { worker, state, answer, calls, seq, socketPath, dead }
+let seq = 0
+
+/** This process's router, started (synchronously: listen() binds on it at once). */
+function ensureRouter () {
+  if (router !== null && !router.dead) return router
+  const { findRouter } = require('../supervisor/router-binary')
+  const binary = findRouter()
+  const shared = new SharedArrayBuffer(8 + ANSWER_BYTES)
+  const worker = new Worker(path.join(__dirname, 'standalone-native-win-thread.js'), { workerData: { shared }, stdout: false, stderr: false })
+  const r = { worker, state: new Int32Array(shared, 0, 2), answer: new Uint8Array(shared, 8), calls: new Map(), seq: 0, socketPath: null, dead: false }
+  worker.on('message', (m) => {
+    if (m.exit !== undefined) return gone(r, `the router process exited (${m.exit.signal || `code ${m.exit.code}`})`)
+    const p = r.calls.get(m.id)
+    if (p === undefined) return
+    r.calls.delete(m.id)
+    if (m.error) p.reject(rebuild(m.error))
+    else p.resolve(m.fields)
+  })
+  worker.on('error', (err) => gone(r, `its thread failed (${err.message})`))
+  worker.on('exit', () => gone(r, 'its thread ended'))
+  // the thread and the router never keep the app alive: its servers' attachments do
+  // (after the listeners: adding a 'message' one refs the worker's port again)
+  worker.unref()
+  router = r
+  // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET)
+  r.socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
+  try {
+    callSync(r, 'boot', { binary, workerSocket: r.socketPath })
+  } catch (err) {
+    gone(r, err.message)
+    worker.terminate()
+    throw err
+  }
+  if (process.platform !== 'win32') {
+    const file = r.socketPath
+    process.once('exit', () => {
+      try { fs.unlinkSync(file) } catch {}
+    })
+    setImmediate(() => {
+      try {
+        localSocket.removeDeadSockets(path.dirname(file), inProcess().OWN_SOCKET)
+      } catch {}
+    }).unref()
+  }
+  return r
+}
+
+function gone (r, reason) {
+  if (r.dead) return
+  r.dead = true
+  if (router === r) router = null
+  const err = new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason })
+  for (const p of r.calls.values()) p.reject(err)
+  r.calls.clear()
+}
+
+/** One control call that listen() waits for: the thread answers in the shared buffer. */
+function callSync (r, cmd, args) {
+  if (r.dead) throw new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: 'the router process is not running' })
+  Atomics.store(r.state, 0, 0)
+  r.worker.postMessage({ cmd, args, sync: true })
+  if (Atomics.wait(r.state, 0, 0, SYNC_MS) === 'timed-out') {
+    // its late answer would land in the buffer as the next call's: this router is done
+    // with, and the next listen() starts another
+    const reason = `the router did not answer ${cmd} within ${SYNC_MS} ms`
+    gone(r, reason)
+    r.worker.terminate()
+    throw new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason })
+  }
+  const reply = JSON.parse(Buffer.from(r.answer.subarray(0, Atomics.load(r.state, 1))).toString())
+  if (reply.error) throw rebuild(reply.error)
+  return reply.fields
+}
+
+/** One control call answered by message (the thread's postMessage), in order after the ones posted before. */
+function call (r, cmd, args) {
+  if (r.dead) return Promise.reject(new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: 'the router process is not running' }))
+  const id = ++r.seq
+  return new Promise((resolve, reject) => {
+    r.calls.set(id, { resolve, reject })
+    r.worker.postMessage({ id, cmd, args, sync: false })
+  })
+}
+
+// While a listen() is on its way to the router, the process stays up (node's
+// listening handle would keep it up); nothing of the router's keeps it up otherwise.
+let inFlight = 0
+let keepAlive = null
+function hold () {
+  if (inFlight++ === 0) keepAlive = setInterval(() => {}, 1 << 30)
+}
+function unhold () {
+  if (--inFlight === 0) {
+    clearInterval(keepAlive)
+    keepAlive = null
+  }
+}
+
+/** Whether the native router takes this listen() (else the in-process hub does): standalone-native.js takes(). */
+function takes (options) {
+  if (options.path !== undefined || options.tls || !Array.isArray(options.urls) || options.urls.length !== 1) return false
+  if (/^https:/i.test(options.urls[0])) return false
+  return options.settings !== null && options.settings !== undefined && options.settings.ownsPort === true
+}
+
+/** The queue backend of a standalone process on the native router, where the router binds (src/wire/contract.js). */
+const backend = {
+  listensOnPaths: true,
+
+  reserve (options) {
+    if (!takes(options)) {
+      options.inProcess = true
+      return inProcess().backend.reserve(options)
+    }
+    const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+    const r = ensureRouter()
+    const name = `~${process.pid}.listen${++seq}`
+    const token = crypto.randomBytes(18).toString('base64url')
+    options.queue = name
+    options.token = token
+    const ip = p.ip || ''
+    let port
+    try {
+      port = callSync(r, 'bindPort', { name, ip, port: p.port }).port
+    } catch (err) {
+      throw bindError(err, p.port, p.ip || undefined)
+    }
+    const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+    // the queue is made in the next tick (the settings set right after listen() go
+    // along), or at once when the server closes first: either way before any later
+    // call of this process, so a listen() after close() finds the port free
+    let made = null
+    const make = () => {
+      if (made !== null) return made
+      const settings = ownSettings(options.settings)
+      made = call(r, 'bindQueue', { name, token, urls: [prefix], ip, settings }).then((answer) => {
+        // an app often sets them right after listen(): what changed by the time the
+        // router answered goes too
+        const now = ownSettings(options.settings)
+        if (JSON.stringify(now) !== JSON.stringify(settings)) call(r, 'setOwnSettings', { name, settings: now }).catch(() => {})
+        return answer
+      })
+      return made
+    }
+    hold()
+    const ready = new Promise((resolve) => process.nextTick(resolve)).then(make)
+    const reservation = {
+      socketPath: r.socketPath, // the router that bound it, whatever happens to it later
+      bound: true,
+      known: true,
+      urls: [prefix],
+      ports: [port],
+      ready: ready.then(() => {}).finally(unhold),
+      released: false,
+      release () {
+        if (reservation.released) return
+        reservation.released = true
+        make().catch(() => {})
+        call(r, 'unbindQueue', { name }).catch(() => {})
+      },
+      ref () {},
+      unref () {}
+    }
+    reservation.ready.catch(() => {})
+    return reservation
+  },
+
+  async attach (options) {
+    if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
+    hold()
+    try {
+      const socketPath = options.reservation ? options.reservation.socketPath : ensureRouter().socketPath
+      if (options.reservation) await options.reservation.ready
+      // (loaded after listen() has returned)
+      return await require('../queue/hub-client').attach({ ...options, socketPath })
+    } finally {
+      unhold()
+    }
+  }
+}
+
+/** The server's settings for the connections of its port (standalone-native.js ownSettings). */
+function ownSettings (st) {
+  return {
+    keepAliveTimeout: Number(st.keepAliveTimeout) || 0,
+    headersTimeout: Number(st.headersTimeout) || 0,
+    maxHeaderSize: Number(st.maxHeaderSize) || 0,
+    finGrace: Number(st.finGrace) || 0,
+    allowHalfOpen: st.allowHalfOpen === true,
+    insecureHTTPParser: st.insecureHTTPParser === true,
+    requireHost: st.serverRequiresHost !== false
+  }
+}
+
+// A bind the router refused, as the hub names it (src/hub/listeners.js): the port's
+// owner looked up here, and node's system error as its cause.
+function bindError (err, port, host) {
+  const cause = (code, what) => Object.assign(new Error(`listen ${code}: ${what} ${host || '::'}:${port}`), { code, errno: code, syscall: 'listen', address: host || '::', port })
+  if (err.code === 'ERR_HTTPSYS_PORT_IN_USE') {
+    const { findPortOwner } = require('../port-owner')
+    return new codes.ERR_HTTPSYS_PORT_IN_USE({ port, host, owner: findPortOwner(port), cause: cause('EADDRINUSE', 'address already in use') })
+  }
+  if (err.code === 'ERR_HTTPSYS_ACCESS_DENIED') return new codes.ERR_HTTPSYS_ACCESS_DENIED({ port, host, cause: cause('EACCES', 'permission denied') })
+  if (err.code === 'ERR_HTTPSYS_ADDRESS_UNAVAILABLE') return new codes.ERR_HTTPSYS_ADDRESS_UNAVAILABLE({ port, host, cause: cause('EADDRNOTAVAIL', 'address not available') })
+  return err
+}
+
+/** The error a router answer carries (router-process.js rebuild). */
+function rebuild ({ code, message, details }) {
+  const Coded = codes[code]
+  if (Coded !== undefined && details !== undefined) return new Coded(details)
+  const err = new Error(message)
+  err.code = code
+  return err
+}
+
+module.exports = { backend }

@@ -1,0 +1,51 @@
+'use strict'
+
+// A standalone app on the native router in Windows node.exe under Wine (issue 25;
+// src/preload/standalone-native-win.js): node cannot hand the router a socket there, so
+// the router binds while listen() waits on a worker thread. HTTPSYS_BACKEND=hub keeps
+// HTTP.SYS out (the standalone router serves where HTTP.SYS does not), and
+// HTTPSYS_ROUTER=native picks the Go router over the in-process hub. Registered by
+// run-tests.js.
+
+const assert = require('node:assert/strict')
+const fs = require('node:fs')
+const path = require('node:path')
+const W = require('./lib/wine')
+
+const FIX = 'test/windows/fixtures'
+
+/** The cross-built Windows router (run.sh: HTTPSYS_WINE_ROUTER), or null. */
+function routerExe () {
+  const file = process.env.HTTPSYS_WINE_ROUTER
+  return file && fs.existsSync(file) ? file : null
+}
+
+/**
+ * @param {Function} test registers a test (name, fn, { keep })
+ * @param {object} ctx { start, json } from run-tests.js
+ */
+function register (test, { start, json }) {
+  test('standalone (native router): listen(0) knows its port when it returns and serves, a port in use fails at once, and the app exits by itself after close(), its router with it', async () => {
+    if (!routerExe()) W.skip('no Windows router: run.sh builds it with Go (HTTPSYS_WINE_ROUTER)')
+    const env = {
+      HTTPSYS_BACKEND: 'hub',
+      HTTPSYS_ROUTER: 'native',
+      HTTPSYS_ROUTER_PATH: `Z:${path.resolve(routerExe()).replace(/\//g, '\\')}`
+    }
+    const proc = start('standalone-native', ['--require', './src/register.js', `${FIX}/standalone-app.js`], { env })
+    const said = JSON.parse((await W.waitFor(proc, /^\{"pid".*$/m, 30000))[0])
+    console.log(`    listen() under Wine: first ${said.first.ms.toFixed(1)} ms (starts the router), next ${said.second.ms.toFixed(1)} ms, port in use ${said.taken.ms.toFixed(1)} ms`)
+    assert.equal(typeof said.first.address.port, 'number', JSON.stringify(said))
+    assert.notEqual(said.first.address.port, 0)
+    assert.deepEqual(said.second.address, { address: '127.0.0.1', family: 'IPv4', port: said.second.address.port })
+    assert.equal(said.taken.code, 'EADDRINUSE', said.taken.message)
+    const routers = W.processesMatching('httpsys-router.exe')
+    assert.equal(routers.length, 1, `one router for the app: ${JSON.stringify(routers)}`)
+    assert.deepEqual(json(await W.request(said.first.address.port, { path: '/standalone' })), { pid: said.pid, url: '/standalone' })
+    assert.equal((await W.request(said.second.address.port, { path: '/x' })).body.toString(), 'other')
+    assert.equal(await W.stop(proc, 15000), true, `the app did not exit after close():\n${W.tail(proc.output())}`)
+    await W.eventually(async () => assert.deepEqual(W.processesMatching('httpsys-router.exe'), []), 10000)
+  })
+}
+
+module.exports = { register }
