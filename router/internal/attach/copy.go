@@ -1,5 +1,10 @@
 package attach
 
+// copyChunk: the size of the pooled buffers upload chunks are copied into
+// (wire.CopyPool): a client connection's read, internal/conn's readSize, at most. A
+// larger chunk is copied into the batch's own buffer.
+const copyChunk = 32 << 10
+
 // SendBodyCopy appends a BODY frame with chunk copied into the worker's write buffer:
 // chunk may change once it returns (a client connection's read buffer).
 func (w *Worker) SendBodyCopy(r Request, chunk []byte) {

@@ -37,3 +37,49 @@ func TestBodyCopyOwnsItsBytes(t *testing.T) {
 		t.Fatalf("%v allocations per copied chunk, want 0", allocs)
 	}
 }
+
+// With a CopyPool, a batch of large upload chunks does not grow the Writer's own buffer
+// (which it keeps for good) to the batch's size: each chunk is copied into a pooled
+// buffer, in order with the frames around it, and still owns its bytes.
+func TestBodyCopyPooledKeepsTheBufferSmall(t *testing.T) {
+	pool := &CopyPool{Size: 32 << 10}
+	w := NewWriter(4096)
+	w.Copies = pool
+	var want []byte
+	chunk := make([]byte, 32<<10)
+	for i := range 40 {
+		for j := range chunk {
+			chunk[j] = byte(i)
+		}
+		w.U32(TypeAck, 0, uint32(i))
+		if err := w.BodyCopy(uint32(i), chunk); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, byte(i))
+	}
+	clear(chunk) // the read buffer, reused
+	if c := cap(w.slab); c > 64<<10 {
+		t.Fatalf("the Writer's buffer grew to %d bytes for 40 chunks of 32 KiB", c)
+	}
+	var out bytes.Buffer
+	if _, err := w.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(&out, 64<<10)
+	for i := range 40 {
+		a, err := r.Next()
+		if err != nil || a.Type != TypeAck {
+			t.Fatalf("frame %d: %v %v", 2*i, a.Type, err)
+		}
+		f, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Type != TypeBody || f.ID != uint32(i) || !bytes.Equal(f.Payload, bytes.Repeat(want[i:i+1], 32<<10)) {
+			t.Fatalf("chunk %d: %v id %d, %d bytes", i, f.Type, f.ID, len(f.Payload))
+		}
+	}
+	if len(w.copied) != 0 {
+		t.Fatalf("%d pooled buffers not given back after the write", len(w.copied))
+	}
+}
