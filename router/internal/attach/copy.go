@@ -1,8 +1,8 @@
 package attach
 
 // copyChunk: the size of the pooled buffers upload chunks are copied into
-// (wire.CopyPool): a client connection's read, internal/conn's readSize, at most. A
-// larger chunk is copied into the batch's own buffer.
+// (wire.CopyPool): internal/conn's readSize; a larger read (its bigRead) goes as a BODY
+// frame per copyChunk.
 const copyChunk = 32 << 10
 
 // SendBodyCopy appends a BODY frame with chunk copied into the worker's write buffer:

@@ -196,7 +196,7 @@ func New(id uint64, nc net.Conn, hub Hub, log *slog.Logger) *Worker {
 		out: wire.NewWriter(4096), spare: wire.NewWriter(4096),
 		window: wire.DefaultReceiveWindow,
 	}
-	// a client connection's read is at most this (conn's readSize)
+	// upload chunks are copied in pieces of this size
 	w.copies.Size = copyChunk
 	w.out.Copies, w.spare.Copies = &w.copies, &w.copies
 	return w

@@ -26,21 +26,29 @@ func (p *CopyPool) get() *[]byte {
 // BodyCopy appends a BODY frame with b copied: for a chunk of a buffer the caller reuses
 // (a client connection's read buffer) this is the one copy it needs, where Body would
 // need a copy the caller allocated (1 MB uploads: 15% of the router's CPU in GC,
-// bench/results/router-profile.md). With Copies set, a chunk of RefThreshold bytes up
-// to Copies.Size goes into a pooled buffer; else into the Writer's own buffer.
+// bench/results/router-profile.md). With Copies set, a chunk of RefThreshold bytes or
+// more goes into pooled buffers, a BODY frame per Copies.Size; else into the Writer's
+// own buffer.
 func (w *Writer) BodyCopy(id uint32, b []byte) error {
 	if len(b) > MaxFrame-5 {
 		return tooLarge(TypeBody, len(b))
 	}
-	w.header(TypeBody, id, len(b))
-	if p := w.Copies; p != nil && len(b) >= RefThreshold && len(b) <= p.Size {
-		bp := p.get()
-		c := (*bp)[:len(b)]
-		copy(c, b)
-		w.ref(c)
-		w.copied = append(w.copied, bp)
+	if p := w.Copies; p != nil && len(b) >= RefThreshold {
+		// a chunk larger than a pooled buffer goes as several BODY frames (the worker
+		// takes a body in any pieces)
+		for len(b) > 0 {
+			k := min(len(b), p.Size)
+			w.header(TypeBody, id, k)
+			bp := p.get()
+			c := (*bp)[:k]
+			copy(c, b)
+			w.ref(c)
+			w.copied = append(w.copied, bp)
+			b = b[k:]
+		}
 		return nil
 	}
+	w.header(TypeBody, id, len(b))
 	w.slab = append(w.slab, b...)
 	return nil
 }

@@ -83,3 +83,40 @@ func TestBodyCopyPooledKeepsTheBufferSmall(t *testing.T) {
 		t.Fatalf("%d pooled buffers not given back after the write", len(w.copied))
 	}
 }
+
+// A chunk larger than a pooled buffer (a 128 KiB read) goes as several BODY frames, in
+// order, its bytes intact.
+func TestBodyCopyPooledSplitsALargeChunk(t *testing.T) {
+	w := NewWriter(4096)
+	w.Copies = &CopyPool{Size: 32 << 10}
+	chunk := make([]byte, 100<<10)
+	for i := range chunk {
+		chunk[i] = byte(i / 1000)
+	}
+	want := append([]byte(nil), chunk...)
+	if err := w.BodyCopy(5, chunk); err != nil {
+		t.Fatal(err)
+	}
+	clear(chunk)
+	var out bytes.Buffer
+	if _, err := w.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReader(&out, 64<<10)
+	var got []byte
+	frames := 0
+	for {
+		f, err := r.Next()
+		if err != nil {
+			break
+		}
+		if f.Type != TypeBody || f.ID != 5 || len(f.Payload) > 32<<10 {
+			t.Fatalf("frame %d: %v id %d, %d bytes", frames, f.Type, f.ID, len(f.Payload))
+		}
+		got = append(got, f.Payload...)
+		frames++
+	}
+	if frames != 4 || !bytes.Equal(got, want) {
+		t.Fatalf("%d frames, %d bytes: want 4 frames with the chunk's bytes in order", frames, len(got))
+	}
+}
