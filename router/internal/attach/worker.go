@@ -198,6 +198,9 @@ func New(id uint64, nc net.Conn, hub Hub, log *slog.Logger) *Worker {
 	}
 	// upload chunks are copied in pieces of this size
 	w.copies.Size = copyChunk
+	if uc, ok := nc.(*net.UnixConn); ok {
+		_ = uc.SetWriteBuffer(sendBuffer)
+	}
 	w.out.Copies, w.spare.Copies = &w.copies, &w.copies
 	return w
 }
