@@ -57,4 +57,31 @@ describe.each(ROUTERS)('%s: the request-body window a worker grants', (name, sta
     expect(res.status).toBe(200)
     expect(res.body.toString()).toBe(`${body.length} ${sha(body)}`)
   })
+
+  test('a worker that dies mid-upload: its client gets 502, and the next upload, to another worker, arrives intact', async () => {
+    const { w: dying, port } = await worker({})
+    const body = crypto.randomBytes(2 * 1024 * 1024)
+    const c1 = new RawClient(port)
+    await c1.connected
+    c1.write(`POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n`)
+    c1.socket.write(body)
+    await until(() => dying.requests.length === 1 && dying.received.get(dying.requests[0].id) >= 256 * 1024, 5000, 'part of the body at the worker')
+    dying.att.socket.destroy()
+    // (it had acknowledged the request: nothing is replayed to another worker)
+    const [first] = await c1.waitFor(1, 10000)
+    expect(first.status).toBe(502)
+    c1.close()
+
+    const queue = `win${n}`
+    const next = await startWorker(hub, { queue, handle: (req, b, x) => reply(x, req, 200, `${b.length} ${sha(b)}`) })
+    workers.push(next)
+    const c2 = new RawClient(port)
+    await c2.connected
+    c2.write(`POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: ${body.length}\r\n\r\n`)
+    c2.socket.write(body)
+    const [res] = await c2.waitFor(1, 20000)
+    c2.close()
+    expect(res.status).toBe(200)
+    expect(res.body.toString()).toBe(`${body.length} ${sha(body)}`)
+  })
 })
