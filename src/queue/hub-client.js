@@ -30,7 +30,13 @@ const { T } = P
 const MAX_PIECE = 1024 * 1024
 const SEPARATE_BODY = 64 * 1024
 const BODY_WINDOW = P.INITIAL_BODY_WINDOW
-const GRANT_STEP = BODY_WINDOW / 4
+// What a reading consumer keeps granted beyond what arrived: the router starts a request
+// with BODY_WINDOW of credit, and the first readBody() tops it up to this. At 64 KiB a
+// 1 MB upload waited for a READ round trip (a wake-up of both processes) every 16-32
+// KiB; at 512 KiB it flows (bench/results/router-profile.md, round 3). A consumer that
+// stops reading stops granting: at most this much more arrives.
+const BODY_TARGET = 512 * 1024
+const GRANT_STEP = BODY_TARGET / 4
 
 /** A request in flight, plus its request-body credit with the hub. */
 class HubRequestState extends RequestState {
@@ -71,7 +77,7 @@ class HubAttachment extends AttachmentBase {
   // ---- transport: worker -> hub -------------------------------------------------
 
   [kReadBody] (id, st) {
-    let grant = st.received + BODY_WINDOW - st.granted
+    let grant = st.received + BODY_TARGET - st.granted
     if (grant < 0) grant = 0
     // The hub answers Expect: 100-continue on the first read, so that one always goes out.
     const first = st.expect === EXPECT_CONTINUE && !st.readSent

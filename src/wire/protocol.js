@@ -211,7 +211,11 @@ class FrameWriter {
     const n = end - start
     const extra = flags >= 0 ? 1 : 0
     if (n >= REF_THRESHOLD) {
-      const p = this.header(type, id, extra + n)
+      // only the header (and flags byte) is written here: reserving the whole payload
+      // would allocate a slab of its size per large frame, which the body never uses
+      // (a 1 MB slab per 1 MB response, and the major GCs its external memory brings)
+      const p = this.reserve(HEADER_SIZE + extra) + HEADER_SIZE
+      writeHeader(this.slab, p - HEADER_SIZE, type, id, extra + n)
       if (extra) this.slab[p] = flags
       this.pos = p + extra
       this.ref(start === 0 && end === buf.length ? buf : buf.subarray(start, end))

@@ -151,6 +151,7 @@ type Worker struct {
 
 	mu          sync.Mutex
 	out, spare  *wire.Writer
+	copies      wire.CopyPool // upload chunks copied for out and spare (wire.BodyCopy)
 	flushQueued bool
 	endAfter    bool // end the socket once what is queued is written
 	slots       []Request
@@ -189,12 +190,19 @@ type Flusher interface {
 
 // New returns a Worker for a connection; Serve runs it.
 func New(id uint64, nc net.Conn, hub Hub, log *slog.Logger) *Worker {
-	return &Worker{
+	w := &Worker{
 		ID: id, nc: nc, hub: hub, log: log,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 		out: wire.NewWriter(4096), spare: wire.NewWriter(4096),
 		window: wire.DefaultReceiveWindow,
 	}
+	// upload chunks are copied in pieces of this size
+	w.copies.Size = copyChunk
+	if uc, ok := nc.(*net.UnixConn); ok {
+		_ = uc.SetWriteBuffer(sendBuffer)
+	}
+	w.out.Copies, w.spare.Copies = &w.copies, &w.copies
+	return w
 }
 
 // PID is the worker's process id from its HELLO (0 before).

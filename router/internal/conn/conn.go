@@ -167,10 +167,16 @@ func addrText(ip net.IP, dual bool) string {
 // ---- reading -------------------------------------------------------------------
 
 func (c *Conn) serve() {
-	bp := c.srv.readBuffer()
-	defer c.srv.buffers.Put(bp)
-	buf := *bp
+	small := c.srv.readBuffer()
+	bp := small
+	defer func() {
+		c.srv.buffers.Put(small)
+		if bp != small {
+			c.srv.bigBuffers.Put(bp)
+		}
+	}()
 	for {
+		buf := *bp
 		n, err := c.nc.Read(buf)
 		if n > 0 && !c.onData(buf[:n]) {
 			return
@@ -183,6 +189,7 @@ func (c *Conn) serve() {
 			}
 			return
 		}
+		bp = c.srv.nextBuffer(small, bp, n)
 	}
 }
 

@@ -536,5 +536,8 @@ func (r *Request) withdraw() {
 }
 
 func clone(b []byte) []byte {
-	return append(make([]byte, 0, len(b)), b...)
+	// append to nil, not to a make: Go zeroes what make allocates and then the copy
+	// writes it all again (memclr was 5% of the router's 1 MB upload profile, the
+	// chunks held for a replay before the worker acknowledged the request)
+	return append([]byte(nil), b...)
 }

@@ -29,6 +29,10 @@ type Writer struct {
 	tooLong  bool
 	tls      []byte // a copy of the open REQUEST's TLS section and head bytes (a reference
 	// would make every byte slice of a Request escape to the heap)
+
+	// Copies: BodyCopy's pooled buffers (copy.go); copied: those of this batch
+	Copies *CopyPool
+	copied []*[]byte
 }
 
 type part struct {
@@ -68,6 +72,9 @@ func (w *Writer) WriteTo(dst io.Writer) (int64, error) {
 	if len(out) > 0 {
 		w.out = out
 		n, err = w.out.WriteTo(dst)
+	}
+	if len(w.copied) > 0 {
+		w.release()
 	}
 	clear(w.parts) // the bodies are the caller's again
 	w.parts = w.parts[:0]

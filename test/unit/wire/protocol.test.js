@@ -170,6 +170,20 @@ describe('wire protocol codec', () => {
     expect(P.decodeResponse(r[1].data, 0, r[1].data.length).body.equals(big)).toBe(true)
   })
 
+  test('a large body by reference costs the writer no buffer of its size (a 1 MB response is not a second MB)', () => {
+    const big = Buffer.alloc(1024 * 1024, 'x')
+    const w = new P.FrameWriter()
+    w.resBody(3, 0, big)
+    w.body(4, big)
+    expect(w.slab.length).toBeLessThanOrEqual(64 * 1024)
+    const parts = w.take()
+    expect(parts.reduce((n, p) => n + p.length, 0)).toBe(2 * (9 + big.length) + 1)
+    const r = []
+    const reader = new P.FrameReader((type, id, b, s, e) => r.push({ type, id, bytes: e - s, flags: b[s] }))
+    reader.push(Buffer.concat(parts))
+    expect(r).toEqual([{ type: T.RES_BODY, id: 3, bytes: big.length + 1, flags: 0 }, { type: T.BODY, id: 4, bytes: big.length, flags: 120 }])
+  })
+
   test('every frame type survives random splits, and many frames in one piece', () => {
     const small = crypto.randomBytes(300)
     const big = crypto.randomBytes(70000)
