@@ -72,6 +72,10 @@ class HubAttachment extends AttachmentBase {
     this.connectError = null
     this.pendingAttach = null // { resolve, reject } until HELLO_OK / HELLO_ERR
     this.waiting = new Map() // id -> HubRequestState with response bytes waiting for credit
+    // connections it sent CONN_IDLE answered 1 for (closeIdleConnections(), close()),
+    // until the router says it kept one (CONN_KEPT): a REQUEST of one before that was
+    // unread at close(), and node never serves such a request (issue 25 "idle race")
+    this.idleAsked = new Set()
   }
 
   // ---- transport: worker -> hub -------------------------------------------------
@@ -200,6 +204,7 @@ class HubAttachment extends AttachmentBase {
   /** A frame about a connection of a port the server owns (remote-connection.js; CONN_FIN's answer). */
   connFrame (type, connectionId, buf) {
     if (this.closed) return
+    if (type === T.CONN_IDLE && buf[0] === 1) this.idleAsked.add(connectionId)
     if (buf === null) this.writer.empty(type, connectionId)
     else this.writer.bytes(type, connectionId, buf, 0, buf.length, -1)
     // node acts on its socket at once (closeIdleConnections(), destroy()): the router
@@ -319,6 +324,12 @@ class HubAttachment extends AttachmentBase {
       case T.REQUEST: {
         const req = P.decodeRequest(id, b, start)
         this.batchCount++
+        if (this.idleAsked.size > 0 && this.idleAsked.delete(req.connectionId)) {
+          // the router read it before it heard of the close: node's socket.destroy()
+          // (the router aborts it; its BODY frames name no live request)
+          this.connFrame(T.CONN_DESTROY, req.connectionId, null)
+          return
+        }
         const st = new HubRequestState(req)
         if ((b[start] & P.REQ_GRANTED_WINDOW) !== 0) {
           // what the hub has not granted yet counts as in flight (attachment-base.js),
@@ -354,6 +365,7 @@ class HubAttachment extends AttachmentBase {
         this.detachConfirmed()
         return
       case T.CONN_CLOSED:
+        this.idleAsked.delete(id)
         this.connectionClosed(id)
         return
       case T.CONN_FIN:
@@ -385,6 +397,10 @@ class HubAttachment extends AttachmentBase {
         return
       case T.CONN_HELD:
         if (typeof this.handlers.onConnectionHeld === 'function') this.deliver(this.handlers.onConnectionHeld, id)
+        return
+      case T.CONN_KEPT:
+        // its next request was begun when the router heard of the close: served
+        this.idleAsked.delete(id)
         return
       case T.CLOSE:
         this.closeNote = P.decodeJson(b, start, end, false)

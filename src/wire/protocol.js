@@ -55,7 +55,8 @@ const T = Object.freeze({
   CONN_WRITE: 25,
   CONN_DESTROY: 26,
   CONN_IDLE: 27,
-  CONN_HELD: 28
+  CONN_HELD: 28,
+  CONN_KEPT: 29
 })
 
 // REQUEST flags

@@ -61,6 +61,22 @@ func (w *Worker) SendConnHeld(connID uint32) {
 	w.schedule()
 }
 
+// SendConnKept: a CONN_IDLE answered 1 (closeIdleConnections(), close()) did not end
+// the connection, its next request begun. The worker took it to be idle when it asked:
+// a REQUEST of it that comes before this frame was read before the hub heard of the
+// close, its bytes unread by node at close() (served: the race of issue 25's
+// preload-fidelity "close() soon after end()"), and the worker drops it; one after it
+// was begun when the hub heard, as node's parser would have been in it, and is served.
+func (w *Worker) SendConnKept(connID uint32) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.out.Empty(wire.TypeConnKept, connID)
+	w.schedule()
+}
+
 // Closed reports whether the worker's connection is gone.
 func (w *Worker) Closed() bool {
 	w.mu.Lock()

@@ -279,6 +279,12 @@ func (s *Server) ConnectionFrame(w *attach.Worker, t wire.Type, id uint32, p []b
 			c.closeWhenIdle()
 			return
 		}
+		if p[0] == 1 {
+			// the worker thinks it idle: a request of it it has not seen yet was
+			// dispatched before this frame came, or one is being read. It serves
+			// only those that reach it after this answer (wire-protocol.md)
+			w.SendConnKept(c.id)
+		}
 	}
 	c.mu.Unlock()
 }

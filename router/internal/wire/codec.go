@@ -66,6 +66,8 @@ func (t Type) String() string {
 		return "CONN_IDLE"
 	case TypeConnHeld:
 		return "CONN_HELD"
+	case TypeConnKept:
+		return "CONN_KEPT"
 	}
 	return "type " + strconv.Itoa(int(t))
 }

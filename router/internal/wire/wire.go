@@ -69,6 +69,10 @@ const (
 	// hub -> worker: its responses are all answered but wait for the client, its next
 	// request unread behind them: not its keep-alive wait (node's socket timeout runs)
 	TypeConnHeld Type = 28
+	// hub -> worker: a CONN_IDLE answered 1 found the connection reading a request
+	// (or one on its way to the worker): kept; what the worker got of it before this
+	// frame was dispatched before the hub learnt of the close (issue 25 "idle race")
+	TypeConnKept Type = 29
 )
 
 // REQUEST flags (src/wire/protocol.js REQ_*).

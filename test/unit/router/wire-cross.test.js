@@ -415,7 +415,7 @@ const WORKER_FRAMES = [
   [frame(T.CONN_IDLE, Buffer.alloc(0)), 'CONN_IDLE payload of 0 bytes is not 1'],
   [frame(T.CONN_IDLE, Buffer.from([1, 0])), 'CONN_IDLE payload of 2 bytes is not 1'],
   // frames only the router sends, and numbers no frame has
-  ...[0, T.HELLO_OK, T.HELLO_ERR, T.REQUEST, T.BODY, T.BODY_END, T.ABORT, T.WINDOW, T.DETACH_OK, T.CLOSE, T.CONN_CLOSED, T.CONN_OPEN, T.CONN_ERROR, T.CONN_TIMEOUT, 28, 255]
+  ...[0, T.HELLO_OK, T.HELLO_ERR, T.REQUEST, T.BODY, T.BODY_END, T.ABORT, T.WINDOW, T.DETACH_OK, T.CLOSE, T.CONN_CLOSED, T.CONN_OPEN, T.CONN_ERROR, T.CONN_TIMEOUT, T.CONN_HELD, T.CONN_KEPT, 255]
     .map((t) => [frame(t, Buffer.alloc(0)), `unknown frame type ${t}`])
 ]
 
