@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"httpsys/router/internal/coded"
-	"httpsys/router/internal/conn"
 )
 
 // A standalone server on Windows (bind.go): its port is bound while listen() waits,
@@ -27,14 +26,14 @@ func TestBindPortBindsNowAndBindQueueMakesTheQueueOnIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	info, err := h.BindQueue("~1.listen1", "127.0.0.1", QueueOptions{URLs: []string{"http://127.0.0.1:" + strconv.Itoa(port) + "/"}, Token: "t"}, conn.Owned{})
+	info, err := h.BindQueue(bindQueueCmd{Name: "~1.listen1", IP: "127.0.0.1", URLs: []string{"http://127.0.0.1:" + strconv.Itoa(port) + "/"}, Token: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(info.Ports) != 1 || info.Ports[0] != port {
 		t.Fatalf("ports %v, want [%d]", info.Ports, port)
 	}
-	if _, err := h.BindQueue("~1.listen1", "127.0.0.1", QueueOptions{}, conn.Owned{}); err == nil {
+	if _, err := h.BindQueue(bindQueueCmd{Name: "~1.listen1", IP: "127.0.0.1"}); err == nil {
 		t.Fatal("a second BindQueue for the same name succeeded")
 	}
 }

@@ -1,0 +1,19 @@
+//go:build windows
+
+package listen
+
+import (
+	"errors"
+	"net"
+
+	"golang.org/x/sys/windows"
+)
+
+func listenPath(path string) (net.Listener, error) { return Private(path) }
+
+// pathInUse: CreateNamedPipe with FILE_FLAG_FIRST_PIPE_INSTANCE on a name that has
+// instances fails with ERROR_ACCESS_DENIED, which libuv reports as EADDRINUSE
+// (uv_pipe_bind); ERROR_PIPE_BUSY when every instance is taken.
+func pathInUse(err error) bool {
+	return errors.Is(err, windows.ERROR_ACCESS_DENIED) || errors.Is(err, windows.ERROR_PIPE_BUSY)
+}
