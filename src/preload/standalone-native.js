@@ -330,10 +330,9 @@ const adopt = (options) => paths().adopt(options, own)
 
 // Windows cannot hand a socket over this way: the router binds there, while listen()
 // waits (standalone-native-win.js; HTTPSYS_STANDALONE_BIND=router runs that path here).
-// Streams handed to a server go to a hub in the process on that path so far.
 const routerBinds = process.platform === 'win32' || process.env.HTTPSYS_STANDALONE_BIND === 'router'
 module.exports = {
   backend: routerBinds ? require('./standalone-native-win').backend : backend,
   wanted,
-  adopt: routerBinds ? (options) => require('./standalone-hub').adopt(options) : adopt
+  adopt: routerBinds ? require('./standalone-native-win').adopt : adopt
 }
