@@ -44,7 +44,7 @@ function bindable (file) {
   return path.resolve(file)
 }
 
-const isPipe = (file) => /^[\\/][\\/][.?][\\/]pipe[\\/]/i.test(file)
+const isPipe = (file) => process.platform === 'win32' && /^[\\/][\\/][.?][\\/]pipe[\\/]/i.test(file)
 
 /** The router's refusal of a listen(path), as node's error for `file` (the hub's: ERR_HTTPSYS_PORT_IN_USE naming the path). */
 function pathError (err, file) {
