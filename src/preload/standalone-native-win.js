@@ -23,7 +23,8 @@
 // meanwhile waits in the kernel's backlog. Everything after that is the Unix path's:
 // the queue is reserved for this server's worker (hub-client.js over the router's
 // worker pipe), its port is the server's own (conn/owned.go), and close() is
-// unbindQueue.
+// unbindQueue. https servers, listen(path), listen(prefix) and the streams handed to a
+// server take the same path (standalone-native-win-paths.js).
 //
 // The first listen() also waits for the thread and the router to start (tens of
 // milliseconds); the next ones wait for one control round trip.

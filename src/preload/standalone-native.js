@@ -21,7 +21,7 @@
 // https servers go with their key material (standalone-tls.js). What this router does
 // not take yet, the in-process hub serves as before (standalone-hub.js). Windows, where
 // node cannot hand a descriptor over this way, has the router bind
-// (standalone-native-win.js: a plain http port so far; opt-in there, HTTPSYS_ROUTER=native).
+// (standalone-native-win.js, standalone-native-win-paths.js; opt-in there, HTTPSYS_ROUTER=native).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
