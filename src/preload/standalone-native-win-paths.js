@@ -133,6 +133,13 @@ function reservePrefix (options, own) {
     if (h !== undefined && --h.count === 0) held.delete(port)
     release()
   }
+  // a prefix the router refused leaves this process's table (standalone-prefixes.js)
+  reservation.ready.catch(() => {
+    if (reservation.released) return
+    table.remove(prefix)
+    const h = held.get(port)
+    if (h !== undefined && --h.count === 0) held.delete(port)
+  })
   return reservation
 }
 
@@ -155,7 +162,7 @@ function adopt ({ handlers, settings }, own) {
   const name = `~${process.pid}.adopt${own.next()}`
   const token = crypto.randomBytes(18).toString('base64url')
   const file = privateName()
-  own.callSync(r, 'bindPath', { name, path: file })
+  own.callSync(r, 'bindPath', { name, path: file, private: true })
   if (process.platform !== 'win32') {
     process.once('exit', () => {
       try { fs.unlinkSync(file) } catch {}

@@ -44,6 +44,8 @@ type bindPathCmd struct {
 	control.Command
 	Name string `json:"name"`
 	Path string `json:"path"`
+	// the router's own name for the streams handed to a server: this user's only
+	Private bool `json:"private"`
 }
 
 type reservePrefixCmd struct {
@@ -90,7 +92,7 @@ func (h *Hub) registerBind(ch *control.Channel) {
 		if err := control.Decode(line, &a); err != nil {
 			return nil, err
 		}
-		return nil, h.BindPath(a.Name, a.Path)
+		return nil, h.BindPath(a.Name, a.Path, a.Private)
 	})
 	ch.Handle("reservePrefix", func(line []byte) (any, error) {
 		var a reservePrefixCmd
@@ -144,7 +146,7 @@ func (h *Hub) BindPort(name, ip string, port int) (int, error) {
 
 // BindPath listens on path (a Unix socket file; on Windows a named pipe) for the
 // listen(path) whose queue will be name (listen.BindPath).
-func (h *Hub) BindPath(name, path string) error {
+func (h *Hub) BindPath(name, path string, private bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.usable(); err != nil {
@@ -156,7 +158,7 @@ func (h *Hub) BindPath(name, path string) error {
 	if _, ok := h.queues[name]; ok {
 		return coded.New(coded.QueueExists, "a queue named "+name+" exists", map[string]any{"queue": name})
 	}
-	ln, err := listen.BindPath(path)
+	ln, err := listen.BindPath(path, private)
 	if err != nil {
 		return err
 	}

@@ -84,11 +84,11 @@ func TestAServerClosedBeforeItsQueueWasMadeFreesItsPort(t *testing.T) {
 func TestBindPathBindsNowAPathInUseIsPortInUseAndBindQueueServesIt(t *testing.T) {
 	h, _ := startHub(t, false, nil)
 	file := filepath.Join(t.TempDir(), "app.sock")
-	if err := h.BindPath("~1.listen1", file); err != nil {
+	if err := h.BindPath("~1.listen1", file, false); err != nil {
 		t.Fatalf("BindPath: %v", err)
 	}
 	// node's listen(path) on a name in use: EADDRINUSE (the hub's ERR_HTTPSYS_PORT_IN_USE)
-	err := h.BindPath("~1.listen2", file)
+	err := h.BindPath("~1.listen2", file, false)
 	var ce *coded.Error
 	if !errors.As(err, &ce) || ce.Code != coded.PortInUse {
 		t.Fatalf("BindPath on a path in use: %v, want %s", err, coded.PortInUse)

@@ -8,13 +8,15 @@ import (
 )
 
 // BindPath listens on path for a standalone app's listen(path) whose parent cannot
-// hand its own socket over (Windows; issue 25 "Standalone"; src/preload/standalone-native-win.js):
-// a Unix socket file, or on Windows a named pipe `\\.\pipe\...` (pipe_windows.go
-// Private, made as libuv's uv_pipe_bind makes it: the first instance, so a name in use
-// fails). A name in use is PortInUse as node's EADDRINUSE is; the app's close()
-// removes a socket file, as node's does, never the router.
-func BindPath(path string) (net.Listener, error) {
-	ln, err := listenPath(path)
+// hand its own socket over (Windows; issue 25 "Standalone";
+// src/preload/standalone-native-win.js): a Unix socket file, or on Windows a named
+// pipe `\\.\pipe\...` made as libuv's uv_pipe_bind makes it (pipe_windows.go
+// appPipe). A name in use is PortInUse as node's EADDRINUSE is; the app's close()
+// removes a socket file, as node's does, never the router. private: a name of the
+// router's own for the streams an app hands a server, open to this user only
+// (Private's pipe; the socket file 0600).
+func BindPath(path string, private bool) (net.Listener, error) {
+	ln, err := listenPath(path, private)
 	if err != nil {
 		details := map[string]any{"port": path}
 		switch {

@@ -2,8 +2,20 @@
 
 package listen
 
-import "net"
+import (
+	"net"
+	"os"
+)
 
-func listenPath(path string) (net.Listener, error) { return net.Listen("unix", path) }
+func listenPath(path string, private bool) (net.Listener, error) {
+	ln, err := net.Listen("unix", path)
+	if err == nil && private {
+		if err = os.Chmod(path, 0o600); err != nil {
+			_ = ln.Close()
+			return nil, err
+		}
+	}
+	return ln, err
+}
 
 func pathInUse(error) bool { return false }

@@ -9,7 +9,15 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-func listenPath(path string) (net.Listener, error) { return Private(path) }
+func listenPath(path string, private bool) (net.Listener, error) {
+	if private {
+		return Private(path)
+	}
+	if isPipe(path) {
+		return appPipe(path)
+	}
+	return net.Listen("unix", path)
+}
 
 // pathInUse: CreateNamedPipe with FILE_FLAG_FIRST_PIPE_INSTANCE on a name that has
 // instances fails with ERROR_ACCESS_DENIED, which libuv reports as EADDRINUSE
