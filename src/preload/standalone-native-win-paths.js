@@ -139,6 +139,7 @@ function reservePrefix (options, own) {
     table.remove(prefix)
     const h = held.get(port)
     if (h !== undefined && --h.count === 0) held.delete(port)
+    reservation.released = true
   })
   return reservation
 }
