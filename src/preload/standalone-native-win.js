@@ -23,7 +23,8 @@
 // meanwhile waits in the kernel's backlog. Everything after that is the Unix path's:
 // the queue is reserved for this server's worker (hub-client.js over the router's
 // worker pipe), its port is the server's own (conn/owned.go), and close() is
-// unbindQueue.
+// unbindQueue. https servers, listen(path), listen(prefix) and the streams handed to a
+// server take the same path (standalone-native-win-paths.js).
 //
 // The first listen() also waits for the thread and the router to start (tens of
 // milliseconds); the next ones wait for one control round trip.
@@ -146,11 +147,68 @@ function unhold () {
   }
 }
 
-/** Whether the native router takes this listen() (else the in-process hub does): standalone-native.js takes(). */
+/** Whether the native router takes this listen() on a port of the server's own (http or https). */
 function takes (options) {
-  if (options.path !== undefined || options.tls || !Array.isArray(options.urls) || options.urls.length !== 1) return false
-  if (/^https:/i.test(options.urls[0])) return false
+  if (options.path !== undefined || !Array.isArray(options.urls) || options.urls.length !== 1) return false
   return options.settings !== null && options.settings !== undefined && options.settings.ownsPort === true
+}
+
+const winPaths = () => require('./standalone-native-win-paths')
+
+/**
+ * The reservation of a server whose socket the router bound for queue `name`
+ * (bindPort, bindPath): its queue is made in the next tick, after `after` (the
+ * settings set right after listen() go along), or at once when the server closes
+ * first: either way before any later call of this process, so a listen() after
+ * close() finds the port free. close() is unbindQueue.
+ * @param {() => object} argsOf the `cmd` call's arguments, when it is made
+ */
+function placed (r, name, options, argsOf, after = Promise.resolve(), cmd = 'bindQueue') {
+  let made = null
+  const make = () => {
+    if (made !== null) return made
+    const args = argsOf()
+    const settings = args.settings
+    made = call(r, cmd, args).then((answer) => {
+      // an app often sets them right after listen(): what changed by the time the
+      // router answered goes too
+      if (settings !== undefined) {
+        const now = ownSettings(options.settings)
+        if (JSON.stringify(now) !== JSON.stringify(settings)) call(r, 'setOwnSettings', { name, settings: now }).catch(() => {})
+      }
+      return answer
+    })
+    return made
+  }
+  hold()
+  const ready = new Promise((resolve) => process.nextTick(resolve)).then(() => after).then(make)
+  const reservation = {
+    socketPath: r.socketPath, // the router that bound it, whatever happens to it later
+    bound: true,
+    known: true,
+    urls: [],
+    ports: [],
+    ready: ready.then(() => {}).finally(unhold),
+    released: false,
+    release () {
+      if (reservation.released) return
+      reservation.released = true
+      make().catch(() => {})
+      call(r, 'unbindQueue', { name }).catch(() => {})
+    },
+    // server.setSecureContext() (standalone-tls.js): new handshakes get the new material
+    setTls (tls) {
+      options.tls = tls
+      if (tls === null) return
+      reservation.ready.then(() => {
+        if (!reservation.released) call(r, 'setOwnTLS', { name, ...require('./standalone-tls').fieldsOf(tls) }).catch(() => {})
+      }, () => {})
+    },
+    ref () {},
+    unref () {}
+  }
+  reservation.ready.catch(() => {})
+  return reservation
 }
 
 /** The queue backend of a standalone process on the native router, where the router binds (src/wire/contract.js). */
@@ -158,6 +216,8 @@ const backend = {
   listensOnPaths: true,
 
   reserve (options) {
+    if (options.path !== undefined && !options.tls) return winPaths().reservePath(options, own)
+    if (winPaths().takesPrefix(options)) return winPaths().reservePrefix(options, own)
     if (!takes(options)) {
       options.inProcess = true
       return inProcess().backend.reserve(options)
@@ -176,42 +236,11 @@ const backend = {
       throw bindError(err, p.port, p.ip || undefined)
     }
     const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
-    // the queue is made in the next tick (the settings set right after listen() go
-    // along), or at once when the server closes first: either way before any later
-    // call of this process, so a listen() after close() finds the port free
-    let made = null
-    const make = () => {
-      if (made !== null) return made
-      const settings = ownSettings(options.settings)
-      made = call(r, 'bindQueue', { name, token, urls: [prefix], ip, settings }).then((answer) => {
-        // an app often sets them right after listen(): what changed by the time the
-        // router answered goes too
-        const now = ownSettings(options.settings)
-        if (JSON.stringify(now) !== JSON.stringify(settings)) call(r, 'setOwnSettings', { name, settings: now }).catch(() => {})
-        return answer
-      })
-      return made
-    }
-    hold()
-    const ready = new Promise((resolve) => process.nextTick(resolve)).then(make)
-    const reservation = {
-      socketPath: r.socketPath, // the router that bound it, whatever happens to it later
-      bound: true,
-      known: true,
-      urls: [prefix],
-      ports: [port],
-      ready: ready.then(() => {}).finally(unhold),
-      released: false,
-      release () {
-        if (reservation.released) return
-        reservation.released = true
-        make().catch(() => {})
-        call(r, 'unbindQueue', { name }).catch(() => {})
-      },
-      ref () {},
-      unref () {}
-    }
-    reservation.ready.catch(() => {})
+    // an https server's key material goes with its queue (standalone-tls.js), so its
+    // certificate serves from the first connection on
+    const reservation = placed(r, name, options, () => ({ name, token, urls: [prefix], ip, settings: ownSettings(options.settings), ...require('./standalone-tls').listenTls(options, prefix, port) }))
+    reservation.urls = [prefix]
+    reservation.ports = [port]
     return reservation
   },
 
@@ -264,4 +293,10 @@ function rebuild ({ code, message, details }) {
   return err
 }
 
-module.exports = { backend }
+// for standalone-native-win-paths.js (listen(path), listen(prefix), handed streams)
+const own = { ensureRouter, callSync, call, hold, unhold, ownSettings, bindError, placed, next: () => ++seq }
+
+/** Streams handed to a server (register.js adopt), served by this process's router. */
+const adopt = (options) => winPaths().adopt(options, own)
+
+module.exports = { backend, adopt }

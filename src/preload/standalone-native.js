@@ -21,7 +21,7 @@
 // https servers go with their key material (standalone-tls.js). What this router does
 // not take yet, the in-process hub serves as before (standalone-hub.js). Windows, where
 // node cannot hand a descriptor over this way, has the router bind
-// (standalone-native-win.js: a plain http port so far; opt-in there, HTTPSYS_ROUTER=native).
+// (standalone-native-win.js, standalone-native-win-paths.js; opt-in there, HTTPSYS_ROUTER=native).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
@@ -330,10 +330,9 @@ const adopt = (options) => paths().adopt(options, own)
 
 // Windows cannot hand a socket over this way: the router binds there, while listen()
 // waits (standalone-native-win.js; HTTPSYS_STANDALONE_BIND=router runs that path here).
-// Streams handed to a server go to a hub in the process on that path so far.
 const routerBinds = process.platform === 'win32' || process.env.HTTPSYS_STANDALONE_BIND === 'router'
 module.exports = {
   backend: routerBinds ? require('./standalone-native-win').backend : backend,
   wanted,
-  adopt: routerBinds ? (options) => require('./standalone-hub').adopt(options) : adopt
+  adopt: routerBinds ? require('./standalone-native-win').adopt : adopt
 }

@@ -350,4 +350,4 @@ function pipeThrough (stream, made, file, attachment) {
   c.unref()
 }
 
-module.exports = { reservePath, adopt }
+module.exports = { reservePath, adopt, pipeThrough }

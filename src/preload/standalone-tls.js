@@ -62,4 +62,4 @@ function warnNoCert (prefix, port) {
   require('../logger').child({ component: 'router' }).warn({ code: err.code, port }, err.message)
 }
 
-module.exports = { listenTls, setTls }
+module.exports = { listenTls, setTls, fieldsOf }

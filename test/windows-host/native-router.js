@@ -151,6 +151,77 @@ module.exports = {
       }
     },
     {
+      name: 'a standalone app on the native router, the servers without a plain port of their own: an https server (its chain verified by the root), listen(pipe) reached from another process, a pipe another process holds is EADDRINUSE, the pipe free again after close(), two listen(prefix) servers sharing a port, a stream handed to a server; src/hub never loaded',
+      async run (t) {
+        const h = t.host
+        const binary = routerBinary(t)
+        // the router binds each while listen() waits (src/preload/standalone-native-win-paths.js)
+        // (Wine has neither openssl nor PowerShell to make them: test/windows/standalone-tests.js
+        // serves https there with certificates made on Linux)
+        const certs = t.wine ? null : require('./lib/certs').makeCertificates(path.join(h.tmpDir, 'standalone-native-certs'))
+        if (certs === null) t.note('https left out under Wine (no openssl, no PowerShell)')
+        const squatted = pipeName('standalone-squat')
+        const squatter = net.createServer()
+        await new Promise((resolve, reject) => squatter.once('error', reject).listen(squatted, resolve))
+        t.cleanup('close the squatting pipe server', () => squatter.close())
+        const app = [
+          "const http = require('node:http')",
+          "const https = require('node:https')",
+          "const fs = require('node:fs')",
+          "const { execFile } = require('node:child_process')",
+          "const { duplexPair } = require('node:stream')",
+          "const body = (res) => new Promise((resolve) => { let t = ''; res.on('data', (d) => { t += d }); res.on('end', () => resolve(res.statusCode + ' ' + t)) })",
+          'const get = (o, m = http) => new Promise((resolve, reject) => m.get({ agent: false, ...o }, (res) => body(res).then(resolve)).on(\'error\', reject))',
+          'const env = process.env',
+          ';(async () => {',
+          '  const out = {}',
+          '  const tls = https.createServer(env.HOST_PFX ? { pfx: fs.readFileSync(env.HOST_PFX), passphrase: env.HOST_PASS } : {}, (req, res) => res.end(\'tls \' + req.url))',
+          "  if (env.HOST_PFX) tls.listen(0, '127.0.0.1')",
+          "  out.https = env.HOST_PFX ? await get({ host: '127.0.0.1', port: tls.address().port, path: '/s', ca: env.HOST_ROOT, servername: 'localhost' }, https) : 'left out'",
+          '  const pipe = env.HOST_PIPE',
+          '  const p = http.createServer((req, res) => res.end(\'pipe \' + req.url))',
+          '  p.listen(pipe)',
+          '  out.pipeAddress = p.address() === pipe',
+          "  const client = 'require(\"http\").get({ socketPath: ' + JSON.stringify(pipe) + ', path: \"/other\" }, (r) => { let t = \"\"; r.on(\"data\", (d) => { t += d }); r.on(\"end\", () => console.log(r.statusCode + \" \" + t)) })'",
+          "  out.pipeFromAnother = await new Promise((resolve) => execFile(process.execPath, ['-e', client], (err, stdout) => resolve(err ? String(err) : stdout.trim())))",
+          "  out.squatted = await new Promise((resolve) => { const q = http.createServer(); q.on('error', (e) => resolve(e.code)); q.listen(env.HOST_SQUATTED, () => q.close(() => resolve('listening'))) })",
+          '  await new Promise((resolve) => p.close(resolve))',
+          "  out.pipeFreed = await new Promise((resolve) => { const n = require('node:net').createServer(); n.on('error', (e) => resolve(e.code)); n.listen(pipe, () => n.close(() => resolve('free'))) })",
+          '  const a = http.createServer((req, res) => res.end(\'a \' + req.url))',
+          '  const b = http.createServer((req, res) => res.end(\'b \' + req.url))',
+          "  a.listen('http://+:0/a/')",
+          '  const port = a.address().port',
+          "  b.listen('http://+:' + port + '/b/')",
+          "  out.prefixes = [await get({ host: '127.0.0.1', port, path: '/a/x' }), await get({ host: '127.0.0.1', port, path: '/b/y' }), (await get({ host: '127.0.0.1', port, path: '/c' })).slice(0, 3)]",
+          '  const s = http.createServer((req, res) => res.end(\'via \' + req.url))',
+          '  const [c, server] = duplexPair()',
+          "  s.emit('connection', server)",
+          "  out.handed = await new Promise((resolve) => http.get({ createConnection: () => c, path: '/duplex' }, (res) => body(res).then(resolve)))",
+          '  out.hubLoaded = Object.keys(require.cache).some((k) => /[\\\\/]src[\\\\/]hub[\\\\/]hub\\.js$/.test(k))',
+          '  tls.close(); a.close(); b.close()',
+          '  console.log(JSON.stringify(out))',
+          '})().catch((e) => { console.log(JSON.stringify({ error: e.stack })); process.exit(1) })'
+        ].join('\n')
+        const r = await h.run(process.execPath, ['--require', path.join(h.ROOT, 'src', 'register.js'), '-e', app], {
+          env: { HTTPSYS_BACKEND: 'hub', HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: binary, ...(certs === null ? {} : { HOST_PFX: certs.serverPfx, HOST_PASS: certs.passphrase, HOST_ROOT: certs.rootPem }), HOST_PIPE: pipeName('standalone-app'), HOST_SQUATTED: squatted },
+          timeout: 60000
+        })
+        assert.equal(r.code, 0, `the app did not exit by itself after close():\n${r.output}`)
+        const out = JSON.parse(r.stdout.trim().split(/\r?\n/).pop())
+        assert.deepEqual(out, {
+          https: certs === null ? 'left out' : '200 tls /s',
+          pipeAddress: true,
+          pipeFromAnother: '200 pipe /other',
+          // (Wine lets a second process make the first instance again: docs/wine.md 2.12)
+          squatted: t.wine ? out.squatted : 'EADDRINUSE',
+          pipeFreed: 'free',
+          prefixes: ['200 a /a/x', '200 b /b/y', '404'],
+          handed: '200 via /duplex',
+          hubLoaded: false
+        }, r.output)
+      }
+    },
+    {
       name: 'the worker pipe is its user\'s only (owner, the one entry of a protected DACL); a pipe name another process holds makes start fail',
       wine: WINE_PIPE,
       async run (t) {

@@ -46,6 +46,35 @@ function register (test, { start, json }) {
     assert.equal(await W.stop(proc, 15000), true, `the app did not exit after close():\n${W.tail(proc.output())}`)
     await W.eventually(async () => assert.deepEqual(W.processesMatching('httpsys-router.exe'), []), 10000)
   })
+
+  test('standalone (native router): an https server, listen(named pipe) and the same pipe again (EADDRINUSE), two listen(prefix) servers sharing a port, a stream handed to a server: all served by the router, src/hub never loaded, and the app exits by itself', async () => {
+    if (!routerExe()) W.skip('no Windows router: run.sh builds it with Go (HTTPSYS_WINE_ROUTER)')
+    const { makeCerts } = require('../helpers/tls-certs')
+    const certs = makeCerts()
+    try {
+      const env = {
+        HTTPSYS_BACKEND: 'hub',
+        HTTPSYS_ROUTER: 'native',
+        HTTPSYS_ROUTER_PATH: `Z:${path.resolve(routerExe()).replace(/\//g, '\\')}`,
+        HTTPSYS_T_KEY: fs.readFileSync(certs.localhost.key).toString('base64'),
+        HTTPSYS_T_CERT: fs.readFileSync(certs.localhost.cert).toString('base64')
+      }
+      const proc = start('standalone-kinds', ['--require', './src/register.js', `${FIX}/standalone-kinds-app.js`], { env })
+      const said = JSON.parse((await W.waitFor(proc, /^\{"(https|error)".*$/m, 60000))[0])
+      assert.equal(said.error, undefined, said.error)
+      assert.equal(said.https, '200 tls /s')
+      assert.equal(said.pipeAddress, true)
+      assert.equal(said.pipe, '200 pipe /p')
+      assert.equal(said.pipeTaken, 'EADDRINUSE')
+      assert.deepEqual(said.prefixes.map((t) => t.slice(0, 12)), ['200 a /a/x', '200 b /b/y', '404 <!DOCTYP'])
+      assert.equal(said.handed, '200 via /duplex')
+      assert.equal(said.hubLoaded, false)
+      assert.equal(await W.stop(proc, 15000), true, `the app did not exit after close():\n${W.tail(proc.output())}`)
+      await W.eventually(async () => assert.deepEqual(W.processesMatching('httpsys-router.exe'), []), 10000)
+    } finally {
+      certs.cleanup()
+    }
+  })
 }
 
 module.exports = { register }

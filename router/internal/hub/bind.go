@@ -1,7 +1,9 @@
 package hub
 
 import (
+	"encoding/json"
 	"net"
+	"strings"
 
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/conn"
@@ -31,6 +33,33 @@ type bindQueueCmd struct {
 	URLs     []string   `json:"urls"`
 	IP       string     `json:"ip"`
 	Settings conn.Owned `json:"settings"`
+	// an https server's key material and node's default CAs (standalone_tls.go)
+	TLS       json.RawMessage `json:"tls"`
+	DefaultCA string          `json:"defaultCA"`
+	// a listen(prefix): the port is shared by URL, not the server's own (shared.go)
+	Shared bool `json:"shared"`
+}
+
+type bindPathCmd struct {
+	control.Command
+	Name string `json:"name"`
+	Path string `json:"path"`
+	// the router's own name for the streams handed to a server: this user's only
+	Private bool `json:"private"`
+}
+
+type reservePrefixCmd struct {
+	control.Command
+	Name  string   `json:"name"`
+	Token string   `json:"token"`
+	URLs  []string `json:"urls"`
+}
+
+type ownTLSCmd struct {
+	control.Command
+	Name      string          `json:"name"`
+	TLS       json.RawMessage `json:"tls"`
+	DefaultCA string          `json:"defaultCA"`
 }
 
 type ownSettingsCmd struct {
@@ -56,7 +85,29 @@ func (h *Hub) registerBind(ch *control.Channel) {
 		if err := control.Decode(line, &a); err != nil {
 			return nil, err
 		}
-		return h.BindQueue(a.Name, a.IP, QueueOptions{URLs: a.URLs, Token: a.Token}, a.Settings)
+		return h.BindQueue(a)
+	})
+	ch.Handle("bindPath", func(line []byte) (any, error) {
+		var a bindPathCmd
+		if err := control.Decode(line, &a); err != nil {
+			return nil, err
+		}
+		return nil, h.BindPath(a.Name, a.Path, a.Private)
+	})
+	ch.Handle("reservePrefix", func(line []byte) (any, error) {
+		var a reservePrefixCmd
+		if err := control.Decode(line, &a); err != nil {
+			return nil, err
+		}
+		return h.ReserveQueue(a.Name, QueueOptions{URLs: a.URLs, Token: a.Token})
+	})
+	ch.Handle("setOwnTLS", func(line []byte) (any, error) {
+		var a ownTLSCmd
+		if err := control.Decode(line, &a); err != nil {
+			return nil, err
+		}
+		h.SetOwnTLS(a.Name, a.TLS, a.DefaultCA)
+		return nil, nil
 	})
 	ch.Handle("setOwnSettings", func(line []byte) (any, error) {
 		var a ownSettingsCmd
@@ -89,24 +140,63 @@ func (h *Hub) BindPort(name, ip string, port int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	h.keepBound(name, ln)
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// BindPath listens on path (a Unix socket file; on Windows a named pipe) for the
+// listen(path) whose queue will be name (listen.BindPath).
+func (h *Hub) BindPath(name, path string, private bool) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.usable(); err != nil {
+		return err
+	}
+	if _, ok := h.bound[name]; ok {
+		return coded.New(coded.QueueExists, "a socket is bound for "+name+" already", map[string]any{"queue": name})
+	}
+	if _, ok := h.queues[name]; ok {
+		return coded.New(coded.QueueExists, "a queue named "+name+" exists", map[string]any{"queue": name})
+	}
+	ln, err := listen.BindPath(path, private)
+	if err != nil {
+		return err
+	}
+	h.keepBound(name, ln)
+	return nil
+}
+
+// keepBound holds ln for the queue name until bindQueue. Under the lock.
+func (h *Hub) keepBound(name string, ln net.Listener) {
 	if h.bound == nil {
 		h.bound = map[string]net.Listener{}
 	}
 	h.bound[name] = ln
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
-// BindQueue makes queue name on the port BindPort bound for it (AdoptQueue), and
-// accepts there from now on.
-func (h *Hub) BindQueue(name, ip string, o QueueOptions, own conn.Owned) (QueueInfo, error) {
+// BindQueue makes queue name on the socket BindPort or BindPath bound for it, and
+// accepts there from now on: a listen(path)'s (AdoptPathQueue), a listen(prefix)'s
+// (AdoptSharedQueue), an https server's (AdoptTLSQueue) or a plain one's (AdoptQueue),
+// as the socket node hands over is made on Unix (cmd/httpsys-router standalone.go).
+func (h *Hub) BindQueue(a bindQueueCmd) (QueueInfo, error) {
 	h.mu.Lock()
-	ln, ok := h.bound[name]
-	delete(h.bound, name)
+	ln, ok := h.bound[a.Name]
+	delete(h.bound, a.Name)
 	h.mu.Unlock()
 	if !ok {
-		return QueueInfo{}, coded.New(coded.BadArgument, "no port is bound for "+name, map[string]any{"name": "name", "value": name, "reason": "must name a bindPort made before"})
+		return QueueInfo{}, coded.New(coded.BadArgument, "no port is bound for "+a.Name, map[string]any{"name": "name", "value": a.Name, "reason": "must name a bindPort made before"})
 	}
-	return h.AdoptQueue(ln, ip, name, o, own)
+	o := QueueOptions{URLs: a.URLs, Token: a.Token}
+	if _, tcp := ln.(*net.TCPListener); !tcp {
+		return h.AdoptPathQueue(ln, a.Name, a.Token, a.Settings)
+	}
+	if a.Shared {
+		return h.AdoptSharedQueue(ln, a.IP, a.Name, o)
+	}
+	if len(a.URLs) == 1 && strings.HasPrefix(strings.ToLower(a.URLs[0]), "https:") {
+		return h.AdoptTLSQueue(ln, a.IP, a.Name, o, a.Settings, a.TLS, a.DefaultCA)
+	}
+	return h.AdoptQueue(ln, a.IP, a.Name, o, a.Settings)
 }
 
 // dropBound closes the port bound for name if its queue was not made (the server

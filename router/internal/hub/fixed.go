@@ -24,9 +24,10 @@ type fixed struct {
 }
 
 // AdoptPathQueue creates queue name on ln, the Unix socket of a standalone server's
-// listen(path). ln accepts once the queue exists; on an error it is closed.
+// listen(path) (on Windows the router's own named pipe: bind.go bindPath). ln accepts
+// once the queue exists; on an error it is closed.
 func (h *Hub) AdoptPathQueue(ln net.Listener, name, token string, own conn.Owned) (QueueInfo, error) {
-	if _, ok := ln.(*net.UnixListener); !ok {
+	if _, tcp := ln.(*net.TCPListener); tcp {
 		_ = ln.Close()
 		return QueueInfo{}, coded.New(coded.BadArgument, "the socket handed over is not a Unix socket listener", map[string]any{"name": "fd", "value": ln.Addr().String(), "reason": "must be a listening Unix socket"})
 	}

@@ -60,8 +60,22 @@ func Private(path string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("security descriptor %s: %w", sddl, err)
 	}
-	l := &pipeListener{path: path, sa: &windows.SecurityAttributes{SecurityDescriptor: sd}, ov: new(windows.Overlapped)}
-	l.sa.Length = uint32(unsafe.Sizeof(windows.SecurityAttributes{}))
+	sa := &windows.SecurityAttributes{SecurityDescriptor: sd}
+	sa.Length = uint32(unsafe.Sizeof(windows.SecurityAttributes{}))
+	return listenPipe(path, sa)
+}
+
+// appPipe listens on a standalone app's listen(`\\.\pipe\...`) (bindpath_windows.go)
+// as libuv's uv_pipe_bind makes that pipe: the first instance, so a name in use fails,
+// and no security attributes, so CreateNamedPipe's default DACL, node's (remote
+// clients are still refused here, as Private's).
+func appPipe(path string) (net.Listener, error) {
+	return listenPipe(path, nil)
+}
+
+func listenPipe(path string, sa *windows.SecurityAttributes) (net.Listener, error) {
+	var err error
+	l := &pipeListener{path: path, sa: sa, ov: new(windows.Overlapped)}
 	if l.next, err = l.instance(true); err != nil {
 		return nil, &net.OpError{Op: "listen", Net: "pipe", Addr: pipeAddr(path), Err: err}
 	}
