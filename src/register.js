@@ -123,11 +123,13 @@ function defaultBackend (sayReady, supervised) {
       return typeof b.reserve === 'function' ? b.reserve(options) : null
     },
     // streams the app hands a server (server.emit('connection', socket)) are this
-    // process's to serve, whatever router its listen() uses: its own native router
-    // when it runs standalone on one, else a hub in this process
+    // process's to serve, whatever router its listen() uses (a stream cannot reach a
+    // supervisor's router): a native router of its own, as a standalone process's
+    // (started at the first stream, under a supervisor too, issue 25), unless
+    // HTTPSYS_ROUTER=hub (or Windows) asks for the hub, in this process
     adopt (options) {
       const native = require('./preload/standalone-native')
-      return choose() === native.backend ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
+      return choose() === native.backend || native.wanted() ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
     },
     attach (options) {
       choose()
