@@ -78,4 +78,41 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     expect(r.lines).toEqual([['200 via /handed', '200 via /duplex'], !nativeRouter])
     expect(r.code).toBe(0)
   })
+  test('listen(path) with a name too long to bind through the private folder: address() is the path, requests are served, a taken name is EADDRINUSE, close() removes the file', async () => {
+    // fits a socket address (107 bytes) as the app gives it, not under the private folder
+    const long = 'l'.repeat(100 - dir.length - 6)
+    const sock = path.join(dir, long + '.sock')
+    const taken = path.join(dir, long.slice(1) + '.sock')
+    fs.writeFileSync(taken, '')
+    const r = await run(`
+      const http = require('http')
+      const fs = require('fs')
+      const p = ${JSON.stringify(sock)}
+      const out = []
+      const s = http.createServer((req, res) => res.end('path ' + req.url))
+      s.listen(p)
+      out.push(s.address() === p, fs.statSync(p).isSocket(), fs.readdirSync(${JSON.stringify(dir)}).filter((f) => !f.startsWith('httpsys-')).length)
+      const t = http.createServer()
+      t.on('error', (e) => {
+        out.push([e.code, e.httpsysCode, e.cause && e.cause.message === 'listen EADDRINUSE: address already in use ' + ${JSON.stringify(taken)}, e.cause && e.cause.address === ${JSON.stringify(taken)}])
+        http.get({ socketPath: p, path: '/x', agent: false }, (res) => {
+          let b = ''
+          res.on('data', (d) => { b += d })
+          res.on('end', () => {
+            out.push(res.statusCode + ' ' + b)
+            s.close(() => {
+              out.push(fs.existsSync(p), fs.readdirSync(${JSON.stringify(dir)}).filter((f) => !f.startsWith('httpsys-')).length)
+              console.log(JSON.stringify(out))
+              console.log(JSON.stringify(${HUB_LOADED}))
+            })
+          })
+        })
+      })
+      t.listen(${JSON.stringify(taken)})
+    `, envOf())
+    expect(Buffer.byteLength(sock)).toBeLessThanOrEqual(107)
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([[true, true, 2, ['EADDRINUSE', 'ERR_HTTPSYS_PORT_IN_USE', true, true], '200 path /x', false, 1], !nativeRouter])
+    expect(r.code).toBe(0)
+  })
 })
