@@ -186,7 +186,8 @@ const backend = {
   listensOnPaths: true,
 
   reserve (options) {
-    if (options.path !== undefined && !options.tls) {
+    // (an https server's listen(path) too: served as plain HTTP, as the hub serves it)
+    if (options.path !== undefined) {
       const reservation = paths().reservePath(options, own)
       if (reservation !== null) return reservation
     }

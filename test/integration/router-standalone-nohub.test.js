@@ -11,12 +11,17 @@ const os = require('node:os')
 const path = require('node:path')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { routerBin } = require('../helpers/native-router')
+const { makeCerts } = require('../helpers/tls-certs')
 
 // the native router is the default: HTTPSYS_ROUTER unset
 const ROUTERS = [
   ['hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['native router', () => ({ HTTPSYS_ROUTER: undefined, HTTPSYS_ROUTER_PATH: routerBin() })]
 ]
+
+let certs
+beforeAll(() => { certs = makeCerts() })
+afterAll(() => certs.cleanup())
 
 let dir
 beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-nh-')) })
@@ -113,6 +118,73 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     expect(Buffer.byteLength(sock)).toBeLessThanOrEqual(107)
     expect(r.err).toBe('')
     expect(r.lines).toEqual([[true, true, 2, ['EADDRINUSE', 'ERR_HTTPSYS_PORT_IN_USE', true, true], '200 path /x', false, 1], !nativeRouter])
+    expect(r.code).toBe(0)
+  })
+  test('https listen(prefix): https servers share a port by path, each prefix served with its server\'s certificate (by SNI for a host of its own), a path none registered is 404, a closed one too', async () => {
+    const r = await run(`
+      const https = require('https')
+      const fs = require('fs')
+      const own = (c) => ({ key: fs.readFileSync(c.key), cert: fs.readFileSync(c.cert) })
+      const out = []
+      const handle = (n) => (req, res) => res.end(n + ' ' + req.url + ' ' + req.socket.encrypted)
+      const a = https.createServer(own(${JSON.stringify(certs.localhost)}), handle('a'))
+      const b = https.createServer(own(${JSON.stringify(certs.localhost)}), handle('b'))
+      const c = https.createServer(own(${JSON.stringify(certs.a)}), handle('c'))
+      a.listen('https://+:0/a/')
+      const port = a.address().port
+      b.listen('https://+:' + port + '/b/')
+      c.listen('https://a.localhost:' + port + '/c/')
+      const get = (p, servername) => new Promise((resolve) => {
+        const req = https.get({ port, path: p, host: '127.0.0.1', servername, headers: { host: servername }, rejectUnauthorized: false, agent: false }, (res) => {
+          let t = ''
+          const cn = res.socket.getPeerCertificate().subject.CN
+          res.on('data', (d) => { t += d })
+          res.on('end', () => resolve(res.statusCode + ' ' + cn + ' ' + (res.statusCode === 200 ? t : '')))
+        })
+        req.on('error', (e) => resolve('error ' + e.code))
+      })
+      ;(async () => {
+        out.push(await get('/a/x', 'localhost'), await get('/b/y', 'localhost'), await get('/c/z', 'a.localhost'), await get('/d', 'localhost'))
+        await new Promise((resolve) => a.close(resolve))
+        out.push(await get('/a/x', 'localhost'), await get('/b/w', 'localhost'))
+        b.close()
+        c.close()
+        console.log(JSON.stringify(out))
+        console.log(JSON.stringify(${HUB_LOADED}))
+      })()
+    `, envOf())
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([[
+      '200 localhost a /a/x true', '200 localhost b /b/y true', '200 a.localhost c /c/z true', '404 localhost ',
+      '404 localhost ', '200 localhost b /b/w true'
+    ], !nativeRouter])
+    expect(r.code).toBe(0)
+  })
+
+  test('https listen(path): served as the hub serves it (plain HTTP on the socket, req.socket.encrypted false), close() removes the file', async () => {
+    const sock = path.join(dir, 'tls.sock')
+    const r = await run(`
+      const https = require('https')
+      const net = require('net')
+      const fs = require('fs')
+      const p = ${JSON.stringify(sock)}
+      const s = https.createServer({ key: fs.readFileSync(${JSON.stringify(certs.localhost.key)}), cert: fs.readFileSync(${JSON.stringify(certs.localhost.cert)}) }, (req, res) => res.end(req.url + ' ' + Boolean(req.socket.encrypted)))
+      s.listen(p)
+      const out = [s.address() === p]
+      const c = net.connect(p, () => c.write('GET /p HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n'))
+      let got = ''
+      c.on('data', (d) => { got += d })
+      c.on('close', () => {
+        out.push(got.split('\\r\\n')[0], got.split('\\r\\n\\r\\n')[1])
+        s.close(() => {
+          out.push(fs.existsSync(p))
+          console.log(JSON.stringify(out))
+          console.log(JSON.stringify(${HUB_LOADED}))
+        })
+      })
+    `, envOf())
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([[true, 'HTTP/1.1 200 OK', '/p false', false], !nativeRouter])
     expect(r.code).toBe(0)
   })
 })
