@@ -196,6 +196,8 @@ const backend = {
       options.inProcess = true
       return inProcess().backend.reserve(options)
     }
+    // (a cluster worker's port is its primary's: its connections come to the worker)
+    if (require('node:cluster').isWorker) return require('./standalone-cluster').reserve(options, own)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
     const name = `~${process.pid}.listen${++seq}`

@@ -29,11 +29,14 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 const HUB_LOADED = 'Object.keys(require.cache).some((k) => /[\\\\/]src[\\\\/]hub[\\\\/]/.test(k))'
 
+// (a file: cluster.fork() runs the script again)
 function run (source, env, timeoutMs = 15000) {
   const e = standaloneEnv({ TMPDIR: dir, ...env })
   for (const k of Object.keys(e)) if (e[k] === undefined) delete e[k]
+  const app = path.join(dir, 'httpsys-app.js')
+  fs.writeFileSync(app, source)
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', REGISTER, '-e', source], { env: e, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, ['-r', REGISTER, app], { env: e, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => { out += d })
@@ -185,6 +188,52 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     `, envOf())
     expect(r.err).toBe('')
     expect(r.lines).toEqual([[true, 'HTTP/1.1 200 OK', '/p false', false], !nativeRouter])
+    expect(r.code).toBe(0)
+  })
+  test('cluster workers listen() on one port (http and https) as node\'s do: the primary accepts, each worker serves what it is given, with the port\'s address and the server\'s certificate', async () => {
+    const r = await run(`
+      const cluster = require('cluster')
+      const http = require('http')
+      const https = require('https')
+      const fs = require('fs')
+      if (cluster.isPrimary) {
+        const net = require('net')
+        const free = () => new Promise((resolve) => { const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)) }) })
+        ;(async () => {
+          const ports = [await free(), await free()]
+          const workers = [cluster.fork({ PORTS: ports.join(',') }), cluster.fork({ PORTS: ports.join(',') })]
+          const loaded = []
+          let up = 0
+          for (const w of workers) w.on('message', (m) => {
+            if (m.loaded !== undefined) { loaded.push(m.loaded); if (loaded.length === 2) { console.log(JSON.stringify(loaded)); for (const w of workers) w.kill() } return }
+            if (++up < 4) return
+            const get = (mod, port, path) => new Promise((resolve) => mod.get({ port, path, host: '127.0.0.1', agent: false, rejectUnauthorized: false, servername: 'localhost' }, (res) => {
+              let b = ''
+              const cn = res.socket.getPeerCertificate ? res.socket.getPeerCertificate().subject.CN : 'plain'
+              res.on('data', (d) => { b += d })
+              res.on('end', () => resolve(res.statusCode + ' ' + cn + ' ' + b.replace(/^w\\d+ /, '')))
+            }).on('error', (e) => resolve('error ' + e.code)))
+            ;(async () => {
+              const out = []
+              for (let i = 0; i < 3; i++) out.push(await get(http, ports[0], '/h' + i), await get(https, ports[1], '/s' + i))
+              console.log(JSON.stringify(out.map((l) => l.replace(String(ports[0]), 'P').replace(String(ports[1]), 'Q'))))
+              for (const w of workers) w.send('done')
+            })()
+          })
+        })()
+      } else {
+        const [p, q] = process.env.PORTS.split(',').map(Number)
+        const handle = (req, res) => res.end('w' + process.pid + ' ' + req.url + ' ' + req.socket.localPort + ' ' + Boolean(req.socket.encrypted))
+        http.createServer(handle).listen(p, () => process.send('up'))
+        https.createServer({ key: fs.readFileSync(${JSON.stringify(certs.localhost.key)}), cert: fs.readFileSync(${JSON.stringify(certs.localhost.cert)}) }, handle).listen(q, () => process.send('up'))
+        process.on('message', () => process.send({ loaded: ${HUB_LOADED} }))
+      }
+    `, envOf(), 20000)
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([
+      ['200 plain /h0 P false', '200 localhost /s0 Q true', '200 plain /h1 P false', '200 localhost /s1 Q true', '200 plain /h2 P false', '200 localhost /s2 Q true'],
+      [!nativeRouter, !nativeRouter]
+    ])
     expect(r.code).toBe(0)
   })
 })

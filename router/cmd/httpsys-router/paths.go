@@ -22,6 +22,8 @@ func servePaths(h *hub.Hub, ch *nodeipc.Channel, a listenMsg, m nodeipc.Message)
 		ch.Send(adoptPath(h, a, m))
 	case "listenShared":
 		ch.Send(adoptShared(h, a, m))
+	case "listenConns":
+		ch.Send(adoptClusterPort(h, a, m))
 	case "reservePrefix":
 		if m.File != nil {
 			_ = m.File.Close()

@@ -23,6 +23,8 @@ type listenMsg struct {
 	URLs    []string `json:"urls"`
 	IP      string   `json:"ip"`
 	Dual    bool     `json:"dual"`
+	// a cluster worker's port (listenConns: no socket comes)
+	Port int `json:"port"`
 	// the server's settings for the connections of its port
 	Settings conn.Owned `json:"settings"`
 	// an https server's (standalone_tls.go)
