@@ -14,6 +14,7 @@
 const crypto = require('node:crypto')
 const net = require('node:net')
 const urlprefix = require('../urlprefix')
+const { codes } = require('../errors')
 
 /**
  * A cluster worker's listen(port) (contract.js reserve()).
@@ -30,14 +31,7 @@ function reserve (options, own) {
   const host = p.ip || undefined
   const server = net.createServer({ pauseOnConnect: true })
   // (sent after listenConns: the router reads the channel in order)
-  server.on('connection', (socket) => {
-    const dual = socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:')
-    try {
-      r.child.send({ httpsys: 'conn', queue: name, dual }, socket, () => {})
-    } catch {
-      socket.destroy()
-    }
-  })
+  server.on('connection', (socket) => forward(r, socket, name))
   server.listen({ port: p.port, host })
   const reservation = {
     bound: false,
@@ -76,20 +70,7 @@ function reserve (options, own) {
       // in the next tick, as standalone-native.js's: settings set after listen() go too
       process.nextTick(() => {
         const tls = require('./standalone-tls').listenTls(options, prefix, port)
-        const msg = { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings: own.ownSettings(options.settings), ...tls }
-        msg.seq = ++r.seq
-        r.pending.set(msg.seq, { resolve, reject })
-        try {
-          r.child.send(msg, (err) => {
-            if (err) {
-              r.pending.delete(msg.seq)
-              reject(err)
-            }
-          })
-        } catch (err) {
-          r.pending.delete(msg.seq)
-          reject(err)
-        }
+        announce(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings: own.ownSettings(options.settings), ...tls }).then(resolve, reject)
       })
     })
   })
@@ -104,4 +85,92 @@ function reserve (options, own) {
   return reservation
 }
 
-module.exports = { reserve }
+/**
+ * Sends `msg` (a listenConns) with no socket; the router's "listened" settles it.
+ * @returns {Promise<object>}
+ */
+function announce (r, msg) {
+  return new Promise((resolve, reject) => {
+    msg.seq = ++r.seq
+    r.pending.set(msg.seq, { resolve, reject })
+    try {
+      r.child.send(msg, (err) => {
+        if (err) {
+          r.pending.delete(msg.seq)
+          reject(err)
+        }
+      })
+    } catch (err) {
+      r.pending.delete(msg.seq)
+      reject(err)
+    }
+  })
+}
+
+/** Sends a connection node's cluster gave this worker to its router, on `queue`. */
+function forward (r, socket, queue) {
+  const dual = socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:')
+  try {
+    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
+  } catch {
+    socket.destroy()
+  }
+}
+
+/**
+ * A cluster worker's listen(path): the primary binds the path (and removes it once the
+ * last worker's server closed, as node's cluster does); the worker's connections go to
+ * a queue of the router that takes connections one by one (kind "path").
+ * @param {object} options reserve()'s: path, settings; queue and token are set here
+ */
+function reservePath (options, own) {
+  const r = own.ensureRouter()
+  const name = `~${process.pid}.listen${own.next()}`
+  const token = crypto.randomBytes(18).toString('base64url')
+  options.queue = name
+  options.token = token
+  const server = net.createServer({ pauseOnConnect: true })
+  server.on('connection', (socket) => forward(r, socket, name))
+  server.listen(options.path)
+  own.hold()
+  const ready = new Promise((resolve, reject) => {
+    server.once('error', (err) => reject(err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: options.path, cause: err }) : err))
+    server.once('listening', () => process.nextTick(() => {
+      announce(r, { httpsys: 'listenConns', kind: 'path', queue: name, token, settings: own.ownSettings(options.settings) }).then(resolve, reject)
+    }))
+  })
+  const reservation = {
+    bound: false,
+    known: false,
+    urls: [],
+    ports: [],
+    ready: ready.then(() => {
+      reservation.bound = true
+      reservation.known = true
+      r.child.send({ httpsys: 'settings', queue: name, settings: own.ownSettings(options.settings) }, () => {})
+    }, (err) => {
+      server.close()
+      throw err
+    }).finally(own.unhold),
+    released: false,
+    refed: true,
+    release () {
+      if (reservation.released) return
+      reservation.released = true
+      server.close()
+      reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+    },
+    ref () {
+      reservation.refed = true
+      server.ref()
+    },
+    unref () {
+      reservation.refed = false
+      server.unref()
+    }
+  }
+  reservation.ready.catch(() => {})
+  return reservation
+}
+
+module.exports = { reserve, reservePath, announce, forward }

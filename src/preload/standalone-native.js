@@ -188,6 +188,8 @@ const backend = {
   reserve (options) {
     // (an https server's listen(path) too: served as plain HTTP, as the hub serves it)
     if (options.path !== undefined) {
+      // (a cluster worker's path is its primary's: standalone-cluster.js)
+      if (require('node:cluster').isWorker) return require('./standalone-cluster').reservePath(options, own)
       const reservation = paths().reservePath(options, own)
       if (reservation !== null) return reservation
     }

@@ -65,6 +65,7 @@ function reservePrefix (options, own) {
       const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
       if (port === undefined || !held.has(port)) return
       if (--held.get(port).count > 0) return
+      if (held.get(port).server !== undefined) held.get(port).server.close()
       held.delete(port)
       releasing.set(port, done)
       done.then(() => { if (releasing.get(port) === done) releasing.delete(port) })
@@ -117,9 +118,15 @@ function reservePrefix (options, own) {
       const port = server.address().port
       const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
       // (in the next tick, as standalone-native.js's: settings set after listen() go too)
+      const msg = { httpsys: 'listenShared', queue: name, token, urls: [prefix], ip: p.ip || '', ...tlsOf(prefix, port) }
+      // a cluster worker's port is its primary's: node's server stays, and its
+      // connections go to the router (standalone-cluster.js), until the port's last
+      // prefix of this process has gone
+      const clustered = require('node:cluster').isWorker
       handedOver = new Promise((resolve) => process.nextTick(resolve))
-        .then(() => own.handOver(r, server, { httpsys: 'listenShared', queue: name, token, urls: [prefix], ip: p.ip || '', ...tlsOf(prefix, port) }))
+        .then(() => clustered ? require('./standalone-cluster').announce(r, { ...msg, httpsys: 'listenConns', kind: 'shared', port }) : own.handOver(r, server, msg))
       place(port)
+      if (clustered) held.get(port).server = server
       return handedOver
     }
     if (server.listening) {

@@ -236,4 +236,74 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     ])
     expect(r.code).toBe(0)
   })
+  test('cluster workers listen(path) and listen(prefix) as node\'s do: the primary listens, each worker serves what it is given; the path is gone once the workers closed', async () => {
+    const sock = path.join(dir, 'cluster.sock')
+    const r = await run(`
+      const cluster = require('cluster')
+      const http = require('http')
+      const fs = require('fs')
+      const sock = ${JSON.stringify(sock)}
+      if (cluster.isPrimary) {
+        const net = require('net')
+        const s = net.createServer().listen(0, '127.0.0.1', () => {
+          const port = s.address().port
+          s.close(() => {
+            const workers = [cluster.fork({ PORT: port }), cluster.fork({ PORT: port })]
+            const addresses = []
+            const loaded = []
+            let up = 0
+            let closed = 0
+            for (const w of workers) w.on('message', (m) => {
+              if (m.closed !== undefined) {
+                loaded.push(m.closed)
+                if (++closed === 2) {
+                  setTimeout(() => {
+                    console.log(JSON.stringify([fs.existsSync(sock), ...loaded]))
+                    for (const w of workers) w.kill()
+                  }, 200)
+                }
+                return
+              }
+              addresses.push(m.address)
+              if (++up < 2) return
+              const get = (opts) => new Promise((resolve) => http.get({ agent: false, ...opts }, (res) => {
+                let b = ''
+                res.on('data', (d) => { b += d })
+                res.on('end', () => resolve(res.statusCode + ' ' + (res.statusCode === 200 ? b.replace(/^w\\d+ /, '') : '')))
+              }).on('error', (e) => resolve('error ' + e.code)))
+              ;(async () => {
+                const out = []
+                for (let i = 0; i < 2; i++) out.push(await get({ socketPath: sock, path: '/p' + i }), await get({ port, host: '127.0.0.1', path: '/api/x' + i }), await get({ port, host: '127.0.0.1', path: '/other' }))
+                console.log(JSON.stringify(out))
+                console.log(JSON.stringify(addresses.map((a) => a.path === sock ? 'the path' : a.path)))
+                for (const w of workers) w.send('close')
+              })()
+            })
+          })
+        })
+      } else {
+        const handle = (req, res) => res.end('w' + process.pid + ' ' + req.url)
+        const a = http.createServer(handle)
+        const b = http.createServer(handle)
+        let n = 0
+        const up = () => { if (++n === 2) process.send({ address: { path: a.address(), port: b.address().port === Number(process.env.PORT) } }) }
+        a.listen(sock, up)
+        b.listen('http://+:' + process.env.PORT + '/api/', up)
+        process.on('message', () => {
+          let left = 2
+          const done = () => { if (--left === 0) process.send({ closed: ${HUB_LOADED} }) }
+          a.close(done)
+          b.close(done)
+        })
+      }
+    `, envOf(), 20000)
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([
+      ['200 /p0', '200 /api/x0', '404 ', '200 /p1', '200 /api/x1', '404 '],
+      // (node's address() is the path; the hub's was null in a cluster worker)
+      nativeRouter ? ['the path', 'the path'] : [null, null],
+      [false, !nativeRouter, !nativeRouter]
+    ])
+    expect(r.code).toBe(0)
+  })
 })

@@ -55,6 +55,11 @@ func adoptShared(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
 		return listened(a, hub.QueueInfo{}, coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil))
 	}
 	h.WaitStarted()
+	return sharedQueue(h, ln, a)
+}
+
+// sharedQueue makes a listen(prefix)'s queue on ln, its port's listener.
+func sharedQueue(h *hub.Hub, ln net.Listener, a listenMsg) map[string]any {
 	o := hub.QueueOptions{URLs: a.URLs, Token: a.Token}
 	if isHTTPS(a) {
 		info, err := h.AdoptSharedTLSQueue(ln, a.IP, a.Queue, o, a.TLS, a.DefaultCA)
