@@ -82,8 +82,8 @@ class NativeRouter extends EventEmitter {
 
   async start () {
     // certificates are checked (and a bad one named) before anything starts
-    // (required here: it reads certificates with src/hub/tls-store.js, which a standalone
-    // process, that only asks wantsNativeRouter and routerLimits, must not load: issue 25)
+    // (required here: a standalone process, which only asks wantsNativeRouter and
+    // routerLimits, reads no config certificates)
     const { RouterTls } = require('./router-tls')
     const routerTls = new RouterTls({ log: this.logger.child({ component: 'router' }), send: (entries) => this.proc.call('setTls', { entries }) })
     try {
