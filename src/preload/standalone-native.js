@@ -17,9 +17,9 @@
 // supervised worker uses.
 //
 // listen(path) and the streams handed to a server (adopt) are standalone-paths.js's,
-// listen(prefix) (a server that shares its port by path) standalone-prefixes.js's.
-// https servers go with their key material (standalone-tls.js). What this router does
-// not take yet, the in-process hub serves as before (standalone-hub.js). Windows, where
+// listen(prefix) (a server that shares its port by path) standalone-prefixes.js's,
+// a node cluster worker's listen() standalone-cluster.js's. https servers go with their
+// key material (standalone-tls.js). Nothing of src/hub is loaded. Windows, where
 // node cannot hand a descriptor over this way, has the router bind
 // (standalone-native-win.js: a plain http port so far; opt-in there, HTTPSYS_ROUTER=native).
 

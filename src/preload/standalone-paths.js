@@ -12,7 +12,9 @@
 //   (uv__pipe_close), which would take the socket away from the router. So node binds
 //   it through a name whose directory is a symbolic link, in a private folder of this
 //   process, to the folder the app named: the socket is made where the app asked, and
-//   once the link is gone libuv's unlink of that name finds nothing. The file goes
+//   once the link is gone libuv's unlink of that name finds nothing (a name too long
+//   for that, or no private folder: a short name given the app's with a hard link,
+//   bindName). The file goes
 //   when the app's close() says, as node's close() removes it (release below); a
 //   process that exits without close() leaves it, as node's does.
 // - streams handed to a server (server.emit('connection', socket): register.js adopt):
