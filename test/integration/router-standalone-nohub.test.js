@@ -123,6 +123,37 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     expect(r.lines).toEqual([[true, true, 2, ['EADDRINUSE', 'ERR_HTTPSYS_PORT_IN_USE', true, true], '200 path /x', false, 1], !nativeRouter])
     expect(r.code).toBe(0)
   })
+  test('listen(path) where even a short name does not fit under the private folder (a long TMPDIR): bound in the path\'s own folder, served, close() removes the file and nothing else is left', async () => {
+    // the router's own socket still fits in TMPDIR; the private folder's names do not
+    const tmp = path.join(dir, 't'.repeat(70 - dir.length - 1))
+    fs.mkdirSync(tmp)
+    const sock = path.join(dir, 'app-socket-file.sock')
+    const r = await run(`
+      const http = require('http')
+      const fs = require('fs')
+      const p = ${JSON.stringify(sock)}
+      const out = []
+      const s = http.createServer((req, res) => res.end('path ' + req.url))
+      s.listen(p)
+      out.push(s.address() === p, fs.statSync(p).isSocket())
+      http.get({ socketPath: p, path: '/y', agent: false }, (res) => {
+        let b = ''
+        res.on('data', (d) => { b += d })
+        res.on('end', () => {
+          out.push(res.statusCode + ' ' + b)
+          s.close(() => {
+            out.push(fs.readdirSync(${JSON.stringify(dir)}).filter((f) => !f.startsWith('httpsys-') && !f.startsWith('ttt')))
+            console.log(JSON.stringify(out))
+            console.log(JSON.stringify(${HUB_LOADED}))
+          })
+        })
+      })
+    `, { ...envOf(), TMPDIR: tmp })
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([[true, true, '200 path /y', []], !nativeRouter])
+    expect(r.code).toBe(0)
+  })
+
   test('https listen(prefix): https servers share a port by path, each prefix served with its server\'s certificate (by SNI for a host of its own), a path none registered is 404, a closed one too', async () => {
     const r = await run(`
       const https = require('https')
