@@ -106,6 +106,9 @@ define('ERR_HTTPSYS_URL_CONFLICT', (d) =>
 define('ERR_HTTPSYS_LISTEN_PATH', (d) =>
   `Cannot listen on the path ${str(d.path)}: HTTP.SYS routes requests to a request queue by URL prefix, and cannot listen on a pipe or socket path. ` +
   'Listen on a port (server.listen(8080)) or a URL prefix (server.listen(\'http://+:8080/\')), or start the app with `httpsys start` and give it `urls` in httpsys.config.js.')
+define('ERR_HTTPSYS_LISTEN_PATH_BIND', (d) =>
+  `Cannot listen on the path ${str(d.path)}: the native router's socket is bound through a private folder in the temp folder ${str(d.tmp)}, which cannot be made there, and the name does not fit a socket address in its own folder. ` +
+  'Set TMPDIR to a writable folder with a short path, or run the in-process hub (HTTPSYS_ROUTER=hub).')
 define('ERR_HTTPSYS_SOCKET_WRITE', (d) =>
   `Cannot write to req.socket: ${d.reason}. ` +
   'The router owns the connection: answer through res, or write one whole HTTP/1.1 response (status line, headers, a blank line, the body) to the socket of a request whose response has not begun.')

@@ -14,9 +14,11 @@
 //   environment, so they attach to the same queue too: a cluster app becomes N workers
 //   on one queue, which is what it meant. Their pids are not instances of the
 //   supervisor, so they never count for readiness.
-// - Standalone (no router given) the preload starts an in-process hub
-//   (preload/standalone-hub.js), or under HTTPSYS_ROUTER=native the Go router as its
-//   child (preload/standalone-native.js), so the app still serves on the port it asked for.
+// - Standalone (no router given) the preload starts the Go router as its child
+//   (preload/standalone-native.js; off Windows unless HTTPSYS_ROUTER=hub), else an
+//   in-process hub (preload/standalone-hub.js), so the app still serves on the port it
+//   asked for. Streams handed to a server are this process's to serve, under a
+//   supervisor too: on such a router of its own.
 // - https servers attach like http ones: both routers terminate TLS (HTTP.SYS from the
 //   machine's certificate bindings, the hub from the config's tls entries or the
 //   key/cert the app passed to https.createServer). Only the server side is swapped:
@@ -123,11 +125,13 @@ function defaultBackend (sayReady, supervised) {
       return typeof b.reserve === 'function' ? b.reserve(options) : null
     },
     // streams the app hands a server (server.emit('connection', socket)) are this
-    // process's to serve, whatever router its listen() uses: its own native router
-    // when it runs standalone on one, else a hub in this process
+    // process's to serve, whatever router its listen() uses (a stream cannot reach a
+    // supervisor's router): a native router of its own, as a standalone process's
+    // (started at the first stream, under a supervisor too, issue 25), unless
+    // HTTPSYS_ROUTER=hub (or Windows) asks for the hub, in this process
     adopt (options) {
       const native = require('./preload/standalone-native')
-      return choose() === native.backend ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
+      return choose() === native.backend || native.wanted() ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
     },
     attach (options) {
       choose()
@@ -142,8 +146,8 @@ function defaultBackend (sayReady, supervised) {
   }
 }
 
-// No router given: this process's own, the native router's child under
-// HTTPSYS_ROUTER=native (preload/standalone-native.js), else the in-process hub.
+// No router given: this process's own, the native router's child
+// (preload/standalone-native.js wanted()), else the in-process hub.
 function standaloneBackend () {
   const native = require('./preload/standalone-native')
   return native.wanted() ? native.backend : require('./preload/standalone-hub').backend

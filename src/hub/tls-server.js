@@ -21,7 +21,7 @@ const ALPN = ['h2', 'http/1.1']
 /**
  * @param {object} opts
  * @param {() => number} opts.port the port (known once bound, for port 0)
- * @param {import('./tls-store').TlsStore} opts.store
+ * @param {import('../tls-store').TlsStore} opts.store
  * @param {number} opts.handshakeTimeout ms (0: node's default)
  * @param {boolean} opts.h2 offer h2 by ALPN
  * @param {(socket: tls.TLSSocket, port: number, verdict: object) => void} opts.onSecure verdict: TlsStore.judge's

@@ -17,9 +17,9 @@
 // supervised worker uses.
 //
 // listen(path) and the streams handed to a server (adopt) are standalone-paths.js's,
-// listen(prefix) (a server that shares its port by path) standalone-prefixes.js's.
-// https servers go with their key material (standalone-tls.js). What this router does
-// not take yet, the in-process hub serves as before (standalone-hub.js). Windows, where
+// listen(prefix) (a server that shares its port by path) standalone-prefixes.js's,
+// a node cluster worker's listen() standalone-cluster.js's. https servers go with their
+// key material (standalone-tls.js). Nothing of src/hub is loaded. Windows, where
 // node cannot hand a descriptor over this way, has the router bind
 // (standalone-native-win.js, standalone-native-win-paths.js; opt-in there, HTTPSYS_ROUTER=native).
 
@@ -186,7 +186,10 @@ const backend = {
   listensOnPaths: true,
 
   reserve (options) {
-    if (options.path !== undefined && !options.tls) {
+    // (an https server's listen(path) too: served as plain HTTP, as the hub serves it)
+    if (options.path !== undefined) {
+      // (a cluster worker's path is its primary's: standalone-cluster.js)
+      if (require('node:cluster').isWorker) return require('./standalone-cluster').reservePath(options, own)
       const reservation = paths().reservePath(options, own)
       if (reservation !== null) return reservation
     }
@@ -195,6 +198,8 @@ const backend = {
       options.inProcess = true
       return inProcess().backend.reserve(options)
     }
+    // (a cluster worker's port is its primary's: its connections come to the worker)
+    if (require('node:cluster').isWorker) return require('./standalone-cluster').reserve(options, own)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
     const name = `~${process.pid}.listen${++seq}`

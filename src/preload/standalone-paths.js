@@ -12,7 +12,9 @@
 //   (uv__pipe_close), which would take the socket away from the router. So node binds
 //   it through a name whose directory is a symbolic link, in a private folder of this
 //   process, to the folder the app named: the socket is made where the app asked, and
-//   once the link is gone libuv's unlink of that name finds nothing. The file goes
+//   once the link is gone libuv's unlink of that name finds nothing (a name too long
+//   for that, or no private folder: a short name given the app's with a hard link,
+//   bindName). The file goes
 //   when the app's close() says, as node's close() removes it (release below); a
 //   process that exits without close() leaves it, as node's does.
 // - streams handed to a server (server.emit('connection', socket): register.js adopt):
@@ -75,22 +77,63 @@ function removeDeadDirs (tmp) {
 }
 
 /**
- * The name node binds `file` through: a link to its folder, and the link (to remove
- * once bound). null when it would not fit a socket address where `file` may, or no
- * link can be made (the in-process hub serves that listen(), as before).
+ * The name node binds `file` through, so that node's close() (libuv unlinks the name it
+ * bound) never removes the socket the router serves:
+ * - a link to its folder in the private folder, removed once bound (`link`);
+ * - where that name would not fit a socket address, or no private folder can be made
+ *   (a full or read-only temp folder), a short name of its own (`temp`: in the private
+ *   folder's link, else in the app's folder itself), given its real name with a hard
+ *   link once bound and then unlinked: libuv's unlink finds nothing either;
+ * - a name that does not fit as the app gave it, as given: node binds what it binds
+ *   then (Node 20's libuv the name cut to fit, which its close() never removes).
+ * @returns {{name: string, link: string|null, temp?: string, target?: string}}
+ * @throws ERR_HTTPSYS_LISTEN_PATH_BIND where none of these can be made
  */
 function bindName (file) {
   // Linux's abstract names have no file: libuv unlinks nothing real
   if (file.startsWith('\0')) return { name: file, link: null }
+  if (Buffer.byteLength(file) > MAX_SOCKET_PATH) return { name: file, link: null }
   const abs = path.resolve(file)
+  const short = `.httpsys-${crypto.randomBytes(6).toString('hex')}.sock`
+  const tempOf = (name) => ({ name, temp: path.join(path.dirname(abs), short), target: abs })
+  let link = null
   try {
-    const link = path.join(privateDir(), `d${++links}`)
-    const name = path.join(link, path.basename(abs))
-    if (Buffer.byteLength(name) > MAX_SOCKET_PATH) return null
+    link = path.join(privateDir(), `d${++links}`)
     fs.symlinkSync(path.dirname(abs), link)
-    return { name, link }
   } catch {
-    return null // (no private folder: a full or read-only temp folder)
+    link = null // (no private folder)
+  }
+  if (link !== null) {
+    const name = path.join(link, path.basename(abs))
+    if (Buffer.byteLength(name) <= MAX_SOCKET_PATH) return { name, link }
+    const named = path.join(link, short)
+    if (Buffer.byteLength(named) <= MAX_SOCKET_PATH) return { ...tempOf(named), link }
+    try { fs.unlinkSync(link) } catch {}
+  }
+  const direct = path.join(path.dirname(abs), short)
+  if (Buffer.byteLength(direct) <= MAX_SOCKET_PATH) return { ...tempOf(direct), link: null }
+  throw new codes.ERR_HTTPSYS_LISTEN_PATH_BIND({ path: file, tmp: os.tmpdir() })
+}
+
+/**
+ * Gives the socket bound under a short name (bindName `temp`) the app's name: a hard
+ * link, which fails where the name is taken, as node's bind would (EADDRINUSE).
+ * @returns {Error|null} node's error, naming `file` as the app gave it
+ */
+function giveName (b, file) {
+  try {
+    fs.linkSync(b.temp, b.target)
+    return null
+  } catch (cause) {
+    if (cause.code !== 'EEXIST') return cause
+    const err = new Error(`listen EADDRINUSE: address already in use ${file}`)
+    err.code = 'EADDRINUSE'
+    err.errno = -os.constants.errno.EADDRINUSE
+    err.syscall = 'listen'
+    err.address = file
+    return err
+  } finally {
+    try { fs.unlinkSync(b.temp) } catch {}
   }
 }
 
@@ -105,12 +148,12 @@ function asBound (err, bound, file) {
  * Binds a Unix socket for the router and hands it over with `msg`; the router's answer
  * settles `ready`. The socket's connections node accepts before the handover follow it
  * (as standalone-native.js forward).
- * @returns {{server: net.Server, ready: Promise<object>}|null} null: not bindable here
+ * @returns {{server: net.Server, ready: Promise<object>}}
+ * @throws ERR_HTTPSYS_LISTEN_PATH_BIND (bindName)
  */
 function bindAndHandOver (own, file, msg, onError) {
   const r = own.ensureRouter()
   const b = bindName(file)
-  if (b === null) return null
   const server = net.createServer({ pauseOnConnect: true })
   server.on('connection', (socket) => sendConn(r, socket, msg.queue))
   try {
@@ -120,11 +163,17 @@ function bindAndHandOver (own, file, msg, onError) {
       try { fs.unlinkSync(b.link) } catch {}
     }
   }
+  // (bound under a short name: the app's name now, before listen() returns)
+  const named = b.temp !== undefined && server.listening ? giveName(b, file) : null
   own.hold()
   const ready = new Promise((resolve, reject) => {
     const handOver = () => process.nextTick(() => {
       own.handOver(r, server, msg).then(resolve, reject)
     })
+    if (named !== null) {
+      server.close()
+      return process.nextTick(() => reject(onError(named)))
+    }
     if (server.listening) return handOver()
     server.once('listening', handOver)
     server.once('error', (err) => reject(onError(asBound(err, b.name, file))))
@@ -143,8 +192,8 @@ function sendConn (r, socket, queue, dual = false) {
 
 /**
  * A standalone server's listen(path) on the router: the reservation (contract.js
- * reserve()), or null where the in-process hub must serve it (a name too long to bind
- * through the link).
+ * reserve()).
+ * @throws ERR_HTTPSYS_LISTEN_PATH_BIND where no name can be bound for it (bindName)
  * @param {object} options reserve()'s: path, settings; queue and token are set here
  * @param {object} own standalone-native.js's router and hand-over
  */
@@ -156,7 +205,6 @@ function reservePath (options, own) {
   const settings = own.ownSettings(options.settings)
   const bound = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings }, (err) =>
     err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: file, cause: err }) : err)
-  if (bound === null) return null
   options.queue = name
   options.token = token
   const { server, ready } = bound
@@ -258,13 +306,23 @@ function adopt ({ handlers, settings }, own) {
   }
   // the queue is made on a Unix socket of its own, in the private folder: the streams
   // without a descriptor are piped to the router through it
+  // (no private folder, a full or read-only temp folder: on Linux a name of the
+  // abstract namespace, which needs none; elsewhere the server's 'error' names the fix)
   let file = null
   try {
     file = path.join(privateDir(), `a${++links}.sock`)
-  } catch {}
-  const made = file === null ? null : bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
-  // (no private folder, a full or read-only temp folder: the in-process hub, as before)
-  if (made === null) return require('./standalone-hub').adopt({ handlers, settings })
+  } catch {
+    if (process.platform === 'linux') file = `\0httpsys-adopt-${process.pid}-${crypto.randomBytes(6).toString('hex')}`
+  }
+  let made
+  try {
+    if (file === null) throw new codes.ERR_HTTPSYS_LISTEN_PATH_BIND({ path: '(the streams handed to a server)', tmp: os.tmpdir() })
+    made = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
+  } catch (err) {
+    const attaching = Promise.reject(err)
+    attaching.catch(() => {})
+    return { attaching, take: (stream) => { stream.destroy(); return true } }
+  }
   own.hold()
   const attaching = r.started
     .then((socketPath) => made.ready.then(() => hubClient.attach({ queue: name, token, handlers: counted, socketPath })))

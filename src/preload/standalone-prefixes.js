@@ -23,10 +23,15 @@ const table = new urlprefix.RoutingTable() // this process's prefix servers, for
 const held = new Map() // port -> { count, ready }: this process's prefix servers on it, and when the router has its socket
 const releasing = new Map() // port -> settles once the router has let it go (its last prefix left)
 
-/** Whether this is a listen(prefix) this file serves: one plain http prefix, the port not the server's own. */
+/**
+ * Whether this is a listen(prefix) this file serves: one prefix, the port not the
+ * server's own. An https one goes with its server's key material (standalone-tls.js),
+ * which serves its host on the port, by SNI beside the other servers' (hub.js
+ * applyAppTls).
+ */
 function takes (options) {
-  return options.path === undefined && !options.tls && Array.isArray(options.urls) && options.urls.length === 1 &&
-    /^http:/i.test(options.urls[0]) && options.settings !== null && typeof options.settings === 'object' && options.settings.ownsPort === false
+  return options.path === undefined && Array.isArray(options.urls) && options.urls.length === 1 &&
+    /^https?:/i.test(options.urls[0]) && options.settings !== null && typeof options.settings === 'object' && options.settings.ownsPort === false
 }
 
 /**
@@ -60,13 +65,18 @@ function reservePrefix (options, own) {
       const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
       if (port === undefined || !held.has(port)) return
       if (--held.get(port).count > 0) return
+      if (held.get(port).server !== undefined) held.get(port).server.close()
       held.delete(port)
       releasing.set(port, done)
       done.then(() => { if (releasing.get(port) === done) releasing.delete(port) })
     },
+    // server.setSecureContext() (an https server's)
+    setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
     ref () { reservation.refed = true },
     unref () { reservation.refed = false }
   }
+  // an https server's key material, as it is when its prefix reaches the router
+  const tlsOf = (prefix, port) => require('./standalone-tls').listenTls(options, prefix, port)
   const place = (port) => {
     const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
     if (p.port === 0) table.add(prefix, { name })
@@ -88,7 +98,7 @@ function reservePrefix (options, own) {
     // the router listens there for this process already: nothing to bind
     const first = held.get(p.port).ready
     const prefix = place(p.port)
-    ready = first.then(() => {}, () => {}).then(() => ask(r, { httpsys: 'reservePrefix', queue: name, token, urls: [prefix] }))
+    ready = first.then(() => {}, () => {}).then(() => ask(r, { httpsys: 'reservePrefix', queue: name, token, urls: [prefix], ...tlsOf(prefix, p.port) }))
   } else {
     const host = p.ip || undefined
     const server = net.createServer({ pauseOnConnect: true })
@@ -108,9 +118,15 @@ function reservePrefix (options, own) {
       const port = server.address().port
       const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
       // (in the next tick, as standalone-native.js's: settings set after listen() go too)
+      const msg = { httpsys: 'listenShared', queue: name, token, urls: [prefix], ip: p.ip || '', ...tlsOf(prefix, port) }
+      // a cluster worker's port is its primary's: node's server stays, and its
+      // connections go to the router (standalone-cluster.js), until the port's last
+      // prefix of this process has gone
+      const clustered = require('node:cluster').isWorker
       handedOver = new Promise((resolve) => process.nextTick(resolve))
-        .then(() => own.handOver(r, server, { httpsys: 'listenShared', queue: name, token, urls: [prefix], ip: p.ip || '' }))
+        .then(() => clustered ? require('./standalone-cluster').announce(r, { ...msg, httpsys: 'listenConns', kind: 'shared', port }) : own.handOver(r, server, msg))
       place(port)
+      if (clustered) held.get(port).server = server
       return handedOver
     }
     if (server.listening) {

@@ -14,7 +14,6 @@ const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
 const { hubSocketPath, hubLimits, hubTls, hubWorkerEnv } = require('./hub-router')
-const { RouterTls } = require('./router-tls')
 const { RouterProcess } = require('./router-process')
 const { findRouter } = require('./router-binary')
 const { ProcessUsage } = require('./router-usage')
@@ -83,6 +82,9 @@ class NativeRouter extends EventEmitter {
 
   async start () {
     // certificates are checked (and a bad one named) before anything starts
+    // (required here: a standalone process, which only asks wantsNativeRouter and
+    // routerLimits, reads no config certificates)
+    const { RouterTls } = require('./router-tls')
     const routerTls = new RouterTls({ log: this.logger.child({ component: 'router' }), send: (entries) => this.proc.call('setTls', { entries }) })
     try {
       routerTls.set(hubTls(this.tls))

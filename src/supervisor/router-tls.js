@@ -1,7 +1,7 @@
 'use strict'
 
 // The config's certificates for the native router (issue 25; router/internal/tlsstore):
-// read, decrypted and checked here by the hub's own TlsStore (src/hub/tls-store.js,
+// read, decrypted and checked here by the hub's own TlsStore (src/tls-store.js,
 // src/tls-material.js), so a bad file is named with the same message as on the hub and
 // the files are watched the same way; the router gets PEM text (a .pfx as it is, with
 // its passphrase: node cannot export its key) over its control channel
@@ -11,7 +11,7 @@
 // survive the swap as on the hub.
 
 const crypto = require('node:crypto')
-const { TlsStore } = require('../hub/tls-store')
+const { TlsStore } = require('../tls-store')
 
 class RouterTls {
   /**

@@ -5,7 +5,7 @@
 // serving and is logged) without dropping a connection, and `httpsys reload` reads the
 // files again"), while HTTPS requests keep coming, some on keep-alive connections and
 // some on a new connection each: not one fails, new handshakes get the new certificate
-// (the hub polls the files: src/hub/tls-store.js), connections already up keep theirs;
+// (the hub polls the files: src/tls-store.js), connections already up keep theirs;
 // `httpsys reload` takes a third one; a file replaced by garbage keeps the certificate
 // that serves, and the supervisor's records name the file.
 
@@ -167,7 +167,7 @@ test('a renewed certificate under load: no request fails, new handshakes get it 
     renew(two)
     expect(await waitUntil(() => load.fresh.some((r) => r.fingerprint === two.fingerprint), 15000)).toBe(true)
     const firstNew = load.fresh.find((r) => r.fingerprint === two.fingerprint)
-    // polled every 2 s (src/hub/tls-store.js), then 0.5 s for the rest of the renewal:
+    // polled every 2 s (src/tls-store.js), then 0.5 s for the rest of the renewal:
     // about 2.5 s, with room for a busy machine (a poll slower than that is a bug)
     expect(firstNew.done - renewed).toBeLessThan(6000)
     expect(run.records.some((r) => r.event === 'tls-reload' && r.subject === two.subject && r.port === port)).toBe(true)

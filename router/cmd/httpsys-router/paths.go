@@ -22,12 +22,21 @@ func servePaths(h *hub.Hub, ch *nodeipc.Channel, a listenMsg, m nodeipc.Message)
 		ch.Send(adoptPath(h, a, m))
 	case "listenShared":
 		ch.Send(adoptShared(h, a, m))
+	case "listenConns":
+		ch.Send(adoptClusterPort(h, a, m))
 	case "reservePrefix":
 		if m.File != nil {
 			_ = m.File.Close()
 		}
 		h.WaitStarted()
-		info, err := h.ReserveQueue(a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token})
+		o := hub.QueueOptions{URLs: a.URLs, Token: a.Token}
+		var info hub.QueueInfo
+		var err error
+		if isHTTPS(a) {
+			info, err = h.ReserveTLSQueue(a.Queue, o, a.TLS, a.DefaultCA)
+		} else {
+			info, err = h.ReserveQueue(a.Queue, o)
+		}
 		ch.Send(listened(a, info, err))
 	default:
 		return false
@@ -46,7 +55,17 @@ func adoptShared(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
 		return listened(a, hub.QueueInfo{}, coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil))
 	}
 	h.WaitStarted()
-	info, err := h.AdoptSharedQueue(ln, a.IP, a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token})
+	return sharedQueue(h, ln, a)
+}
+
+// sharedQueue makes a listen(prefix)'s queue on ln, its port's listener.
+func sharedQueue(h *hub.Hub, ln net.Listener, a listenMsg) map[string]any {
+	o := hub.QueueOptions{URLs: a.URLs, Token: a.Token}
+	if isHTTPS(a) {
+		info, err := h.AdoptSharedTLSQueue(ln, a.IP, a.Queue, o, a.TLS, a.DefaultCA)
+		return listened(a, info, err)
+	}
+	info, err := h.AdoptSharedQueue(ln, a.IP, a.Queue, o)
 	return listened(a, info, err)
 }
 

@@ -23,6 +23,9 @@ type listenMsg struct {
 	URLs    []string `json:"urls"`
 	IP      string   `json:"ip"`
 	Dual    bool     `json:"dual"`
+	// a cluster worker's port, and its listen's kind (listenConns: no socket comes)
+	Port int    `json:"port"`
+	Kind string `json:"kind"`
 	// the server's settings for the connections of its port
 	Settings conn.Owned `json:"settings"`
 	// an https server's (standalone_tls.go)

@@ -12,7 +12,7 @@ import (
 // (src/preload/standalone-tls.js), any other on a plain one.
 func adoptQueue(h *hub.Hub, ln net.Listener, a listenMsg) (hub.QueueInfo, error) {
 	o := hub.QueueOptions{URLs: a.URLs, Token: a.Token}
-	if len(a.URLs) == 1 && strings.HasPrefix(strings.ToLower(a.URLs[0]), "https:") {
+	if isHTTPS(a) {
 		return h.AdoptTLSQueue(ln, a.IP, a.Queue, o, a.Settings, a.TLS, a.DefaultCA)
 	}
 	return h.AdoptQueue(ln, a.IP, a.Queue, o, a.Settings)
@@ -22,4 +22,10 @@ func adoptQueue(h *hub.Hub, ln net.Listener, a listenMsg) (hub.QueueInfo, error)
 func setOwnTLS(h *hub.Hub, a listenMsg) {
 	h.WaitStarted()
 	h.SetOwnTLS(a.Queue, a.TLS, a.DefaultCA)
+}
+
+// isHTTPS: an https server's listen (its one prefix's scheme), whose key material
+// comes with it.
+func isHTTPS(a listenMsg) bool {
+	return len(a.URLs) == 1 && strings.HasPrefix(strings.ToLower(a.URLs[0]), "https:")
 }

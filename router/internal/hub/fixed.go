@@ -93,3 +93,23 @@ func fixedOf(e *entry, ok bool) *conn.Fixed {
 	}
 	return e.fixed.f
 }
+
+// AdoptConnsPathQueue is AdoptPathQueue for a cluster worker's listen(path) (issue 25;
+// src/preload/standalone-cluster.js): node's cluster primary listens on the path and
+// gives the worker its connections, which come one by one (AdoptConn), so no socket is
+// handed over; the queue's idle connections end with its close() as a listen(path)'s.
+func (h *Hub) AdoptConnsPathQueue(name, token string, own conn.Owned) (QueueInfo, error) {
+	e, err := h.fixedQueue(name, token, own, connsOnly{})
+	if err != nil {
+		return QueueInfo{}, err
+	}
+	return e.info(), nil
+}
+
+// connsOnly is the socket of a fixed queue whose connections all come one by one: it
+// accepts none, and closing it ends the queue's idle connections (unfix).
+type connsOnly struct{}
+
+func (connsOnly) Accept() (net.Conn, error) { return nil, net.ErrClosed }
+func (connsOnly) Close() error              { return nil }
+func (connsOnly) Addr() net.Addr            { return &net.UnixAddr{Net: "unix"} }

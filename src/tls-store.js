@@ -1,5 +1,8 @@
 'use strict'
 
+// (Here, not in src/hub: the supervisor reads the config's certificates with it for the
+// native router too, src/supervisor/router-tls.js, and src/hub goes with issue 25.)
+//
 // Which certificate the hub serves on a TLS port: a SecureContext per port and SNI host
 // name, from two sources, in this order (README "HTTPS and HTTP/2"):
 //   1. the config's `tls` entries (by host, then the port's entry without a host),
@@ -26,7 +29,7 @@ const fs = require('node:fs')
 const tls = require('node:tls')
 const { EventEmitter } = require('node:events')
 const { LRUCache } = require('lru-cache')
-const { loadMaterial, materialDigest } = require('../tls-material')
+const { loadMaterial, materialDigest } = require('./tls-material')
 
 // node's default session lifetime (seconds), kept explicit: tickets outlive a swap.
 const SESSION_TIMEOUT_S = 300

@@ -1,0 +1,176 @@
+'use strict'
+
+// A standalone app's cluster worker on the native router (issue 25 "Standalone"):
+// `node -r httpsys-cli/register app.js` whose app forks node cluster workers that
+// listen(). node binds a worker's port in the primary (cluster's round-robin handle:
+// the worker's net.Server holds no socket of its own, so standalone-native.js has none
+// to hand over) and gives each connection it accepts to one worker. So here the
+// worker's net.Server listens as on node, and stays: each connection it gets goes to
+// this process's router ({"httpsys": "conn"}), on a queue made for the port without a
+// socket ({"httpsys": "listenConns"}: router/cmd/httpsys-router/cluster.go), served
+// with the server's settings and key material as a listen()'s port. The workers share
+// the port as node's do, each with its router, as each had its hub in its process.
+
+const crypto = require('node:crypto')
+const net = require('node:net')
+const urlprefix = require('../urlprefix')
+const { codes } = require('../errors')
+
+/**
+ * A cluster worker's listen(port) (contract.js reserve()).
+ * @param {object} options reserve()'s: urls (one, the port's), settings, tls; queue and token are set here
+ * @param {object} own standalone-native.js's router and hand-over
+ */
+function reserve (options, own) {
+  const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+  const r = own.ensureRouter()
+  const name = `~${process.pid}.listen${own.next()}`
+  const token = crypto.randomBytes(18).toString('base64url')
+  options.queue = name
+  options.token = token
+  const host = p.ip || undefined
+  const server = net.createServer({ pauseOnConnect: true })
+  // (sent after listenConns: the router reads the channel in order)
+  server.on('connection', (socket) => forward(r, socket, name))
+  server.listen({ port: p.port, host })
+  const reservation = {
+    bound: false,
+    known: false,
+    urls: [],
+    ports: [],
+    ready: null,
+    released: false,
+    refed: true,
+    release () {
+      if (reservation.released) return
+      reservation.released = true
+      server.close()
+      reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+    },
+    setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
+    ref () {
+      reservation.refed = true
+      server.ref()
+    },
+    unref () {
+      reservation.refed = false
+      server.unref()
+    }
+  }
+  own.hold()
+  const ready = new Promise((resolve, reject) => {
+    server.once('error', (err) => reject(own.mapError(err, p.port, host)))
+    server.once('listening', () => {
+      const port = server.address().port
+      const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+      reservation.bound = true
+      reservation.known = true
+      reservation.urls = [prefix]
+      reservation.ports = [port]
+      // in the next tick, as standalone-native.js's: settings set after listen() go too
+      process.nextTick(() => {
+        const tls = require('./standalone-tls').listenTls(options, prefix, port)
+        announce(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings: own.ownSettings(options.settings), ...tls }).then(resolve, reject)
+      })
+    })
+  })
+  reservation.ready = ready.then(() => {
+    const now = own.ownSettings(options.settings)
+    r.child.send({ httpsys: 'settings', queue: name, settings: now }, () => {})
+  }, (err) => {
+    server.close()
+    throw err
+  }).finally(own.unhold)
+  reservation.ready.catch(() => {})
+  return reservation
+}
+
+/**
+ * Sends `msg` (a listenConns) with no socket; the router's "listened" settles it.
+ * @returns {Promise<object>}
+ */
+function announce (r, msg) {
+  return new Promise((resolve, reject) => {
+    msg.seq = ++r.seq
+    r.pending.set(msg.seq, { resolve, reject })
+    try {
+      r.child.send(msg, (err) => {
+        if (err) {
+          r.pending.delete(msg.seq)
+          reject(err)
+        }
+      })
+    } catch (err) {
+      r.pending.delete(msg.seq)
+      reject(err)
+    }
+  })
+}
+
+/** Sends a connection node's cluster gave this worker to its router, on `queue`. */
+function forward (r, socket, queue) {
+  const dual = socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:')
+  try {
+    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
+  } catch {
+    socket.destroy()
+  }
+}
+
+/**
+ * A cluster worker's listen(path): the primary binds the path (and removes it once the
+ * last worker's server closed, as node's cluster does); the worker's connections go to
+ * a queue of the router that takes connections one by one (kind "path").
+ * @param {object} options reserve()'s: path, settings; queue and token are set here
+ */
+function reservePath (options, own) {
+  const r = own.ensureRouter()
+  const name = `~${process.pid}.listen${own.next()}`
+  const token = crypto.randomBytes(18).toString('base64url')
+  options.queue = name
+  options.token = token
+  const server = net.createServer({ pauseOnConnect: true })
+  server.on('connection', (socket) => forward(r, socket, name))
+  server.listen(options.path)
+  own.hold()
+  const ready = new Promise((resolve, reject) => {
+    server.once('error', (err) => reject(err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: options.path, cause: err }) : err))
+    server.once('listening', () => process.nextTick(() => {
+      announce(r, { httpsys: 'listenConns', kind: 'path', queue: name, token, settings: own.ownSettings(options.settings) }).then(resolve, reject)
+    }))
+  })
+  const reservation = {
+    bound: false,
+    known: false,
+    urls: [],
+    ports: [],
+    ready: ready.then(() => {
+      reservation.bound = true
+      reservation.known = true
+      r.child.send({ httpsys: 'settings', queue: name, settings: own.ownSettings(options.settings) }, () => {})
+    }, (err) => {
+      server.close()
+      throw err
+    }).finally(own.unhold),
+    released: false,
+    refed: true,
+    release () {
+      if (reservation.released) return
+      reservation.released = true
+      server.close()
+      reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
+    },
+    ref () {
+      reservation.refed = true
+      server.ref()
+    },
+    unref () {
+      reservation.refed = false
+      server.unref()
+    }
+  }
+  reservation.ready.catch(() => {})
+  return reservation
+}
+
+module.exports = { reserve, reservePath, announce, forward }
