@@ -173,8 +173,16 @@ function adopt ({ handlers, settings }, own) {
   const made = own.call(r, 'bindQueue', { name, token, urls: [], settings: own.ownSettings(settings) })
   made.catch(() => {})
   let attachment = null
+  const { pipeThrough, letGo } = require('./standalone-paths')
+  const pipes = new Set() // the piped streams' connections to the router
+  const answered = (fn) => function (id, e) {
+    const r = typeof fn === 'function' ? fn.call(handlers, id, e) : undefined
+    letGo(pipes, () => attachment)
+    return r
+  }
+  const counted = { ...handlers, onConnectionError: answered(handlers.onConnectionError), onConnectionTimeout: answered(handlers.onConnectionTimeout) }
   const attaching = made
-    .then(() => require('../queue/hub-client').attach({ queue: name, token, handlers, socketPath: r.socketPath }))
+    .then(() => require('../queue/hub-client').attach({ queue: name, token, handlers: counted, socketPath: r.socketPath }))
     .then((a) => {
       // nothing of the queue holds the process: a piped stream's connection does while
       // a request of it waits (pipeThrough), as node holds nothing for a JS stream
@@ -184,9 +192,8 @@ function adopt ({ handlers, settings }, own) {
     })
     .finally(() => own.unhold())
   attaching.catch(() => {})
-  const { pipeThrough } = require('./standalone-paths')
   const take = (stream) => {
-    pipeThrough(stream, { ready: made }, file, () => attachment)
+    pipeThrough(stream, { ready: made }, file, () => attachment, pipes)
     return true
   }
   return { attaching, take }

@@ -278,8 +278,16 @@ function adopt ({ handlers, settings }, own) {
     if (open + coming > 0) attachment.ref()
     else attachment.unref()
   }
+  const pipes = new Set() // the piped streams' connections to the router
+  const answered = (fn) => function (id, e) {
+    const r = typeof fn === 'function' ? fn.call(handlers, id, e) : undefined
+    letGo(pipes, () => attachment)
+    return r
+  }
   const counted = {
     ...handlers,
+    onConnectionError: answered(handlers.onConnectionError),
+    onConnectionTimeout: answered(handlers.onConnectionTimeout),
     onConnectionOpen (conn) {
       if (conn.localAddress !== '') {
         if (coming > 0) coming--
@@ -346,7 +354,7 @@ function adopt ({ handlers, settings }, own) {
       made.ready.then(() => sendConn(r, stream, name, dual), () => stream.destroy())
       return true
     }
-    pipeThrough(stream, made, file, () => attachment)
+    pipeThrough(stream, made, file, () => attachment, pipes)
     return true
   }
   return { attaching, take }
@@ -382,9 +390,16 @@ function closed (socket) {
   setImmediate(() => socket.destroy())
 }
 
-/** A stream with no descriptor, carried on a connection to its queue's Unix socket. */
-function pipeThrough (stream, made, file, attachment) {
+/**
+ * A stream with no descriptor, carried on a connection to its queue's Unix socket.
+ * @param {Set<net.Socket>} [pipes] the queue's pipes, let go together by letGo()
+ */
+function pipeThrough (stream, made, file, attachment, pipes) {
   const c = net.connect({ path: file, allowHalfOpen: true })
+  if (pipes !== undefined) {
+    pipes.add(c)
+    c.on('close', () => pipes.delete(c))
+  }
   made.ready.catch((err) => c.destroy(err))
   // held while what the app wrote waits for an answer: an answer that came with no
   // request of the server's left in flight lets go (node would exit here too)
@@ -408,4 +423,16 @@ function pipeThrough (stream, made, file, attachment) {
   c.unref()
 }
 
-module.exports = { reservePath, adopt, pipeThrough }
+/**
+ * The router's verdict on a piped connection came without an answer (a parse error or a
+ * timeout the app's 'clientError' or 'timeout' listener takes): with no request of the
+ * queue waiting for its answer, its pipes hold the process no more, as a stream holds
+ * nothing on node (test-http-insecure-parser-per-stream).
+ */
+function letGo (pipes, attachment) {
+  const a = attachment()
+  if (a !== null && a.live.size !== 0) return
+  for (const c of pipes) c.unref()
+}
+
+module.exports = { reservePath, adopt, pipeThrough, letGo }

@@ -196,6 +196,23 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     expect(r.lines).toEqual([['200 via /handed', 'connections 1', 'agent destroyed', 'front closed', 'socket close', '200 via /duplex'], !nativeRouter])
     expect(r.code).toBe(0)
   })
+
+  test('server.emit(\'connection\') of a duplex stream whose request the parser refuses: the app\'s \'clientError\' listener gets it, and the process exits with nothing else to do, as node\'s (test-http-insecure-parser-per-stream)', async () => {
+    const r = await run(`
+      const http = require('http')
+      const { duplexPair } = require('stream')
+      const s = http.createServer(() => console.log(JSON.stringify('request')))
+      s.on('clientError', (err) => console.log(JSON.stringify('clientError ' + err.code)))
+      const [client, server] = duplexPair()
+      s.emit('connection', server)
+      client.write('GET / HTTP/1.1\\r\\nHost: example.com\\r\\nHello: foo\\x08foo\\r\\n\\r\\n')
+      process.on('exit', () => console.log(JSON.stringify(${HUB_LOADED})))
+    `, envOf(), 8000)
+    expect(r.err).toBe('')
+    expect(r.signal).toBe(null)
+    expect(r.lines).toEqual(['clientError HPE_INVALID_HEADER_TOKEN', !nativeRouter])
+    expect(r.code).toBe(0)
+  })
 })
 
 test('native router: the private folder a killed app bound its paths through is removed by the next app, a live one\'s is kept', async () => {
