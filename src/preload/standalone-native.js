@@ -41,15 +41,13 @@ const releasing = new Map() // port -> settles once the router has closed it (cl
 
 /**
  * Whether this process's servers run on the native router: as `httpsys start` chooses
- * (unset: yes; HTTPSYS_ROUTER=hub: the in-process hub), but on Windows only when asked
- * for (HTTPSYS_ROUTER=native) until the router-binds path is checked on real Windows.
- * Called at the first listen().
+ * (unset: yes, Windows included, where the router binds: standalone-native-win.js;
+ * HTTPSYS_ROUTER=hub: the in-process hub). Called at the first listen().
  * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither native nor hub
  */
 function wanted (env = process.env, platform = process.platform) {
   const { wantsNativeRouter } = require('../supervisor/native-router')
-  const native = wantsNativeRouter(env, platform)
-  return platform === 'win32' ? native && env.HTTPSYS_ROUTER === 'native' : native
+  return wantsNativeRouter(env, platform)
 }
 
 // The router's records: errors only, on stderr (an app's own output is its own).

@@ -3,9 +3,9 @@
 // A standalone app on the native router in Windows node.exe under Wine (issue 25;
 // src/preload/standalone-native-win.js): node cannot hand the router a socket there, so
 // the router binds while listen() waits on a worker thread. HTTPSYS_BACKEND=hub keeps
-// HTTP.SYS out (the standalone router serves where HTTP.SYS does not), and
-// HTTPSYS_ROUTER=native picks the Go router over the in-process hub. Registered by
-// run-tests.js.
+// HTTP.SYS out (the standalone router serves where HTTP.SYS does not); the Go router is
+// the default there (the first test), HTTPSYS_ROUTER=native asks for it (the second).
+// Registered by run-tests.js.
 
 const assert = require('node:assert/strict')
 const fs = require('node:fs')
@@ -25,11 +25,10 @@ function routerExe () {
  * @param {object} ctx { start, json } from run-tests.js
  */
 function register (test, { start, json }) {
-  test('standalone (native router): listen(0) knows its port when it returns and serves, a port in use fails at once, and the app exits by itself after close(), its router with it', async () => {
+  test('standalone (native router, the default: no HTTPSYS_ROUTER): listen(0) knows its port when it returns and serves, a port in use fails at once, and the app exits by itself after close(), its router with it', async () => {
     if (!routerExe()) W.skip('no Windows router: run.sh builds it with Go (HTTPSYS_WINE_ROUTER)')
     const env = {
       HTTPSYS_BACKEND: 'hub',
-      HTTPSYS_ROUTER: 'native',
       HTTPSYS_ROUTER_PATH: `Z:${path.resolve(routerExe()).replace(/\//g, '\\')}`
     }
     const proc = start('standalone-native', ['--require', './src/register.js', `${FIX}/standalone-app.js`], { env })
