@@ -93,7 +93,6 @@ type Conn struct {
 	held         int
 	pauseMask    int
 	inData       bool // the reader is inside onData
-	rawRead      bool // the reader holds the socket in serveRaw: destroyLocked leaves Close to it
 	leftover     bool // ... holding unparsed bytes
 	stopped      bool // no more requests are read
 	closing      bool // answer what is in flight with Connection: close, then end
@@ -176,9 +175,6 @@ func (c *Conn) serve() {
 			c.srv.bigBuffers.Put(bp)
 		}
 	}()
-	if c.serveRaw(small, &bp) {
-		return
-	}
 	for {
 		buf := *bp
 		n, err := c.nc.Read(buf)
@@ -1038,11 +1034,7 @@ func (c *Conn) destroyLocked() {
 		return
 	}
 	c.dead = true
-	if c.rawRead {
-		c.wakeRaw() // serveRaw closes it (rawread_unix.go)
-	} else {
-		_ = c.nc.Close()
-	}
+	_ = c.nc.Close()
 	if c.finTimer != nil {
 		c.finTimer.Stop()
 		c.finTimer = nil
