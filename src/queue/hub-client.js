@@ -59,6 +59,7 @@ class HubAttachment extends AttachmentBase {
     this.writer = new P.FrameWriter()
     this.reader = new P.FrameReader((type, id, b, start, end) => this.onFrame(type, id, b, start, end),
       (type, id, pieces) => this.onPieces(type, id, pieces))
+    this.memo = P.decodeMemo() // the strings of the last REQUEST (decodeRequest)
     this.flushQueued = false
     this.flushBound = () => this.flush()
     this.receivedCount = 0 // REQUEST frames received (the ACK value)
@@ -322,7 +323,7 @@ class HubAttachment extends AttachmentBase {
   onFrame (type, id, b, start, end) {
     switch (type) {
       case T.REQUEST: {
-        const req = P.decodeRequest(id, b, start)
+        const req = P.decodeRequest(id, b, start, this.memo)
         this.batchCount++
         if (this.idleAsked.size > 0 && this.idleAsked.delete(req.connectionId)) {
           // the router read it before it heard of the close: node's socket.destroy()

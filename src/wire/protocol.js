@@ -302,11 +302,12 @@ class FrameWriter {
     let block = 0
     for (let i = 0; i < rawHeaders.length; i += 2) {
       const name = rawHeaders[i]
-      if (name.length === 10 && name.toLowerCase() === 'connection') {
+      const value = rawHeaders[i + 1]
+      if (name.length === 10 && isConnection(name)) {
         flags |= RES_HAS_CONNECTION
-        if ((flags & RESPONSE_KEEP_OPEN) === 0 && /close/i.test(rawHeaders[i + 1])) flags |= RESPONSE_CLOSE
+        if ((flags & RESPONSE_KEEP_OPEN) === 0 && /close/i.test(value)) flags |= RESPONSE_CLOSE
       }
-      block += name.length + String(rawHeaders[i + 1]).length + 4
+      block += name.length + (typeof value === 'string' ? value.length : String(value).length) + 4
     }
     let bodyMax = 0
     let inline = true
@@ -336,14 +337,16 @@ class FrameWriter {
       p = putLatin1(b, p, rawHeaders[i])
       b[p] = 58 // ':'
       b[p + 1] = 32
-      p = putLatin1(b, p + 2, String(rawHeaders[i + 1]))
+      const value = rawHeaders[i + 1]
+      p = putLatin1(b, p + 2, typeof value === 'string' ? value : String(value))
       b[p] = 13
       b[p + 1] = 10
       p += 2
     }
     let n = 0
     if (typeof body === 'string') {
-      n = b.utf8Write(body, p)
+      n = body.length <= ASCII_MAX ? putAscii(b, p, body) : -1
+      if (n < 0) n = b.utf8Write(body, p)
     } else if (body && inline) {
       n = body.copy(b, p)
     }
@@ -373,13 +376,36 @@ function writeHeader (b, p, type, id, payloadLength) {
   b.writeUInt32LE(id >>> 0, p + 5)
 }
 
-// Short strings are cheaper to copy in JS than through the native write.
+// Short strings are cheaper to copy in JS than through the native write (an HTTP
+// date, 29 characters, in every response, too).
 function putLatin1 (b, p, s) {
   const n = s.length
-  if (n > 24) return p + b.latin1Write(s, p, n)
+  if (n > 32) return p + b.latin1Write(s, p, n)
   for (let i = 0; i < n; i++) b[p + i] = s.charCodeAt(i)
   return p + n
 }
+
+// A short body (hello world) copied in JS when it is ASCII, where utf8 is the same
+// bytes, rather than through utf8Write's native call. -1 when it is not ASCII.
+const ASCII_MAX = 64
+function putAscii (b, p, s) {
+  const n = s.length
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c > 0x7f) return -1
+    b[p + i] = c
+  }
+  return n
+}
+
+// name is "Connection" in any case, without the string toLowerCase() would make.
+function isConnection (name) {
+  for (let i = 0; i < 10; i++) {
+    if ((name.charCodeAt(i) | 0x20) !== CONNECTION.charCodeAt(i)) return false
+  }
+  return true
+}
+const CONNECTION = 'connection'
 
 function putStr (b, p, s) {
   b.writeUInt16LE(s.length, p)
@@ -509,10 +535,39 @@ function protocolError (reason) {
 }
 
 /**
- * Decodes a REQUEST payload into the contract's QueueRequest (worker side).
+ * A worker's memo of the strings its last REQUEST decoded, by position (method, url,
+ * the two addresses, then each header name and value). A client sends the same method,
+ * addresses and most header lines request after request, and a string compared in JS
+ * costs less than latin1Slice's native call and the new string it makes (the worker's
+ * CPU per keep-alive request, bench/results/router-profile.md round 4).
+ */
+const MEMO_SLOTS = 4 + 2 * 16
+const MEMO_MAX = 64 // longer strings are sliced: comparing them costs what slicing does
+function decodeMemo () {
+  return new Array(MEMO_SLOTS).fill('')
+}
+
+// b[start, end) as a latin1 string: the one at memo[slot] when it has these bytes.
+function strAt (b, start, end, memo, slot) {
+  const n = end - start
+  if (memo === null || slot >= MEMO_SLOTS || n > MEMO_MAX) return b.latin1Slice(start, end)
+  const m = memo[slot]
+  if (m.length === n) {
+    let i = 0
+    while (i < n && m.charCodeAt(i) === b[start + i]) i++
+    if (i === n) return m
+  }
+  const s = b.latin1Slice(start, end)
+  memo[slot] = s
+  return s
+}
+
+/**
+ * Decodes a REQUEST payload into the contract's QueueRequest (worker side). memo
+ * (decodeMemo()) lets repeated strings be reused.
  * @returns {object}
  */
-function decodeRequest (id, b, p) {
+function decodeRequest (id, b, p, memo = null) {
   const flags = b[p]
   const versionMajor = b[p + 1]
   const versionMinor = b[p + 2]
@@ -523,17 +578,17 @@ function decodeRequest (id, b, p) {
   const pairs = b.readUInt32LE(p + 12)
   p += 16
   let len = b.readUInt16LE(p)
-  const method = b.latin1Slice(p + 2, (p += 2 + len))
+  const method = strAt(b, p + 2, (p += 2 + len), memo, 0)
   len = b.readUInt16LE(p)
-  const url = b.latin1Slice(p + 2, (p += 2 + len))
+  const url = strAt(b, p + 2, (p += 2 + len), memo, 1)
   len = b.readUInt16LE(p)
-  const remoteAddress = b.latin1Slice(p + 2, (p += 2 + len))
+  const remoteAddress = strAt(b, p + 2, (p += 2 + len), memo, 2)
   len = b.readUInt16LE(p)
-  const localAddress = b.latin1Slice(p + 2, (p += 2 + len))
+  const localAddress = strAt(b, p + 2, (p += 2 + len), memo, 3)
   const rawHeaders = new Array(pairs * 2)
   for (let i = 0; i < rawHeaders.length; i++) {
     len = b.readUInt16LE(p)
-    rawHeaders[i] = b.latin1Slice(p + 2, (p += 2 + len))
+    rawHeaders[i] = strAt(b, p + 2, (p += 2 + len), memo, 4 + i)
   }
   const encrypted = (flags & REQ_ENCRYPTED) !== 0
   const tls = encrypted ? decodeTlsInfo(b, p) : null
@@ -881,6 +936,7 @@ module.exports = {
   FrameWriter,
   FrameReader,
   decodeRequest,
+  decodeMemo,
   decodeTrailers,
   decodeResponse,
   encodeTlsInfo,

@@ -101,6 +101,25 @@ describe('wire protocol codec', () => {
     expect(P.decodeRequest(plain.id, plain.b, plain.start).expect).toBeNull()
   })
 
+  test('a worker\'s REQUESTs decoded with its memo of the last one\'s strings are the same requests', () => {
+    const heads = [
+      head,
+      head,
+      { ...head, method: 'PUT', url: '/api/z?y=1', rawHeaders: ['Host', 'example.org', 'X-Empty', '', 'Set-Cookie', 'a=1'] },
+      { ...head, url: '/' + 'x'.repeat(100), rawHeaders: ['host', 'example.com', 'X-Latin1', 'caf\u00e8', 'X-Empty', 'y'] },
+      { ...head, rawHeaders: Array.from({ length: 40 }, (_, i) => i % 2 ? `v${i}` : `h${i}`) },
+      head
+    ]
+    const conns = [conn, conn, { ...conn, remoteAddress: '::ffff:127.0.0.2' }, conn, conn, { ...conn, localAddress: '::1' }]
+    const memo = P.decodeMemo()
+    heads.forEach((h, i) => {
+      const f = roundTrip((w) => w.request(i + 1, h, conns[i], 0)).frames[0]
+      const req = P.decodeRequest(f.id, f.b, f.start, memo)
+      expect(req).toEqual(P.decodeRequest(f.id, f.b, f.start))
+      expect([req.method, req.url, req.remoteAddress, req.localAddress, req.rawHeaders]).toEqual([h.method, h.url, conns[i].remoteAddress, conns[i].localAddress, h.rawHeaders])
+    })
+  })
+
   test('RESPONSE carries status, flags, ttl, reason, a wire-ready header block and a utf8 body', () => {
     const body = 'h\u00e9llo \u{1F600}'
     const { frames } = roundTrip((w) => {
@@ -121,9 +140,11 @@ describe('wire protocol codec', () => {
       w.response(1, 200, 0, 0, 'OK', ['connection', 'Close'], null)
       w.response(2, 200, 0, 0, 'OK', ['Connection', 'keep-alive'], null)
       w.response(3, 200, 0, 0, 'OK', [], null)
+      w.response(4, 200, 0, 0, 'OK', ['cOnNeCtIoN', 'close'], null)
+      w.response(5, 200, 0, 0, 'OK', ['Connectio\u00ee', 'close', 'Connection-', 'close', 'Connect_on', 'close'], null)
     })
     const flags = frames.map((f) => P.decodeResponse(f.b, f.start, f.end).flags)
-    expect(flags).toEqual([P.RES_HAS_CONNECTION | 2, P.RES_HAS_CONNECTION, 0])
+    expect(flags).toEqual([P.RES_HAS_CONNECTION | 2, P.RES_HAS_CONNECTION, 0, P.RES_HAS_CONNECTION | 2, 0])
   })
 
   test('INFO carries an interim response: 102-199 only, no body (checkInfo)', () => {
