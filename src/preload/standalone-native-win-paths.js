@@ -173,14 +173,9 @@ function adopt ({ handlers, settings }, own) {
   const made = own.call(r, 'bindQueue', { name, token, urls: [], settings: own.ownSettings(settings) })
   made.catch(() => {})
   let attachment = null
-  const { pipeThrough, letGo } = require('./standalone-paths')
+  const { pipeThrough, piped } = require('./standalone-paths')
   const pipes = new Set() // the piped streams' connections to the router
-  const answered = (fn) => function (id, e) {
-    const r = typeof fn === 'function' ? fn.call(handlers, id, e) : undefined
-    letGo(pipes, () => attachment)
-    return r
-  }
-  const counted = { ...handlers, onConnectionError: answered(handlers.onConnectionError), onConnectionTimeout: answered(handlers.onConnectionTimeout) }
+  const counted = piped(handlers, pipes, () => attachment)
   const attaching = made
     .then(() => require('../queue/hub-client').attach({ queue: name, token, handlers: counted, socketPath: r.socketPath }))
     .then((a) => {

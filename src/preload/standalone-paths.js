@@ -279,15 +279,9 @@ function adopt ({ handlers, settings }, own) {
     else attachment.unref()
   }
   const pipes = new Set() // the piped streams' connections to the router
-  const answered = (fn) => function (id, e) {
-    const r = typeof fn === 'function' ? fn.call(handlers, id, e) : undefined
-    letGo(pipes, () => attachment)
-    return r
-  }
+  handlers = piped(handlers, pipes, () => attachment)
   const counted = {
     ...handlers,
-    onConnectionError: answered(handlers.onConnectionError),
-    onConnectionTimeout: answered(handlers.onConnectionTimeout),
     onConnectionOpen (conn) {
       if (conn.localAddress !== '') {
         if (coming > 0) coming--
@@ -424,15 +418,40 @@ function pipeThrough (stream, made, file, attachment, pipes) {
 }
 
 /**
- * The router's verdict on a piped connection came without an answer (a parse error or a
- * timeout the app's 'clientError' or 'timeout' listener takes): with no request of the
- * queue waiting for its answer, its pipes hold the process no more, as a stream holds
- * nothing on node (test-http-insecure-parser-per-stream).
+ * The handlers of a queue of piped streams, which let its pipes go where node would hold
+ * nothing: the router's verdict on a connection came without an answer (a parse error
+ * or a timeout the app's 'clientError' or 'timeout' listener took and left open), and no
+ * request of the queue waits for its answer: its pipes hold the process no more, as a
+ * stream holds nothing on node (test-http-insecure-parser-per-stream). A connection the
+ * listener ended stays held until the router closed it (its stream's 'close' comes then).
+ * @param {object} handlers attach()'s
+ * @param {Set<net.Socket>} pipes the queue's pipes (pipeThrough)
+ * @param {() => object|null} attachment the queue's attachment, once made
  */
-function letGo (pipes, attachment) {
-  const a = attachment()
-  if (a !== null && a.live.size !== 0) return
-  for (const c of pipes) c.unref()
+function piped (handlers, pipes, attachment) {
+  const open = new Map() // connection id -> its RemoteConnection
+  const answered = (fn) => function (id, e) {
+    const r = typeof fn === 'function' ? fn.call(handlers, id, e) : undefined
+    const conn = open.get(id)
+    const a = attachment()
+    if ((conn === undefined || !conn.ended) && (a === null || a.live.size === 0)) {
+      for (const c of pipes) c.unref()
+    }
+    return r
+  }
+  return {
+    ...handlers,
+    onConnectionOpen (conn) {
+      open.set(conn.id, conn)
+      if (typeof handlers.onConnectionOpen === 'function') return handlers.onConnectionOpen(conn)
+    },
+    onConnectionClose (id) {
+      open.delete(id)
+      if (typeof handlers.onConnectionClose === 'function') return handlers.onConnectionClose(id)
+    },
+    onConnectionError: answered(handlers.onConnectionError),
+    onConnectionTimeout: answered(handlers.onConnectionTimeout)
+  }
 }
 
-module.exports = { reservePath, adopt, pipeThrough, letGo }
+module.exports = { reservePath, adopt, pipeThrough, piped }
