@@ -131,7 +131,8 @@ function defaultBackend (sayReady, supervised) {
     // HTTPSYS_ROUTER=hub (or Windows) asks for the hub, in this process
     adopt (options) {
       const native = require('./preload/standalone-native')
-      return choose() === native.backend || native.wanted() ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
+      native.wanted() // HTTPSYS_ROUTER=hub (the removed JS hub) is an error
+      return native.adopt(options)
     },
     attach (options) {
       choose()
@@ -150,7 +151,8 @@ function defaultBackend (sayReady, supervised) {
 // (preload/standalone-native.js wanted()), else the in-process hub.
 function standaloneBackend () {
   const native = require('./preload/standalone-native')
-  return native.wanted() ? native.backend : require('./preload/standalone-hub').backend
+  native.wanted() // HTTPSYS_ROUTER=hub (the removed JS hub) is an error
+  return native.backend
 }
 
 // An attachment that ends with an error (not our own close) means the router is gone,

@@ -42,7 +42,7 @@ const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
 const { codes } = require('../errors')
 
-const inProcess = () => require('./standalone-hub')
+const { OWN_SOCKET, unserved } = require('./standalone-own')
 
 // how long listen() waits for the router: its start, or one bind
 const SYNC_MS = 15000
@@ -89,7 +89,7 @@ function ensureRouter () {
     })
     setImmediate(() => {
       try {
-        localSocket.removeDeadSockets(path.dirname(file), inProcess().OWN_SOCKET)
+        localSocket.removeDeadSockets(path.dirname(file), OWN_SOCKET)
       } catch {}
     }).unref()
   }
@@ -218,10 +218,7 @@ const backend = {
   reserve (options) {
     if (options.path !== undefined && !options.tls) return winPaths().reservePath(options, own)
     if (winPaths().takesPrefix(options)) return winPaths().reservePrefix(options, own)
-    if (!takes(options)) {
-      options.inProcess = true
-      return inProcess().backend.reserve(options)
-    }
+    if (!takes(options)) throw unserved(options)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
     const name = `~${process.pid}.listen${++seq}`
@@ -245,7 +242,7 @@ const backend = {
   },
 
   async attach (options) {
-    if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
+    if (options.queue === undefined && !takes(options)) throw unserved(options)
     hold()
     try {
       const socketPath = options.reservation ? options.reservation.socketPath : ensureRouter().socketPath

@@ -33,7 +33,7 @@ const hubClient = require('../queue/hub-client')
 const { codes } = require('../errors')
 const { findPortOwner } = require('../port-owner')
 
-const inProcess = () => require('./standalone-hub')
+const { OWN_SOCKET, unserved } = require('./standalone-own')
 
 let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
@@ -68,9 +68,8 @@ function ensureRouter () {
   const { RouterProcess } = require('../supervisor/router-process')
   const { routerLimits } = require('../supervisor/native-router')
   const proc = new RouterProcess({ logger: quietLogger, logLevel: 'error' })
-  // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET): the
-  // router removes it when the app goes, however it goes (its stdin closes), and what a
-  // killed router left is removed by the next standalone app as the hub's is
+  // named OWN_SOCKET: the router removes it when the app goes, however it goes (its
+  // stdin closes), and what a killed router left is removed by the next standalone app
   const socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
   const spawned = proc.spawn({ ipc: true })
   const child = proc.child
@@ -105,7 +104,7 @@ function ensureRouter () {
   })
   setImmediate(() => {
     try {
-      localSocket.removeDeadSockets(path.dirname(socketPath), inProcess().OWN_SOCKET)
+      localSocket.removeDeadSockets(path.dirname(socketPath), OWN_SOCKET)
     } catch {}
   }).unref()
   router = { proc, child, started, pending, seq: 0 }
@@ -192,10 +191,7 @@ const backend = {
       if (reservation !== null) return reservation
     }
     if (prefixes().takes(options)) return prefixes().reservePrefix(options, own)
-    if (!takes(options)) {
-      options.inProcess = true
-      return inProcess().backend.reserve(options)
-    }
+    if (!takes(options)) throw unserved(options)
     // (a cluster worker's port is its primary's: its connections come to the worker)
     if (require('node:cluster').isWorker) return require('./standalone-cluster').reserve(options, own)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
@@ -274,7 +270,7 @@ const backend = {
   },
 
   async attach (options) {
-    if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
+    if (options.queue === undefined && !takes(options)) throw unserved(options)
     // alive until it settles: a bind that failed at once (EADDRINUSE) is the server's
     // 'error' once the router has started, and nothing else may hold the process then
     hold()

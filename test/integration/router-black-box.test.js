@@ -10,7 +10,7 @@
 
 const path = require('node:path')
 const { fork } = require('node:child_process')
-const { startHub, startWorker, reply, request, RawClient, until } = require('../helpers/hub-harness')
+const { startWorker, reply, request, RawClient, until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 
 jest.setTimeout(30000)
@@ -27,7 +27,6 @@ async function eventually (fn, timeoutMs, what) {
 }
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 

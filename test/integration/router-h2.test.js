@@ -18,15 +18,16 @@ const path = require('node:path')
 const tls = require('node:tls')
 const crypto = require('node:crypto')
 const http2 = require('node:http2')
-const { spawn, fork } = require('node:child_process')
-const { startHub, startWorker, reply, until, socketPath } = require('../helpers/hub-harness')
+const { spawn } = require('node:child_process')
+const { startWorker, reply, until, socketPath } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 const { h2connect, h2, closeSession } = require('../helpers/tls-clients')
 const { freePort } = require('../helpers/httpsys-process')
 const hubClient = require('../../src/queue/hub-client')
-const { HELD_BUDGET } = require('../../src/hub/client-connection')
 const { RESPONSE_WINDOW, GRANTED_WINDOW_START } = require('../../src/wire/protocol')
+// the router's held-response budget (router/internal/conn heldBudget)
+const HELD_BUDGET = 4 * RESPONSE_WINDOW
 const { RESPONSE_MORE } = require('../../src/wire/contract')
 
 jest.setTimeout(60000)
@@ -39,7 +40,6 @@ beforeAll(() => { certs = makeCerts() })
 afterAll(() => certs.cleanup())
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 
@@ -723,29 +723,6 @@ describe.each(ROUTERS)('%s', (name, start) => {
 // process of its own, its resident set measured; 10 MB responses streamed by an
 // unmodified app (hub-memory-app.js) with backpressure
 const MEASURED = [
-  ['the hub', async (port, sock) => {
-    const hub = fork(path.join(__dirname, '..', 'helpers', 'hub-memory-hub.js'), [sock, certs.localhost.cert, certs.localhost.key, String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    const ready = await new Promise((resolve, reject) => {
-      hub.once('message', resolve)
-      hub.once('exit', (code) => reject(new Error(`hub exited with ${code}`)))
-    })
-    if (ready.type !== 'ready') throw new Error(ready.message)
-    const ask = () => new Promise((resolve) => {
-      hub.once('message', resolve)
-      hub.send({ type: 'rss' })
-    })
-    return {
-      async stats () {
-        const m = await ask()
-        return { rss: m.rss, inFlight: m.inFlight, h2Buffered: m.h2Buffered }
-      },
-      close: () => new Promise((resolve) => {
-        hub.send({ type: 'close' })
-        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
-        hub.once('exit', () => { clearTimeout(t); resolve() })
-      })
-    }
-  }],
   ['the native router', async (port) => {
     const r = await startNativeRouter({ tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
     await r.createQueue('big', { urls: [`https://+:${port}/`] })

@@ -14,12 +14,11 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const net = require('node:net')
-const { fork, spawn } = require('node:child_process')
+const { spawn } = require('node:child_process')
 const { socketPath, request, until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { ROUTERS } = require('../helpers/routers')
 
-const HUB = path.join(__dirname, '..', 'helpers', 'hub-memory-hub.js')
 const APP = path.join(__dirname, '..', 'helpers', 'hub-memory-app.js')
 const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
 
@@ -32,27 +31,6 @@ jest.setTimeout(90000)
 // The router in a process of its own, its resident set measured (the hub answers over
 // IPC: hub-memory-hub.js), and the queue 'big' on a free port.
 const MEASURED = [
-  ['the hub', async (sock) => {
-    const hub = fork(HUB, [sock], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    const ready = await new Promise((resolve, reject) => {
-      hub.once('message', resolve)
-      hub.once('exit', (code) => reject(new Error(`hub exited with ${code}`)))
-    })
-    if (ready.type !== 'ready') throw new Error(ready.message)
-    return {
-      socketPath: sock,
-      port: ready.port,
-      stats: () => new Promise((resolve) => {
-        hub.once('message', resolve)
-        hub.send({ type: 'rss' })
-      }),
-      close: () => new Promise((resolve) => {
-        hub.send({ type: 'close' })
-        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
-        hub.once('exit', () => { clearTimeout(t); resolve() })
-      })
-    }
-  }],
   ['the native router', async () => {
     const r = await startNativeRouter()
     const { ports: [port] } = await r.createQueue('big', { urls: ['http://+:0/'] })

@@ -21,7 +21,6 @@ beforeAll(() => { certs = makeCerts() })
 afterAll(() => certs.cleanup())
 
 const ROUTERS = [
-  ['the JS hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ]
 

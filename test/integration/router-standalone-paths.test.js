@@ -15,7 +15,6 @@ const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { routerBin } = require('../helpers/native-router')
 
 const ROUTERS = [
-  ['hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })],
   // the path Windows runs (standalone-native-win.js): the router binds, nothing is handed over
   ['native router binding itself', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin(), HTTPSYS_STANDALONE_BIND: 'router' })]

@@ -16,7 +16,7 @@ const net = require('node:net')
 const path = require('node:path')
 const tls = require('node:tls')
 const https = require('node:https')
-const { startHub, startWorker, reply, request, RawClient } = require('../helpers/hub-harness')
+const { startWorker, reply, request, RawClient } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 const http2 = require('node:http2')
@@ -31,7 +31,6 @@ beforeAll(() => { certs = makeCerts() })
 afterAll(() => certs.cleanup())
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 
