@@ -118,7 +118,7 @@ define('ERR_HTTPSYS_SOCKET_WRITE', (d) =>
   'The router owns the connection: answer through res, or write one whole HTTP/1.1 response (status line, headers, a blank line, the body) to the socket of a request whose response has not begun.')
 
 // ---------------------------------------------------------------------------
-// The router: ports and the hub (src/hub, src/queue)
+// The router: ports and queues (router/, src/queue)
 
 define('ERR_HTTPSYS_PORT_IN_USE', (d) =>
   `Port ${d.port}${d.host ? ` on ${d.host}` : ''} is already in use${d.owner ? ` by ${d.owner}` : ''}. ` +

@@ -15,12 +15,10 @@
 //   on one queue, which is what it meant. Their pids are not instances of the
 //   supervisor, so they never count for readiness.
 // - Standalone (no router given) the preload starts the Go router as its child
-//   (preload/standalone-native.js; off Windows unless HTTPSYS_ROUTER=hub), else an
-//   in-process hub (preload/standalone-hub.js), so the app still serves on the port it
-//   asked for. Streams handed to a server are this process's to serve, under a
+//   (preload/standalone-native.js), so the app still serves on the port it asked for. Streams handed to a server are this process's to serve, under a
 //   supervisor too: on such a router of its own.
 // - https servers attach like http ones: both routers terminate TLS (HTTP.SYS from the
-//   machine's certificate bindings, the hub from the config's tls entries or the
+//   machine's certificate bindings, the native router from the config's tls entries or the
 //   key/cert the app passed to https.createServer). Only the server side is swapped:
 //   node's https client (request, get, Agent) stays node's own. http2 servers stay
 //   node's own (README "HTTPS and HTTP/2" says why).
@@ -148,7 +146,7 @@ function defaultBackend (sayReady, supervised) {
 }
 
 // No router given: this process's own, the native router's child
-// (preload/standalone-native.js wanted()), else the in-process hub.
+// (preload/standalone-native.js).
 function standaloneBackend () {
   const native = require('./preload/standalone-native')
   native.wanted() // HTTPSYS_ROUTER=hub (the removed JS hub) is an error

@@ -73,7 +73,7 @@ function ensureRouter () {
   // (after the listeners: adding a 'message' one refs the worker's port again)
   worker.unref()
   router = r
-  // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET)
+  // named OWN_SOCKET (standalone-own.js)
   r.socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
   try {
     callSync(r, 'boot', { binary, workerSocket: r.socketPath })
@@ -268,7 +268,7 @@ function ownSettings (st) {
   }
 }
 
-// A bind the router refused, as the hub names it (src/hub/listeners.js): the port's
+// A bind the router refused, named as on the other platforms: the port's
 // owner looked up here, and node's system error as its cause.
 function bindError (err, port, host) {
   const cause = (code, what) => Object.assign(new Error(`listen ${code}: ${what} ${host || '::'}:${port}`), { code, errno: code, syscall: 'listen', address: host || '::', port })

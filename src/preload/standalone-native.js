@@ -1,8 +1,6 @@
 'use strict'
 
-// Standalone on the native router (the default off Windows; HTTPSYS_ROUTER=hub runs the
-// in-process hub instead; issue 25 "Standalone";
-// docs/architecture.md 11): `node --require httpsys-cli/register app.js` with no
+// Standalone on the native router (issue 25 "Standalone"; docs/architecture.md 11): `node --require httpsys-cli/register app.js` with no
 // supervisor runs the Go router as a child of its own, started on the first listen()
 // and ended with the process (its stdin closes then, however the process ends).
 //
@@ -19,9 +17,9 @@
 // listen(path) and the streams handed to a server (adopt) are standalone-paths.js's,
 // listen(prefix) (a server that shares its port by path) standalone-prefixes.js's,
 // a node cluster worker's listen() standalone-cluster.js's. https servers go with their
-// key material (standalone-tls.js). Nothing of src/hub is loaded. Windows, where
+// key material (standalone-tls.js). Windows, where
 // node cannot hand a descriptor over this way, has the router bind
-// (standalone-native-win.js, standalone-native-win-paths.js; opt-in there, HTTPSYS_ROUTER=native).
+// (standalone-native-win.js, standalone-native-win-paths.js).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
@@ -40,10 +38,9 @@ let seq = 0
 const releasing = new Map() // port -> settles once the router has closed it (close())
 
 /**
- * Whether this process's servers run on the native router: as `httpsys start` chooses
- * (unset: yes, Windows included, where the router binds: standalone-native-win.js;
- * HTTPSYS_ROUTER=hub: the in-process hub). Called at the first listen().
- * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither native nor hub
+ * Checks HTTPSYS_ROUTER as `httpsys start` does (unset or native; the JS hub that hub
+ * asked for was removed, issue 25). Called at the first listen().
+ * @throws ERR_HTTPSYS_CONFIG_INVALID for any other value
  */
 function wanted (env = process.env, platform = process.platform) {
   const { wantsNativeRouter } = require('../supervisor/native-router')
@@ -171,7 +168,7 @@ function forward (r, socket, queue) {
   }
 }
 
-/** Whether the native router takes this listen() (else the in-process hub does). */
+/** Whether the native router takes this listen() (else listen() is ERR_HTTPSYS_LISTEN_UNSERVED). */
 function takes (options) {
   if (options.path !== undefined || !Array.isArray(options.urls) || options.urls.length !== 1) return false
   // (an https server's port goes over with its key material: standalone-tls.js)
@@ -320,7 +317,7 @@ function rebuild ({ code, message, details }) {
 // handed to a server) and standalone-prefixes.js (listen(prefix))
 const paths = () => require('./standalone-paths')
 const prefixes = () => require('./standalone-prefixes')
-// (queue names count as the in-process hub's: ~pid.listenN and ~pid.adoptN, one N for
+// (queue names: ~pid.listenN and ~pid.adoptN, one N for
 // both, which a URL_CONFLICT names)
 const own = { ensureRouter, handOver, hold, unhold, ownSettings, mapError, next: () => ++seq }
 

@@ -566,9 +566,9 @@ class Supervisor extends EventEmitter {
 }
 
 /**
- * Where the hub listens for workers: in the user's private (0700) runtime directory, so
+ * Where the router listens for workers: in the user's private (0700) runtime directory, so
  * no other user can attach to a queue or plant a socket at a name they can predict.
- * Windows: a named pipe (the hub-router's name). A runtime directory that cannot be
+ * Windows: a named pipe (router-config.js defaultSocketPath). A runtime directory that cannot be
  * used, or whose path is too long for a socket, falls back to the temp directory.
  * @param {number} [pid=process.pid]
  * @param {string} [dir] the runtime directory (default: control-path.js runtimeDir())

@@ -8,10 +8,9 @@
 // connection nghttp2 ended, streamed and interim responses, uploads, trailers, many
 // streams) and hub-h2-memory.test.js's held-bytes budget (a client that opens many streams and never
 // reads makes the router hold about 1 MiB a connection, not a response window per
-// stream; issue 23), with the routers' resident memory under 4 such clients (the hub
-// in a process of its own, hub-memory-hub.js; the native router's from /proc, Linux).
-// The hub-internal counts (its streams' buffers) are checked on the hub only; what the
-// worker was let send is checked on both.
+// stream; issue 23), with the router's resident memory under 4 such clients (from
+// /proc, Linux). The JS hub's internal counts were checked on it until it was removed;
+// what the worker was let send is checked.
 
 const fs = require('node:fs')
 const path = require('node:path')

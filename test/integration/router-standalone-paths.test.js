@@ -216,7 +216,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
 
 test('native router: the private folder a killed app bound its paths through is removed by the next app, a live one\'s is kept', async () => {
   const { waitUntil } = require('../fixtures/apps/harness')
-  const env = { ...ROUTERS[1][1](), TMPDIR: dir }
+  const env = { ...ROUTERS[0][1](), TMPDIR: dir }
   const start = (sock) => {
     const child = spawn(process.execPath, ['-r', REGISTER, '-e', `
       require('http').createServer((q, s) => s.end('ok')).listen(${JSON.stringify(sock)}, () => console.log('up'))
