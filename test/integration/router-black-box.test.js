@@ -1,6 +1,6 @@
 'use strict'
 
-// The same black-box tests against both routers: the JS hub (src/hub) and the native
+// The same black-box tests against both routers: the JS hub (src/hub, since removed) and the native
 // router (router/, issue 25), each started with the same options, workers attached
 // through the same hub client, and clients on raw sockets. Ported from hub-routing,
 // hub-bad-input, hub-queueing and hub-timeouts: routing by prefix, the router's own

@@ -1,6 +1,6 @@
 'use strict'
 
-// The output cache (docs/output-cache.md) against both routers: the JS hub (src/hub)
+// The output cache (docs/output-cache.md) against both routers: the JS hub (src/hub, since removed)
 // and the native router (router/, issue 25), each started with the same options and
 // the same unmodified app attached to a queue the test made, as a supervisor's worker
 // (HTTPSYS_HUB, HTTPSYS_QUEUE, HTTPSYS_CACHE). Ported from hub-cache.test.js (its

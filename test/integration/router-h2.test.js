@@ -1,6 +1,6 @@
 'use strict'
 
-// HTTP/2 on both routers, the JS hub (src/hub) and the native one (router/internal/h2,
+// HTTP/2 on both routers, the JS hub (src/hub, since removed) and the native one (router/internal/h2,
 // issue 25), as router-black-box.test.js holds them to each other. Ported from
 // hub-tls-rules.test.js's h2 part (the router answers each stream itself: 400, 431,
 // 413, 503, 400 Invalid Hostname, 404; no app sees it and the session serves on) and

@@ -1,6 +1,6 @@
 'use strict'
 
-// TLS on both routers, the JS hub (src/hub) and the native one (router/, issue 25), as
+// TLS on both routers, the JS hub (src/hub, since removed) and the native one (router/, issue 25), as
 // router-black-box.test.js holds them to each other: certificates from the config by SNI
 // host or from the app at attach, ALPN, the session on the wire, client certificates
 // (the router's verdict, never a resumed session's), per-port session keys, the 421 for

@@ -1,6 +1,6 @@
 'use strict'
 
-// Upgrades (101 Switching Protocols) through both routers, the JS hub (src/hub) and the
+// Upgrades (101 Switching Protocols) through both routers, the JS hub (src/hub, since removed) and the
 // native one (router/, issue 25): an unmodified http.Server of src/http attached to a
 // router queue, its 'upgrade' listener, and clients on real sockets. Ported from
 // hub-upgrade.test.js (and the upgrade part of hub-cache-upgrade.test.js) without the

@@ -6,8 +6,8 @@
 // encodes are decoded and encoded again by the JS codec into the same bytes.
 // src/wire/protocol.js stays the reference after src/hub (the workers speak it).
 // Go's CheckFromWorker refuses the worker frames of a fixed table (WORKER_FRAMES,
-// docs/wire-protocol.md's checks) with the table's reasons; while src/hub exists, its
-// AttachmentConnection (the real one over a fake socket) is held to the same table.
+// docs/wire-protocol.md's checks) with the table's reasons (the JS hub's
+// AttachmentConnection was held to the same table until src/hub was removed).
 
 const { spawnSync } = require('node:child_process')
 const { METHODS } = require('node:http')
