@@ -4,9 +4,9 @@
 // machine into router/bin/httpsys-router (scripts/build-router.js), so
 // `httpsys start` runs it straight after (src/supervisor/router-binary.js).
 //
-// It never fails the install: a checkout without Go still runs everything but
-// `httpsys start` off Windows, which says how to get the router (or HTTPSYS_ROUTER=hub,
-// the JS hub, while it exists). So:
+// It never fails the install: a checkout without Go still runs everything but the
+// router (`httpsys start` on the hub backend, standalone apps), which say how to get
+// it (ERR_HTTPSYS_ROUTER_MISSING). So:
 //   - no router/ (an installed package: npm runs prepare only in a checkout, but a git
 //     dependency or a copy may run it anywhere): nothing, silently;
 //   - router/ but no `go`: one line saying the router is not built and why;
@@ -26,9 +26,9 @@ function main () {
   if (r.ok) {
     console.log(`httpsys: built the native router for ${process.platform}-${process.arch}: ${path.relative(ROOT, out)}`)
   } else if (r.noGo) {
-    console.log(`httpsys: the native router is not built: \`go\` is not on PATH (Go ${GO_VERSION} or later, README "Development"); then \`npm run build:router\`. Until then HTTPSYS_ROUTER=hub runs the JS hub.`)
+    console.log(`httpsys: the native router is not built: \`go\` is not on PATH (Go ${GO_VERSION} or later, README "Development"); then \`npm run build:router\`.`)
   } else {
-    console.log(`httpsys: the native router is not built: ${r.message}\n\`npm run build:router\` tries again; until then HTTPSYS_ROUTER=hub runs the JS hub.`)
+    console.log(`httpsys: the native router is not built: ${r.message}\n\`npm run build:router\` tries again.`)
   }
 }
 

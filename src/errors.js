@@ -108,13 +108,17 @@ define('ERR_HTTPSYS_LISTEN_PATH', (d) =>
   'Listen on a port (server.listen(8080)) or a URL prefix (server.listen(\'http://+:8080/\')), or start the app with `httpsys start` and give it `urls` in httpsys.config.js.')
 define('ERR_HTTPSYS_LISTEN_PATH_BIND', (d) =>
   `Cannot listen on the path ${str(d.path)}: the native router's socket is bound through a private folder in the temp folder ${str(d.tmp)}, which cannot be made there, and the name does not fit a socket address in its own folder. ` +
-  'Set TMPDIR to a writable folder with a short path, or run the in-process hub (HTTPSYS_ROUTER=hub).')
+  'Set TMPDIR to a writable folder with a short path, or listen on a port.')
+// a listen() no router of a standalone process serves (the in-process JS hub that did was removed, issue 25)
+define('ERR_HTTPSYS_LISTEN_UNSERVED', (d) =>
+  `Cannot listen on ${str(d.target)}: a standalone app's native router does not serve ${d.what}. ` +
+  'Listen on one port or URL prefix (server.listen(8080)), or start the app with `httpsys start` and give it `urls` in httpsys.config.js.')
 define('ERR_HTTPSYS_SOCKET_WRITE', (d) =>
   `Cannot write to req.socket: ${d.reason}. ` +
   'The router owns the connection: answer through res, or write one whole HTTP/1.1 response (status line, headers, a blank line, the body) to the socket of a request whose response has not begun.')
 
 // ---------------------------------------------------------------------------
-// The router: ports and the hub (src/hub, src/queue)
+// The router: ports and queues (router/, src/queue)
 
 define('ERR_HTTPSYS_PORT_IN_USE', (d) =>
   `Port ${d.port}${d.host ? ` on ${d.host}` : ''} is already in use${d.owner ? ` by ${d.owner}` : ''}. ` +
@@ -158,10 +162,10 @@ define('ERR_HTTPSYS_METRICS_LISTEN', (d) =>
 // src/supervisor/router-binary.js: every place looked in, and the fix for where httpsys runs from
 define('ERR_HTTPSYS_ROUTER_MISSING', (d) =>
   `The native router cannot be found. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
-  `${d.fix || 'Build it with `npm run build:router` (Go 1.24 or later), or set HTTPSYS_ROUTER_PATH to a built httpsys-router'}; or set HTTPSYS_ROUTER=hub to run the JS hub meanwhile.`)
+  `${d.fix || 'Build it with `npm run build:router` (Go 1.24 or later), or set HTTPSYS_ROUTER_PATH to a built httpsys-router'}.`)
 define('ERR_HTTPSYS_ROUTER_FAILED', (d) =>
   `The native router failed: ${d.reason}. ` +
-  'Its records in the log say why; set HTTPSYS_ROUTER=hub to run the JS hub meanwhile, and report it with those records.')
+  'Its records in the log say why; report it with those records.')
 define('ERR_HTTPSYS_NATIVE_UNAVAILABLE', (d) =>
   `The HTTP.SYS addon cannot be loaded${d.reason ? ` (${d.reason})` : ''}. Tried: ${(d.attempts || []).map((a) => `${a.path}: ${a.error}`).join('; ') || 'nothing'}. ` +
   'Build it with `npm run build:win` (Linux, mingw-w64) or `npx node-gyp rebuild` (Windows), set HTTPSYS_NATIVE_PATH to a built httpsys_native.node, or use `--backend hub`.')

@@ -1,8 +1,8 @@
 'use strict'
 
 // The one place that turns a name into a local stream-socket path: a Unix socket file
-// on Linux and macOS, a named pipe on Windows. Used for the hub's worker socket (the
-// supervisor's, and a standalone app's in-process hub) and for the supervisor's control
+// on Linux and macOS, a named pipe on Windows. Used for the router's worker socket (the
+// supervisor's, and a standalone app's) and for the supervisor's control
 // endpoint.
 
 const fs = require('node:fs')

@@ -15,12 +15,10 @@
 //   on one queue, which is what it meant. Their pids are not instances of the
 //   supervisor, so they never count for readiness.
 // - Standalone (no router given) the preload starts the Go router as its child
-//   (preload/standalone-native.js; off Windows unless HTTPSYS_ROUTER=hub), else an
-//   in-process hub (preload/standalone-hub.js), so the app still serves on the port it
-//   asked for. Streams handed to a server are this process's to serve, under a
+//   (preload/standalone-native.js), so the app still serves on the port it asked for. Streams handed to a server are this process's to serve, under a
 //   supervisor too: on such a router of its own.
 // - https servers attach like http ones: both routers terminate TLS (HTTP.SYS from the
-//   machine's certificate bindings, the hub from the config's tls entries or the
+//   machine's certificate bindings, the native router from the config's tls entries or the
 //   key/cert the app passed to https.createServer). Only the server side is swapped:
 //   node's https client (request, get, Agent) stays node's own. http2 servers stay
 //   node's own (README "HTTPS and HTTP/2" says why).
@@ -131,7 +129,8 @@ function defaultBackend (sayReady, supervised) {
     // HTTPSYS_ROUTER=hub (or Windows) asks for the hub, in this process
     adopt (options) {
       const native = require('./preload/standalone-native')
-      return choose() === native.backend || native.wanted() ? native.adopt(options) : require('./preload/standalone-hub').adopt(options)
+      native.wanted() // HTTPSYS_ROUTER=hub (the removed JS hub) is an error
+      return native.adopt(options)
     },
     attach (options) {
       choose()
@@ -147,10 +146,11 @@ function defaultBackend (sayReady, supervised) {
 }
 
 // No router given: this process's own, the native router's child
-// (preload/standalone-native.js wanted()), else the in-process hub.
+// (preload/standalone-native.js).
 function standaloneBackend () {
   const native = require('./preload/standalone-native')
-  return native.wanted() ? native.backend : require('./preload/standalone-hub').backend
+  native.wanted() // HTTPSYS_ROUTER=hub (the removed JS hub) is an error
+  return native.backend
 }
 
 // An attachment that ends with an error (not our own close) means the router is gone,

@@ -1,9 +1,9 @@
 'use strict'
 
-// (Here, not in src/hub: the supervisor reads the config's certificates with it for the
-// native router too, src/supervisor/router-tls.js, and src/hub goes with issue 25.)
+// (The supervisor reads the config's certificates with it for the native router,
+// src/supervisor/router-tls.js.)
 //
-// Which certificate the hub serves on a TLS port: a SecureContext per port and SNI host
+// Which certificate the router serves on a TLS port: a SecureContext per port and SNI host
 // name, from two sources, in this order (README "HTTPS and HTTP/2"):
 //   1. the config's `tls` entries (by host, then the port's entry without a host),
 //   2. the key material an app passed to https.createServer(), sent at attach, for the

@@ -469,8 +469,8 @@ function removeDotSegments (path) {
 
 // ---------------------------------------------------------------------------
 // The request target an app sees (README "The router's rules"): the path the router
-// routed on, so an app's own path checks see what routing saw. Both routers use it: the
-// hub before it routes (src/hub/client-connection.js), the HTTP.SYS worker before
+// routed on, so an app's own path checks see what routing saw. The native router has its
+// own (router/internal/route/target.go, the same rules); the HTTP.SYS worker uses this before
 // src/http sees a request (src/queue/httpsys/attachment.js; HTTP.SYS routes on its
 // cooked URL but hands over the raw one).
 

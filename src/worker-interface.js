@@ -13,8 +13,8 @@ const ENV = Object.freeze({
   /** the app's queue name: every server of the worker attaches to it */
   QUEUE: 'HTTPSYS_QUEUE',
   /**
-   * the app's secret for its hub queue: the hub admits to a queue only workers that
-   * present it (src/hub/hub.js onHello), so another process reaching the hub's socket
+   * the app's secret for its queue: the router admits to a queue only workers that
+   * present it (their HELLO, docs/wire-protocol.md), so another process reaching its socket
    * cannot take the app's requests. Kept in the environment so the app's own cluster
    * and fork() children, which attach to the same queue, inherit it.
    */

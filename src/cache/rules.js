@@ -2,9 +2,9 @@
 
 // The output cache's rules, one table for both routers (docs/output-cache.md). The
 // worker decides a response's time to live from them (src/http/server-handle.js) and
-// passes it with respond(): HTTP.SYS gets it as HTTP_CACHE_POLICY, the hub in the
-// RESPONSE frame. The hub checks the same rules again before it stores anything
-// (src/hub/output-cache.js), so a worker that says otherwise cannot cache what the
+// passes it with respond(): HTTP.SYS gets it as HTTP_CACHE_POLICY, the router in the
+// RESPONSE frame. The router checks the same rules again before it stores anything
+// (router/internal/cache), so a worker that says otherwise cannot cache what the
 // rules forbid. They are HTTP.SYS's and ASP.NET HttpSys's (EnableResponseCaching):
 //
 // - request: GET (a HEAD is answered from a cached GET), no Authorization, no body,

@@ -42,7 +42,7 @@ const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
 const { codes } = require('../errors')
 
-const inProcess = () => require('./standalone-hub')
+const { OWN_SOCKET, unserved } = require('./standalone-own')
 
 // how long listen() waits for the router: its start, or one bind
 const SYNC_MS = 15000
@@ -73,7 +73,7 @@ function ensureRouter () {
   // (after the listeners: adding a 'message' one refs the worker's port again)
   worker.unref()
   router = r
-  // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET)
+  // named OWN_SOCKET (standalone-own.js)
   r.socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
   try {
     callSync(r, 'boot', { binary, workerSocket: r.socketPath })
@@ -89,7 +89,7 @@ function ensureRouter () {
     })
     setImmediate(() => {
       try {
-        localSocket.removeDeadSockets(path.dirname(file), inProcess().OWN_SOCKET)
+        localSocket.removeDeadSockets(path.dirname(file), OWN_SOCKET)
       } catch {}
     }).unref()
   }
@@ -218,10 +218,7 @@ const backend = {
   reserve (options) {
     if (options.path !== undefined && !options.tls) return winPaths().reservePath(options, own)
     if (winPaths().takesPrefix(options)) return winPaths().reservePrefix(options, own)
-    if (!takes(options)) {
-      options.inProcess = true
-      return inProcess().backend.reserve(options)
-    }
+    if (!takes(options)) throw unserved(options)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
     const name = `~${process.pid}.listen${++seq}`
@@ -245,7 +242,7 @@ const backend = {
   },
 
   async attach (options) {
-    if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
+    if (options.queue === undefined && !takes(options)) throw unserved(options)
     hold()
     try {
       const socketPath = options.reservation ? options.reservation.socketPath : ensureRouter().socketPath
@@ -271,7 +268,7 @@ function ownSettings (st) {
   }
 }
 
-// A bind the router refused, as the hub names it (src/hub/listeners.js): the port's
+// A bind the router refused, named as on the other platforms: the port's
 // owner looked up here, and node's system error as its cause.
 function bindError (err, port, host) {
   const cause = (code, what) => Object.assign(new Error(`listen ${code}: ${what} ${host || '::'}:${port}`), { code, errno: code, syscall: 'listen', address: host || '::', port })

@@ -1,8 +1,6 @@
 'use strict'
 
-// Standalone on the native router (the default off Windows; HTTPSYS_ROUTER=hub runs the
-// in-process hub instead; issue 25 "Standalone";
-// docs/architecture.md 11): `node --require httpsys-cli/register app.js` with no
+// Standalone on the native router (issue 25 "Standalone"; docs/architecture.md 11): `node --require httpsys-cli/register app.js` with no
 // supervisor runs the Go router as a child of its own, started on the first listen()
 // and ended with the process (its stdin closes then, however the process ends).
 //
@@ -19,9 +17,9 @@
 // listen(path) and the streams handed to a server (adopt) are standalone-paths.js's,
 // listen(prefix) (a server that shares its port by path) standalone-prefixes.js's,
 // a node cluster worker's listen() standalone-cluster.js's. https servers go with their
-// key material (standalone-tls.js). Nothing of src/hub is loaded. Windows, where
+// key material (standalone-tls.js). Windows, where
 // node cannot hand a descriptor over this way, has the router bind
-// (standalone-native-win.js, standalone-native-win-paths.js; opt-in there, HTTPSYS_ROUTER=native).
+// (standalone-native-win.js, standalone-native-win-paths.js).
 
 const crypto = require('node:crypto')
 const net = require('node:net')
@@ -33,17 +31,16 @@ const hubClient = require('../queue/hub-client')
 const { codes } = require('../errors')
 const { findPortOwner } = require('../port-owner')
 
-const inProcess = () => require('./standalone-hub')
+const { OWN_SOCKET, unserved } = require('./standalone-own')
 
 let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
 const releasing = new Map() // port -> settles once the router has closed it (close())
 
 /**
- * Whether this process's servers run on the native router: as `httpsys start` chooses
- * (unset: yes, Windows included, where the router binds: standalone-native-win.js;
- * HTTPSYS_ROUTER=hub: the in-process hub). Called at the first listen().
- * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither native nor hub
+ * Checks HTTPSYS_ROUTER as `httpsys start` does (unset or native; the JS hub that hub
+ * asked for was removed, issue 25). Called at the first listen().
+ * @throws ERR_HTTPSYS_CONFIG_INVALID for any other value
  */
 function wanted (env = process.env, platform = process.platform) {
   const { wantsNativeRouter } = require('../supervisor/native-router')
@@ -68,9 +65,8 @@ function ensureRouter () {
   const { RouterProcess } = require('../supervisor/router-process')
   const { routerLimits } = require('../supervisor/native-router')
   const proc = new RouterProcess({ logger: quietLogger, logLevel: 'error' })
-  // named as the in-process hub names its socket (standalone-hub.js OWN_SOCKET): the
-  // router removes it when the app goes, however it goes (its stdin closes), and what a
-  // killed router left is removed by the next standalone app as the hub's is
+  // named OWN_SOCKET: the router removes it when the app goes, however it goes (its
+  // stdin closes), and what a killed router left is removed by the next standalone app
   const socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
   const spawned = proc.spawn({ ipc: true })
   const child = proc.child
@@ -105,7 +101,7 @@ function ensureRouter () {
   })
   setImmediate(() => {
     try {
-      localSocket.removeDeadSockets(path.dirname(socketPath), inProcess().OWN_SOCKET)
+      localSocket.removeDeadSockets(path.dirname(socketPath), OWN_SOCKET)
     } catch {}
   }).unref()
   router = { proc, child, started, pending, seq: 0 }
@@ -172,7 +168,7 @@ function forward (r, socket, queue) {
   }
 }
 
-/** Whether the native router takes this listen() (else the in-process hub does). */
+/** Whether the native router takes this listen() (else listen() is ERR_HTTPSYS_LISTEN_UNSERVED). */
 function takes (options) {
   if (options.path !== undefined || !Array.isArray(options.urls) || options.urls.length !== 1) return false
   // (an https server's port goes over with its key material: standalone-tls.js)
@@ -192,10 +188,7 @@ const backend = {
       if (reservation !== null) return reservation
     }
     if (prefixes().takes(options)) return prefixes().reservePrefix(options, own)
-    if (!takes(options)) {
-      options.inProcess = true
-      return inProcess().backend.reserve(options)
-    }
+    if (!takes(options)) throw unserved(options)
     // (a cluster worker's port is its primary's: its connections come to the worker)
     if (require('node:cluster').isWorker) return require('./standalone-cluster').reserve(options, own)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
@@ -274,7 +267,7 @@ const backend = {
   },
 
   async attach (options) {
-    if (options.inProcess === true || (options.queue === undefined && !takes(options))) return inProcess().backend.attach(options)
+    if (options.queue === undefined && !takes(options)) throw unserved(options)
     // alive until it settles: a bind that failed at once (EADDRINUSE) is the server's
     // 'error' once the router has started, and nothing else may hold the process then
     hold()
@@ -324,7 +317,7 @@ function rebuild ({ code, message, details }) {
 // handed to a server) and standalone-prefixes.js (listen(prefix))
 const paths = () => require('./standalone-paths')
 const prefixes = () => require('./standalone-prefixes')
-// (queue names count as the in-process hub's: ~pid.listenN and ~pid.adoptN, one N for
+// (queue names: ~pid.listenN and ~pid.adoptN, one N for
 // both, which a URL_CONFLICT names)
 const own = { ensureRouter, handOver, hold, unhold, ownSettings, mapError, next: () => ++seq }
 

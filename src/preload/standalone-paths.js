@@ -23,7 +23,7 @@
 //   accepted, or got from another process) goes to the router as a connection node
 //   accepted ({"httpsys": "conn"}); a stream with none (a JS Duplex, a TLS socket)
 //   cannot, so it is piped through a connection to that Unix socket: the router serves
-//   both alike, and nothing of src/hub is needed.
+//   both alike.
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
@@ -254,8 +254,7 @@ function hasDescriptor (stream) {
 }
 
 /**
- * The streams handed to a server (register.js adopt, as standalone-hub.js adopt takes
- * them), served by the router on a queue of the server's own.
+ * The streams handed to a server (register.js adopt), served by the router on a queue of the server's own.
  * @param {object} options { handlers, settings } as attach() takes them
  * @param {object} own standalone-native.js's router and hand-over
  * @returns {{attaching: Promise<object>, take: (stream: object) => boolean}}

@@ -2,8 +2,7 @@
 
 // Standalone on the native router (HTTPSYS_ROUTER=native, issue 25 "Standalone"): a
 // server's listen(prefix), `listen('http://+:8080/api/')`, which shares its port with
-// the other prefix servers of the process, as the in-process hub's reserveQueue lets
-// several queues share a port by URL (hub.js stageUrls). The port is nobody's own: its
+// the other prefix servers of the process (several queues share a port by URL). The port is nobody's own: its
 // connections follow the router's rules and its table routes them (a path no server
 // registered is the router's 404).
 //

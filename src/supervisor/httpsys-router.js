@@ -6,7 +6,7 @@
 // by name (HTTP_CREATE_REQUEST_QUEUE_FLAG_OPEN_EXISTING) and never need a URL
 // reservation of their own. Requests wait in the kernel queue while a worker restarts.
 //
-// Same surface as hub-router.js. HTTP.SYS says nothing when a process opens or leaves
+// Same surface as native-router.js. HTTP.SYS says nothing when a process opens or leaves
 // a queue, so there are no 'attach'/'detach' events and no per-pid stats: readiness
 // comes from the preload's MSG.READY message instead (worker-interface.js).
 //

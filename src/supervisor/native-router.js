@@ -1,10 +1,24 @@
 'use strict'
 
-// The router the supervisor controls (issue 25; HTTPSYS_ROUTER=hub still
-// runs the JS hub, until it is removed): the Go router (router/) in a process of its own, using every core, controlled
-// over its stdin and stdout (router-process.js, docs/router-control.md). The same
-// interface as hub-router.js (see its header); workers attach to it exactly as to the
-// hub, over the same wire (docs/wire-protocol.md).
+// The router the supervisor controls on the hub backend (issue 25): the Go router
+// (router/) in a process of its own, using every core, controlled over its stdin and
+// stdout (router-process.js, docs/router-control.md); workers attach to it over the wire
+// (docs/wire-protocol.md). The JS hub (src/hub) it replaced is gone.
+//
+// A supervisor router (this one, httpsys-router.js) offers:
+//   backend                'hub' | 'httpsys'
+//   tracksWorkers          whether 'attach'/'detach' events and per-pid stats exist
+//   start()                before any queue
+//   createQueue(app, { urls })   one queue per app, before its workers start
+//   deleteQueue(app)
+//   setUrls(app, urls, { redirectHttp })   a config edit: prefixes added first, then dropped
+//   unroute(app)           no new request reaches the app (it is leaving the config)
+//   setAvailable(app, bool)  false: the app cannot serve again without a command
+//   stats(app)             { waiting, workers: [{ pid, served, inFlight }] } or null
+//   connections()          client connections open (optional; HTTP.SYS does not say)
+//   workerEnv(app)         what a worker needs to find its queue (undefined: remove)
+//   close()
+//   events: 'attach' { queue, pid }, 'detach' { queue, pid, reason }, 'error'
 //
 // Not served yet (later steps of issue 25): CONNECT tunnels on a
 // standalone app's own port (a standalone app runs this router as its child:
@@ -13,30 +27,36 @@
 const crypto = require('node:crypto')
 const { EventEmitter } = require('node:events')
 const { codes } = require('../errors')
-const { hubSocketPath, hubLimits, hubTls, hubWorkerEnv } = require('./hub-router')
+const { defaultSocketPath, configLimits, configTls, workerAttachEnv } = require('./router-config')
 const { RouterProcess } = require('./router-process')
 const { findRouter } = require('./router-binary')
 const { ProcessUsage } = require('./router-usage')
 const { withPortOwner } = require('../port-owner')
 const { LIMIT_DEFAULTS } = require('../config/schema')
 
-// The switch, while both routers exist: unset, the native router serves `httpsys start`
-// on every platform (on Windows where HTTP.SYS does not: `--backend hub`, and `auto`'s
-// fallback); HTTPSYS_ROUTER=native or =hub asks for one.
+// Once the switch between the Go router and the JS hub; the hub was removed (issue 25),
+// so only unset or native (the same) are accepted, and hub is an error that says so
+// rather than being silently ignored.
 const ROUTER_ENV = 'HTTPSYS_ROUTER'
 
 /**
- * @returns {boolean} whether the supervisor runs the native router
- * @throws ERR_HTTPSYS_CONFIG_INVALID for a value that is neither
+ * @returns {true} the native router is the only one
+ * @throws ERR_HTTPSYS_CONFIG_INVALID for any other value than native (hub included)
  */
 function wantsNativeRouter (env = process.env) {
   const asked = env[ROUTER_ENV]
-  if (asked === undefined || asked === '') return true
-  if (asked === 'native' || asked === 'hub') return asked === 'native'
+  if (asked === undefined || asked === '' || asked === 'native') return true
+  if (asked === 'hub') {
+    throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
+      key: ROUTER_ENV,
+      reason: 'asks for the JS hub, which was removed (issue 25): the native router is the only router',
+      fix: `Unset ${ROUTER_ENV} (or set it to native).`
+    })
+  }
   throw new codes.ERR_HTTPSYS_CONFIG_INVALID({
     key: ROUTER_ENV,
     reason: `${JSON.stringify(asked)} is not a router (the environment variable ${ROUTER_ENV})`,
-    fix: 'Unset it, or set it to native (the Go router) or hub (the JS hub).'
+    fix: 'Unset it, or set it to native.'
   })
 }
 
@@ -47,13 +67,13 @@ const STATS_MS = 250
 class NativeRouter extends EventEmitter {
   /**
    * @param {object} options
-   * @param {string} [options.socketPath] where workers attach (default: hubSocketPath())
+   * @param {string} [options.socketPath] where workers attach (default: defaultSocketPath())
    * @param {import('pino').Logger} options.logger
    * @param {object} [options.limits] the config's limits (src/config/schema.js)
    * @param {object[]} [options.tls] the config's tls entries (router-tls.js)
    * @param {string} [options.binary] the router binary (default: what router-binary.js finds)
    */
-  constructor ({ socketPath = hubSocketPath(), logger, limits, tls = [], binary } = {}) {
+  constructor ({ socketPath = defaultSocketPath(), logger, limits, tls = [], binary } = {}) {
     super()
     this.tls = tls
     this.routerTls = null
@@ -87,7 +107,7 @@ class NativeRouter extends EventEmitter {
     const { RouterTls } = require('./router-tls')
     const routerTls = new RouterTls({ log: this.logger.child({ component: 'router' }), send: (entries) => this.proc.call('setTls', { entries }) })
     try {
-      routerTls.set(hubTls(this.tls))
+      routerTls.set(configTls(this.tls))
     } catch (err) {
       routerTls.close()
       throw err
@@ -139,8 +159,7 @@ class NativeRouter extends EventEmitter {
   }
 
   /**
-   * refresh() for a status read (ls, show, /metrics): the counters as they are now, as
-   * the hub's are read in place; a router that does not answer within ASK_TIMEOUT_MS
+   * refresh() for a status read (ls, show, /metrics): the counters as they are now; a router that does not answer within ASK_TIMEOUT_MS
    * leaves the last ones.
    */
   async refreshNow () {
@@ -154,7 +173,8 @@ class NativeRouter extends EventEmitter {
   }
 
   // A failed handshake never reaches an app; the supervisor's records count them, one
-  // record per burst (at most one per TLS_RECORD_MS), as hub-router.js tlsFailed.
+  // record per burst (at most one per TLS_RECORD_MS), so that clients, who control how many
+  // there are, cannot flood the log.
   tlsCounted (t) {
     this.tlsSnapshot = { handshakes: t.handshakes, failures: t.failures, byReason: t.byReason }
     this.tlsLast = t.last
@@ -196,7 +216,7 @@ class NativeRouter extends EventEmitter {
   }
 
   /**
-   * A config edit (`httpsys reload`, hub-router.js setUrls): the router binds the new
+   * A config edit (`httpsys reload`): the router binds the new
    * prefixes first (a conflict or a port in use throws and changes nothing), then lets
    * go of the ones the config dropped, in one command (router urls.go).
    * @returns {Promise<{ urls: string[] }>} the queue's prefixes now
@@ -296,7 +316,7 @@ class NativeRouter extends EventEmitter {
   }
 
   workerEnv (app) {
-    return hubWorkerEnv(this, app)
+    return workerAttachEnv(this, app)
   }
 
   async close () {
@@ -316,11 +336,11 @@ class NativeRouter extends EventEmitter {
 }
 
 /**
- * The config's limits as the router's start command takes them: the hub's options
- * (hub-router.js hubLimits), with no body limit said as 0 (JSON has no Infinity).
+ * The config's limits as the router's start command takes them
+ * (router-config.js configLimits), with no body limit said as 0 (JSON has no Infinity).
  */
 function routerLimits (limits) {
-  const l = hubLimits(limits)
+  const l = configLimits(limits)
   if (l.maxBodySize === Infinity) l.maxBodySize = 0
   for (const k of Object.keys(l)) if (l[k] === undefined) delete l[k]
   return { ...DEFAULT_LIMITS, ...l }
@@ -333,6 +353,6 @@ const ASK_TIMEOUT_MS = 500
 // router's names, plus the limits the config has no key for. The router's own defaults
 // (`httpsys-router -defaults`) are held to these by test/unit/supervisor/native-router.test.js.
 const ROUTER_ONLY_LIMITS = { maxHeaderSize: 16384, closeTimeout: 5000, finGrace: 100 }
-const DEFAULT_LIMITS = Object.freeze({ ...ROUTER_ONLY_LIMITS, ...hubLimits(LIMIT_DEFAULTS) })
+const DEFAULT_LIMITS = Object.freeze({ ...ROUTER_ONLY_LIMITS, ...configLimits(LIMIT_DEFAULTS) })
 
 module.exports = { NativeRouter, routerLimits, wantsNativeRouter, ROUTER_ENV, DEFAULT_LIMITS }

@@ -38,7 +38,7 @@ class RouterTls {
   }
 
   /**
-   * Loads and checks the config's entries (hub-router.js hubTls's output).
+   * Loads and checks the config's entries (router-config.js configTls's output).
    * @throws ERR_HTTPSYS_TLS_CERT naming the file
    */
   set (entries) {

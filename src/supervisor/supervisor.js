@@ -19,7 +19,7 @@ const { LogFile } = require('./log-file')
 const { MemoryMonitor } = require('./memory')
 const { collectApps, publicView } = require('./app-stats')
 const { chooseBackend } = require('./backend-choice')
-const { HubRouter, hubSocketPath: tmpSocketPath } = require('./hub-router')
+const { defaultSocketPath: tmpSocketPath } = require('./router-config')
 const { NativeRouter, wantsNativeRouter } = require('./native-router')
 const { ensureRuntimeDir, removeStaleHubSockets, runtimeDir } = require('./control-path')
 const { HttpsysRouter } = require('./httpsys-router')
@@ -39,7 +39,6 @@ class Supervisor extends EventEmitter {
    * @param {import('pino').Logger} options.logger
    * @param {string} [options.logLevel] passed to workers as HTTPSYS_LOG_LEVEL
    * @param {string} [options.socketPath] the hub's socket (default: per run, in the user's private runtime directory)
-   * @param {Function} [options.Hub] the JS hub's class (default: src/hub; tests swap it)
    * @param {Function} [options.Router] the native router's class, constructed as
    *   NativeRouter is (default: native-router.js; tests swap it)
    * @param {object} [options.native] the HTTP.SYS controller (default: src/httpsys; tests swap it)
@@ -55,17 +54,17 @@ class Supervisor extends EventEmitter {
    *   signal: in the background and as a service, an app that ends errored keeps the
    *   supervisor (and its port, answering 503) up for `httpsys restart` (docs/supervisor.md 2.2)
    */
-  constructor (config, { logger, logLevel, socketPath, Hub, Router, native, backendChoice, preload, control = false, controlDir, memory = {}, reread, untilStopped = false }) {
+  constructor (config, { logger, logLevel, socketPath, Router, native, backendChoice, preload, control = false, controlDir, memory = {}, reread, untilStopped = false }) {
     super()
     this.config = config
     // every record passes here (log files, `httpsys logs`) on its way out
     this.logs = new LogDispatcher(logger[pino.symbols.streamSym])
     this.logger = pino({ level: logger.level, base: null }, this.logs)
     this.socketPath = socketPath || hubSocketPath(process.pid, controlDir)
-    this.routerOptions = { Hub, Router, native, backendChoice }
+    this.routerOptions = { Router, native, backendChoice }
     this.backend = null // { backend, reason } once started
-    this.routerKind = null // 'native', 'hub' (the JS one) or 'httpsys', once started
-    this.router = null // the request router (hub-router.js, httpsys-router.js)
+    this.routerKind = null // 'native' or 'httpsys', once started
+    this.router = null // the request router (native-router.js, httpsys-router.js)
     this.groups = []
     this.starting = false // start() runs: a router failure then rejects it (routerFailure)
     this.routerFailure = null
@@ -122,10 +121,9 @@ class Supervisor extends EventEmitter {
     const choice = chooseBackend(this.config, this.routerOptions.backendChoice)
     this.backend = choice
     const record = { event: 'backend', backend: choice.backend, reason: choice.reason, detail: choice.detail, fix: choice.fix }
-    // (the hub backend is the native router where createRouter() makes that one: ls and
-    // show say which, routerKind)
-    this.routerKind = choice.backend !== 'hub' ? 'httpsys' : this.nativeHub() ? 'native' : 'hub'
-    const name = { httpsys: 'HTTP.SYS', native: 'the native router', hub: 'the httpsys hub' }[this.routerKind]
+    // (the hub backend is the native router: ls and show say which, routerKind)
+    this.routerKind = choice.backend !== 'hub' ? 'httpsys' : 'native'
+    const name = { httpsys: 'HTTP.SYS', native: 'the native router' }[this.routerKind]
     const text = `router: ${name} (${choice.reason})`
     if (choice.fallback) this.logger.warn(record, `${text}; to run on HTTP.SYS: ${choice.fix}`)
     else this.logger.info(record, text)
@@ -199,19 +197,8 @@ class Supervisor extends EventEmitter {
     return router
   }
 
-  /** Whether createRouter() makes the native router for the hub backend (an invalid HTTPSYS_ROUTER is its error to throw). */
-  nativeHub () {
-    const { Hub, Router } = this.routerOptions
-    if (Router) return true
-    try {
-      return !Hub && wantsNativeRouter()
-    } catch {
-      return false
-    }
-  }
-
   createRouter (backend) {
-    const { Hub, Router, native } = this.routerOptions
+    const { Router, native } = this.routerOptions
     const limits = this.config.limits
     if (backend === 'httpsys') {
       // requestCert entries go to the workers, which check the certificates (and refuse to
@@ -225,11 +212,11 @@ class Supervisor extends EventEmitter {
         if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale hub socket(s)`)
       } catch {}
     }
-    // the Go router in its own process (issue 25), unless HTTPSYS_ROUTER=hub;
-    // an injected Hub (tests) is the hub's
+    // the Go router in its own process (issue 25); an injected Router is a test's.
+    // HTTPSYS_ROUTER=hub (the removed JS hub) is a config error, thrown here
     if (Router) return new Router({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
-    if (!Hub && wantsNativeRouter()) return new NativeRouter({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
-    return new HubRouter({ socketPath: this.socketPath, logger: this.logger, Hub, limits, tls: this.config.tls })
+    wantsNativeRouter()
+    return new NativeRouter({ socketPath: this.socketPath, logger: this.logger, limits, tls: this.config.tls })
   }
 
   /**
@@ -579,9 +566,9 @@ class Supervisor extends EventEmitter {
 }
 
 /**
- * Where the hub listens for workers: in the user's private (0700) runtime directory, so
+ * Where the router listens for workers: in the user's private (0700) runtime directory, so
  * no other user can attach to a queue or plant a socket at a name they can predict.
- * Windows: a named pipe (the hub-router's name). A runtime directory that cannot be
+ * Windows: a named pipe (router-config.js defaultSocketPath). A runtime directory that cannot be
  * used, or whose path is too long for a socket, falls back to the temp directory.
  * @param {number} [pid=process.pid]
  * @param {string} [dir] the runtime directory (default: control-path.js runtimeDir())

@@ -319,28 +319,6 @@ function armUsable () {
   return null
 }
 
-// The JS hub here (HTTPSYS_ROUTER=hub): under qemu-user the arm64 supervisor cannot exec
-// the arm64 router it writes out (no binfmt_misc); the next test runs it through a wrapper.
-test('linux-arm64 (qemu): --version, and the arm64 supervisor and the JS hub serve hello; ls and stop from a second arm64 call', async () => {
-  const why = armUsable()
-  if (why) throw new Skip(why)
-  const exe = QEMU[0]
-  const arm = (args) => [...QEMU.slice(1), ARM_EXE, ...args]
-  const w = world('arm64', { HTTPSYS_ROUTER: 'hub' })
-  const version = await runExe(arm(['--version']), { env: w.env, exe })
-  assert.equal(version.stdout.trim(), VERSION, version.stderr)
-  const port = await freePort()
-  const sup = startExe(arm(['start', HELLO, '-u', `http://127.0.0.1:${port}/`, '--json']), { env: w.env, exe })
-  const ready = await waitRecord(sup, (r) => r.event === 'ready', 'ready', 60000)
-  assert.deepEqual(await get(port), { status: 200, body: 'hello world\n' })
-  const listed = await runExe(arm(['ls', '--json']), { env: w.env, exe, timeout: 60000 })
-  assert.equal(listed.code, 0, listed.stderr)
-  assert.equal(JSON.parse(listed.stdout)[0].apps[0].instances[0].pid, ready.pid)
-  const stop = await runExe(arm(['stop', 'all']), { env: w.env, exe, timeout: 60000 })
-  assert.equal(stop.code, 0, stop.stdout + stop.stderr)
-  assert.equal(await within(sup.exited, 30000), 0, sup.output().slice(-2000))
-})
-
 // An arm64 process under qemu cannot exec an arm64 binary here (no binfmt_misc), so
 // the router the arm64 exe carries is taken out of it by the exe itself (as node) and
 // run through qemu by a wrapper HTTPSYS_ROUTER_PATH names: the arm64 supervisor drives

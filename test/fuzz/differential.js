@@ -1,7 +1,7 @@
 'use strict'
 
-// The differential run: the parser's verdicts on an input (the router's Go parser, or
-// the JS hub's while src/hub exists; "hub" below is whichever) against llhttp's
+// The differential run: the parser's verdicts on an input (the router's Go parser;
+// "hub" below is it, a name kept from the JS hub's parser, removed with src/hub) against llhttp's
 // (node's own parser, llhttp-driver.js), request by request.
 //
 // Both read the whole input as one buffer. Message k is compared field by field

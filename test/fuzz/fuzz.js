@@ -6,7 +6,7 @@
 // random pieces with random pauses, scribbled buffers and a reset() parser) and every
 // plan must give the same events; the driver checks the parser's contract on each
 // call, rules.js the events. The parser is a target: the router's Go parser
-// (go-driver.js, the default), or the JS hub's while src/hub exists (hub-driver.js).
+// (go-driver.js; the JS hub's parser and its driver went with src/hub, issue 25).
 // Inputs parsed with the default options also go through the differential run against
 // llhttp (differential.js). A failure throws a FuzzFailure carrying the seed, the index,
 // the input and a minimized input.
@@ -45,7 +45,7 @@ function optionsFor (rng) {
     maxHeaderSize: rng.pick([40, 64, 128, 256, 1024, 16384]),
     maxBodySize: rng.pick([0, 1, 10, 100, 4096, Infinity])
   }
-  // a port a standalone server owns (src/hub/client-connection.js, router/internal/conn):
+  // a port a standalone server owns (router/internal/conn):
   // node's rules, Host and authority as sent, CONNECT served, node's insecureHTTPParser
   // when the server asked for it
   if (rng.chance(0.5)) {
@@ -59,7 +59,7 @@ function optionsFor (rng) {
  * The plans of one input, drawn from planSeed: [name, spec], the reference (one
  * buffer) first. A spec has the pieces (`splits`) and, for some plans, `pauseOnComplete`,
  * `pauseProbability`, `scribble`, `prefix` (parsed first, then reset()) and `seed`;
- * each target maps them to its parser's API (go-driver.js, hub-driver.js).
+ * each target maps them to its parser's API (go-driver.js).
  */
 function plansFor (input, planSeed, options, target) {
   const rng = new Rng(planSeed, 3)
@@ -238,7 +238,7 @@ const kindOf = (fn) => {
  * @param {number} [o.until] stop before this Date.now() value, whatever `iterations` says
  * @param {(summary) => void} [o.onProgress]
  * @param {object} [o.target] the parser: go-driver.js's goTarget() (the default, one per
- *   process) or, until src/hub is gone, hub-driver.js's hubTarget
+ *   process)
  * @param {number} [o.batch=200] inputs per call into the target (one Go process)
  * @returns {object} summary: inputs, bytes, requests accepted, endings, error reasons, known bugs,
  *   allowed chunking differences (notes), differential categories, slowest input, time

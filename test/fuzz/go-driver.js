@@ -4,7 +4,7 @@
 // router/cmd/fuzz-driver: one Go process per batch of inputs (a process per input
 // costs more than the parsing), each input under all its plans. The Go side
 // (parsetest.Run) checks the parser's contract on every Parse call and records the
-// events as hub-driver.js records the JS parser's; rules.js then checks them here.
+// events; rules.js then checks them here.
 //
 // The plans of fuzz.js map to the Go parser's pull API (Parse returns at every event,
 // the caller calls again with the rest) as follows:

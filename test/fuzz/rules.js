@@ -3,7 +3,7 @@
 // What the fuzzer checks on any parser's events, independently of the parser: the
 // README's router rules and the parser's documented decisions, read again from each
 // accepted head's rawHeaders (checkHead), and the order of events (checkEvents). Used
-// for the Go parser (go-driver.js) and, until src/hub is gone, the JS one (hub-driver.js).
+// for the Go parser (go-driver.js).
 
 const { METHODS: HTTP_METHODS } = require('node:http')
 

@@ -1,8 +1,9 @@
 'use strict'
 
-// Shared pieces for the hub tests: a quiet Hub on a private socket, in-process workers
-// written against src/queue/hub-client.js, and raw-socket HTTP helpers (so a test can
-// prove what happens on ONE connection, which node's http client hides).
+// Shared pieces for the router tests (the router itself: native-router.js
+// startNativeRouter): in-process workers written against src/queue/hub-client.js, and
+// raw-socket HTTP helpers (so a test can prove what happens on ONE connection, which
+// node's http client hides).
 
 const os = require('node:os')
 const path = require('node:path')
@@ -11,20 +12,12 @@ const tls = require('node:tls')
 const http = require('node:http')
 const crypto = require('node:crypto')
 const pino = require('pino')
-const { Hub } = require('../../src/hub')
 const hubClient = require('../../src/queue/hub-client')
 
 const quiet = pino({ level: 'silent' })
 
 function socketPath () {
   return path.join(os.tmpdir(), `httpsys-test-${process.pid}-${crypto.randomBytes(4).toString('hex')}.sock`)
-}
-
-/** A started Hub with a silent logger; close it in afterAll. */
-async function startHub (opts = {}) {
-  const hub = new Hub({ socketPath: socketPath(), logger: quiet, ...opts })
-  await hub.start()
-  return hub
 }
 
 /**
@@ -226,4 +219,4 @@ async function until (fn, timeoutMs = 5000, what = 'condition') {
   }
 }
 
-module.exports = { startHub, startWorker, reply, request, RawClient, until, socketPath, quiet }
+module.exports = { startWorker, reply, request, RawClient, until, socketPath, quiet }

@@ -1,17 +1,14 @@
 'use strict'
 
-// The two routers a black-box test runs against (issue 25: every test that ran against
-// the JS hub runs against the native router too, so the day src/hub goes only the hub
-// half is deleted): describe.each(ROUTERS)('%s', (name, start) => ...). start takes
-// the hub's options and gives an object with the hub's control calls (createQueue,
-// deleteQueue, queueStats, stats, close, socketPath); the native router's answer with
-// promises, so a test awaits them (await of the hub's plain values is the same value).
+// The router a black-box test runs against: describe.each(ROUTERS)('%s', (name, start)
+// => ...). These tests ran against the JS hub too until it was removed (issue 25); the
+// list stays so a test reads as it did. start takes the router's options and gives an
+// object with its control calls (createQueue, deleteQueue, queueStats, stats, close,
+// socketPath), which answer with promises.
 
-const { startHub } = require('./hub-harness')
 const { startNativeRouter } = require('./native-router')
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 
@@ -24,9 +21,8 @@ async function eventually (fn, timeoutMs = 5000, what = 'condition') {
   }
 }
 
-/** The router's queue names (the hub's queues(); the native router's stats). */
+/** The router's queue names (from its stats). */
 async function queueNames (r) {
-  if (typeof r.queues === 'function') return r.queues()
   return (await r.stats()).queues.map((q) => q.name)
 }
 

@@ -28,8 +28,8 @@ test('show (describe): config with secrets masked, URLs, instances with their la
   await get(port, '/')
   const text = await cli(['show', 'api'], { env: env(), cwd: dir })
   expect(text.code).toBe(0)
-  // (the hub backend runs the native router off Windows, unless HTTPSYS_ROUTER=hub)
-  const router = process.platform !== 'win32' && process.env.HTTPSYS_ROUTER !== 'hub' ? 'the native router' : 'the hub'
+  // (the hub backend is the native router)
+  const router = 'the native router'
   expect(text.stdout).toMatch(new RegExp(`^api \\[httpsys\\.config\\.js\\]: ready, ${router}, http://127\\.0\\.0\\.1:${port}/, 0 waiting\\n`))
   expect(text.stdout).toMatch(/^inst +pid +state +uptime +restarts +cpu +memory +req\/s +p99 +served +last exit$/m)
   expect(text.stdout).toMatch(/^ {2}env: \{"API_TOKEN":"\*\*\* \(--show-secrets prints it\)","MODE":"x","DB":"postgres:\/\/u:\*\*\*@h\/db"\}$/m)

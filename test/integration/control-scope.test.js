@@ -54,8 +54,8 @@ test('two projects with same-named apps: commands in one never touch the other; 
   const lsB = JSON.parse((await cli(['ls', '--json'], { env: env(), cwd: b.dir })).stdout)
   expect(lsB.map((s) => s.config)).toEqual([path.join(b.dir, 'httpsys.config.js')])
   const lsAll = await cli(['ls'], { env: env(), cwd: base })
-  // (the hub backend runs the native router off Windows, unless HTTPSYS_ROUTER=hub)
-  const router = process.platform !== 'win32' && process.env.HTTPSYS_ROUTER !== 'hub' ? 'native router' : 'hub'
+  // (the hub backend is the native router)
+  const router = 'native router'
   expect(lsAll.stdout.match(new RegExp(`^supervisor [0-9a-f]{12} \\(pid \\d+, ${router}\\): .*$`, 'gm'))).toHaveLength(3)
 
   // the script-started one is this folder's supervisor in its own folder

@@ -135,7 +135,6 @@ test('server.httpAllowHalfOpen: requests a client pipelined before its FIN are a
 // answers in a promise's then() has answered the requests read with the client's FIN,
 // as node reads the FIN in a callback of its own, after those microtasks
 test.each([
-  ['the in-process hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ])('%s: pipelined requests sent with the FIN, answered in a then(), all reach the client, as node\'s', async (_, env) => {
   const r = await both(`

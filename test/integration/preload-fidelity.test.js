@@ -830,7 +830,6 @@ describe('a server that owns its port (listen(port))', () => {
   })
 
   test.each([
-    ['the hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
     ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
   ])('%s: an https server given no certificate listens and every handshake fails, as node\'s (the router warns once)', async (name, routerEnv) => {
     const code = `

@@ -1,6 +1,6 @@
 'use strict'
 
-// The same black-box tests against both routers: the JS hub (src/hub) and the native
+// The same black-box tests against both routers: the JS hub (src/hub, since removed) and the native
 // router (router/, issue 25), each started with the same options, workers attached
 // through the same hub client, and clients on raw sockets. Ported from hub-routing,
 // hub-bad-input, hub-queueing and hub-timeouts: routing by prefix, the router's own
@@ -10,7 +10,7 @@
 
 const path = require('node:path')
 const { fork } = require('node:child_process')
-const { startHub, startWorker, reply, request, RawClient, until } = require('../helpers/hub-harness')
+const { startWorker, reply, request, RawClient, until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 
 jest.setTimeout(30000)
@@ -27,7 +27,6 @@ async function eventually (fn, timeoutMs, what) {
 }
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 

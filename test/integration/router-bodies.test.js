@@ -9,7 +9,7 @@ const { ROUTERS } = require('../helpers/routers')
 const sha = (buf) => crypto.createHash('sha256').update(buf).digest('hex')
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// Request and response bodies on both routers, the JS hub (src/hub) and the native one
+// Request and response bodies on both routers, the JS hub (src/hub, since removed) and the native one
 // (router/, issue 25): flow control both ways, chunked uploads, 100-continue, large
 // bodies held behind a slower response, a client that leaves, a worker that cancels.
 

@@ -27,7 +27,6 @@ const { routerBin } = require('../helpers/native-router')
 // a standalone app's router: the in-process JS hub (the default), or the native router
 // the preload runs as the app's child under HTTPSYS_ROUTER=native (issue 25)
 const ROUTERS = [
-  ['the hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ]
 

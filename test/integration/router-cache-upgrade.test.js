@@ -17,7 +17,6 @@ let child
 afterEach(() => { if (child && child.exitCode === null) child.kill('SIGKILL') })
 
 const ROUTERS = [
-  ['the hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ]
 

@@ -1,6 +1,6 @@
 'use strict'
 
-// The output cache (docs/output-cache.md) against both routers: the JS hub (src/hub)
+// The output cache (docs/output-cache.md) against both routers: the JS hub (src/hub, since removed)
 // and the native router (router/, issue 25), each started with the same options and
 // the same unmodified app attached to a queue the test made, as a supervisor's worker
 // (HTTPSYS_HUB, HTTPSYS_QUEUE, HTTPSYS_CACHE). Ported from hub-cache.test.js (its
@@ -19,7 +19,7 @@ const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { startHub, request, RawClient, until } = require('../helpers/hub-harness')
+const { request, RawClient, until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { makeCerts } = require('../helpers/tls-certs')
@@ -118,7 +118,6 @@ async function eventually (fn, timeoutMs, what) {
 }
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 

@@ -3,7 +3,7 @@
 // When the hub closes the client connection after a response (the client asked,
 // HTTP/1.0, the hub is closing) and the worker wrote its own Connection header, the
 // client must read "close", never "keep-alive" followed by a closed connection. On both
-// routers, the JS hub (src/hub) and the native one (router/, issue 25).
+// routers, the JS hub (src/hub, since removed) and the native one (router/, issue 25).
 
 const { startWorker, reply, RawClient } = require('../helpers/hub-harness')
 const { ROUTERS } = require('../helpers/routers')

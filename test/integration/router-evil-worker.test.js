@@ -3,7 +3,7 @@
 // A worker that sends malformed frames is dropped as if it had died, and nothing it
 // sent reaches a client: the client gets the hub's own 502 (or its request goes to
 // another worker), and the router logs ERR_HTTPSYS_PROTOCOL. On both routers, the JS hub
-// (src/hub) and the native one (router/, issue 25).
+// (src/hub, since removed) and the native one (router/, issue 25).
 
 const pino = require('pino')
 const { T } = require('../../src/wire/protocol')

@@ -1,6 +1,6 @@
 'use strict'
 
-// HTTP/2 on both routers, the JS hub (src/hub) and the native one (router/internal/h2,
+// HTTP/2 on both routers, the JS hub (src/hub, since removed) and the native one (router/internal/h2,
 // issue 25), as router-black-box.test.js holds them to each other. Ported from
 // hub-tls-rules.test.js's h2 part (the router answers each stream itself: 400, 431,
 // 413, 503, 400 Invalid Hostname, 404; no app sees it and the session serves on) and
@@ -8,25 +8,25 @@
 // connection nghttp2 ended, streamed and interim responses, uploads, trailers, many
 // streams) and hub-h2-memory.test.js's held-bytes budget (a client that opens many streams and never
 // reads makes the router hold about 1 MiB a connection, not a response window per
-// stream; issue 23), with the routers' resident memory under 4 such clients (the hub
-// in a process of its own, hub-memory-hub.js; the native router's from /proc, Linux).
-// The hub-internal counts (its streams' buffers) are checked on the hub only; what the
-// worker was let send is checked on both.
+// stream; issue 23), with the router's resident memory under 4 such clients (from
+// /proc, Linux). The JS hub's internal counts were checked on it until it was removed;
+// what the worker was let send is checked.
 
 const fs = require('node:fs')
 const path = require('node:path')
 const tls = require('node:tls')
 const crypto = require('node:crypto')
 const http2 = require('node:http2')
-const { spawn, fork } = require('node:child_process')
-const { startHub, startWorker, reply, until, socketPath } = require('../helpers/hub-harness')
+const { spawn } = require('node:child_process')
+const { startWorker, reply, until, socketPath } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 const { h2connect, h2, closeSession } = require('../helpers/tls-clients')
 const { freePort } = require('../helpers/httpsys-process')
 const hubClient = require('../../src/queue/hub-client')
-const { HELD_BUDGET } = require('../../src/hub/client-connection')
 const { RESPONSE_WINDOW, GRANTED_WINDOW_START } = require('../../src/wire/protocol')
+// the router's held-response budget (router/internal/conn heldBudget)
+const HELD_BUDGET = 4 * RESPONSE_WINDOW
 const { RESPONSE_MORE } = require('../../src/wire/contract')
 
 jest.setTimeout(60000)
@@ -39,7 +39,6 @@ beforeAll(() => { certs = makeCerts() })
 afterAll(() => certs.cleanup())
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 
@@ -723,29 +722,6 @@ describe.each(ROUTERS)('%s', (name, start) => {
 // process of its own, its resident set measured; 10 MB responses streamed by an
 // unmodified app (hub-memory-app.js) with backpressure
 const MEASURED = [
-  ['the hub', async (port, sock) => {
-    const hub = fork(path.join(__dirname, '..', 'helpers', 'hub-memory-hub.js'), [sock, certs.localhost.cert, certs.localhost.key, String(port)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    const ready = await new Promise((resolve, reject) => {
-      hub.once('message', resolve)
-      hub.once('exit', (code) => reject(new Error(`hub exited with ${code}`)))
-    })
-    if (ready.type !== 'ready') throw new Error(ready.message)
-    const ask = () => new Promise((resolve) => {
-      hub.once('message', resolve)
-      hub.send({ type: 'rss' })
-    })
-    return {
-      async stats () {
-        const m = await ask()
-        return { rss: m.rss, inFlight: m.inFlight, h2Buffered: m.h2Buffered }
-      },
-      close: () => new Promise((resolve) => {
-        hub.send({ type: 'close' })
-        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
-        hub.once('exit', () => { clearTimeout(t); resolve() })
-      })
-    }
-  }],
   ['the native router', async (port) => {
     const r = await startNativeRouter({ tls: [{ port, cert: certs.localhost.cert, key: certs.localhost.key }] })
     await r.createQueue('big', { urls: [`https://+:${port}/`] })

@@ -7,7 +7,7 @@ const { RESPONSE_OPAQUE } = require('../../src/wire/contract')
 const { startWorker, reply, request, RawClient, until, socketPath } = require('../helpers/hub-harness')
 const { ROUTERS, queueNames } = require('../helpers/routers')
 
-// A router's life with its clients and workers, on both routers, the JS hub (src/hub) and
+// A router's life with its clients and workers, on both routers, the JS hub (src/hub, since removed) and
 // the native one (router/, issue 25); and, below, what the hub client does against a
 // peer that is no router of ours (it stays when src/hub goes).
 

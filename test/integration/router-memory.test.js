@@ -6,7 +6,7 @@
 // so the worker's response window does the waiting. The hub runs in a process of its
 // own so that its resident memory is measured alone; the app is a real node process
 // with the preload, streaming 10 MB per request with backpressure. On both routers, the
-// JS hub (src/hub) and the native one (router/, issue 25: the same budget in
+// JS hub (src/hub, since removed) and the native one (router/, issue 25: the same budget in
 // router/internal/conn, heldBudget), the native router's resident set read from /proc.
 // The same for upgraded connections one side of which never reads (a response window
 // or a body window each).
@@ -14,12 +14,11 @@
 const fs = require('node:fs')
 const path = require('node:path')
 const net = require('node:net')
-const { fork, spawn } = require('node:child_process')
+const { spawn } = require('node:child_process')
 const { socketPath, request, until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { ROUTERS } = require('../helpers/routers')
 
-const HUB = path.join(__dirname, '..', 'helpers', 'hub-memory-hub.js')
 const APP = path.join(__dirname, '..', 'helpers', 'hub-memory-app.js')
 const REGISTER = path.join(__dirname, '..', '..', 'src', 'register.js')
 
@@ -29,30 +28,9 @@ const MB = 1024 * 1024
 
 jest.setTimeout(90000)
 
-// The router in a process of its own, its resident set measured (the hub answers over
-// IPC: hub-memory-hub.js), and the queue 'big' on a free port.
+// The router in a process of its own, its resident set measured, and the queue 'big'
+// on a free port.
 const MEASURED = [
-  ['the hub', async (sock) => {
-    const hub = fork(HUB, [sock], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-    const ready = await new Promise((resolve, reject) => {
-      hub.once('message', resolve)
-      hub.once('exit', (code) => reject(new Error(`hub exited with ${code}`)))
-    })
-    if (ready.type !== 'ready') throw new Error(ready.message)
-    return {
-      socketPath: sock,
-      port: ready.port,
-      stats: () => new Promise((resolve) => {
-        hub.once('message', resolve)
-        hub.send({ type: 'rss' })
-      }),
-      close: () => new Promise((resolve) => {
-        hub.send({ type: 'close' })
-        const t = setTimeout(() => { hub.kill('SIGKILL'); resolve() }, 5000)
-        hub.once('exit', () => { clearTimeout(t); resolve() })
-      })
-    }
-  }],
   ['the native router', async () => {
     const r = await startNativeRouter()
     const { ports: [port] } = await r.createQueue('big', { urls: ['http://+:0/'] })
@@ -71,9 +49,9 @@ const MEASURED = [
 ]
 
 // (the native router's resident set is read from /proc)
-const measured = process.platform === 'linux' ? MEASURED : MEASURED.slice(0, 1)
+const onLinux = process.platform === 'linux' ? describe : describe.skip
 
-describe.each(measured)('%s: memory under clients that never read', (name, startMeasured) => {
+onLinux.each(MEASURED)('%s: memory under clients that never read', (name, startMeasured) => {
   let hub
   let app
   let port
@@ -139,7 +117,7 @@ describe.each(measured)('%s: memory under clients that never read', (name, start
 // body window (the app does not read: the router stops reading the client), seen here
 // as the router's resident set under TUNNELS such tunnels, each side wanting to send
 // 32 MB (test/helpers/upgrade-memory-app.js).
-describe.each(measured)('%s: memory under upgraded connections one side of which never reads', (name, startMeasured) => {
+onLinux.each(MEASURED)('%s: memory under upgraded connections one side of which never reads', (name, startMeasured) => {
   const { RESPONSE_WINDOW, INITIAL_BODY_WINDOW } = require('../../src/wire/protocol')
   const UPGRADE_APP = path.join(__dirname, '..', 'helpers', 'upgrade-memory-app.js')
   const TUNNELS = 16

@@ -1,7 +1,7 @@
 'use strict'
 
 // A connection's pipelined responses, seen from its client and its worker, on both
-// routers: the JS hub (src/hub) and the native one (router/, issue 25). Ported from
+// routers: the JS hub (src/hub, since removed) and the native one (router/, issue 25). Ported from
 // test/unit/hub/pipeline-order.test.js, which drives the hub's ClientConnection over a
 // fake socket: what of it a client or an app can notice runs here against both.
 

@@ -1,6 +1,6 @@
 'use strict'
 
-// Queues and workers on both routers, the JS hub (src/hub) and the native one (router/,
+// Queues and workers on both routers, the JS hub (src/hub, since removed) and the native one (router/,
 // issue 25): what hub-queueing.test.js held beyond what router-black-box.test.js already
 // asks of both (who attaches to what, an anonymous queue's life, attach and detach, a
 // deleted queue, limits.max_connections).

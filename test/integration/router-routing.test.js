@@ -1,6 +1,6 @@
 'use strict'
 
-// Routing by prefix on both routers, the JS hub (src/hub) and the native one (router/,
+// Routing by prefix on both routers, the JS hub (src/hub, since removed) and the native one (router/,
 // issue 25): what hub-routing.test.js held beyond what router-black-box.test.js already
 // asks of both (the percent escapes that are 400 Invalid URL, a conflict that binds
 // nothing, a port another process holds, the errors of createQueue).

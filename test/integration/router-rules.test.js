@@ -3,7 +3,7 @@
 // The router's rules an app relies on without knowing it (README "The router's rules"),
 // attacked through raw sockets: the hub must hand an app only methods node knows, the
 // path it routed on, and the Host it routed by; and it must answer a client that
-// half-closes after its requests. On both routers, the JS hub (src/hub) and the native
+// half-closes after its requests. On both routers, the JS hub (src/hub, since removed) and the native
 // one (router/, issue 25).
 
 const { startWorker, reply, RawClient, until } = require('../helpers/hub-harness')

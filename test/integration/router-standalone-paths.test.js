@@ -15,7 +15,6 @@ const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { routerBin } = require('../helpers/native-router')
 
 const ROUTERS = [
-  ['hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })],
   // the path Windows runs (standalone-native-win.js): the router binds, nothing is handed over
   ['native router binding itself', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin(), HTTPSYS_STANDALONE_BIND: 'router' })]
@@ -217,7 +216,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
 
 test('native router: the private folder a killed app bound its paths through is removed by the next app, a live one\'s is kept', async () => {
   const { waitUntil } = require('../fixtures/apps/harness')
-  const env = { ...ROUTERS[1][1](), TMPDIR: dir }
+  const env = { ...ROUTERS[0][1](), TMPDIR: dir }
   const start = (sock) => {
     const child = spawn(process.execPath, ['-r', REGISTER, '-e', `
       require('http').createServer((q, s) => s.end('ok')).listen(${JSON.stringify(sock)}, () => console.log('up'))

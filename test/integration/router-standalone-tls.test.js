@@ -14,7 +14,6 @@ const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { routerBin } = require('../helpers/native-router')
 
 const ROUTERS = [
-  ['the hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })],
   // the path Windows runs (standalone-native-win.js): the router binds, the key material goes with bindQueue
   ['the native router binding itself', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin(), HTTPSYS_STANDALONE_BIND: 'router' })]

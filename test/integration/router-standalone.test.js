@@ -17,7 +17,6 @@ const { routerBin } = require('../helpers/native-router')
 const { waitUntil } = require('../fixtures/apps/harness')
 
 const ROUTERS = [
-  ['hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })],
   // Windows' way (src/preload/standalone-native-win.js): the router binds while listen() waits
   ['native router binding itself', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin(), HTTPSYS_STANDALONE_BIND: 'router' })]

@@ -6,7 +6,7 @@
 // (issue 25). The supervisor reads the hub's in its process (hub-router.js) and the
 // native router's over its control channel (native-router.js: stats).
 
-const { startHub, startWorker, reply, RawClient } = require('../helpers/hub-harness')
+const { startWorker, reply, RawClient } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 
 jest.setTimeout(30000)
@@ -25,7 +25,6 @@ async function eventually (fn, timeoutMs, what) {
 const connectionsOf = async (r) => typeof r.stats === 'function' ? (await r.stats()).connections : r.conns.size
 
 describe.each([
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ])('%s', (name, start) => {
   const cleanup = []

@@ -1,7 +1,7 @@
 'use strict'
 
 // The routers' timers (HTTP.SYS's HTTP_TIMEOUT_LIMIT_INFO) with small values, on both
-// routers, the JS hub (src/hub) and the native one (router/, issue 25): what
+// routers, the JS hub (src/hub, since removed) and the native one (router/, issue 25): what
 // hub-timeouts.test.js held beyond what router-black-box.test.js already asks of both
 // (keepAlive, headers, body and drain timeouts): the queue timeout, per queue too, and
 // options refused. Both check them on a 1 s clock, so a 1000 ms timeout fires between 1

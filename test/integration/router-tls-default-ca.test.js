@@ -20,7 +20,6 @@ const { routerBin } = require('../helpers/native-router')
 jest.setTimeout(60000)
 
 const ROUTERS = [
-  ['the hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ]
 

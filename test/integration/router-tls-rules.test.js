@@ -268,7 +268,6 @@ describe.each(ROUTERS)('%s', (name, startRouter) => {
 
 // under both routers: the hub, and HTTPSYS_ROUTER=native (router/, issue 25)
 describe.each([
-  ['the hub', () => ({ HTTPSYS_ROUTER: 'hub' })],
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ])('under httpsys start with %s: the config\'s limits on a TLS port, and what a real https app counted', (_, routerEnv) => {
   const BODY_LIMIT = 1000 // limits.max_body_size

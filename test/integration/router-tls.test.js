@@ -1,6 +1,6 @@
 'use strict'
 
-// TLS on both routers, the JS hub (src/hub) and the native one (router/, issue 25), as
+// TLS on both routers, the JS hub (src/hub, since removed) and the native one (router/, issue 25), as
 // router-black-box.test.js holds them to each other: certificates from the config by SNI
 // host or from the app at attach, ALPN, the session on the wire, client certificates
 // (the router's verdict, never a resumed session's), per-port session keys, the 421 for
@@ -16,7 +16,7 @@ const net = require('node:net')
 const path = require('node:path')
 const tls = require('node:tls')
 const https = require('node:https')
-const { startHub, startWorker, reply, request, RawClient } = require('../helpers/hub-harness')
+const { startWorker, reply, request, RawClient } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 const http2 = require('node:http2')
@@ -31,7 +31,6 @@ beforeAll(() => { certs = makeCerts() })
 afterAll(() => certs.cleanup())
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 

@@ -1,6 +1,6 @@
 'use strict'
 
-// Upgrades (101 Switching Protocols) through both routers, the JS hub (src/hub) and the
+// Upgrades (101 Switching Protocols) through both routers, the JS hub (src/hub, since removed) and the
 // native one (router/, issue 25): an unmodified http.Server of src/http attached to a
 // router queue, its 'upgrade' listener, and clients on real sockets. Ported from
 // hub-upgrade.test.js (and the upgrade part of hub-cache-upgrade.test.js) without the
@@ -15,7 +15,7 @@ const crypto = require('node:crypto')
 const WebSocket = require('ws')
 const { Server } = require('../../src/http/server')
 const hubClient = require('../../src/queue/hub-client')
-const { startHub, until } = require('../helpers/hub-harness')
+const { until } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 
 jest.setTimeout(60000)
@@ -27,7 +27,6 @@ const UPGRADE = 'GET /chat HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\
 const SWITCH = 'HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n'
 
 const ROUTERS = [
-  ['the hub', startHub],
   ['the native router', startNativeRouter]
 ]
 

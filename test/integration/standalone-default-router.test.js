@@ -1,9 +1,9 @@
 'use strict'
 
 // Which router a standalone app (`node --require httpsys-cli/register app.js`, no
-// supervisor) runs on (issue 25 "Standalone"): off Windows the native router, as the
-// app's child, unless HTTPSYS_ROUTER=hub asks for the in-process hub; any other value
-// is the same coded error `httpsys start` gives, at the first listen().
+// supervisor) runs on (issue 25 "Standalone"): the native router, as the app's child;
+// HTTPSYS_ROUTER other than native (hub, the removed JS hub, included) is the same
+// coded error `httpsys start` gives, at the first listen().
 
 const { spawn } = require('node:child_process')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
@@ -48,18 +48,22 @@ function run (extra) {
 
 const offWindows = process.platform === 'win32' ? test.skip : test
 
-offWindows('unset, the native router serves a standalone app, as its child; HTTPSYS_ROUTER=hub serves it in-process', async () => {
-  const native = await run({})
-  expect(native.err).toBe('')
-  expect(native.lines).toEqual([{ body: 'served', router: true }])
-  expect(native.code).toBe(0)
-  const hub = await run({ HTTPSYS_ROUTER: 'hub' })
-  expect(hub.err).toBe('')
-  expect(hub.lines).toEqual([{ body: 'served', router: false }])
-  expect(hub.code).toBe(0)
+offWindows('unset or native, the native router serves a standalone app, as its child', async () => {
+  for (const env of [{}, { HTTPSYS_ROUTER: 'native' }]) {
+    const native = await run(env)
+    expect(native.err).toBe('')
+    expect(native.lines).toEqual([{ body: 'served', router: true }])
+    expect(native.code).toBe(0)
+  }
 })
 
-test('HTTPSYS_ROUTER that is neither native nor hub: the server\'s \'error\' at listen() is ERR_HTTPSYS_CONFIG_INVALID naming it', async () => {
+test('HTTPSYS_ROUTER that is not native: the server\'s \'error\' at listen() is ERR_HTTPSYS_CONFIG_INVALID naming it', async () => {
   const r = await run({ HTTPSYS_ROUTER: 'go' })
-  expect(r.lines).toEqual([{ error: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/"go" is not a router.*native.*hub/) }])
+  expect(r.lines).toEqual([{ error: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/"go" is not a router.*native/) }])
+})
+
+// issue 25: the JS hub was removed; asking for it is said, not silently ignored
+test('HTTPSYS_ROUTER=hub (the removed JS hub): the server\'s \'error\' at listen() is ERR_HTTPSYS_CONFIG_INVALID saying it was removed and to unset it', async () => {
+  const r = await run({ HTTPSYS_ROUTER: 'hub' })
+  expect(r.lines).toEqual([{ error: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/JS hub, which was removed \(issue 25\).*Unset HTTPSYS_ROUTER/) }])
 })

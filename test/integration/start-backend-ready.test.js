@@ -9,17 +9,9 @@
 const pino = require('pino')
 const { validate } = require('../../src/config')
 const { Supervisor } = require('../../src/supervisor')
-const { Hub } = require('../../src/hub')
 const { NativeRouter } = require('../../src/supervisor/native-router')
 const { freePort, get, APPS } = require('../fixtures/apps/harness')
 const { waitForRecord } = require('../helpers/records')
-
-class SilentHub extends Hub {
-  emit (event, ...args) {
-    if (event === 'attach') return false
-    return super.emit(event, ...args)
-  }
-}
 
 class SilentRouter extends NativeRouter {
   emit (event, ...args) {
@@ -37,7 +29,6 @@ afterEach(async () => {
 const waitFor = (records, predicate, timeout = 10000) => waitForRecord(records, predicate, { timeout })
 
 test.each([
-  ['the hub', { Hub: SilentHub }],
   ['the native router', { Router: SilentRouter }]
 ])('%s: the preload reports its first attach; wait_ready apps still wait for their own ready', async (_, routerOption) => {
   const [port, slowPort] = [await freePort(), await freePort()]

@@ -83,8 +83,7 @@ maybe('in a terminal', () => {
 
   test('show: the app, its instances with their numbers, its config and records', async () => {
     const text = await screen(`${bin} show api`, /\[exit 0\]/, { height: 80 })
-    // (the native router unless HTTPSYS_ROUTER=hub)
-    const router = process.env.HTTPSYS_ROUTER === 'hub' ? 'the hub' : 'the native router'
+    const router = 'the native router'
     expect(text).toMatch(new RegExp(`^api \\[httpsys\\.config\\.js\\]: ready, ${router}, http://127\\.0\\.0\\.1:\\d+/api/, \\d+ waiting$`, 'm'))
     expect(text).toMatch(/^inst +pid +state +uptime +restarts +cpu +memory +req\/s +p99 +served +last exit$/m)
     expect(text).toMatch(/^0 +\d+ +ready +\d+s +0 +[\d.]+% +[\d.]+M +[\d.]+ +[\d.]+ ms +\d+ +-$/m)

@@ -1,7 +1,7 @@
 'use strict'
 
 // The native Go router (router/, issue 25) on Windows: the supervisor's `--backend hub`
-// on it (the default; HTTPSYS_ROUTER=hub runs the JS hub), its workers attached over its
+// on it (the default, and since issue 25 the only router), its workers attached over its
 // named pipe (router/internal/listen/pipe_windows.go), and that pipe's security: the
 // router's user owns it and is the only one its DACL lets in; a name another process
 // holds already makes the router's start fail instead of sharing it. A standalone app

@@ -7,8 +7,8 @@
 // graceful stop (the app's own SIGTERM listener runs), the tree kill after kill_timeout,
 // and a .cmd shim resolved to its JavaScript entry. Registered by run-tests.js.
 //
-// The core of it runs twice: on the JS hub in the supervisor (HTTPSYS_ROUTER=hub), and
-// on the native Go router (HTTPSYS_ROUTER=native, issue 25) as its own process, which the
+// The core of it runs on the native Go router (it ran on the JS hub too until src/hub
+// was removed) (HTTPSYS_ROUTER=native, issue 25) as its own process, which the
 // other tests run on as Windows' default since issue 25 (routerEnv), router/ cross-built
 // by run.sh (HTTPSYS_WINE_ROUTER) with workers attaching over its named pipe: served,
 // a worker's restart with requests queued in the router, `ls`, and a stop or a killed
@@ -50,11 +50,10 @@ function nativeEnv () {
 
 /**
  * The environment of a supervisor started with no router asked for: the default, the
- * native router since issue 25 made it Windows' too (its binary given as above), or
- * the hub when run.sh could not build it.
+ * native router (its binary given as above; the JS hub that ran when run.sh could not
+ * build it was removed with issue 25).
  */
 function routerEnv (router) {
-  if (router === 'hub' || (router === null && !routerExe())) return { HTTPSYS_ROUTER: 'hub' }
   if (router === 'native') return nativeEnv()
   const { HTTPSYS_ROUTER_PATH } = nativeEnv()
   return { HTTPSYS_ROUTER_PATH }
@@ -156,7 +155,7 @@ function register (test, { start, untrack, json }) {
     }
   })
 
-  for (const router of ['hub', 'native']) core(router)
+  for (const router of ['native']) core(router)
 
   // `auto` (no --backend) on Windows: an app with no urls leaves its port to its own
   // listen(), which HTTP.SYS cannot wait for, so the run falls back to the hub
@@ -375,7 +374,7 @@ function register (test, { start, untrack, json }) {
     assertGone([ready.pid, child], tag)
   })
 
-  for (const router of ['hub', 'native']) {
+  for (const router of ['native']) {
     const native = router === 'native'
     const label = native ? 'supervisor (native router)' : 'supervisor'
     const tag = native ? '-native' : ''

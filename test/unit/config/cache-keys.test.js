@@ -8,7 +8,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { validate } = require('../../../src/config')
 const { readWorkerEnv, cacheEnv, ENV } = require('../../../src/worker-interface')
-const { hubLimits } = require('../../../src/supervisor/hub-router')
+const { configLimits } = require('../../../src/supervisor/router-config')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-cachekeys-'))
 fs.writeFileSync(path.join(dir, 'app.js'), '')
@@ -48,7 +48,7 @@ test.each([
 test('limits: cache_size and cache_max_response are sizes, given to the hub', () => {
   const { limits } = run({ apps: [app()], limits: { cache_size: '8M', cache_max_response: '1M' } })
   expect(limits).toMatchObject({ cache_size: 8 * 1024 * 1024, cache_max_response: 1024 * 1024 })
-  expect(hubLimits(limits)).toMatchObject({ cacheSize: 8 * 1024 * 1024, cacheMaxResponse: 1024 * 1024 })
+  expect(configLimits(limits)).toMatchObject({ cacheSize: 8 * 1024 * 1024, cacheMaxResponse: 1024 * 1024 })
   expect(run({ apps: [app()] }).limits).toMatchObject({ cache_size: 64 * 1024 * 1024, cache_max_response: 256 * 1024 })
   expect(() => run({ apps: [app()], limits: { cache_size: 'lots' } })).toThrow(expect.objectContaining({ key: 'limits.cache_size' }))
 })

@@ -7,7 +7,7 @@ const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
 const { validate } = require('../../../src/config')
-const { hubTls } = require('../../../src/supervisor/hub-router')
+const { configTls } = require('../../../src/supervisor/router-config')
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-tlskeys-'))
 fs.writeFileSync(path.join(dir, 'app.js'), '')
@@ -45,7 +45,7 @@ test('redirect_http: a port, with an https prefix to redirect to', () => {
 })
 
 test('on the hub, thumbprint-only and IP-bound entries are config errors naming the key', () => {
-  expect(() => hubTls([{ port: 443, pfx: '/x.pfx' }, { port: 443, thumbprint: 'ab' }])).toThrow(expect.objectContaining({ key: 'tls[1].thumbprint' }))
-  expect(() => hubTls([{ port: 443, ip: '10.0.0.1', cert: 'a', key: 'b' }])).toThrow(expect.objectContaining({ key: 'tls[0].ip' }))
-  expect(hubTls([{ port: 443, ip: '0.0.0.0', cert: 'a', key: 'b', store: 'My' }])).toEqual([{ port: 443, cert: 'a', key: 'b' }])
+  expect(() => configTls([{ port: 443, pfx: '/x.pfx' }, { port: 443, thumbprint: 'ab' }])).toThrow(expect.objectContaining({ key: 'tls[1].thumbprint' }))
+  expect(() => configTls([{ port: 443, ip: '10.0.0.1', cert: 'a', key: 'b' }])).toThrow(expect.objectContaining({ key: 'tls[0].ip' }))
+  expect(configTls([{ port: 443, ip: '0.0.0.0', cert: 'a', key: 'b', store: 'My' }])).toEqual([{ port: 443, cert: 'a', key: 'b' }])
 })

@@ -6,11 +6,10 @@
 // encodes are decoded and encoded again by the JS codec into the same bytes.
 // src/wire/protocol.js stays the reference after src/hub (the workers speak it).
 // Go's CheckFromWorker refuses the worker frames of a fixed table (WORKER_FRAMES,
-// docs/wire-protocol.md's checks) with the table's reasons; while src/hub exists, its
-// AttachmentConnection (the real one over a fake socket) is held to the same table.
+// docs/wire-protocol.md's checks) with the table's reasons (the JS hub's
+// AttachmentConnection was held to the same table until src/hub was removed).
 
 const { spawnSync } = require('node:child_process')
-const { EventEmitter } = require('node:events')
 const { METHODS } = require('node:http')
 const P = require('../../../src/wire/protocol')
 const contract = require('../../../src/wire/contract')
@@ -340,11 +339,6 @@ describe('the Go frame codec and src/wire/protocol.js', () => {
     // most are refused: the table exercises the checks, not only the happy path
     expect(WORKER_FRAMES.filter(([, reason]) => reason !== null).length).toBeGreaterThan(35)
   })
-
-  // the JS hub, while it exists (issue 25: this test goes with src/hub)
-  test('the JS hub refuses the same worker frames, for the same reasons', () => {
-    expect(WORKER_FRAMES.map(([bytes]) => hubVerdict(bytes))).toEqual(WORKER_FRAMES.map(([, reason]) => reason))
-  })
 })
 
 function frame (type, payload) {
@@ -418,24 +412,3 @@ const WORKER_FRAMES = [
   ...[0, T.HELLO_OK, T.HELLO_ERR, T.REQUEST, T.BODY, T.BODY_END, T.ABORT, T.WINDOW, T.DETACH_OK, T.CLOSE, T.CONN_CLOSED, T.CONN_OPEN, T.CONN_ERROR, T.CONN_TIMEOUT, T.CONN_HELD, T.CONN_KEPT, 255]
     .map((t) => [frame(t, Buffer.alloc(0)), `unknown frame type ${t}`])
 ]
-
-// What the hub's AttachmentConnection does with one frame from a worker: null, or the
-// reason it dropped the worker for.
-function hubVerdict (bytes) {
-  let reason = null
-  const hub = {
-    log: { warn: (obj, msg) => { if (/broke the hub protocol/.test(msg)) reason = obj.err.details ? obj.err.details.reason : obj.err.reason } },
-    onHello () {},
-    endConnection () {},
-    connsById: new Map(),
-    attachmentDetached () {},
-    attachmentClosed () {}
-  }
-  const socket = new EventEmitter()
-  Object.assign(socket, { destroyed: false, write () {}, cork () {}, uncork () {}, end () {}, destroy () { this.destroyed = true } })
-  const { AttachmentConnection } = require('../../../src/hub/attachment-connection')
-  const conn = new AttachmentConnection(hub, socket, 1)
-  socket.emit('data', bytes)
-  conn.flush()
-  return reason
-}

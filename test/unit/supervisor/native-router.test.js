@@ -41,13 +41,16 @@ test('one table of limit defaults: the router\'s own (what a start without limit
   })
 }, 120000)
 
-test('the native router is the default, Windows included (issue 25); HTTPSYS_ROUTER=native or hub asks for one, anything else is a clear error', () => {
+test('the native router is the default, Windows included (issue 25); HTTPSYS_ROUTER=native is the same, hub (removed) or anything else is a clear error', () => {
   expect(wantsNativeRouter({})).toBe(true)
   expect(wantsNativeRouter({ HTTPSYS_ROUTER: '' })).toBe(true)
   expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'native' })).toBe(true)
-  expect(wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' })).toBe(false)
+  // the JS hub was removed (issue 25): asking for it is an error that says so
+  expect(() => wantsNativeRouter({ HTTPSYS_ROUTER: 'hub' })).toThrow(expect.objectContaining({
+    code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/removed \(issue 25\)[^]*Unset HTTPSYS_ROUTER/)
+  }))
   expect(() => wantsNativeRouter({ HTTPSYS_ROUTER: 'go' })).toThrow(expect.objectContaining({
-    code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/"go" is not a router.*native.*hub/)
+    code: 'ERR_HTTPSYS_CONFIG_INVALID', key: 'HTTPSYS_ROUTER', message: expect.stringMatching(/"go" is not a router.*native/)
   }))
 })
 

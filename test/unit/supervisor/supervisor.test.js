@@ -12,6 +12,8 @@ const pino = require('pino')
 const { validate } = require('../../../src/config')
 const { codes } = require('../../../src/errors')
 const { Supervisor, hubSocketPath } = require('../../../src/supervisor/supervisor')
+const { workerAttachEnv, configLimits } = require('../../../src/supervisor/router-config')
+const { routerBin } = require('../../helpers/native-router')
 const { waitForRecords } = require('../../helpers/records')
 
 const APPS = path.join(__dirname, '..', '..', 'fixtures', 'apps')
@@ -19,22 +21,39 @@ const ATTACH_APP = path.join(__dirname, 'fixtures', 'attach-app.js')
 const PRELOAD = path.join(APPS, 'fake-preload.js')
 
 let calls
-class FakeHub extends EventEmitter {
+// a router as the supervisor injects one (options.Router, constructed as NativeRouter is)
+class FakeRouter extends EventEmitter {
   constructor (options) {
     super()
     this.options = options
+    this.socketPath = options.socketPath
+    this.tokens = new Map()
+    this.queueUrls = new Map()
     calls.push(['new', options.socketPath])
-    FakeHub.last = this
+    FakeRouter.last = this
   }
+
+  get backend () { return 'hub' }
+
+  get tracksWorkers () { return true }
 
   async start () { calls.push(['start']) }
 
   async createQueue (name, { urls }) {
-    if (FakeHub.fail && FakeHub.fail.name === name) throw FakeHub.fail.error
-    if (FakeHub.dies && FakeHub.dies.name === name) this.emit('error', FakeHub.dies.error)
+    if (FakeRouter.fail && FakeRouter.fail.name === name) throw FakeRouter.fail.error
+    if (FakeRouter.dies && FakeRouter.dies.name === name) this.emit('error', FakeRouter.dies.error)
     calls.push(['createQueue', name, urls])
+    this.tokens.set(name, 'token')
+    this.queueUrls.set(name, urls.slice())
     return { name, urls: urls.slice(), ports: [] }
   }
+
+  unroute () {}
+  setAvailable () {}
+  async deleteQueue () {}
+  stats () { return null }
+  connections () { return null }
+  workerEnv (app) { return workerAttachEnv(this, app) }
 
   async close () { calls.push(['close']) }
 }
@@ -42,8 +61,8 @@ class FakeHub extends EventEmitter {
 const running = []
 beforeEach(() => {
   calls = []
-  FakeHub.fail = null
-  FakeHub.dies = null
+  FakeRouter.fail = null
+  FakeRouter.dies = null
 })
 afterEach(async () => {
   await Promise.all(running.splice(0).map((s) => s.kill()))
@@ -53,7 +72,7 @@ function makeSupervisor (apps, { backendChoice, untilStopped } = {}) {
   const config = validate({ apps }, { baseDir: APPS })
   const records = []
   const logger = pino({ level: 'info', base: null }, { write (line) { records.push(JSON.parse(line)) } })
-  const supervisor = new Supervisor(config, { logger, Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock', backendChoice, untilStopped })
+  const supervisor = new Supervisor(config, { logger, Router: FakeRouter, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock', backendChoice, untilStopped })
   running.push(supervisor)
   return { supervisor, records }
 }
@@ -78,7 +97,7 @@ test('creates every queue before it spawns any worker, instances per app', async
 })
 
 test('a queue that cannot be created fails the start; nothing is spawned and the hub is closed', async () => {
-  FakeHub.fail = { name: 'web', error: new codes.ERR_HTTPSYS_PORT_IN_USE({ port: 8080 }) }
+  FakeRouter.fail = { name: 'web', error: new codes.ERR_HTTPSYS_PORT_IN_USE({ port: 8080 }) }
   const { supervisor, records } = makeSupervisor([
     { name: 'api', script: 'graceful.js' },
     { name: 'web', script: 'graceful.js' }
@@ -90,7 +109,7 @@ test('a queue that cannot be created fails the start; nothing is spawned and the
 })
 
 test('a router that fails while the apps start: start() rejects with why, and stops what it started (no unhandled error)', async () => {
-  FakeHub.dies = { name: 'web', error: new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: 'the router process exited (code 2)' }) }
+  FakeRouter.dies = { name: 'web', error: new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason: 'the router process exited (code 2)' }) }
   const { supervisor, records } = makeSupervisor([
     { name: 'api', script: 'graceful.js' },
     { name: 'web', script: 'graceful.js' }
@@ -107,8 +126,8 @@ test('the hub reporting an attach makes that worker ready, with the time it took
   await supervisor.start()
   const ready = new Promise((resolve) => supervisor.once('ready', resolve))
   const [, second] = supervisor.list()
-  FakeHub.last.emit('attach', { queue: 'api', pid: second.pid, workerId: 7 })
-  FakeHub.last.emit('attach', { queue: 'api', pid: 999999999, workerId: 8 }) // not ours: ignored
+  FakeRouter.last.emit('attach', { queue: 'api', pid: second.pid, workerId: 7 })
+  FakeRouter.last.emit('attach', { queue: 'api', pid: 999999999, workerId: 8 }) // not ours: ignored
   expect(await ready).toEqual({ app: 'api', inst: 1, pid: second.pid })
   const [record] = records.filter((r) => r.event === 'ready')
   expect(record).toMatchObject({ app: 'api', inst: 1, pid: second.pid, ms: expect.any(Number) })
@@ -123,7 +142,7 @@ test('the start log names the router and why; workers are sent to the hub whatev
     await supervisor.start()
     const [backend] = records.filter((r) => r.event === 'backend')
     if (process.platform !== 'win32') {
-      expect(backend).toMatchObject({ level: 30, backend: 'hub', reason: 'not Windows', msg: 'router: the httpsys hub (not Windows)' })
+      expect(backend).toMatchObject({ level: 30, backend: 'hub', reason: 'not Windows', msg: 'router: the native router (not Windows)' })
     } else {
       expect(backend).toMatchObject({ backend: expect.stringMatching(/^(hub|httpsys)$/), reason: expect.any(String) })
     }
@@ -135,15 +154,15 @@ test('the start log names the router and why; workers are sent to the hub whatev
   }
 })
 
-test('the config\'s limits become the hub\'s options (the same keys HTTP.SYS gets)', async () => {
+test('the config\'s limits reach the router (as the router\'s options, the same keys HTTP.SYS gets) (the same keys HTTP.SYS gets)', async () => {
   const config = validate({
     apps: [{ name: 'api', script: 'graceful.js' }],
     limits: { queue_length: 50, max_body_size: 0, header_timeout: '7s', idle_timeout: '2s', body_timeout: '30s', queue_timeout: '10s', max_connections: 100 }
   }, { baseDir: APPS })
-  const supervisor = new Supervisor(config, { logger: pino({ level: 'silent' }), Hub: FakeHub, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock' })
+  const supervisor = new Supervisor(config, { logger: pino({ level: 'silent' }), Router: FakeRouter, preload: PRELOAD, socketPath: '/tmp/httpsys-test.sock' })
   running.push(supervisor)
   await supervisor.start()
-  expect(FakeHub.last.options).toMatchObject({
+  expect(configLimits(FakeRouter.last.options.limits)).toMatchObject({
     queueLength: 50,
     maxBodySize: Infinity,
     headersTimeout: 7000,
@@ -161,7 +180,7 @@ test('Windows falling back to the hub is a warning with the reason and the fix, 
   await supervisor.start()
   const [backend] = records.filter((r) => r.event === 'backend')
   expect(backend).toMatchObject({ level: 40, backend: 'hub', reason: 'the HTTP.SYS addon did not load', detail: expect.stringContaining('not found') })
-  expect(backend.msg).toMatch(/^router: the httpsys hub \(the HTTP.SYS addon did not load\); to run on HTTP.SYS: reinstall httpsys-cli/)
+  expect(backend.msg).toMatch(/^router: the native router \(the HTTP.SYS addon did not load\); to run on HTTP.SYS: reinstall httpsys-cli/)
 })
 
 test('the preload\'s ready message makes a worker ready when the hub reports nothing; both together are one ready', async () => {
@@ -171,7 +190,7 @@ test('the preload\'s ready message makes a worker ready when the hub reports not
   await supervisor.start()
   const [first, second] = supervisor.list()
   // the hub sees #1 attach before its preload says so: still one ready
-  FakeHub.last.emit('attach', { queue: 'api', pid: second.pid, workerId: 1 })
+  FakeRouter.last.emit('attach', { queue: 'api', pid: second.pid, workerId: 1 })
   await waitFor(records, (r) => r.event === 'ready' && r.inst === 0)
   await new Promise((resolve) => setTimeout(resolve, 150))
   const ready = records.filter((r) => r.event === 'ready')
@@ -297,13 +316,13 @@ test('the hub socket is per run, in the user\'s private runtime directory; the s
     }
     expect(p).toBe(path.join(runtime, 'hub-4242.sock'))
     expect(fs.statSync(runtime).mode & 0o777).toBe(0o700)
-    const { Hub } = require('../../../src/hub/hub')
-    const hub = new Hub({ socketPath: p })
-    await hub.start()
+    const { NativeRouter } = require('../../../src/supervisor/native-router')
+    const router = new NativeRouter({ socketPath: p, logger: pino({ level: 'silent' }), binary: routerBin() })
+    await router.start()
     try {
       expect(fs.statSync(p).mode & 0o777).toBe(0o600)
     } finally {
-      await hub.close()
+      await router.close()
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
