@@ -211,7 +211,15 @@ s.listen(0, '127.0.0.1', async () => {
   console.log(JSON.stringify({ kids: routerKids() }))
   console.log(JSON.stringify(await ask(s)))
   s.setSecureContext({ key: read(${JSON.stringify(certs.a.key)}), cert: read(${JSON.stringify(certs.a.cert)}) })
-  console.log(JSON.stringify(await ask(s)))
+  // (node's is synchronous; the native router hears of it over the IPC channel, so a
+  // connection accepted in that moment may still get the old certificate: the first
+  // answer with another one, within 2 s)
+  let next = await ask(s)
+  for (let i = 0; i < 40 && next.cn === 'localhost'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    next = await ask(s)
+  }
+  console.log(JSON.stringify(next))
   try { s.setSecureContext({ key: 'not a key', cert: read(${JSON.stringify(certs.a.cert)}) }); console.log('"taken"') } catch (err) { console.log(JSON.stringify({ threw: err.code })) }
   console.log(JSON.stringify(await ask(s)))
   s.close()
