@@ -300,4 +300,16 @@ define('ERR_HTTPSYS_SERVICE_UNSUPPORTED', (d) =>
   `httpsys cannot install a service on ${d.platform}: it writes systemd units (Linux), launchd jobs (macOS) and Windows services. ` +
   'Start it from your init system with `httpsys start -c <config>` in the foreground: it stops gracefully on SIGTERM.')
 
-module.exports = { codes }
+/**
+ * The error a router's answer carries ({ code, message, details }): the coded error
+ * again where its code is one of ours and it has details, else a plain one with the code.
+ */
+function fromAnswer ({ code, message, details }) {
+  const Coded = codes[code]
+  if (Coded !== undefined && details !== undefined) return new Coded(details)
+  const err = new Error(message)
+  err.code = code
+  return err
+}
+
+module.exports = { codes, fromAnswer }

@@ -15,6 +15,7 @@ const crypto = require('node:crypto')
 const net = require('node:net')
 const urlprefix = require('../urlprefix')
 const { codes } = require('../errors')
+const { ask } = require('./standalone-own')
 
 /**
  * A cluster worker's listen(port) (contract.js reserve()).
@@ -70,7 +71,7 @@ function reserve (options, own) {
       // in the next tick, as standalone-native.js's: settings set after listen() go too
       process.nextTick(() => {
         const tls = require('./standalone-tls').listenTls(options, prefix, port)
-        announce(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings: own.ownSettings(options.settings), ...tls }).then(resolve, reject)
+        ask(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings: own.ownSettings(options.settings), ...tls }).then(resolve, reject)
       })
     })
   })
@@ -83,28 +84,6 @@ function reserve (options, own) {
   }).finally(own.unhold)
   reservation.ready.catch(() => {})
   return reservation
-}
-
-/**
- * Sends `msg` (a listenConns) with no socket; the router's "listened" settles it.
- * @returns {Promise<object>}
- */
-function announce (r, msg) {
-  return new Promise((resolve, reject) => {
-    msg.seq = ++r.seq
-    r.pending.set(msg.seq, { resolve, reject })
-    try {
-      r.child.send(msg, (err) => {
-        if (err) {
-          r.pending.delete(msg.seq)
-          reject(err)
-        }
-      })
-    } catch (err) {
-      r.pending.delete(msg.seq)
-      reject(err)
-    }
-  })
 }
 
 /** Sends a connection node's cluster gave this worker to its router, on `queue`. */
@@ -136,7 +115,7 @@ function reservePath (options, own) {
   const ready = new Promise((resolve, reject) => {
     server.once('error', (err) => reject(err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: options.path, cause: err }) : err))
     server.once('listening', () => process.nextTick(() => {
-      announce(r, { httpsys: 'listenConns', kind: 'path', queue: name, token, settings: own.ownSettings(options.settings) }).then(resolve, reject)
+      ask(r, { httpsys: 'listenConns', kind: 'path', queue: name, token, settings: own.ownSettings(options.settings) }).then(resolve, reject)
     }))
   })
   const reservation = {
@@ -173,4 +152,4 @@ function reservePath (options, own) {
   return reservation
 }
 
-module.exports = { reserve, reservePath, announce, forward }
+module.exports = { reserve, reservePath, forward }

@@ -40,9 +40,9 @@ const path = require('node:path')
 const { Worker } = require('node:worker_threads')
 const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
-const { codes } = require('../errors')
+const { codes, fromAnswer } = require('../errors')
 
-const { OWN_SOCKET, unserved } = require('./standalone-own')
+const { OWN_SOCKET, unserved, ownSettings } = require('./standalone-own')
 
 // how long listen() waits for the router: its start, or one bind
 const SYNC_MS = 15000
@@ -64,7 +64,7 @@ function ensureRouter () {
     const p = r.calls.get(m.id)
     if (p === undefined) return
     r.calls.delete(m.id)
-    if (m.error) p.reject(rebuild(m.error))
+    if (m.error) p.reject(fromAnswer(m.error))
     else p.resolve(m.fields)
   })
   worker.on('error', (err) => gone(r, `its thread failed (${err.message})`))
@@ -119,7 +119,7 @@ function callSync (r, cmd, args) {
     throw new codes.ERR_HTTPSYS_ROUTER_FAILED({ reason })
   }
   const reply = JSON.parse(Buffer.from(r.answer.subarray(0, Atomics.load(r.state, 1))).toString())
-  if (reply.error) throw rebuild(reply.error)
+  if (reply.error) throw fromAnswer(reply.error)
   return reply.fields
 }
 
@@ -255,19 +255,6 @@ const backend = {
   }
 }
 
-/** The server's settings for the connections of its port (standalone-native.js ownSettings). */
-function ownSettings (st) {
-  return {
-    keepAliveTimeout: Number(st.keepAliveTimeout) || 0,
-    headersTimeout: Number(st.headersTimeout) || 0,
-    maxHeaderSize: Number(st.maxHeaderSize) || 0,
-    finGrace: Number(st.finGrace) || 0,
-    allowHalfOpen: st.allowHalfOpen === true,
-    insecureHTTPParser: st.insecureHTTPParser === true,
-    requireHost: st.serverRequiresHost !== false
-  }
-}
-
 // A bind the router refused, named as on the other platforms: the port's
 // owner looked up here, and node's system error as its cause.
 function bindError (err, port, host) {
@@ -278,15 +265,6 @@ function bindError (err, port, host) {
   }
   if (err.code === 'ERR_HTTPSYS_ACCESS_DENIED') return new codes.ERR_HTTPSYS_ACCESS_DENIED({ port, host, cause: cause('EACCES', 'permission denied') })
   if (err.code === 'ERR_HTTPSYS_ADDRESS_UNAVAILABLE') return new codes.ERR_HTTPSYS_ADDRESS_UNAVAILABLE({ port, host, cause: cause('EADDRNOTAVAIL', 'address not available') })
-  return err
-}
-
-/** The error a router answer carries (router-process.js rebuild). */
-function rebuild ({ code, message, details }) {
-  const Coded = codes[code]
-  if (Coded !== undefined && details !== undefined) return new Coded(details)
-  const err = new Error(message)
-  err.code = code
   return err
 }
 

@@ -28,10 +28,10 @@ const path = require('node:path')
 const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
 const hubClient = require('../queue/hub-client')
-const { codes } = require('../errors')
+const { codes, fromAnswer } = require('../errors')
 const { findPortOwner } = require('../port-owner')
 
-const { OWN_SOCKET, unserved } = require('./standalone-own')
+const { OWN_SOCKET, unserved, ownSettings } = require('./standalone-own')
 
 let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
@@ -76,7 +76,7 @@ function ensureRouter () {
     const p = pending.get(m.seq)
     if (p === undefined) return
     pending.delete(m.seq)
-    if (m.error) p.reject(rebuild(m.error))
+    if (m.error) p.reject(fromAnswer(m.error))
     else p.resolve(m)
   })
   // a router gone (killed, crashed) answers no listen() any more: they fail, and the
@@ -281,35 +281,10 @@ const backend = {
   }
 }
 
-/**
- * The server's settings for the connections of its port (src/http/server.js
- * routerSettings), as they are at listen() (router/internal/conn/owned.go).
- */
-function ownSettings (st) {
-  return {
-    keepAliveTimeout: Number(st.keepAliveTimeout) || 0,
-    headersTimeout: Number(st.headersTimeout) || 0,
-    maxHeaderSize: Number(st.maxHeaderSize) || 0,
-    finGrace: Number(st.finGrace) || 0,
-    allowHalfOpen: st.allowHalfOpen === true,
-    insecureHTTPParser: st.insecureHTTPParser === true,
-    requireHost: st.serverRequiresHost !== false
-  }
-}
-
 function mapError (err, port, host) {
   if (err.code === 'EADDRINUSE') return new codes.ERR_HTTPSYS_PORT_IN_USE({ port, host, owner: findPortOwner(port), cause: err })
   if (err.code === 'EACCES' || err.code === 'EPERM') return new codes.ERR_HTTPSYS_ACCESS_DENIED({ port, host, cause: err })
   if (err.code === 'EADDRNOTAVAIL') return new codes.ERR_HTTPSYS_ADDRESS_UNAVAILABLE({ port, host, cause: err })
-  return err
-}
-
-/** The error a router answer carries (router-process.js rebuild). */
-function rebuild ({ code, message, details }) {
-  const Coded = codes[code]
-  if (Coded !== undefined && details !== undefined) return new Coded(details)
-  const err = new Error(message)
-  err.code = code
   return err
 }
 

@@ -17,6 +17,7 @@
 const crypto = require('node:crypto')
 const net = require('node:net')
 const urlprefix = require('../urlprefix')
+const { ask } = require('./standalone-own')
 
 const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
 const held = new Map() // port -> { count, ready }: this process's prefix servers on it, and when the router has its socket
@@ -123,7 +124,7 @@ function reservePrefix (options, own) {
       // prefix of this process has gone
       const clustered = require('node:cluster').isWorker
       handedOver = new Promise((resolve) => process.nextTick(resolve))
-        .then(() => clustered ? require('./standalone-cluster').announce(r, { ...msg, httpsys: 'listenConns', kind: 'shared', port }) : own.handOver(r, server, msg))
+        .then(() => clustered ? ask(r, { ...msg, httpsys: 'listenConns', kind: 'shared', port }) : own.handOver(r, server, msg))
       place(port)
       if (clustered) held.get(port).server = server
       return handedOver
@@ -149,25 +150,6 @@ function reservePrefix (options, own) {
   }).finally(own.unhold)
   reservation.ready.catch(() => {})
   return reservation
-}
-
-/** A message without a socket that the router answers with "listened". */
-function ask (r, msg) {
-  return new Promise((resolve, reject) => {
-    msg.seq = ++r.seq
-    r.pending.set(msg.seq, { resolve, reject })
-    try {
-      r.child.send(msg, (err) => {
-        if (err) {
-          r.pending.delete(msg.seq)
-          reject(err)
-        }
-      })
-    } catch (err) {
-      r.pending.delete(msg.seq)
-      reject(err)
-    }
-  })
 }
 
 module.exports = { takes, reservePrefix }

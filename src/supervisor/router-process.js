@@ -10,7 +10,7 @@
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const { EventEmitter } = require('node:events')
-const { codes } = require('../errors')
+const { codes, fromAnswer } = require('../errors')
 const { LineSplitter } = require('./line-splitter')
 const { findRouter } = require('./router-binary')
 
@@ -111,7 +111,7 @@ class RouterProcess extends EventEmitter {
     const p = this.pending.get(msg.id)
     if (p === undefined) return
     this.pending.delete(msg.id)
-    if (msg.error) p.reject(rebuild(msg.error))
+    if (msg.error) p.reject(fromAnswer(msg.error))
     else {
       const { id, ok, ...fields } = msg
       p.resolve(fields)
@@ -143,15 +143,6 @@ class RouterProcess extends EventEmitter {
     await this.exited
     clearTimeout(timer)
   }
-}
-
-/** The error a router answer carries, as src/errors.js builds it (Go: internal/coded). */
-function rebuild ({ code, message, details }) {
-  const Coded = codes[code]
-  if (Coded !== undefined && details !== undefined) return new Coded(details)
-  const err = new Error(message)
-  err.code = code
-  return err
 }
 
 module.exports = { RouterProcess, routerBinary }
