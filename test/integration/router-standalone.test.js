@@ -1,10 +1,10 @@
 'use strict'
 
-// A standalone app (`node --require httpsys-cli/register app.js`, no supervisor) on
-// either router: the in-process JS hub (HTTPSYS_ROUTER=hub) and the native router, which
-// the preload runs as the app's child (the default off Windows; issue 25 "Standalone",
-// src/preload/standalone-native.js). Ported from hub-standalone.test.js and
-// hub-standalone-sockets.test.js: the same behaviour is asked of both.
+// A standalone app (`node --require httpsys-cli/register app.js`, no supervisor) on the
+// native router, which the preload runs as the app's child (issue 25 "Standalone"), both
+// ways: node binds and hands the socket over (src/preload/standalone-native.js), and the
+// router binds while listen() waits, as on Windows (standalone-native-win.js,
+// HTTPSYS_STANDALONE_BIND=router). The same behaviour is asked of both.
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
@@ -486,4 +486,20 @@ describe.each(ROUTERS)('a standalone app on the %s', (name, envOf) => {
     await talk(ports.a, seeds.map((n) => `GET /${n} HTTP/1.1\r\nHost: x\r\n\r\n\r\n`).join(''), 3000, { untilClose: true })
     expect((await get(ports.b)).body).toBe('seen 13')
   }, 30000)
+})
+
+test.each(ROUTERS)('%s: the app runs the way it names (the router binds only with HTTPSYS_STANDALONE_BIND=router): the second way of these tests is not the first again', async (name, envOf) => {
+  const child = run(`
+    const http = require('http')
+    const s = http.createServer((req, res) => res.end('ok'))
+    s.listen(0, '127.0.0.1', () => {
+      const bindsItself = Object.keys(require.cache).some((k) => k.endsWith('standalone-native-win.js'))
+      console.log(JSON.stringify({ port: s.address().port, bindsItself }))
+    })
+  `, envOf())
+  const said = await child.firstLine
+  expect(said.bindsItself).toBe(name === 'native router binding itself')
+  expect(await get(said.port)).toEqual({ status: 200, body: 'ok' })
+  child.kill('SIGTERM')
+  await child.exited
 })
