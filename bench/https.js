@@ -1,7 +1,7 @@
 'use strict'
 
 // HTTPS and HTTP/2 benchmark: the same https app served by bare node and through
-// `httpsys start` (the hub terminates TLS, 1 worker), measured in one run, alternating,
+// `httpsys start` (the router terminates TLS, 1 worker), measured in one run, alternating,
 // so each ratio is taken under the same machine load. Three scenarios:
 //
 //   keep-alive   wrk over HTTPS, persistent connections
@@ -114,25 +114,25 @@ async function main () {
       for (let i = 0; i < rounds; i++) {
         const m = {}
         for (const kind of roundOrder(['node', 'httpsys'], i)) m[kind] = await measure(scenario, kind, cert)
-        const { node, httpsys: hub } = m
-        const ratio = hub.rps / node.rps
-        results.push({ node, hub, ratio })
+        const { node, httpsys: hs } = m
+        const ratio = hs.rps / node.rps
+        results.push({ node, hs, ratio })
         console.log(`${scenario} round ${i + 1}: node ${node.rps.toFixed(0)} req/s, ${fmt(node.cpuUsPerRequest)} us CPU/req, ${cores(node)} | ` +
-          `httpsys ${hub.rps.toFixed(0)} req/s, ${fmt(hub.cpuUsPerRequest)} us CPU/req, ${cores(hub)} (errors ${hub.errors}) | ratio ${ratio.toFixed(3)}`)
+          `httpsys ${hs.rps.toFixed(0)} req/s, ${fmt(hs.cpuUsPerRequest)} us CPU/req, ${cores(hs)} (errors ${hs.errors}) | ratio ${ratio.toFixed(3)}`)
       }
       const s = {
         nodeRps: median(results.map((r) => r.node.rps)),
-        httpsysRps: median(results.map((r) => r.hub.rps)),
+        httpsysRps: median(results.map((r) => r.hs.rps)),
         ratio: median(results.map((r) => r.ratio)),
         nodeCpuUsPerRequest: median(results.map((r) => r.node.cpuUsPerRequest)),
-        httpsysCpuUsPerRequest: median(results.map((r) => r.hub.cpuUsPerRequest)),
+        httpsysCpuUsPerRequest: median(results.map((r) => r.hs.cpuUsPerRequest)),
         nodeP99: median(results.map((r) => r.node.p99)),
-        httpsysP99: median(results.map((r) => r.hub.p99)),
-        httpsysErrors: results.reduce((n, r) => n + r.hub.errors, 0),
+        httpsysP99: median(results.map((r) => r.hs.p99)),
+        httpsysErrors: results.reduce((n, r) => n + r.hs.errors, 0),
         nodeBusyCores: median(results.map((r) => r.node.busyCores)),
-        httpsysBusyCores: median(results.map((r) => r.hub.busyCores)),
+        httpsysBusyCores: median(results.map((r) => r.hs.busyCores)),
         nodeOtherCores: median(results.map((r) => r.node.otherCores)),
-        httpsysOtherCores: median(results.map((r) => r.hub.otherCores))
+        httpsysOtherCores: median(results.map((r) => r.hs.otherCores))
       }
       summary.scenarios[scenario] = s
       console.log(`${scenario} median: node ${s.nodeRps.toFixed(0)} req/s, httpsys ${s.httpsysRps.toFixed(0)} req/s, ratio ${s.ratio.toFixed(3)} (target >= 1.0); ` +

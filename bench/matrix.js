@@ -2,15 +2,15 @@
 
 // The benchmark matrix (`npm run bench -- --matrix`): every scenario of
 // bench/lib/scenarios.js served by bare node, a node cluster, nginx in front of node
-// processes, httpsys with 1 and N instances on the JS hub and on the native router
-// (HTTPSYS_ROUTER=native, issue 25), and NGINX Unit, in one run (and, as the machine's
-// ceiling, nginx answering from its own memory). bench/README.md says what each is. Each round runs every
+// processes, httpsys (its router, issue 25) with 1 and N instances, and NGINX Unit, in one
+// run (and, as the machine's ceiling, nginx answering from its own memory).
+// bench/README.md says what each is. Each round runs every
 // target of a scenario back to back, in an order that changes from round to round, so
 // what else the machine is doing falls on all of them alike.
 //
 //   npm run bench -- --matrix [--duration 3] [--rounds 2] [--warmup 1] [--connections 50]
 //       [--instances N] [--only hello,close,...]
-//       [--targets node,cluster,nginx,httpsys-1,httpsys-N,native-1,native-N,unit,ceiling]
+//       [--targets node,cluster,nginx,httpsys-1,httpsys-N,unit,ceiling]
 //       [--tool wrk|autocannon] [--out bench/results] [--note "text"] [--profile dir]
 //   npm run bench -- --matrix --render bench/results/matrix.json    (report and charts again)
 //
@@ -25,12 +25,12 @@ const { parseArgs } = require('node:util')
 const load = require('./lib/load')
 const { readProcs, treeTotals, roleTotals, cpuMsBetween, systemUnits } = require('./lib/procstat')
 const { roundOrder, median } = require('./lib/stats')
-const { scenarioSummary, evaluateTargets, renderMarkdown } = require('./lib/report')
+const { scenarioSummary, renderMarkdown, fromHubEra } = require('./lib/report')
 const { evaluateRouterTargets, memorySummary } = require('./lib/router-targets')
 const { measureMemory } = require('./lib/memory')
 const { chartSpecs, renderSvg } = require('./lib/charts')
 const { select } = require('./lib/scenarios')
-const { targets: allTargets, findNginx, findRouter, findUnit, makeCert, stopAll, get, answersFromCache } = require('./lib/targets')
+const { targets: allTargets, pickTargets, findNginx, findRouter, findUnit, makeCert, stopAll, get, answersFromCache } = require('./lib/targets')
 
 const ROOT = path.join(__dirname, '..')
 const SAMPLE_MS = 500
@@ -48,7 +48,7 @@ const OPTIONS = {
   out: { type: 'string' }, // default: bench/results, or with --render the JSON's directory
   note: { type: 'string', multiple: true, default: [] },
   render: { type: 'string' },
-  profile: { type: 'string' }, // a directory: the native router writes a CPU profile per run there
+  profile: { type: 'string' }, // a directory: the router writes a CPU profile per httpsys run there
   json: { type: 'boolean', default: false }
 }
 
@@ -97,22 +97,6 @@ function machine () {
   return { ...m, description: `${m.cpus} cores (${m.model}), ${m.memGB} GB, ${m.os}, node ${m.node}` }
 }
 
-/** A target that cannot serve a scenario (yet): reported as skipped with why, not as failed. */
-class Skip extends Error {}
-
-async function start (scenario, target, ctx) {
-  try {
-    return await target.start(scenario, ctx)
-  } catch (err) {
-    // the native router refuses https prefixes until its TLS lands (issue 25)
-    if (target.router === 'native' && scenario.tls) {
-      const refused = /serves http prefixes only/.test(err.message)
-      throw new Skip(`the native router has no TLS yet${refused ? ' (it refuses https prefixes)' : ` (${err.message.split('\n')[0].slice(0, 160)})`}`)
-    }
-    throw err
-  }
-}
-
 /** CPU ms and RSS MB by role between two roleTotals() readings, per request. */
 function rolesBetween (before, after, requests, { clkTck, pageSize }) {
   const out = {}
@@ -130,11 +114,13 @@ function rolesBetween (before, after, requests, { clkTck, pageSize }) {
 }
 
 async function measure (scenario, target, ctx) {
-  const handle = await start(scenario, target, ctx)
+  const handle = await target.start(scenario, ctx)
   try {
     if (scenario.kind === 'memory') return await measureMemory(handle, get)
-    if (scenario.cache && target.router === 'native' && !(await answersFromCache(handle.url))) {
-      throw new Skip('the native router has no output cache yet (a repeated cacheable answer carries no Age)')
+    // the cached scenarios measure httpsys's output cache: an answer without Age would
+    // measure the app instead, under the cache's name
+    if (scenario.cache && target.name.startsWith('httpsys') && !(await answersFromCache(handle.url))) {
+      throw new Error('a repeated cacheable answer carries no Age: the output cache did not answer it')
     }
     const base = { url: handle.url, connections: ctx.connections, tmpDir: ctx.tmpDir, ...scenario.load }
     // warm-up, so every target is measured with its code optimised and its connections made
@@ -185,7 +171,7 @@ async function run (argv) {
   const { values: opts } = parseArgs({ args: argv, options: OPTIONS })
   if (opts.render) {
     // the report and charts again from a run's JSON, without measuring anything
-    const result = JSON.parse(fs.readFileSync(opts.render, 'utf8'))
+    const result = fromHubEra(JSON.parse(fs.readFileSync(opts.render, 'utf8')))
     // the targets again from the figures, so a change to their rules shows on an old run
     result.routerTargets = evaluateRouterTargets(result.scenarios, result.options.instances)
     await writeReport(result, opts.out || path.dirname(opts.render), { withJson: false })
@@ -206,13 +192,9 @@ async function run (argv) {
   if (ctx.profileDir) fs.mkdirSync(ctx.profileDir, { recursive: true })
   if (!['wrk', 'autocannon'].includes(ctx.tool)) throw new Error(`--tool must be wrk or autocannon: ${ctx.tool}`)
   const scenarios = select(opts.only)
-  let targetList = allTargets(ctx.instances)
-  if (opts.targets) {
-    const names = opts.targets.split(',').map((s) => s.trim())
-    const unknown = names.filter((n) => !targetList.some((t) => t.name === n))
-    if (unknown.length > 0) throw new Error(`unknown target ${unknown.join(', ')}: one of ${targetList.map((t) => t.name).join(', ')}`)
-    targetList = targetList.filter((t) => names.includes(t.name))
-  }
+  const picked = pickTargets(allTargets(ctx.instances), opts.targets)
+  const targetList = picked.targets
+  for (const n of picked.notes) console.log(`# ${n}`)
 
   const notes = [...opts.note]
   if (ctx.tool === 'autocannon') {
@@ -225,7 +207,7 @@ async function run (argv) {
     notes.push('nginx is not installed (apt-get install nginx, or NGINX=/path/to/nginx): its column is skipped')
   }
   const NEEDS = {
-    router: [ctx.router, 'the native router is not built (npm run build:router)'],
+    router: [ctx.router, 'the router is not built (npm run build:router)'],
     unit: [ctx.unit, 'NGINX Unit is not built (bench/unit/build.sh, bench/README.md; UNIT_PREFIX names its prefix)']
   }
   for (const [need, [found, why]] of Object.entries(NEEDS)) {
@@ -236,7 +218,7 @@ async function run (argv) {
   if (ctx.unit && targetList.some((t) => t.needs === 'unit')) {
     notes.push(`${versionOf(ctx.unit.unitd, ['--version']) || 'unit'} (${ctx.unit.prefix}): the app in 1 node process (unit-http's loader), Unit's router threads on every core, TLS from its certificate store`)
   }
-  if (ctx.router && targetList.some((t) => t.router === 'native')) notes.push(`native router: ${path.relative(ROOT, ctx.router) || ctx.router}${ctx.profileDir ? `, CPU profiles in ${ctx.profileDir}` : ''}`)
+  if (ctx.router && targetList.some((t) => t.needs === 'router')) notes.push(`router: ${path.relative(ROOT, ctx.router) || ctx.router}${ctx.profileDir ? `, CPU profiles in ${ctx.profileDir}` : ''}`)
   const rev = gitRevision()
   if (rev) notes.push(`httpsys at ${rev}${rev.endsWith('-dirty') ? ' (the work tree had uncommitted changes)' : ''}`)
   notes.push(`load average at start: ${os.loadavg().map((v) => v.toFixed(2)).join(', ')} (1, 5, 15 min)`)
@@ -296,11 +278,6 @@ async function run (argv) {
               `${roles.length > 0 ? `  (${roles.map(([role, f]) => `${role} ${fmt(f.cpuUsPerRequest, 1)}`).join(', ')} us)` : ''}` +
               `${m.errors ? `  errors ${m.errors}` : ''}`)
           } catch (err) {
-            if (err instanceof Skip) {
-              row[t.name] = { skipped: err.message }
-              console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} skipped: ${err.message}`)
-              continue
-            }
             row[t.name] = { error: err.message.split('\n')[0] }
             console.log(`round ${round + 1} ${st.scenario.name.padEnd(11)} ${t.label.padEnd(18)} FAILED: ${err.message}`)
           }
@@ -326,24 +303,18 @@ async function run (argv) {
     options: { duration: ctx.duration, rounds: ctx.rounds, warmup: ctx.warmup, connections: ctx.connections, instances: ctx.instances },
     targetList: targetList.map((t) => ({ name: t.name, label: t.label })),
     notes,
-    scenarios: [],
-    targets: []
+    scenarios: []
   }
-  const byName = {}
   for (const st of state.values()) {
     const s = st.scenario
     if (st.skipped) {
       result.scenarios.push({ name: s.name, title: s.title, skipped: st.skipped })
       continue
     }
-    const rounds = st.rounds.map((row) => Object.fromEntries(Object.entries(row).filter(([, m]) => !m.error && !m.skipped)))
+    const rounds = st.rounds.map((row) => Object.fromEntries(Object.entries(row).filter(([, m]) => !m.error)))
     const failures = {}
-    const skips = {}
     for (const row of st.rounds) {
-      for (const [t, m] of Object.entries(row)) {
-        if (m.error) failures[t] = m.error
-        if (m.skipped) skips[t] = m.skipped
-      }
+      for (const [t, m] of Object.entries(row)) if (m.error) failures[t] = m.error
     }
     if (s.kind === 'memory') {
       const skippedHere = { ...skippedTargets }
@@ -352,14 +323,11 @@ async function run (argv) {
       continue
     }
     const summary = scenarioSummary(rounds, targetList.map((t) => t.name))
-    byName[s.name] = summary
     const skippedHere = { ...skippedTargets }
-    for (const [t, e] of Object.entries(skips)) if (!summary.targets[t]) skippedHere[t] = `skipped: ${e}`
     for (const [t, e] of Object.entries(failures)) if (!summary.targets[t]) skippedHere[t] = `failed: ${e}`
     for (const [t, e] of Object.entries(failures)) if (summary.targets[t]) notes.push(`${s.title}, ${t}: a round failed (${e})`)
     result.scenarios.push({ name: s.name, title: s.title, ...summary, skippedTargets: skippedHere, rounds: st.rounds })
   }
-  result.targets = evaluateTargets(byName, ctx.instances)
   result.routerTargets = evaluateRouterTargets(result.scenarios, ctx.instances)
 
   await writeReport(result, opts.out || path.join(__dirname, 'results'), { withJson: true })

@@ -1,7 +1,7 @@
 'use strict'
 
 // The benchmark harness: the same hello-world app served by bare node and through
-// `httpsys start` (hub + 1 worker), measured in one run, alternating, so the ratio
+// `httpsys start` (the router + 1 worker), measured in one run, alternating, so the ratio
 // is taken under the same machine load. Uses wrk when installed, else autocannon.
 //
 //   node bench/run.js [--rounds 3] [--duration 5] [--connections 50] [--app bench/apps/hello.js]
@@ -45,11 +45,11 @@ async function main () {
   console.log(`# ${tool}, ${connections} connections, ${duration}s per run, ${rounds} rounds, app ${path.relative(root, opts.app)}`)
   for (let i = 0; i < rounds; i++) {
     const node = await measure('node')
-    const hub = await measure('httpsys')
-    const ratio = hub.rps / node.rps
-    results.push({ node, hub, ratio })
+    const hs = await measure('httpsys')
+    const ratio = hs.rps / node.rps
+    results.push({ node, hs, ratio })
     console.log(`round ${i + 1}: node ${node.rps.toFixed(0)} req/s p99 ${node.p99.toFixed(2)} ms | ` +
-      `httpsys ${hub.rps.toFixed(0)} req/s p99 ${hub.p99.toFixed(2)} ms (errors ${hub.errors}) | ratio ${ratio.toFixed(3)}`)
+      `httpsys ${hs.rps.toFixed(0)} req/s p99 ${hs.p99.toFixed(2)} ms (errors ${hs.errors}) | ratio ${ratio.toFixed(3)}`)
   }
   const summary = {
     tool,
@@ -57,9 +57,9 @@ async function main () {
     duration,
     rounds,
     nodeRps: median(results.map((r) => r.node.rps)),
-    httpsysRps: median(results.map((r) => r.hub.rps)),
+    httpsysRps: median(results.map((r) => r.hs.rps)),
     nodeP99: median(results.map((r) => r.node.p99)),
-    httpsysP99: median(results.map((r) => r.hub.p99)),
+    httpsysP99: median(results.map((r) => r.hs.p99)),
     ratio: median(results.map((r) => r.ratio))
   }
   console.log(`median: node ${summary.nodeRps.toFixed(0)} req/s, httpsys ${summary.httpsysRps.toFixed(0)} req/s, ` +

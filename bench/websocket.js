@@ -1,6 +1,6 @@
 'use strict'
 
-// WebSocket echo messages per second through httpsys (`httpsys start`, the hub relaying
+// WebSocket echo messages per second through httpsys (`httpsys start`, the router relaying
 // each upgraded connection to one worker) against the same ws app on bare node, in one
 // run, alternating rounds so machine noise hits both alike.
 //
@@ -84,10 +84,10 @@ async function main () {
   const ratios = []
   for (let i = 0; i < rounds; i++) {
     const node = await measure('node')
-    const hub = await measure('httpsys')
-    const ratio = hub.messagesPerSec / node.messagesPerSec
+    const hs = await measure('httpsys')
+    const ratio = hs.messagesPerSec / node.messagesPerSec
     ratios.push(ratio)
-    console.log(`round ${i + 1}: node ${Math.round(node.messagesPerSec)} msg/s, httpsys ${Math.round(hub.messagesPerSec)} msg/s, ratio ${ratio.toFixed(3)}`)
+    console.log(`round ${i + 1}: node ${Math.round(node.messagesPerSec)} msg/s, httpsys ${Math.round(hs.messagesPerSec)} msg/s, ratio ${ratio.toFixed(3)}`)
   }
   console.log(`median ratio httpsys / node: ${median(ratios).toFixed(3)} (target >= 0.8)`)
 }

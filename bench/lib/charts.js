@@ -11,8 +11,6 @@ const TARGET_COLORS = {
   nginx: '#54a24b',
   'httpsys-1': '#f58518',
   'httpsys-N': '#e45756',
-  'native-1': '#b279a2',
-  'native-N': '#ff9da6',
   unit: '#eeca3b',
   ceiling: '#bab0ac'
 }

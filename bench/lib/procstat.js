@@ -1,7 +1,7 @@
 'use strict'
 
 // CPU time and memory of a whole process tree, from /proc. A target is measured as
-// every process under its roots (the supervisor with its hub and workers, a cluster
+// every process under its roots (the supervisor with its router and workers, a cluster
 // primary with its workers, nginx with its workers plus the node processes behind it),
 // so moving work into another process cannot hide its cost.
 //

@@ -1,17 +1,16 @@
 'use strict'
 
-// From the matrix's measurements to what people read: the ratios between targets, the
-// issue's performance targets marked met or missed, and the markdown report.
+// From the matrix's measurements to what people read: the ratios between targets and
+// the markdown report (the targets table is bench/lib/router-targets.js's).
 
 const { pairedRatio, summarise } = require('./stats')
 
-// which pairs get a ratio: each target against bare node, and httpsys against the peer
-// it replaces (the native router also against the hub and NGINX Unit, issue 25)
+// which pairs get a ratio: each target against bare node, and httpsys against the peers
+// it is held to (the cluster, nginx + node, NGINX Unit: issues 13 and 25)
 const PAIRS = [
   ['cluster', 'node'], ['nginx', 'node'], ['httpsys-1', 'node'], ['httpsys-N', 'node'],
   ['httpsys-N', 'cluster'], ['httpsys-N', 'nginx'], ['httpsys-1', 'nginx'], ['ceiling', 'node'],
-  ['native-1', 'node'], ['native-N', 'node'], ['native-N', 'cluster'], ['native-1', 'httpsys-1'],
-  ['native-N', 'httpsys-N'], ['unit', 'node'], ['native-1', 'unit'], ['native-N', 'unit'], ['httpsys-1', 'unit']
+  ['unit', 'node'], ['httpsys-1', 'unit'], ['httpsys-N', 'unit']
 ]
 
 /**
@@ -33,60 +32,6 @@ function scenarioSummary (rounds, targetNames) {
 }
 
 const x = (v) => (typeof v === 'number' ? `${v.toFixed(2)}x` : 'n/a')
-
-/**
- * The issue's targets, each { target, measured, status: 'met' | 'missed' | 'not measured' }.
- * byName maps a scenario name to its scenarioSummary(); n is the instance count.
- */
-function evaluateTargets (byName, n) {
-  const ratioOf = (scenario, pair) => byName[scenario] && byName[scenario].ratios[pair]
-  const out = []
-
-  const one = ratioOf('hello', 'httpsys-1/node')
-  out.push({
-    target: 'keep-alive, 1 instance: >= 1.0x bare node req/s at <= 1.0x CPU/request',
-    measured: one ? `${x(one.rps)} req/s, ${x(one.cpu)} CPU/request` : 'n/a',
-    status: status(one, (r) => r.rps >= 1 && r.cpu <= 1)
-  })
-
-  const many = ratioOf('hello', 'httpsys-N/cluster')
-  out.push({
-    target: `keep-alive, ${n} instances: >= 1.0x node cluster req/s at <= 1.0x CPU/request`,
-    measured: many ? `${x(many.rps)} req/s, ${x(many.cpu)} CPU/request` : 'n/a',
-    status: status(many, (r) => r.rps >= 1 && r.cpu <= 1)
-  })
-
-  const close = ratioOf('close', 'httpsys-N/nginx')
-  const closeOne = ratioOf('close', 'httpsys-1/nginx')
-  out.push({
-    target: `Connection: close: >= 1.0x nginx in front of node (both ${n} processes)`,
-    measured: close ? `${x(close.rps)} req/s (httpsys x1: ${x(closeOne && closeOne.rps)})` : 'n/a',
-    status: status(close, (r) => r.rps >= 1, (r) => typeof r.rps === 'number')
-  })
-
-  // issue 11: the hub's output cache against bare node making every response. Where
-  // not even nginx answering from its own memory (the ceiling target) reaches 3x bare
-  // node on this machine, with this load generator, no server can show the target here.
-  const cached = ratioOf('cached', 'httpsys-1/node')
-  const cached10k = ratioOf('cached-10k', 'httpsys-1/node')
-  const ceiling = ratioOf('cached', 'ceiling/node')
-  const unreachable = ceiling && typeof ceiling.rps === 'number' && ceiling.rps < 3
-  out.push({
-    target: 'cached response (1 s), 1 instance: >= 3.0x bare node req/s',
-    measured: cached
-      ? `${x(cached.rps)} req/s (10 KB: ${x(cached10k && cached10k.rps)})${ceiling ? `; this machine's ceiling: ${x(ceiling.rps)}` : ''}`
-      : 'n/a',
-    status: cached && typeof cached.rps === 'number' && cached.rps < 3 && unreachable
-      ? 'not measurable here'
-      : status(cached, (r) => r.rps >= 3, (r) => typeof r.rps === 'number')
-  })
-  return out
-}
-
-function status (r, met, measured = (v) => typeof v.rps === 'number' && typeof v.cpu === 'number') {
-  if (!r || !measured(r)) return 'not measured'
-  return met(r) ? 'met' : 'missed'
-}
 
 /** A markdown table; cells are strings, `|` in them escaped. align: 'l' or 'r' per column. */
 function markdownTable (headers, rows, align = []) {
@@ -124,10 +69,9 @@ function roleSection (result) {
     '',
     '## CPU per request by role',
     '',
-    'From each process\'s /proc/<pid>/stat over the measured run. httpsys on the JS hub: the ' +
-      'hub runs in the supervisor\'s process, so its router column is the supervisor with the hub. ' +
-      'httpsys native: router is the supervisor\'s child running router/bin/httpsys-router, ' +
-      'supervisor the node process controlling it. NGINX Unit: router is its `unit: router` process, ' +
+    'From each process\'s /proc/<pid>/stat over the measured run. httpsys: router is the ' +
+      'supervisor\'s child running router/bin/httpsys-router, workers the app\'s node processes, ' +
+      'supervisor the node process controlling them. NGINX Unit: router is its `unit: router` process, ' +
       'workers its app prototype and application processes, supervisor its main and controller.',
     '',
     markdownTable(['scenario', 'server', 'total us/req', 'router', 'workers', 'supervisor'], rows, ['l', 'l', 'r', 'r', 'r', 'r'])
@@ -164,6 +108,44 @@ function memorySection (result) {
   ]
 }
 
+// while the JS hub was the default (until issue 25), httpsys-1/-N were the hub and
+// native-1/-N the router
+const HUB_ERA = { 'native-1': 'httpsys-1', 'native-N': 'httpsys-N', 'httpsys-1': null, 'httpsys-N': null }
+
+/**
+ * A run recorded while the JS hub was httpsys's default, as a run today reads: the
+ * router's native-1/-N columns become httpsys-1/-N, the hub's are dropped (with a note),
+ * so --render of an old matrix.json puts no hub figure under httpsys's name. A run
+ * without native-* columns is returned as it is.
+ */
+function fromHubEra (result) {
+  if (!result.targetList.some((t) => t.name in HUB_ERA && HUB_ERA[t.name])) return result
+  const rename = (name) => (name in HUB_ERA ? HUB_ERA[name] : name)
+  const pair = (key) => {
+    const names = key.split('/').map(rename)
+    return names.includes(null) ? null : names.join('/')
+  }
+  const remap = (obj, by = rename) => {
+    if (!obj) return obj
+    const out = {}
+    for (const [k, v] of Object.entries(obj)) if (by(k) !== null) out[by(k)] = v
+    return out
+  }
+  const scenarios = result.scenarios.map((s) => ({
+    ...s,
+    ...(s.targets ? { targets: remap(s.targets) } : {}),
+    ...(s.ratios ? { ratios: remap(s.ratios, pair) } : {}),
+    ...(s.skippedTargets ? { skippedTargets: remap(s.skippedTargets) } : {}),
+    ...(s.memory ? { memory: remap(s.memory) } : {}),
+    ...(s.rounds ? { rounds: s.rounds.map((r) => remap(r)) } : {})
+  }))
+  const targetList = result.targetList.filter((t) => rename(t.name) !== null)
+    .map((t) => ({ name: rename(t.name), label: t.label.replace(' native', '') }))
+  const notes = [...result.notes, 'recorded while the JS hub was the default: its httpsys-1/-N columns are left out, the router\'s (native-1/-N then) are httpsys-1/-N here']
+  const { targets, ...rest } = result // the hub's targets table of issues 10-13
+  return { ...rest, targetList, scenarios, notes }
+}
+
 /** The whole report as markdown, from the result object the matrix writes as JSON. */
 function renderMarkdown (result) {
   const o = result.options
@@ -175,25 +157,16 @@ function renderMarkdown (result) {
       `(targets alternating within each round), N = ${o.instances}. Reproduce: \`${result.command}\`.`,
     '',
     'CPU/request is the user + system CPU time of the whole process tree of each server ' +
-      '(supervisor, hub and workers; cluster primary and workers; nginx and the node processes ' +
+      '(supervisor, router and workers; cluster primary and workers; nginx and the node processes ' +
       'behind it) over the measured run, divided by the requests served; RSS is the peak of the ' +
       'tree\'s summed resident memory. Ratios are medians of per-round ratios.',
     '',
-    ...(result.routerTargets
-      ? [
-          '## Targets of issue 25 (the native router)',
-          '',
-          'httpsys native x1 against bare node unless the target says otherwise; the JS hub\'s figure ' +
-            'for the same target (httpsys x1 or xN) is from the same rounds.',
-          '',
-          markdownTable(['target', 'native router, measured', 'status', 'JS hub, same run'],
-            result.routerTargets.map((t) => [t.target, t.measured, t.status, t.hub])),
-          ''
-        ]
-      : []),
-    '## Targets of issues 10-13 (httpsys on the JS hub)',
+    '## Targets',
     '',
-    markdownTable(['target', 'measured', 'status'], result.targets.map((t) => [t.target, t.measured, t.status])),
+    'httpsys x1 against bare node unless the target says otherwise: issue 25\'s targets, then the ' +
+      'two of issues 11 and 13 that issue 25\'s do not cover (bench/lib/router-targets.js).',
+    '',
+    markdownTable(['target', 'measured', 'status'], (result.routerTargets || []).map((t) => [t.target, t.measured, t.status])),
     '',
     '## Results',
     ''
@@ -245,4 +218,4 @@ function renderMarkdown (result) {
   return lines.join('\n')
 }
 
-module.exports = { scenarioSummary, evaluateTargets, markdownTable, num, renderMarkdown }
+module.exports = { scenarioSummary, markdownTable, num, renderMarkdown, fromHubEra }

@@ -1,9 +1,12 @@
 'use strict'
 
-// Issue 25's targets for the native router, from one matrix run: each measured, and met,
-// missed or not measured (with why). Every ratio is the median of per-round ratios
-// against a peer measured in the same rounds (bench/lib/stats.js pairedRatio); the JS
-// hub's figure for the same target is given beside it, from the same run.
+// The targets httpsys (its router, issue 25) is held to, from one matrix run: each
+// measured, and met, missed or not measured (with why). Issue 25's, then the two of the
+// earlier issues that its own do not cover (issue 13's close against nginx + node, issue
+// 11's cached 3x); the earlier ones they do cover (issues 10 and 13: >= 1.0x bare node,
+// the cluster, bare node https) are stricter in issue 25's and left out. Every ratio is
+// the median of per-round ratios against a peer measured in the same rounds
+// (bench/lib/stats.js pairedRatio).
 
 const { median } = require('./stats')
 
@@ -50,7 +53,7 @@ function roleSplit (figures) {
  * The rows of the targets table.
  * @param {object[]} scenarios the run's result.scenarios (summaries, skips, the memory one)
  * @param {number} n the instance count of the xN targets
- * @returns {{ target: string, measured: string, status: string, hub: string }[]}
+ * @returns {{ target: string, measured: string, status: string }[]}
  */
 function evaluateRouterTargets (scenarios, n) {
   const byName = Object.fromEntries(scenarios.map((s) => [s.name, s]))
@@ -74,86 +77,95 @@ function evaluateRouterTargets (scenarios, n) {
     return f && f.roles && f.roles.router ? f.roles.router.cpuUsPerRequest : null
   }
   const rows = []
-  const add = (target, measured, ok, hub, missing) => {
-    rows.push({ target, measured: missing || measured, status: missing ? 'not measured' : ok ? 'met' : 'missed', hub })
+  const add = (target, measured, ok, missing) => {
+    rows.push({ target, measured: missing || measured, status: missing ? 'not measured' : ok ? 'met' : 'missed' })
   }
-  // a ratio against bare node, req/s (and CPU), for the native router and for the hub
+  // httpsys x1 against bare node, req/s (and CPU)
   const vsNode = (scenario, min, label) => {
-    const nat = ratio(scenario, 'native-1/node')
-    const hub = ratio(scenario, 'httpsys-1/node')
+    const r = ratio(scenario, 'httpsys-1/node')
     add(`${label}: >= ${min.toFixed(1)}x bare node req/s`,
-      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request${paren(roleSplit(fig(scenario, 'native-1')))}`,
-      nat.rps >= min,
-      `${x(hub.rps)} req/s, ${x(hub.cpu)} CPU`,
-      isNum(nat.rps) ? null : `not measured: ${why(scenario, 'native-1') || why(scenario, 'node') || 'no ratio'}`)
+      `${x(r.rps)} req/s, ${x(r.cpu)} CPU/request${paren(roleSplit(fig(scenario, 'httpsys-1')))}`,
+      r.rps >= min,
+      isNum(r.rps) ? null : `not measured: ${why(scenario, 'httpsys-1') || why(scenario, 'node') || 'no ratio'}`)
   }
 
   {
-    const nat = ratio('hello', 'native-1/node')
-    const hub = ratio('hello', 'httpsys-1/node')
+    const r = ratio('hello', 'httpsys-1/node')
     const node = fig('hello', 'node')
     add('keep-alive hello, 1 instance: <= 0.6x bare node CPU/request (whole tree), >= 1.3x its req/s',
-      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request${paren([roleSplit(fig('hello', 'native-1')), `node ${us(node && node.cpuUsPerRequest)}`].filter(Boolean).join('; '))}`,
-      nat.rps >= 1.3 && nat.cpu <= 0.6,
-      `${x(hub.rps)} req/s, ${x(hub.cpu)} CPU${paren(roleSplit(fig('hello', 'httpsys-1')))}`,
-      isNum(nat.rps) && isNum(nat.cpu) ? null : `not measured: ${why('hello', 'native-1') || why('hello', 'node')}`)
+      `${x(r.rps)} req/s, ${x(r.cpu)} CPU/request${paren([roleSplit(fig('hello', 'httpsys-1')), `node ${us(node && node.cpuUsPerRequest)}`].filter(Boolean).join('; '))}`,
+      r.rps >= 1.3 && r.cpu <= 0.6,
+      isNum(r.rps) && isNum(r.cpu) ? null : `not measured: ${why('hello', 'httpsys-1') || why('hello', 'node')}`)
   }
   {
-    const nat = ratio('hello', 'native-N/cluster')
-    const hub = ratio('hello', 'httpsys-N/cluster')
+    const r = ratio('hello', 'httpsys-N/cluster')
     add(`keep-alive hello, ${n} instances: >= 1.2x node cluster x${n} req/s at <= 0.7x its CPU/request`,
-      `${x(nat.rps)} req/s, ${x(nat.cpu)} CPU/request${paren(roleSplit(fig('hello', 'native-N')))}`,
-      nat.rps >= 1.2 && nat.cpu <= 0.7,
-      `${x(hub.rps)} req/s, ${x(hub.cpu)} CPU`,
-      isNum(nat.rps) && isNum(nat.cpu) ? null : `not measured: ${why('hello', 'native-N') || why('hello', 'cluster')}`)
+      `${x(r.rps)} req/s, ${x(r.cpu)} CPU/request${paren(roleSplit(fig('hello', 'httpsys-N')))}`,
+      r.rps >= 1.2 && r.cpu <= 0.7,
+      isNum(r.rps) && isNum(r.cpu) ? null : `not measured: ${why('hello', 'httpsys-N') || why('hello', 'cluster')}`)
   }
   {
-    const nat = ratio('close', 'native-1/node')
-    const vsUnit = ratio('close', 'native-1/unit')
-    const hub = ratio('close', 'httpsys-1/node')
-    const hubUnit = ratio('close', 'httpsys-1/unit')
-    const rc = routerCpu('close', 'native-1')
+    const r = ratio('close', 'httpsys-1/node')
+    const vsUnit = ratio('close', 'httpsys-1/unit')
+    const rc = routerCpu('close', 'httpsys-1')
     const unitRouter = routerCpu('close', 'unit')
     const parts = [
-      `${x(nat.rps)} bare node`,
+      `${x(r.rps)} bare node`,
       isNum(vsUnit.rps) ? `${x(vsUnit.rps)} Unit` : `Unit: ${why('close', 'unit') || 'n/a'}`,
       `router ${us(rc)} per connection (Unit's router ${us(unitRouter)})`
     ]
     add('Connection: close: >= 1.2x bare node and >= 1.0x NGINX Unit req/s; router CPU per connection <= 50 us',
       parts.join(', '),
-      nat.rps >= 1.2 && vsUnit.rps >= 1.0 && rc <= 50,
-      `${x(hub.rps)} bare node, ${x(hubUnit.rps)} Unit, hub ${us(routerCpu('close', 'httpsys-1'))}`,
-      isNum(nat.rps) ? null : `not measured: ${why('close', 'native-1') || why('close', 'node')}`)
+      r.rps >= 1.2 && vsUnit.rps >= 1.0 && rc <= 50,
+      isNum(r.rps) ? null : `not measured: ${why('close', 'httpsys-1') || why('close', 'node')}`)
     // without Unit's column, what was measured can miss the target but not meet it
     const last = rows[rows.length - 1]
-    if (last.status === 'missed' && !isNum(vsUnit.rps) && nat.rps >= 1.2 && rc <= 50) last.status = 'not measured (no Unit column)'
+    if (last.status === 'missed' && !isNum(vsUnit.rps) && r.rps >= 1.2 && rc <= 50) last.status = 'not measured (no Unit column)'
   }
   vsNode('body-10k', 1.2, '10 KB response')
   vsNode('body-1m', 0.9, '1 MB response')
   vsNode('upload-1m', 0.9, '1 MB upload')
   {
-    const rc = routerCpu('cached', 'native-1')
+    const rc = routerCpu('cached', 'httpsys-1')
     const ceiling = fig('cached', 'ceiling')
     const c = ceiling && ceiling.cpuUsPerRequest
     add("cached hello: router CPU per hit <= the ceiling's (nginx from memory) CPU per request",
       `router ${us(rc)} per hit, ceiling ${us(c)}`,
       rc <= c,
-      `hub ${us(routerCpu('cached', 'httpsys-1'))} per hit`,
-      isNum(rc) && isNum(c) ? null : `not measured: ${why('cached', 'native-1') || why('cached', 'ceiling') || 'no router figure'}`)
+      isNum(rc) && isNum(c) ? null : `not measured: ${why('cached', 'httpsys-1') || why('cached', 'ceiling') || 'no router figure'}`)
   }
   vsNode('https', 1.2, 'HTTPS keep-alive')
   vsNode('https-close', 1.0, 'HTTPS new connection')
   {
     const mem = byName.memory && byName.memory.memory
-    const nat = mem && mem['native-1']
-    const hub = mem && mem['httpsys-1']
-    const idle = nat && nat.idle.router
-    const growth = nat && nat.growth.router
+    const m = mem && mem['httpsys-1']
+    const idle = m && m.idle.router
+    const growth = m && m.growth.router
     add('router memory: <= 30 MB idle; 40 never-reading clients <= +100 MB',
-      `${mb(idle)} idle, +${mb(growth)} with 40 never-reading clients (workers ${mb(nat && nat.idle.workers)} idle, +${mb(nat && nat.growth.workers)})`,
+      `${mb(idle)} idle, +${mb(growth)} with 40 never-reading clients (workers ${mb(m && m.idle.workers)} idle, +${mb(m && m.growth.workers)})`,
       idle <= 30 && growth <= 100,
-      hub ? `supervisor + hub ${mb(hub.idle.router)} idle, +${mb(hub.growth.router)}` : 'n/a',
-      isNum(idle) && isNum(growth) ? null : `not measured: ${why('memory', 'native-1') || 'no router figure'}`)
+      isNum(idle) && isNum(growth) ? null : `not measured: ${why('memory', 'httpsys-1') || 'no router figure'}`)
+  }
+  {
+    const r = ratio('close', 'httpsys-N/nginx')
+    const one = ratio('close', 'httpsys-1/nginx')
+    add(`issue 13: Connection: close, ${n} instances: >= 1.0x nginx in front of ${n} node processes req/s`,
+      `${x(r.rps)} req/s (httpsys x1: ${x(one.rps)})`,
+      r.rps >= 1.0,
+      isNum(r.rps) ? null : `not measured: ${why('close', 'httpsys-N') || why('close', 'nginx') || 'no ratio'}`)
+  }
+  {
+    // Where not even nginx answering from its own memory (the ceiling) reaches 3x bare
+    // node on this machine, with this load generator, no server can show the target here.
+    const r = ratio('cached', 'httpsys-1/node')
+    const r10k = ratio('cached-10k', 'httpsys-1/node')
+    const ceiling = ratio('cached', 'ceiling/node')
+    add('issue 11: cached response (1 s), 1 instance: >= 3.0x bare node req/s',
+      `${x(r.rps)} req/s at ${x(r.cpu)} CPU (10 KB: ${x(r10k.rps)})${isNum(ceiling.rps) ? `; this machine's ceiling: ${x(ceiling.rps)}` : ''}`,
+      r.rps >= 3,
+      isNum(r.rps) ? null : `not measured: ${why('cached', 'httpsys-1') || why('cached', 'node') || 'no ratio'}`)
+    const last = rows[rows.length - 1]
+    if (last.status === 'missed' && ceiling.rps < 3) last.status = 'not measurable here (the ceiling is under 3x)'
   }
   return rows
 }

@@ -25,7 +25,7 @@ const SCENARIOS = [
   // clients that each ask for 1 MB responses (pipelined) and never read them, so what
   // the server holds for them is bounded only by its own budget (issue 25: <= 30 MB
   // idle, <= +100 MB with the 40). bench/lib/memory.js.
-  { name: 'memory', title: 'router memory: idle, 40 never-reading clients', app: 'sized.js', env: { BODY_BYTES: '1048576' }, kind: 'memory', targets: ['node', 'httpsys-1', 'native-1', 'unit'] }
+  { name: 'memory', title: 'router memory: idle, 40 never-reading clients', app: 'sized.js', env: { BODY_BYTES: '1048576' }, kind: 'memory', targets: ['node', 'httpsys-1', 'unit'] }
 ]
 
 /** The scenarios named in a comma-separated list (all when empty); unknown names throw. */

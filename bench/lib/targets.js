@@ -5,10 +5,8 @@
 //   node        the app alone
 //   cluster     node's cluster module, N workers (what pm2's cluster mode runs)
 //   nginx       nginx (N worker processes) in front of N node processes, upstream keep-alive
-//   httpsys-1   httpsys start app.js            (supervisor + hub + 1 worker)
-//   httpsys-N   httpsys start app.js -i N
-//   native-1    HTTPSYS_ROUTER=native httpsys start app.js      (supervisor + the Go router
-//   native-N    HTTPSYS_ROUTER=native httpsys start app.js -i N  + workers; issue 25)
+//   httpsys-1   httpsys start app.js            (supervisor + router + 1 worker)
+//   httpsys-N   httpsys start app.js -i N       (the router: router/bin/httpsys-router)
 //   unit        NGINX Unit 1.35 (its router, controller and main processes) with the app
 //               in 1 node process (bench/lib/unit.js; built by bench/unit/build.sh)
 //   ceiling     nginx (N worker processes) answering the hello body from its own memory,
@@ -155,28 +153,26 @@ async function startCluster (scenario, ctx) {
   return { roots: [child.pid], url, stop: () => stopTree(child) }
 }
 
-/** The native router's binary, as src/supervisor/router-process.js finds it; null when not built. */
+/** The router's binary in this checkout (or $HTTPSYS_ROUTER_PATH); null when not built. */
 function findRouter () {
   const binary = process.env.HTTPSYS_ROUTER_PATH || path.join(ROOT, 'router', 'bin', process.platform === 'win32' ? 'httpsys-router.exe' : 'httpsys-router')
   return fs.existsSync(binary) ? binary : null
 }
 
 /**
- * httpsys start with the JS hub (router 'hub', in the supervisor's process) or the native
- * router (router 'native': HTTPSYS_ROUTER=native, the Go router a child of the supervisor).
- * ctx.profileDir set: the native router writes a CPU profile there (HTTPSYS_ROUTER_CPUPROFILE).
+ * httpsys start: the supervisor, its router child (router/bin/httpsys-router) and the
+ * workers. ctx.profileDir set: the router writes a CPU profile there
+ * (HTTPSYS_ROUTER_CPUPROFILE, read by router/cmd/httpsys-router).
  */
-async function startHttpsys (scenario, ctx, instances, router = 'hub') {
+async function startHttpsys (scenario, ctx, instances) {
   const port = await freePort()
   const runtimeDir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-bench-rt-'))
   // a private runtime directory: this supervisor never meets another engineer's
   const env = { ...appEnv(scenario, port, ctx.cert), HTTPSYS_RUNTIME_DIR: runtimeDir }
+  // the router is the only one; an inherited HTTPSYS_ROUTER=hub would be a config error
   delete env.HTTPSYS_ROUTER
   delete env.HTTPSYS_ROUTER_CPUPROFILE
-  if (router === 'native') {
-    env.HTTPSYS_ROUTER = 'native'
-    if (ctx.profileDir) env.HTTPSYS_ROUTER_CPUPROFILE = path.join(ctx.profileDir, `router-${scenario.name}-${instances}-${Date.now()}.pprof`)
-  }
+  if (ctx.profileDir) env.HTTPSYS_ROUTER_CPUPROFILE = path.join(ctx.profileDir, `router-${scenario.name}-${instances}-${Date.now()}.pprof`)
   const args = [path.join(ROOT, 'bin', 'httpsys'), 'start', path.join(APPS, scenario.app), '-i', String(instances), '--json', '--log-level', 'info']
   const child = spawnDetached(process.execPath, args, env, 'pipe')
   // ready when the supervisor says every instance is (not at the first answer, which
@@ -207,15 +203,12 @@ async function startHttpsys (scenario, ctx, instances, router = 'hub') {
   return {
     roots: [supervisor],
     url,
-    // the hub runs inside the supervisor's process: its role is the router's, with the
-    // supervisor's own (small) work in it; the native router is the supervisor's child
-    // running router/bin/httpsys-router
-    classify: router === 'native'
-      ? (pid, p) => (pid === supervisor ? 'supervisor' : p.ppid === supervisor && p.comm === routerComm ? 'router' : 'workers')
-      : (pid) => (pid === supervisor ? 'router' : 'workers'),
+    // the router is the supervisor's child running router/bin/httpsys-router; every
+    // other process under the supervisor is a worker
+    classify: (pid, p) => (pid === supervisor ? 'supervisor' : p.ppid === supervisor && p.comm === routerComm ? 'router' : 'workers'),
     async stop () {
       // SIGINT to the supervisor alone: it drains and stops its workers itself, as
-      // Ctrl+C does (and closes the native router, which then writes its profile)
+      // Ctrl+C does (and closes the router, which then writes its profile)
       await stopTree(child, { signal: 'SIGINT', group: false, graceMs: 10000 })
       fs.rmSync(runtimeDir, { recursive: true, force: true })
     }
@@ -381,18 +374,34 @@ function targets (instances) {
     { name: 'node', label: 'bare node', start: startNode },
     { name: 'cluster', label: `node cluster x${instances}`, start: startCluster },
     { name: 'nginx', label: `nginx + node x${instances}`, start: startNginx, needs: 'nginx' },
-    { name: 'httpsys-1', label: 'httpsys x1', start: (s, ctx) => startHttpsys(s, ctx, 1) },
-    { name: 'httpsys-N', label: `httpsys x${instances}`, start: (s, ctx) => startHttpsys(s, ctx, instances) },
-    { name: 'native-1', label: 'httpsys native x1', router: 'native', needs: 'router', start: (s, ctx) => startHttpsys(s, ctx, 1, 'native') },
-    { name: 'native-N', label: `httpsys native x${instances}`, router: 'native', needs: 'router', start: (s, ctx) => startHttpsys(s, ctx, instances, 'native') },
+    { name: 'httpsys-1', label: 'httpsys x1', needs: 'router', start: (s, ctx) => startHttpsys(s, ctx, 1) },
+    { name: 'httpsys-N', label: `httpsys x${instances}`, needs: 'router', start: (s, ctx) => startHttpsys(s, ctx, instances) },
     { name: 'unit', label: 'NGINX Unit x1', needs: 'unit', start: startUnit },
     { name: 'ceiling', label: `ceiling: nginx static x${instances}`, start: startCeiling, needs: 'nginx', scenarios: ['hello', 'close', 'cached'] }
   ]
 }
 
+// Names of the matrix's columns for `HTTPSYS_ROUTER=native httpsys start` while the JS hub
+// was the default (issue 25); the router is the only one now, so they are httpsys-1/-N
+const ALIASES = { 'native-1': 'httpsys-1', 'native-N': 'httpsys-N' }
+
+/**
+ * The targets a --targets list names (comma-separated; all when empty), in the matrix's
+ * order, each once; an old name is taken as its alias (with a note), an unknown one throws.
+ */
+function pickTargets (list, text) {
+  if (!text) return { targets: list, notes: [] }
+  const names = text.split(',').map((n) => n.trim()).filter(Boolean)
+  const notes = names.filter((n) => ALIASES[n]).map((n) => `--targets ${n} is ${ALIASES[n]} (the router is the only one: the JS hub is gone)`)
+  const wanted = names.map((n) => ALIASES[n] || n)
+  const unknown = wanted.filter((n) => !list.some((t) => t.name === n))
+  if (unknown.length > 0) throw new Error(`unknown target ${unknown.join(', ')}: one of ${list.map((t) => t.name).join(', ')}`)
+  return { targets: list.filter((t) => wanted.includes(t.name)), notes }
+}
+
 /**
  * Whether url is answered from a cache: a repeated cacheable answer carries Age (RFC 9111
- * 5.1), which the hub's output cache and nginx's proxy_cache add and an app does not.
+ * 5.1), which the router's output cache and nginx's proxy_cache add and an app does not.
  */
 async function answersFromCache (url) {
   let age = null
@@ -404,7 +413,7 @@ async function answersFromCache (url) {
 
 /**
  * One side of bench/pair.js, https.js and websocket.js: app on bare node (kind 'node') or
- * through `httpsys start` (hub + 1 worker), on a free port. Resolves with what
+ * through `httpsys start` (the router + 1 worker), on a free port. Resolves with what
  * fn({ url, port, child }) resolves once url answers; the server is stopped after, as a
  * Ctrl+C would (SIGINT to its process group). env is added to the app's; httpsysArgs(port)
  * go to `httpsys start`.
@@ -430,4 +439,4 @@ function makeCert (dir) {
   return { key: path.join(dir, 'key.pem'), cert: path.join(dir, 'cert.pem') }
 }
 
-module.exports = { targets, findNginx, findRouter, findUnit: unit.findUnit, makeCert, withPairTarget, stopAll, freePort, get, answersFromCache }
+module.exports = { targets, pickTargets, findNginx, findRouter, findUnit: unit.findUnit, makeCert, withPairTarget, stopAll, freePort, get, answersFromCache }

@@ -1,6 +1,6 @@
 'use strict'
 
-const { scenarioSummary, evaluateTargets, markdownTable, num, renderMarkdown } = require('../../../bench/lib/report')
+const { scenarioSummary, markdownTable, num, renderMarkdown, fromHubEra } = require('../../../bench/lib/report')
 const { chartRows } = require('../../../bench/lib/charts')
 
 const m = (rps, cpuUsPerRequest, extra = {}) => ({ rps, cpuUsPerRequest, p50: 1, p99: 2, rssMB: 50, errors: 0, ...extra })
@@ -32,48 +32,6 @@ test('scenarioSummary: medians per target, paired ratios per pair present', () =
   expect(s.ratios['httpsys-N/nginx']).toBeUndefined()
 })
 
-function byName (hello, close) {
-  return {
-    hello: { ratios: hello },
-    close: { ratios: close }
-  }
-}
-
-test('evaluateTargets: met needs both throughput >= 1.0x and CPU <= 1.0x, 1.0 itself included', () => {
-  const t = evaluateTargets(byName(
-    { 'httpsys-1/node': { rps: 1.0, cpu: 1.0 }, 'httpsys-N/cluster': { rps: 1.3, cpu: 1.01 } },
-    { 'httpsys-N/nginx': { rps: 0.99, cpu: 0.5 }, 'httpsys-1/nginx': { rps: 0.8, cpu: 0.5 } }
-  ), 2)
-  expect(t.map((x) => x.status)).toEqual(['met', 'missed', 'missed', 'not measured'])
-  expect(t[0].measured).toBe('1.00x req/s, 1.00x CPU/request')
-  expect(t[1].target).toMatch(/2 instances/)
-  expect(t[2].measured).toBe('0.99x req/s (httpsys x1: 0.80x)')
-})
-
-test('evaluateTargets: the cached response needs 3x bare node', () => {
-  const of = (rps) => evaluateTargets({ cached: { ratios: { 'httpsys-1/node': { rps, cpu: 0.2 } } }, 'cached-10k': { ratios: { 'httpsys-1/node': { rps: 2.5 } } } }, 2)[3]
-  expect(of(3).status).toBe('met')
-  expect(of(2.99).status).toBe('missed')
-  expect(of(3.2).measured).toBe('3.20x req/s (10 KB: 2.50x)')
-})
-
-test('evaluateTargets: a cached result under 3x is "not measurable here" only when the machine\'s ceiling (nginx from memory) is under 3x too', () => {
-  const of = (rps, ceiling) => evaluateTargets({ cached: { ratios: { 'httpsys-1/node': { rps, cpu: 0.2 }, 'ceiling/node': { rps: ceiling, cpu: 0.3 } } } }, 2)[3]
-  expect(of(1.4, 1.6).status).toBe('not measurable here')
-  expect(of(1.4, 1.6).measured).toBe('1.40x req/s (10 KB: n/a); this machine\'s ceiling: 1.60x')
-  expect(of(1.4, 3.5).status).toBe('missed')
-  expect(of(3.1, 2.9).status).toBe('met')
-})
-
-test('evaluateTargets: a slower but cheaper run is still missed; a missing peer is not measured', () => {
-  const t = evaluateTargets(byName(
-    { 'httpsys-1/node': { rps: 0.95, cpu: 0.7 }, 'httpsys-N/cluster': { rps: 1.1, cpu: null } },
-    {}
-  ), 4)
-  expect(t.map((x) => x.status)).toEqual(['missed', 'not measured', 'not measured', 'not measured'])
-  expect(evaluateTargets({}, 2).every((x) => x.status === 'not measured')).toBe(true)
-})
-
 function result () {
   const rounds = [{ node: m(1000, 20), 'httpsys-1': m(1100, 18, { errors: 3 }) }]
   return {
@@ -88,7 +46,7 @@ function result () {
       { name: 'hello', title: 'keep-alive hello', ...scenarioSummary(rounds, ['node', 'nginx', 'httpsys-1']), skippedTargets: { nginx: 'skipped: nginx not installed' } },
       { name: 'cached', title: 'cached response', skipped: 'skipped: no cache yet' }
     ],
-    targets: [{ target: 'keep-alive, 1 instance', measured: '1.10x', status: 'met' }]
+    routerTargets: [{ target: 'keep-alive, 1 instance', measured: '1.10x', status: 'met' }]
   }
 }
 
@@ -101,6 +59,35 @@ test('renderMarkdown: targets, one row per target with its ratio to node, skips 
   expect(md).toContain('| cached response | - | - | - | - | - | - | - | - | skipped: no cache yet |')
   expect(md).toContain('- a note')
   expect(md).toContain('`npm run bench -- --matrix`')
+})
+
+test('fromHubEra: a run from while the JS hub was the default shows the router as httpsys-1/-N and no hub figure', () => {
+  const rounds = [{ node: m(1000, 20), 'httpsys-1': m(900, 30), 'native-1': m(1200, 15), 'native-N': m(1300, 16) }]
+  const old = {
+    ...result(),
+    targetList: [{ name: 'node', label: 'bare node' }, { name: 'httpsys-1', label: 'httpsys x1' }, { name: 'native-1', label: 'httpsys native x1' }, { name: 'native-N', label: 'httpsys native x2' }],
+    scenarios: [{
+      name: 'hello',
+      title: 'keep-alive hello',
+      targets: { node: m(1000, 20), 'httpsys-1': m(900, 30), 'native-1': m(1200, 15), 'native-N': m(1300, 16) },
+      // as the matrix paired them then
+      ratios: { 'httpsys-1/node': { rps: 0.9 }, 'native-1/node': { rps: 1.2 }, 'native-N/node': { rps: 1.3 }, 'native-1/httpsys-1': { rps: 1.33 } },
+      skippedTargets: { 'httpsys-N': 'skipped: x' },
+      rounds
+    }],
+    targets: [{ target: 'the hub\'s', measured: '0.90x', status: 'missed' }]
+  }
+  const now = fromHubEra(old)
+  expect(now.targetList).toEqual([{ name: 'node', label: 'bare node' }, { name: 'httpsys-1', label: 'httpsys x1' }, { name: 'httpsys-N', label: 'httpsys x2' }])
+  expect(now.scenarios[0].targets['httpsys-1'].rps).toBe(1200)
+  expect(Object.keys(now.scenarios[0].ratios).sort()).toEqual(['httpsys-1/node', 'httpsys-N/node'])
+  expect(now.scenarios[0].ratios['httpsys-1/node'].rps).toBe(1.2)
+  expect(now.scenarios[0].skippedTargets).toEqual({})
+  expect(now.scenarios[0].rounds).toEqual([{ node: m(1000, 20), 'httpsys-1': m(1200, 15), 'httpsys-N': m(1300, 16) }])
+  expect(now.targets).toBeUndefined()
+  expect(now.notes[now.notes.length - 1]).toMatch(/JS hub/)
+  // a run of today is left as it is
+  expect(fromHubEra(result())).toEqual(result())
 })
 
 test('chartRows: one row per scenario and target that ran, bare node at 1', () => {

@@ -1,6 +1,6 @@
 'use strict'
 
-// Issue 25's targets table for the native router, the CPU split by role behind it, and
+// Issue 25's targets table for httpsys's router, the CPU split by role behind it, and
 // the memory scenario's medians: a wrong role or a wrong pair would report the router's
 // cost as the workers' or a target met that was not measured.
 
@@ -64,21 +64,21 @@ test('summarise: the median CPU per request of each role over the rounds', () =>
 })
 
 test('memorySummary: medians of idle, loaded and of each round\'s growth, by role', () => {
-  const r = (idle, loaded) => ({ 'native-1': { idle: { router: idle, workers: 50 }, loaded: { router: loaded, workers: 52 } } })
+  const r = (idle, loaded) => ({ 'httpsys-1': { idle: { router: idle, workers: 50 }, loaded: { router: loaded, workers: 52 } } })
   const s = memorySummary([r(9, 60), r(10, 200), r(11, 70)])
-  expect(s['native-1'].idle.router).toBe(10)
-  expect(s['native-1'].loaded.router).toBe(70)
-  expect(s['native-1'].growth.router).toBe(59) // 51, 190, 59
+  expect(s['httpsys-1'].idle.router).toBe(10)
+  expect(s['httpsys-1'].loaded.router).toBe(70)
+  expect(s['httpsys-1'].growth.router).toBe(59) // 51, 190, 59
 })
 
-function scenarios ({ helloNative = { rps: 1.4, cpu: 0.5 }, closeUnit = { rps: 1.1, cpu: 0.9 }, routerClose = 40, memory = { idle: 9, loaded: 60 } } = {}) {
+function scenarios ({ hello = { rps: 1.4, cpu: 0.5 }, closeUnit = { rps: 1.1, cpu: 0.9 }, routerClose = 40, memory = { idle: 9, loaded: 60 }, cached = { rps: 2, cpu: 0.5 }, ceiling = { rps: 2.5, cpu: 0.4 } } = {}) {
   const f = (router) => ({ rps: 1, cpuUsPerRequest: 10, roles: { router: { cpuUsPerRequest: router }, workers: { cpuUsPerRequest: 6 } } })
   return [
-    { name: 'hello', targets: { node: f(0), 'native-1': f(4), 'native-N': f(4), cluster: f(0) }, ratios: { 'native-1/node': helloNative, 'native-N/cluster': { rps: 1.25, cpu: 0.75 } }, skippedTargets: {} },
-    { name: 'close', targets: { node: f(0), 'native-1': f(routerClose), unit: f(45) }, ratios: { 'native-1/node': { rps: 1.3, cpu: 0.5 }, 'native-1/unit': closeUnit }, skippedTargets: {} },
-    { name: 'cached', targets: { node: f(0), ceiling: f(0) }, ratios: {}, skippedTargets: { 'native-1': 'skipped: the native router has no output cache yet' } },
+    { name: 'hello', targets: { node: f(0), 'httpsys-1': f(4), 'httpsys-N': f(4), cluster: f(0) }, ratios: { 'httpsys-1/node': hello, 'httpsys-N/cluster': { rps: 1.25, cpu: 0.75 } }, skippedTargets: {} },
+    { name: 'close', targets: { node: f(0), 'httpsys-1': f(routerClose), 'httpsys-N': f(routerClose), unit: f(45) }, ratios: { 'httpsys-1/node': { rps: 1.3, cpu: 0.5 }, 'httpsys-1/unit': closeUnit }, skippedTargets: { nginx: 'skipped: nginx not installed' } },
+    { name: 'cached', targets: { node: f(0), 'httpsys-1': f(3), ceiling: { rps: 1, cpuUsPerRequest: 8 } }, ratios: { 'httpsys-1/node': cached, 'ceiling/node': ceiling }, skippedTargets: {} },
     { name: 'https', skipped: 'skipped: wrk missing' },
-    { name: 'memory', kind: 'memory', memory: { 'native-1': { idle: { router: memory.idle }, loaded: { router: memory.loaded }, growth: { router: memory.loaded - memory.idle } } }, skippedTargets: {} }
+    { name: 'memory', kind: 'memory', memory: { 'httpsys-1': { idle: { router: memory.idle }, loaded: { router: memory.loaded }, growth: { router: memory.loaded - memory.idle } } }, skippedTargets: {} }
   ]
 }
 
@@ -86,12 +86,13 @@ test('evaluateRouterTargets: both halves of a target needed; the bounds themselv
   const rows = evaluateRouterTargets(scenarios(), 2)
   const of = (re) => rows.find((r) => re.test(r.target))
   expect(of(/1 instance/).status).toBe('met')
-  expect(evaluateRouterTargets(scenarios({ helloNative: { rps: 1.3, cpu: 0.6 } }), 2).find((r) => /1 instance/.test(r.target)).status).toBe('met')
-  expect(evaluateRouterTargets(scenarios({ helloNative: { rps: 2, cpu: 0.61 } }), 2).find((r) => /1 instance/.test(r.target)).status).toBe('missed')
+  expect(evaluateRouterTargets(scenarios({ hello: { rps: 1.3, cpu: 0.6 } }), 2).find((r) => /1 instance/.test(r.target)).status).toBe('met')
+  expect(evaluateRouterTargets(scenarios({ hello: { rps: 2, cpu: 0.61 } }), 2).find((r) => /1 instance/.test(r.target)).status).toBe('missed')
   expect(of(/2 instances/).status).toBe('missed') // 0.75x CPU against <= 0.7x
-  expect(of(/Connection: close/).status).toBe('met')
-  expect(of(/Connection: close/).measured).toBe("1.30x bare node, 1.10x Unit, router 40.0 us per connection (Unit's router 45.0 us)")
-  expect(evaluateRouterTargets(scenarios({ routerClose: 50.5 }), 2).find((r) => /close/.test(r.target)).status).toBe('missed')
+  expect(of(/^Connection: close/).status).toBe('met')
+  expect(of(/^Connection: close/).measured).toBe("1.30x bare node, 1.10x Unit, router 40.0 us per connection (Unit's router 45.0 us)")
+  expect(evaluateRouterTargets(scenarios({ routerClose: 50.5 }), 2).find((r) => /^Connection: close/.test(r.target)).status).toBe('missed')
+  expect(of(/^cached hello/)).toMatchObject({ status: 'met', measured: 'router 3.0 us per hit, ceiling 8.0 us' })
   expect(of(/router memory/).status).toBe('met')
   expect(evaluateRouterTargets(scenarios({ memory: { idle: 9, loaded: 110 } }), 2).find((r) => /^router memory/.test(r.target)).status).toBe('missed')
 })
@@ -99,30 +100,36 @@ test('evaluateRouterTargets: both halves of a target needed; the bounds themselv
 test('evaluateRouterTargets: what was skipped or not run is "not measured", with the reason', () => {
   const rows = evaluateRouterTargets(scenarios(), 2)
   const of = (re) => rows.find((r) => re.test(r.target))
-  expect(of(/cached hello/)).toMatchObject({ status: 'not measured', measured: 'not measured: skipped: the native router has no output cache yet' })
+  expect(of(/issue 13/)).toMatchObject({ status: 'not measured', measured: 'not measured: skipped: nginx not installed' })
   expect(of(/HTTPS keep-alive/)).toMatchObject({ status: 'not measured', measured: 'not measured: skipped: wrk missing' })
   expect(of(/10 KB/)).toMatchObject({ status: 'not measured', measured: 'not measured: scenario not run' })
   // without Unit's column a close run that meets the rest cannot be called met
   const noUnit = scenarios({ closeUnit: {} })
   noUnit[1].skippedTargets = { unit: 'skipped: NGINX Unit is not built' }
-  expect(evaluateRouterTargets(noUnit, 2).find((r) => /close/.test(r.target)).status).toBe('not measured (no Unit column)')
+  expect(evaluateRouterTargets(noUnit, 2).find((r) => /^Connection: close/.test(r.target)).status).toBe('not measured (no Unit column)')
   expect(evaluateRouterTargets([], 2).every((r) => r.status === 'not measured')).toBe(true)
 })
 
-test('renderMarkdown: the native router\'s targets table and the memory table when the run has them', () => {
+test('evaluateRouterTargets: issue 11\'s cached 3x is "not measurable here" only when the machine\'s ceiling is under 3x too', () => {
+  const of = (cached, ceiling) => evaluateRouterTargets(scenarios({ cached: { rps: cached, cpu: 0.3 }, ceiling: { rps: ceiling, cpu: 0.2 } }), 2).find((r) => /issue 11/.test(r.target))
+  expect(of(1.4, 1.6)).toMatchObject({ status: 'not measurable here (the ceiling is under 3x)', measured: '1.40x req/s at 0.30x CPU (10 KB: n/a); this machine\'s ceiling: 1.60x' })
+  expect(of(1.4, 3.5).status).toBe('missed')
+  expect(of(3, 2.9).status).toBe('met')
+})
+
+test('renderMarkdown: the targets table and the memory table when the run has them', () => {
   const result = {
     date: '2026-01-02T03:04:05.000Z',
     machine: { description: '2 cores' },
     tool: 'wrk',
     command: 'npm run bench -- --matrix',
     options: { duration: 3, rounds: 3, warmup: 1, connections: 50, instances: 2 },
-    targetList: [{ name: 'native-1', label: 'httpsys native x1' }],
+    targetList: [{ name: 'httpsys-1', label: 'httpsys x1' }],
     notes: [],
     scenarios: scenarios().filter((s) => s.name === 'memory'),
-    targets: [],
-    routerTargets: [{ target: 't1', measured: 'm1', status: 'met', hub: 'h1' }]
+    routerTargets: [{ target: 't1', measured: 'm1', status: 'met' }]
   }
   const md = renderMarkdown(result)
-  expect(md).toContain('| t1 | m1 | met | h1 |')
-  expect(md).toContain('| httpsys native x1 | router | 9.0 | 60.0 | +51.0 |  |')
+  expect(md).toContain('| target | measured | status |\n| --- | --- | --- |\n| t1 | m1 | met |')
+  expect(md).toContain('| httpsys x1 | router | 9.0 | 60.0 | +51.0 |  |')
 })
