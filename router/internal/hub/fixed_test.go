@@ -86,10 +86,10 @@ func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	if _, err := h.AdoptSharedQueue(ln, "127.0.0.1", "a", QueueOptions{URLs: []string{base + "/a/"}, Token: "ta"}); err != nil {
+	if _, err := h.AdoptQueue("a", QueueOptions{URLs: []string{base + "/a/"}, Token: "ta"}, Adoption{Listener: ln, IP: "127.0.0.1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.ReserveQueue("b", QueueOptions{URLs: []string{base + "/b/"}, Token: "tb"}); err != nil {
+	if _, err := h.AdoptQueue("b", QueueOptions{URLs: []string{base + "/b/"}, Token: "tb"}, Adoption{}); err != nil {
 		t.Fatal(err)
 	}
 	fa, _ := attachWorker(t, h, map[string]any{"queue": "a", "token": "ta"})
@@ -116,7 +116,7 @@ func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 		t.Fatalf("a path no server registered: %q", res)
 	}
 	// (the second queue's own prefix binds nothing: the port is the first one's socket)
-	if _, err := h.ReserveQueue("c", QueueOptions{URLs: []string{base + "/a/"}, Token: "tc"}); err == nil {
+	if _, err := h.AdoptQueue("c", QueueOptions{URLs: []string{base + "/a/"}, Token: "tc"}, Adoption{}); err == nil {
 		t.Fatal("a prefix taken was reserved again")
 	}
 }
