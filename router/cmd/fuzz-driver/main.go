@@ -6,8 +6,8 @@
 //	 "plans": [{"splits": [[start, end], ...]|null, "scribble": b, "stop": p, "seed": n, "prefix": base64|null}, ...]}
 //
 // and writes one line per input: {"plans": [...], "ns": n}, each plan's run as
-// {"events", "boundaries", "errorAt", "errored"} (events as test/fuzz/hub-driver.js
-// records them, parsetest.Event) or {"violation": "..."} when the parser broke its
+// {"events", "boundaries", "errorAt", "errored"} (events as test/fuzz/rules.js
+// reads them, parsetest.Event) or {"violation": "..."} when the parser broke its
 // contract, and ns the time all plans took. A plan with a prefix parses the prefix
 // first on the same parser, then Reset()s it. The first plan is the reference (one
 // buffer); for a later plan that ends in Finish's 400 where the reference failed in
