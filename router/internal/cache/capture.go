@@ -110,7 +110,8 @@ func (c *Cache) Begin(a *App, q *Query, epoch uint64, ttl uint32, status int, re
 			cp.chunked = true
 			continue
 		case equalFold(name, "content-length"):
-			n := contentLength(value)
+			// 1 to 15 digits, as the JS router read it: below 2^53, so a JS number holds it exactly
+			n := decimal(value, 15)
 			if n < 0 || (cp.declared != -1 && n != cp.declared) {
 				return nil
 			}
@@ -230,21 +231,6 @@ func pairsOf(block []byte) ([][]byte, bool) {
 		block = block[next:]
 	}
 	return out, true
-}
-
-// contentLength: 1 to 15 digits (output-cache.js), else -1.
-func contentLength(v []byte) int64 {
-	if len(v) == 0 || len(v) > 15 {
-		return -1
-	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n
 }
 
 func isNotStored(name []byte) bool {
