@@ -27,6 +27,7 @@ import (
 
 	"httpsys/router/internal/conn"
 	"httpsys/router/internal/parse"
+	"httpsys/router/internal/tlsstore"
 	"httpsys/router/internal/wire"
 )
 
@@ -79,9 +80,6 @@ const (
 type Server struct {
 	srv     *conn.Server
 	methods map[string]bool
-	// TLSInfo encodes a connection's TLS section for its REQUEST frames
-	// (wire.AppendTLSInfo); nil: built from the connection's state here.
-	TLSInfo func(nc net.Conn) []byte
 	// Misdirected reports whether hostname (a stream's :authority or Host, its port
 	// dropped) has another certificate entry than the one nc's handshake used on port:
 	// the stream is answered 421 and the connection serves on (RFC 9110 15.5.20, issue
@@ -134,39 +132,18 @@ func (h *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *conn.
 	c.start()
 }
 
-// tlsSection is the TLS section of a connection's REQUEST frames.
+// tlsSection is the TLS section of a connection's REQUEST frames, from its handshake:
+// the client's certificate is authorized when Go verified it.
 func (h *Server) tlsSection(nc net.Conn) []byte {
-	if h.TLSInfo != nil {
-		return h.TLSInfo(nc)
-	}
 	tc, ok := nc.(*tls.Conn)
 	if !ok {
 		return nil
 	}
 	cs := tc.ConnectionState()
-	name := tls.CipherSuiteName(cs.CipherSuite)
-	info := wire.TLSInfo{
-		Protocol: versionName(cs.Version), CipherName: name, CipherStandardName: name,
-		CipherVersion: versionName(cs.Version), ALPNProtocol: cs.NegotiatedProtocol, ServerName: cs.ServerName,
-	}
+	v := tlsstore.Verdict{Authorized: len(cs.VerifiedChains) > 0}
 	if len(cs.PeerCertificates) > 0 {
-		info.Certificate = cs.PeerCertificates[0].Raw
-		info.Authorized = len(cs.VerifiedChains) > 0
+		v.Peer = cs.PeerCertificates[0]
 	}
+	info := tlsstore.Info(&cs, v)
 	return wire.AppendTLSInfo(nil, &info)
-}
-
-// versionName is a TLS version as node's getProtocol() names it.
-func versionName(v uint16) string {
-	switch v {
-	case tls.VersionTLS13:
-		return "TLSv1.3"
-	case tls.VersionTLS12:
-		return "TLSv1.2"
-	case tls.VersionTLS11:
-		return "TLSv1.1"
-	case tls.VersionTLS10:
-		return "TLSv1"
-	}
-	return ""
 }
