@@ -1,6 +1,7 @@
 // Command route-driver runs the router's URL space (router/internal/route) for
 // test/unit/router/route-differential.test.js, which compares it with src/urlprefix.js
-// and src/hub/request-target.js. It reads one JSON object per line on stdin and writes
+// and with the request-target rules it restates. It reads one JSON object per line on
+// stdin and writes
 // one line per input. Text the JS holds as bytes (targets, Host values, addresses) and
 // prefixes travel as base64: a prefix as UTF-8, with 0xff where the JS string holds a
 // lone surrogate.

@@ -29,7 +29,7 @@ type Query struct {
 // cache never reuses a response for one without an explicit permission; HTTP.SYS never
 // caches one), and what a hit answers from its entry (Range, If-Range, If-None-Match,
 // If-Modified-Since). Repeated If-None-Match fields are one list (RFC 9110 5.3); of the
-// others the last one counts, as on the hub.
+// others the last one counts, as on the JS router.
 func (q *Query) Field(name, value []byte) {
 	switch len(name) {
 	case 5:
@@ -110,7 +110,8 @@ func (c *Cache) Begin(a *App, q *Query, epoch uint64, ttl uint32, status int, re
 			cp.chunked = true
 			continue
 		case equalFold(name, "content-length"):
-			// 1 to 15 digits, as the JS router read it: below 2^53, so a JS number holds it exactly
+			// 1 to 15 digits, as the JS router read it: below 2^53, which a JS number holds
+			// exactly
 			n := decimal(value, 15)
 			if n < 0 || (cp.declared != -1 && n != cp.declared) {
 				return nil
@@ -210,8 +211,8 @@ func (cp *Capture) Commit() {
 	c.mu.Unlock()
 }
 
-// pairsOf splits "Name: value\r\n" lines into [name, value, ...] (values trimmed as the
-// hub trims them); false when a line is not one.
+// pairsOf splits "Name: value\r\n" lines into [name, value, ...] (values trimmed as JS's
+// String trim() trims latin1 text: tab to CR, space, NBSP); false when a line is not one.
 func pairsOf(block []byte) ([][]byte, bool) {
 	var out [][]byte
 	for len(block) > 0 {

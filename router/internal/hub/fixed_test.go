@@ -15,7 +15,7 @@ import (
 )
 
 // A standalone server's listen(path) (issue 25 "Standalone"): every request on its
-// Unix socket goes to its queue, whatever its Host and path (hub.js onPathSocket), as a
+// Unix socket goes to its queue, whatever its Host and path, as a
 // connection of a port it owns; its close() stops the socket and leaves the file to
 // the app's side (node's close() unlinks it there).
 func TestAPathQueueServesEveryRequestOnItsSocketAndUnbindClosesIt(t *testing.T) {
