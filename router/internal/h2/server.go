@@ -1,6 +1,5 @@
 // Package h2 is the router's HTTP/2 (RFC 9113) on TLS connections whose ALPN chose
-// "h2", as src/hub/h2-connection.js and h2-request.js: framing on x/net's http2.Framer
-// and hpack, everything else here. Each stream is an ordinary queue request, routed
+// "h2": framing on x/net's http2.Framer and hpack, everything else here. Each stream is an ordinary queue request, routed
 // and queued as on HTTP/1.1 (internal/conn's Server, route table and queues), sent to
 // its worker in the same REQUEST/BODY frames (version 2.0, :authority as Host, no
 // pseudo-headers); the worker's RESPONSE and RES_BODY become HEADERS and DATA.
@@ -12,7 +11,7 @@
 // docs/wire-protocol.md "Flow control"), control frames by a cap on those queued
 // unwritten (SETTINGS and PING floods), resets by a rate (rapid reset, CVE-2023-44487)
 // and header blocks by a cap on CONTINUATION frames (CVE-2024-27316) and on the
-// header list, as node's nghttp2 bounds them for the hub.
+// header list, as node's nghttp2 bounds them.
 //
 // Prior-knowledge h2c is not served (README "HTTPS and HTTP/2": HTTP.SYS serves h2
 // over TLS only); the TLS listener hands this package connections after the handshake.
@@ -36,10 +35,10 @@ const (
 	maxStreams = 100
 	// maxHeaderList is the SETTINGS_MAX_HEADER_LIST_SIZE offered: above the router's
 	// own limit (maxHeaderSize, at most 64 KiB), so that the router answers 431 itself
-	// as on HTTP/1.1 (the hub's choice)
+	// as on HTTP/1.1 (the JS router's choice, kept)
 	maxHeaderList = 65536 + 32*1024
-	// maxContinuations: CONTINUATION frames after one HEADERS (nghttp2's default, so
-	// the hub's): a header block spread over more is a flood (CVE-2024-27316)
+	// maxContinuations: CONTINUATION frames after one HEADERS (node's nghttp2's
+	// default): a header block spread over more is a flood (CVE-2024-27316)
 	maxContinuations = 8
 	// maxQueuedControl: control frames the router answers (SETTINGS and PING ACKs,
 	// RST_STREAMs) queued and not yet written; beyond, the client sends faster than it
@@ -55,10 +54,10 @@ const (
 	// hold (HTTP/1.1's per connection: internal/conn heldBudget)
 	heldBudget = 4 * wire.ResponseWindow
 	// startWindow: a stream's first grant while the budget has room; most responses go
-	// out whole at once (src/hub/h2-request.js START_WINDOW)
+	// out whole at once
 	startWindow = 64 << 10
 	// ackStep: response credit goes back in steps of at least this, or half a small
-	// window (src/hub/attachment-connection.js ACK_STEP)
+	// window
 	ackStep = wire.ResponseWindow / 8
 	// recvWindow: a stream's receive window (RFC 9113's default, node's): what a
 	// request body may have in the router beyond its worker's credit
@@ -83,7 +82,7 @@ type Server struct {
 	// Misdirected reports whether hostname (a stream's :authority or Host, its port
 	// dropped) has another certificate entry than the one nc's handshake used on port:
 	// the stream is answered 421 and the connection serves on (RFC 9110 15.5.20, issue
-	// 23 item 2; src/hub/hub.js route). nil: no check (the TLS side sets it).
+	// 23 item 2). nil: no check (the TLS side sets it).
 	Misdirected func(nc net.Conn, port int, hostname string) bool
 }
 
