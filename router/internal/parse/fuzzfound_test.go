@@ -9,7 +9,7 @@ import (
 )
 
 // The cases of the JS router's parser test "parser bugs found by fuzzing" (bugs the
-// fuzzer found in the JS parser; the test went with src/hub, issue 25), held against
+// fuzzer found in the JS parser; the test went with the JS router, issue 25), held against
 // this parser too.
 
 // statusOfPieces is the error status the pieces get, each a read of its own, or 200.

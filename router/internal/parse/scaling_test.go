@@ -10,7 +10,7 @@ import (
 )
 
 // The JS router's parser test "time grows linearly with the input" (the shapes of
-// test/fuzz/scaling.js; the test went with src/hub, issue 25): where an incremental
+// test/fuzz/scaling.js; the test went with the JS router, issue 25): where an incremental
 // line parser can go quadratic (pending-line copies,
 // LF searches, early request-line checks), each shape is timed at n and 4n bytes, best
 // of a few runs. Linear time gives a ratio near 4, quadratic near 16.
