@@ -19,20 +19,7 @@ import (
 // connection of a port it owns; its close() stops the socket and leaves the file to
 // the app's side (node's close() unlinks it there).
 func TestAPathQueueServesEveryRequestOnItsSocketAndUnbindClosesIt(t *testing.T) {
-	h, _ := startHub(t, false, nil)
-	file := filepath.Join(t.TempDir(), "app.sock")
-	ln, err := net.Listen("unix", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	if _, err := h.AdoptPathQueue(ln, "~1.listen1", "tok", conn.Owned{KeepAliveTimeout: 5000, HeadersTimeout: 60000}); err != nil {
-		t.Fatal(err)
-	}
-	fw, first := attachWorker(t, h, map[string]any{"queue": "~1.listen1", "token": "tok"})
-	if first.Type != wire.TypeHelloOK {
-		t.Fatalf("HELLO answered %v", first.Type)
-	}
+	h, fw, file := pathQueue(t)
 	c, err := net.Dial("unix", file)
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +47,28 @@ func TestAPathQueueServesEveryRequestOnItsSocketAndUnbindClosesIt(t *testing.T) 
 	if _, err := os.Stat(file); err != nil {
 		t.Fatalf("the router removed the socket file: %v", err)
 	}
+}
+
+// pathQueue is a router with a standalone server's listen(path) queue, ~1.listen1, on
+// the Unix socket file (left in place when it closes, as node's side unlinks it), and
+// the server's worker attached.
+func pathQueue(t *testing.T) (*Hub, *fakeWorker, string) {
+	t.Helper()
+	h, _ := startHub(t, false, nil)
+	file := filepath.Join(t.TempDir(), "app.sock")
+	ln, err := net.Listen("unix", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if _, err := h.AdoptPathQueue(ln, "~1.listen1", "tok", conn.Owned{KeepAliveTimeout: 5000, HeadersTimeout: 60000}); err != nil {
+		t.Fatal(err)
+	}
+	fw, first := attachWorker(t, h, map[string]any{"queue": "~1.listen1", "token": "tok"})
+	if first.Type != wire.TypeHelloOK {
+		t.Fatalf("HELLO answered %v", first.Type)
+	}
+	return h, fw, file
 }
 
 func TestAPathQueueTakesOnlyAUnixListener(t *testing.T) {
