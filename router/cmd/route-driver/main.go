@@ -19,13 +19,11 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
+	"httpsys/router/internal/jsonlines"
 	"httpsys/router/internal/route"
 )
 
@@ -65,36 +63,9 @@ type prefix struct {
 }
 
 func main() {
-	if err := run(); err != nil {
+	if err := jsonlines.Serve(os.Stdin, os.Stdout, runJob); err != nil {
 		fmt.Fprintln(os.Stderr, "route-driver:", err)
 		os.Exit(1)
-	}
-}
-
-func run() error {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := in.ReadString('\n')
-		if strings.TrimSpace(line) != "" {
-			var j job
-			if err := json.Unmarshal([]byte(line), &j); err != nil {
-				return fmt.Errorf("bad input line: %w", err)
-			}
-			res, err := runJob(&j)
-			if err != nil {
-				return err
-			}
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
-		}
-		if err != nil {
-			return nil // end of input
-		}
 	}
 }
 
