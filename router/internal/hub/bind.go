@@ -33,10 +33,10 @@ type bindQueueCmd struct {
 	URLs     []string   `json:"urls"`
 	IP       string     `json:"ip"`
 	Settings conn.Owned `json:"settings"`
-	// an https server's key material and node's default CAs (standalone_tls.go)
+	// an https server's key material and node's default CAs (adopt.go)
 	TLS       json.RawMessage `json:"tls"`
 	DefaultCA string          `json:"defaultCA"`
-	// a listen(prefix): the port is shared by URL, not the server's own (shared.go)
+	// a listen(prefix): the port is shared by URL, not the server's own (adopt.go)
 	Shared bool `json:"shared"`
 }
 

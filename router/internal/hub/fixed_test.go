@@ -85,7 +85,7 @@ func TestAPathQueueTakesOnlyAUnixListener(t *testing.T) {
 	}
 }
 
-// listen(prefix) (shared.go): the first server of a port hands its socket over, the
+// listen(prefix) (adopt.go): the first server of a port hands its socket over, the
 // next one finds the port listening; the table routes between them.
 func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 	h, _ := startHub(t, false, nil)

@@ -109,7 +109,7 @@ type entry struct {
 	claim  string // the prefixes the first worker asked for, when the queue had none
 	cache  bool
 	unbind bool
-	// a standalone app's listen() (standalone.go): its first worker owns it
+	// a standalone app's listen() (adopt.go): its first worker owns it
 	reserved bool
 	fixed    *fixed // a standalone server served by no port of ours (fixed.go)
 }
