@@ -6,7 +6,7 @@
 // HELLO carries: src/wire/protocol.js encodeTlsOptions, an encrypted key opened by
 // node's crypto), so its certificate serves from the first connection on, as node's
 // does. The router makes the port a TLS
-// one (router/internal/hub/standalone_tls.go); the worker's HELLO brings the material
+// one (router/internal/hub/adopt.go); the worker's HELLO brings the material
 // again, and one that cannot serve is refused there with the hub's reason
 // (ERR_HTTPSYS_TLS_CERT), which the server emits as 'error'.
 //

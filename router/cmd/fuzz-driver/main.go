@@ -6,8 +6,8 @@
 //	 "plans": [{"splits": [[start, end], ...]|null, "scribble": b, "stop": p, "seed": n, "prefix": base64|null}, ...]}
 //
 // and writes one line per input: {"plans": [...], "ns": n}, each plan's run as
-// {"events", "boundaries", "errorAt", "errored"} (events as test/fuzz/hub-driver.js
-// records them, parsetest.Event) or {"violation": "..."} when the parser broke its
+// {"events", "boundaries", "errorAt", "errored"} (events as test/fuzz/rules.js
+// reads them, parsetest.Event) or {"violation": "..."} when the parser broke its
 // contract, and ns the time all plans took. A plan with a prefix parses the prefix
 // first on the same parser, then Reset()s it. The first plan is the reference (one
 // buffer); for a later plan that ends in Finish's 400 where the reference failed in
@@ -17,17 +17,15 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
+	"httpsys/router/internal/jsonlines"
 	"httpsys/router/internal/parse"
 	"httpsys/router/internal/parse/parsetest"
 )
@@ -81,31 +79,10 @@ type result struct {
 }
 
 func main() {
-	if err := serve(); err != nil {
+	err := jsonlines.Serve(os.Stdin, os.Stdout, func(j *job) (any, error) { return runJob(j), nil })
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "fuzz-driver:", err)
 		os.Exit(1)
-	}
-}
-
-func serve() error {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	for {
-		line, err := in.ReadString('\n')
-		if strings.TrimSpace(line) != "" {
-			var j job
-			if err := json.Unmarshal([]byte(line), &j); err != nil {
-				return fmt.Errorf("bad input line: %w", err)
-			}
-			if err := enc.Encode(runJob(&j)); err != nil {
-				return err
-			}
-		}
-		if err != nil {
-			return nil // end of input
-		}
 	}
 }
 

@@ -29,14 +29,7 @@ func servePaths(h *hub.Hub, ch *nodeipc.Channel, a listenMsg, m nodeipc.Message)
 			_ = m.File.Close()
 		}
 		h.WaitStarted()
-		o := hub.QueueOptions{URLs: a.URLs, Token: a.Token}
-		var info hub.QueueInfo
-		var err error
-		if isHTTPS(a) {
-			info, err = h.ReserveTLSQueue(a.Queue, o, a.TLS, a.DefaultCA)
-		} else {
-			info, err = h.ReserveQueue(a.Queue, o)
-		}
+		info, err := h.AdoptQueue(a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token}, adoption(a, nil, false))
 		ch.Send(listened(a, info, err))
 	default:
 		return false
@@ -46,13 +39,9 @@ func servePaths(h *hub.Hub, ch *nodeipc.Channel, a listenMsg, m nodeipc.Message)
 
 // adoptShared: the first listen(prefix) of a port, with the socket node bound.
 func adoptShared(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
-	if m.File == nil {
-		return listened(a, hub.QueueInfo{}, coded.New(coded.BadArgument, "no socket came with the listenShared message", nil))
-	}
-	ln, err := net.FileListener(m.File)
-	_ = m.File.Close()
+	ln, err := fileListener(a, m)
 	if err != nil {
-		return listened(a, hub.QueueInfo{}, coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil))
+		return listened(a, hub.QueueInfo{}, err)
 	}
 	h.WaitStarted()
 	return sharedQueue(h, ln, a)
@@ -60,23 +49,14 @@ func adoptShared(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
 
 // sharedQueue makes a listen(prefix)'s queue on ln, its port's listener.
 func sharedQueue(h *hub.Hub, ln net.Listener, a listenMsg) map[string]any {
-	o := hub.QueueOptions{URLs: a.URLs, Token: a.Token}
-	if isHTTPS(a) {
-		info, err := h.AdoptSharedTLSQueue(ln, a.IP, a.Queue, o, a.TLS, a.DefaultCA)
-		return listened(a, info, err)
-	}
-	info, err := h.AdoptSharedQueue(ln, a.IP, a.Queue, o)
+	info, err := h.AdoptQueue(a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token}, adoption(a, ln, false))
 	return listened(a, info, err)
 }
 
 func adoptPath(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
-	if m.File == nil {
-		return listened(a, hub.QueueInfo{}, coded.New(coded.BadArgument, "no socket came with the listenPath message", nil))
-	}
-	ln, err := net.FileListener(m.File)
-	_ = m.File.Close()
+	ln, err := fileListener(a, m)
 	if err != nil {
-		return listened(a, hub.QueueInfo{}, coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil))
+		return listened(a, hub.QueueInfo{}, err)
 	}
 	// node's close() unlinks the file (the app's side does it then), never the router
 	if ul, ok := ln.(*net.UnixListener); ok {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net"
 
@@ -76,30 +75,26 @@ func serveParent(h *hub.Hub, log *slog.Logger) {
 }
 
 func adopt(h *hub.Hub, a listenMsg, m nodeipc.Message) map[string]any {
-	out := map[string]any{"httpsys": "listened", "seq": a.Seq}
+	ln, err := fileListener(a, m)
+	if err != nil {
+		return listened(a, hub.QueueInfo{}, err)
+	}
+	h.WaitStarted()
+	info, err := adoptQueue(h, ln, a)
+	return listened(a, info, err)
+}
+
+// fileListener is the listening socket that came with a's message.
+func fileListener(a listenMsg, m nodeipc.Message) (net.Listener, error) {
 	if m.File == nil {
-		out["error"] = coded.New(coded.BadArgument, "no socket came with the listen message", nil)
-		return out
+		return nil, coded.New(coded.BadArgument, "no socket came with the "+a.Httpsys+" message", nil)
 	}
 	ln, err := net.FileListener(m.File)
 	_ = m.File.Close()
 	if err != nil {
-		out["error"] = coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil)
-		return out
+		return nil, coded.New(coded.Failed, "the socket handed over is not a listener: "+err.Error(), nil)
 	}
-	h.WaitStarted()
-	info, err := adoptQueue(h, ln, a)
-	if err != nil {
-		var ce *coded.Error
-		if !errors.As(err, &ce) {
-			ce = coded.New(coded.Failed, err.Error(), nil)
-		}
-		out["error"] = ce
-		return out
-	}
-	out["urls"] = info.URLs
-	out["ports"] = info.Ports
-	return out
+	return ln, nil
 }
 
 // adoptConn serves a connection node accepted on a socket still waiting its turn on

@@ -7,15 +7,21 @@ import (
 	"httpsys/router/internal/hub"
 )
 
-// adoptQueue makes a standalone server's queue on the socket it handed over: an https
-// server's (its prefix's scheme) on a TLS port with the key material it was given
-// (src/preload/standalone-tls.js), any other on a plain one.
+// adoptQueue makes a standalone server's queue on the socket it handed over, the
+// port its own: an https server's (its prefix's scheme) on a TLS port with the key
+// material it was given (src/preload/standalone-tls.js), any other on a plain one.
 func adoptQueue(h *hub.Hub, ln net.Listener, a listenMsg) (hub.QueueInfo, error) {
-	o := hub.QueueOptions{URLs: a.URLs, Token: a.Token}
-	if isHTTPS(a) {
-		return h.AdoptTLSQueue(ln, a.IP, a.Queue, o, a.Settings, a.TLS, a.DefaultCA)
+	return h.AdoptQueue(a.Queue, hub.QueueOptions{URLs: a.URLs, Token: a.Token}, adoption(a, ln, true))
+}
+
+// adoption: how the queue of a's listen takes its port: ln, the socket node bound (nil:
+// a port the router listens on for the app already), the server's own when owned.
+func adoption(a listenMsg, ln net.Listener, owned bool) hub.Adoption {
+	ad := hub.Adoption{Listener: ln, IP: a.IP, HTTPS: isHTTPS(a), Material: a.TLS, DefaultCA: a.DefaultCA}
+	if owned {
+		ad.Own = &a.Settings
 	}
-	return h.AdoptQueue(ln, a.IP, a.Queue, o, a.Settings)
+	return ad
 }
 
 // setOwnTLS is a standalone https server's setSecureContext() (a `tls` message).

@@ -1,6 +1,7 @@
 // Command route-driver runs the router's URL space (router/internal/route) for
 // test/unit/router/route-differential.test.js, which compares it with src/urlprefix.js
-// and src/hub/request-target.js. It reads one JSON object per line on stdin and writes
+// and with the request-target rules it restates. It reads one JSON object per line on
+// stdin and writes
 // one line per input. Text the JS holds as bytes (targets, Host values, addresses) and
 // prefixes travel as base64: a prefix as UTF-8, with 0xff where the JS string holds a
 // lone surrogate.
@@ -18,13 +19,11 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
+	"httpsys/router/internal/jsonlines"
 	"httpsys/router/internal/route"
 )
 
@@ -64,36 +63,9 @@ type prefix struct {
 }
 
 func main() {
-	if err := run(); err != nil {
+	if err := jsonlines.Serve(os.Stdin, os.Stdout, runJob); err != nil {
 		fmt.Fprintln(os.Stderr, "route-driver:", err)
 		os.Exit(1)
-	}
-}
-
-func run() error {
-	in := bufio.NewReaderSize(os.Stdin, 1<<20)
-	out := bufio.NewWriterSize(os.Stdout, 1<<20)
-	defer out.Flush()
-	enc := json.NewEncoder(out)
-	enc.SetEscapeHTML(false)
-	for {
-		line, err := in.ReadString('\n')
-		if strings.TrimSpace(line) != "" {
-			var j job
-			if err := json.Unmarshal([]byte(line), &j); err != nil {
-				return fmt.Errorf("bad input line: %w", err)
-			}
-			res, err := runJob(&j)
-			if err != nil {
-				return err
-			}
-			if err := enc.Encode(res); err != nil {
-				return err
-			}
-		}
-		if err != nil {
-			return nil // end of input
-		}
 	}
 }
 

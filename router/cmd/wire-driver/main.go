@@ -6,7 +6,7 @@
 //	                   decoded by type and encoded again; the bytes go to stdout
 //	encode             one JSON frame description per line on stdin (see spec); the
 //	                   encoded frames go to stdout
-//	check              frames on stdin (a worker's) get the hub's checks; one JSON line
+//	check              frames on stdin (a worker's) get the router's checks; one JSON line
 //	                   per frame: {"type": t, "id": n, "error": reason|null}
 //	constants          the protocol's numbers as JSON
 package main

@@ -1,6 +1,6 @@
 // Package attach is the router's end of the worker wire (docs/wire-protocol.md): one
-// Worker per worker connection on the router's Unix socket, as src/hub/
-// attachment-connection.js. It decodes the worker's frames on the connection's own
+// Worker per worker connection on the router's Unix socket. It decodes the worker's
+// frames on the connection's own
 // goroutine, appends frames for the worker to one wire.Writer that a second goroutine
 // writes in batches (one writev for everything appended meanwhile), and tracks the
 // requests the worker holds in a slot table: the wire id is slot | generation << 20,

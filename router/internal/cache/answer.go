@@ -303,7 +303,7 @@ func digits(v []byte) (d, rest []byte) {
 }
 
 // number is a run of digits' value, saturating (a number past any body's size is as
-// good as infinite, as the hub's floating point makes it).
+// good as infinite, as a JS number made it on the JS router).
 func number(d []byte) int64 {
 	var n int64
 	for _, c := range d {

@@ -1,5 +1,5 @@
-// Package cache is the router's output cache (src/hub/output-cache.js,
-// docs/output-cache.md): what HTTP.SYS's kernel response cache does on Windows, with
+// Package cache is the router's output cache (docs/output-cache.md): what HTTP.SYS's
+// kernel response cache does on Windows, with
 // the same rules. A worker marks a response cacheable by giving it a time to live (the
 // RESPONSE frame's cacheTtl, from the app's config rules and its Cache-Control); the
 // router copies such a response as it passes (a Capture) and stores it once complete.
@@ -11,7 +11,8 @@
 // port: a page that reflects its Host differs by it, issue 23) + the canonical request
 // target (the path, and its query when the app's rule allowed one). One LRU holds every
 // app's entries within a byte budget that counts each entry's key, head and body copies
-// and its objects (as the hub counts them, so both routers evict alike), and a bound on
+// and its objects (as the JS router counted them, so a budget evicts as it did), and a
+// bound on
 // their number; a response above the per-response limit is not stored. A request with a
 // client certificate is treated like one with Authorization unless the app says
 // `Cache-Control: public` (RFC 9111 3.5, issue 23). An App's entries go when one of its
@@ -29,23 +30,22 @@ import (
 )
 
 const (
-	// What an entry costs besides the bytes its size counts: output-cache.js
-	// ENTRY_OVERHEAD (measured on node; kept so that a budget holds as many entries on
-	// both routers).
+	// What an entry costs besides the bytes its size counts (measured on node for the
+	// JS router; kept so that a budget holds as many entries as it did).
 	entryOverhead = 512
-	// Copies of an entry's head lines the hub's entry may hold (output-cache.js
-	// LINE_COPIES): counted alike here.
+	// Copies of an entry's head lines the JS router's entry could hold: counted alike
+	// here.
 	lineCopies = 3
 	// At most one entry per this many bytes of the budget: the number of entries is
 	// bounded even where the count above is short of the real cost.
 	bytesPerEntry = 1024
-	// Bodies below this count twice (the hub keeps them joined with their head).
+	// Bodies below this count twice (the JS router kept them joined with their head).
 	joinedBody = 16384
 	// How many sweeps (clock ticks) between two purges of expired entries: 10 s.
 	purgeEvery = 10
 )
 
-// Defaults of the hub's cacheSize and cacheMaxResponse options.
+// Defaults of the start command's cacheSize and cacheMaxResponse limits.
 const (
 	DefaultMaxSize         = 64 << 20
 	DefaultMaxResponseSize = 256 << 10 // HTTP.SYS's UriMaxUriBytes
@@ -103,7 +103,7 @@ func (c *Cache) NewApp() *App { return &App{} }
 // worker, and its response is stored only if no instance attached or left since.
 func (a *App) Epoch() uint64 { return a.epoch.Load() }
 
-// Stats are an app's counters (queueStats' `cache`, output-cache.js cacheStats).
+// Stats are an app's counters (queueStats' `cache`, docs/output-cache.md "Observing it").
 type Stats struct {
 	Hits      uint64 `json:"hits"`
 	Misses    uint64 `json:"misses"`
@@ -139,9 +139,9 @@ type entry struct {
 
 func (e *entry) lines() []byte { return e.head[e.linesAt:e.linesEnd] }
 
-// AppendKey appends the key of a request (output-cache.js keyOf): its scheme and
-// listener port, its Host in lower case with the port the app sees in it, and its
-// canonical target. Space-separated: the target has no space (VCHAR), so the Host
+// AppendKey appends the key of a request (docs/output-cache.md "Keys, memory and
+// invalidation"): its scheme and listener port, its Host in lower case with the port
+// the app sees in it, and its canonical target. Space-separated: the target has no space (VCHAR), so the Host
 // between the port and it cannot be mistaken.
 func AppendKey(dst []byte, secure bool, port int, host, target string) []byte {
 	if secure {

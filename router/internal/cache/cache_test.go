@@ -329,7 +329,7 @@ func TestTimeToLive(t *testing.T) {
 	}
 }
 
-// the size an entry counts (output-cache.js Entry): 512 + its key + its lines three
+// the size an entry counts: 512 + its key + its lines three
 // times + its body (twice under 16 KB)
 func TestEntrySizeCountsTheKey(t *testing.T) {
 	c, _ := newTest(Options{})

@@ -29,7 +29,7 @@ type Query struct {
 // cache never reuses a response for one without an explicit permission; HTTP.SYS never
 // caches one), and what a hit answers from its entry (Range, If-Range, If-None-Match,
 // If-Modified-Since). Repeated If-None-Match fields are one list (RFC 9110 5.3); of the
-// others the last one counts, as on the hub.
+// others the last one counts, as on the JS router.
 func (q *Query) Field(name, value []byte) {
 	switch len(name) {
 	case 5:
@@ -110,7 +110,9 @@ func (c *Cache) Begin(a *App, q *Query, epoch uint64, ttl uint32, status int, re
 			cp.chunked = true
 			continue
 		case equalFold(name, "content-length"):
-			n := contentLength(value)
+			// 1 to 15 digits, as the JS router read it: below 2^53, which a JS number holds
+			// exactly
+			n := decimal(value, 15)
 			if n < 0 || (cp.declared != -1 && n != cp.declared) {
 				return nil
 			}
@@ -209,8 +211,8 @@ func (cp *Capture) Commit() {
 	c.mu.Unlock()
 }
 
-// pairsOf splits "Name: value\r\n" lines into [name, value, ...] (values trimmed as the
-// hub trims them); false when a line is not one.
+// pairsOf splits "Name: value\r\n" lines into [name, value, ...] (values trimmed as JS's
+// String trim() trims latin1 text: tab to CR, space, NBSP); false when a line is not one.
 func pairsOf(block []byte) ([][]byte, bool) {
 	var out [][]byte
 	for len(block) > 0 {
@@ -230,21 +232,6 @@ func pairsOf(block []byte) ([][]byte, bool) {
 		block = block[next:]
 	}
 	return out, true
-}
-
-// contentLength: 1 to 15 digits (output-cache.js), else -1.
-func contentLength(v []byte) int64 {
-	if len(v) == 0 || len(v) > 15 {
-		return -1
-	}
-	var n int64
-	for _, c := range v {
-		if c < '0' || c > '9' {
-			return -1
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n
 }
 
 func isNotStored(name []byte) bool {

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// test/unit/hub/output-cache.test.js "parseRange" (src/hub/output-cache.js), case for
-// case, so its table outlives src/hub (issue 25): RFC 9110 14.1.2's one range, the
-// ranges a 416 answers, and what is ignored (the whole body goes out).
+// The JS router's output-cache test "parseRange" (removed with it, issue 25), case for
+// case: RFC 9110 14.1.2's one range, the ranges a 416 answers, and what is ignored
+// (the whole body goes out).
 func TestParseRangeAsTheHubs(t *testing.T) {
 	for _, c := range []struct {
 		v    string
@@ -73,8 +73,8 @@ func TestParseRangeAsTheHubs(t *testing.T) {
 	}
 }
 
-// The rest of output-cache.test.js's OutputCache cases (issue 23) the tests beside this
-// one held only in part.
+// The rest of the JS router's OutputCache cases (issue 23) the tests beside this one
+// held only in part.
 
 const public60 = "Cache-Control: public, max-age=60\r\n"
 

@@ -39,14 +39,15 @@ func (cc *cacheControl) parse(v []byte) {
 		case equalFold(name, "no-cache"):
 			cc.noCache = true
 		case equalFold(name, "s-maxage"):
-			cc.sMaxAge = deltaSeconds(arg)
+			// delta-seconds of 1 to 10 digits (src/cache/rules.js seconds)
+			cc.sMaxAge = decimal(arg, 10)
 		}
 	}
 }
 
-// deltaSeconds: 1 to 10 digits (rules.js seconds()), else -1.
-func deltaSeconds(b []byte) int64 {
-	if len(b) == 0 || len(b) > 10 {
+// decimal is b's value when it is 1 to most digits, else -1.
+func decimal(b []byte, most int) int64 {
+	if len(b) == 0 || len(b) > most {
 		return -1
 	}
 	var n int64

@@ -1,4 +1,4 @@
-// Package clock is the router's coarse clock, as src/hub/clock.js: one tick a second
+// Package clock is the router's coarse clock: one tick a second
 // refreshes "now" and the HTTP Date text and runs the sweeps (connection deadlines,
 // queue timeouts). Deadlines are plain numbers compared on the tick, so the hot path
 // arms no timer per request or connection; timeouts are accurate to a second, which is

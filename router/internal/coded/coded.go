@@ -2,7 +2,7 @@
 // src/errors.js (README "Errors"), Details the fields its constructor takes. The
 // supervisor (src/supervisor/native-router.js) and a refused worker (HELLO_ERR) throw
 // the error of that code built from Details, so the user reads the same message as
-// from the JS hub; Message is what the router's own log says.
+// from the JS side's own errors; Message is what the router's own log says.
 package coded
 
 // The codes the router gives (src/errors.js).

@@ -1,5 +1,5 @@
-// Package conn is the router's client connections (src/hub/client-connection.js,
-// hub-request.js): one goroutine reads and parses a connection (internal/parse),
+// Package conn is the router's client connections (docs/architecture.md 11): one
+// goroutine reads and parses a connection (internal/parse),
 // routes each request (internal/route) to its queue, and hands it to a worker; a
 // second goroutine writes what goes back, in request order (pipelining) even when the
 // requests went to different workers: a later response is held until every earlier

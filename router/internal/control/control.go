@@ -2,7 +2,7 @@
 // supervisor writes one JSON command per line on the router's stdin and reads one JSON
 // line per answer or event on its stdout. The router's logs go to stderr, so stdout
 // carries nothing else. Commands are handled one at a time, in the order they came,
-// as the supervisor awaited them on the JS hub; events may come between answers.
+// as the supervisor awaits each answer; events may come between answers.
 package control
 
 import (

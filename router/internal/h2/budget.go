@@ -10,7 +10,7 @@ import (
 	"httpsys/router/internal/wire"
 )
 
-// The held-bytes budget (issue 23 item 7; src/hub/h2-request.js): a connection's
+// The held-bytes budget (issue 23 item 7): a connection's
 // streams together may make the router hold about heldBudget, not a 256 KiB response
 // window each (25 MB for a client that opens 100 streams and reads none). The router
 // grants each stream's response window itself (wire.ReqGrantedWindow): the worker
@@ -97,7 +97,7 @@ func connectionSpecific(name string) bool {
 }
 
 // singleValue: the fields node's http2 refuses twice in a head
-// (ERR_HTTP2_HEADER_SINGLE_VALUE): the hub resets such a stream, and so does this.
+// (ERR_HTTP2_HEADER_SINGLE_VALUE): the JS router reset such a stream, and so does this.
 func singleValue(name string) bool {
 	switch name {
 	case "access-control-allow-credentials", "access-control-max-age", "access-control-request-method",
@@ -112,7 +112,7 @@ func singleValue(name string) bool {
 }
 
 // headersOf turns a worker's header block ("Name: value\r\n" lines) into an h2 head
-// as node's http2 sends the hub's headers object: :status first, names in lower case,
+// as node's http2 sends a headers object: :status first, names in lower case,
 // repeats next to their first (an object's arrays), connection-specific fields
 // dropped, and date (a final head's) when the block has none (node's respond()
 // adds it). ok is false

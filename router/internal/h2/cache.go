@@ -9,9 +9,9 @@ import (
 	"httpsys/router/internal/conn"
 )
 
-// A stream's side of the output cache (internal/cache), as HTTP/1.1's (conn/cached.go)
-// and the hub's (src/hub/h2-request.js respondFromCache, output-cache.js): the same
-// entries serve both protocols (the key has no protocol: scheme, port, Host, target).
+// A stream's side of the output cache (internal/cache), as HTTP/1.1's (conn/cached.go):
+// the same entries serve both protocols (the key has no protocol: scheme, port, Host,
+// target).
 
 // answerFromCache answers s from the cache when an entry of its queue's app holds it
 // (route, before the queue: a hit never waits for a worker). Under the lock.
@@ -38,7 +38,7 @@ func (s *Stream) answerFromCache() bool {
 	status := ans.Status()
 	fields, ok := headersOf(ans.AppendFields(nil), status, string(s.c.h.srv.Clock.Date()))
 	if !ok {
-		// (node's respond() refuses it: the hub closes the stream)
+		// (node's respond() refuses it: the stream is reset, as the JS router did)
 		s.c.resetStream(s, http2.ErrCodeInternal)
 		return true
 	}
@@ -58,7 +58,7 @@ func (s *Stream) answerFromCache() bool {
 
 // beginCapture: s's RESPONSE frame p came with a time to live: its response is copied
 // into the cache as it passes, when the rules allow (before its head is checked for
-// h2, as the hub begins it).
+// h2, as the JS router began it).
 func (s *Stream) beginCapture(p []byte, bodyStart int) {
 	ttl := binary.LittleEndian.Uint32(p[4:])
 	cc := s.c.h.srv.Cache

@@ -36,7 +36,7 @@ func cachedGet(t *testing.T, c *http.Client, method, url string, hdr ...string) 
 
 // A response with a time to live, sent in two RES_BODY frames, is stored; later GETs
 // and a HEAD are answered from it as HEADERS (+ DATA) without reaching the worker
-// (src/hub/h2-request.js respondFromCache); a request with Authorization is not.
+// (docs/output-cache.md); a request with Authorization is not.
 func TestCacheOnStreams(t *testing.T) {
 	r := newRig(t, func(_ *conn.Limits, _ *queue.Settings) {}, withCache)
 	fw := r.worker()

@@ -221,7 +221,7 @@ func (c *Conn) frame(f http2.Frame) error {
 		c.continuation++
 		c.hdrFrag = append(c.hdrFrag, cf.HeaderBlockFragment()...)
 		if c.continuation > maxContinuations || len(c.hdrFrag) > 2*maxHeaderList {
-			// (INTERNAL_ERROR: nghttp2's code for it, so the hub's)
+			// (INTERNAL_ERROR: nghttp2's code for it, so node's)
 			return http2.ConnectionError(http2.ErrCodeInternal)
 		}
 		if !cf.HeadersEnded() {
@@ -449,7 +449,7 @@ func (c *Conn) route(s *Stream, hd *head) {
 		return
 	}
 	// a host whose certificate entry is not the handshake's would pass another app's
-	// client-certificate policy; checked once per host change, as the hub does
+	// client-certificate policy; checked once per host change, as the JS router did
 	if mis := c.misdirect(); mis != nil && hd.host != c.tlsHost {
 		if mis(route.HostnameOf(hd.host)) {
 			s.respondLocal(421, pagePlain)
@@ -540,7 +540,7 @@ func (c *Conn) onReset(f *http2.RSTStreamFrame) error {
 	c.tokens = min(resetBurst, c.tokens+float64(now-c.tokensAt)*resetRate/1000)
 	c.tokensAt = now
 	if c.tokens < 1 {
-		// (INTERNAL_ERROR: nghttp2's code for it, so the hub's)
+		// (INTERNAL_ERROR: nghttp2's code for it, so node's)
 		return http2.ConnectionError(http2.ErrCodeInternal)
 	}
 	c.tokens--

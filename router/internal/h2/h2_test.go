@@ -268,7 +268,7 @@ func TestConcurrentStreams(t *testing.T) {
 }
 
 // A head node's http2 would refuse (a single-value field twice) resets the stream
-// (INTERNAL_ERROR), as on the hub; the worker hears ABORT.
+// (INTERNAL_ERROR), as on the JS router; the worker hears ABORT.
 func TestRefusedHead(t *testing.T) {
 	r := newRig(t, nil)
 	fw := r.worker()

@@ -32,7 +32,7 @@ func (b *block) add(name, value string) {
 	b.fields = append(b.fields, field{name, value})
 }
 
-// checkFields applies the rules nghttp2 applies for the hub to a request's header
+// checkFields applies the rules node's nghttp2 applies to a request's header
 // block (RFC 9113 8.2, 8.3; node 20's nghttp2, probed): ok is false for a malformed
 // block (the stream is reset with PROTOCOL_ERROR); kept is the block without the
 // fields nghttp2 drops silently (a name that is no token but has no upper case, a
@@ -187,8 +187,8 @@ func valueOf(fields []field, name string) string {
 	return ""
 }
 
-// head is a stream's request as src/hub/h2-connection.js headOf makes it: the
-// REQUEST payload, or the status the router answers instead (400, 431) and its page.
+// head is a stream's request: the REQUEST payload, or the status the router answers
+// instead (400, 431) and its page.
 type head struct {
 	method     string
 	url        string // canonical: routing and the app see it

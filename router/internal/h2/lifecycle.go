@@ -18,7 +18,7 @@ func (c *Conn) Port() int { return c.port }
 // Deadline is when Timeout is due.
 func (c *Conn) Deadline() int64 { return c.deadline.Load() }
 
-// Timeout (src/hub/h2-connection.js timeout): idle too long, or a closing connection
+// Timeout: idle too long, or a closing connection
 // waited enough: closed. With streams in flight, every body_timeout: a stream whose
 // request body had no DATA for that long while the router was not holding it back is
 // reset (as HTTP/1.1's body_timeout ends its connection), and the client must have

@@ -256,7 +256,7 @@ func TestMaxStreams(t *testing.T) {
 }
 
 // Rapid reset (CVE-2023-44487): streams opened and reset faster than the rate end the
-// connection with GOAWAY(INTERNAL_ERROR), as nghttp2 ends it for the hub.
+// connection with GOAWAY(INTERNAL_ERROR), as node's nghttp2 ends it.
 func TestRapidReset(t *testing.T) {
 	r := newRig(t, nil)
 	tc, fr := r.dial()
@@ -338,7 +338,7 @@ func TestControlFlood(t *testing.T) {
 	}
 }
 
-// Timeouts as the hub's (src/hub/h2-connection.js timeout): a stream whose request
+// Timeouts as on HTTP/1.1: a stream whose request
 // body stops arriving for body_timeout is reset (CANCEL) and its request aborted at
 // the worker, the connection stays; a connection with no stream for keep_alive_timeout
 // is closed.

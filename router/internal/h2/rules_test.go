@@ -54,8 +54,8 @@ func (r *rig) exchange(t *testing.T, fields [][2]string) (status, body string, r
 	}
 }
 
-// The router's rules on an h2 request (src/hub/h2-connection.js headOf): 400 with
-// the hub's page for what an app must not see, PROTOCOL_ERROR for a malformed block
+// The router's rules on an h2 request: 400 with
+// the router's page for what an app must not see, PROTOCOL_ERROR for a malformed block
 // (RFC 9113 8.2, 8.3), as node's nghttp2 resets it.
 func TestRequestRules(t *testing.T) {
 	r := newRig(t, nil)
@@ -122,7 +122,8 @@ func TestMisdirected(t *testing.T) {
 }
 
 // A stream that waited past its queue's timeout is answered 503 with Retry-After and
-// the hub's page (the hub's sweep calls conn.QueueTimeout for it, as for HTTP/1.1).
+// the router's page (internal/hub's sweep calls conn.QueueTimeout for it, as for
+// HTTP/1.1).
 func TestQueueTimeout(t *testing.T) {
 	r := newRig(t, func(_ *conn.Limits, s *queue.Settings) { s.TimeoutMs = 1 })
 	type answer struct{ status, body string }
@@ -147,7 +148,7 @@ func TestQueueTimeout(t *testing.T) {
 	}
 }
 
-// Fields nghttp2 drops for the hub never reach the app either: a name that is no
+// Fields node's nghttp2 drops never reach the app either: a name that is no
 // token, a value with surrounding white space or a control character, a Host that
 // is no authority; a tab inside a value is kept.
 func TestDroppedFields(t *testing.T) {

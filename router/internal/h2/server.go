@@ -1,6 +1,5 @@
 // Package h2 is the router's HTTP/2 (RFC 9113) on TLS connections whose ALPN chose
-// "h2", as src/hub/h2-connection.js and h2-request.js: framing on x/net's http2.Framer
-// and hpack, everything else here. Each stream is an ordinary queue request, routed
+// "h2": framing on x/net's http2.Framer and hpack, everything else here. Each stream is an ordinary queue request, routed
 // and queued as on HTTP/1.1 (internal/conn's Server, route table and queues), sent to
 // its worker in the same REQUEST/BODY frames (version 2.0, :authority as Host, no
 // pseudo-headers); the worker's RESPONSE and RES_BODY become HEADERS and DATA.
@@ -12,7 +11,7 @@
 // docs/wire-protocol.md "Flow control"), control frames by a cap on those queued
 // unwritten (SETTINGS and PING floods), resets by a rate (rapid reset, CVE-2023-44487)
 // and header blocks by a cap on CONTINUATION frames (CVE-2024-27316) and on the
-// header list, as node's nghttp2 bounds them for the hub.
+// header list, as node's nghttp2 bounds them.
 //
 // Prior-knowledge h2c is not served (README "HTTPS and HTTP/2": HTTP.SYS serves h2
 // over TLS only); the TLS listener hands this package connections after the handshake.
@@ -27,6 +26,7 @@ import (
 
 	"httpsys/router/internal/conn"
 	"httpsys/router/internal/parse"
+	"httpsys/router/internal/tlsstore"
 	"httpsys/router/internal/wire"
 )
 
@@ -35,10 +35,10 @@ const (
 	maxStreams = 100
 	// maxHeaderList is the SETTINGS_MAX_HEADER_LIST_SIZE offered: above the router's
 	// own limit (maxHeaderSize, at most 64 KiB), so that the router answers 431 itself
-	// as on HTTP/1.1 (the hub's choice)
+	// as on HTTP/1.1 (the JS router's choice, kept)
 	maxHeaderList = 65536 + 32*1024
-	// maxContinuations: CONTINUATION frames after one HEADERS (nghttp2's default, so
-	// the hub's): a header block spread over more is a flood (CVE-2024-27316)
+	// maxContinuations: CONTINUATION frames after one HEADERS (node's nghttp2's
+	// default): a header block spread over more is a flood (CVE-2024-27316)
 	maxContinuations = 8
 	// maxQueuedControl: control frames the router answers (SETTINGS and PING ACKs,
 	// RST_STREAMs) queued and not yet written; beyond, the client sends faster than it
@@ -54,10 +54,10 @@ const (
 	// hold (HTTP/1.1's per connection: internal/conn heldBudget)
 	heldBudget = 4 * wire.ResponseWindow
 	// startWindow: a stream's first grant while the budget has room; most responses go
-	// out whole at once (src/hub/h2-request.js START_WINDOW)
+	// out whole at once
 	startWindow = 64 << 10
 	// ackStep: response credit goes back in steps of at least this, or half a small
-	// window (src/hub/attachment-connection.js ACK_STEP)
+	// window
 	ackStep = wire.ResponseWindow / 8
 	// recvWindow: a stream's receive window (RFC 9113's default, node's): what a
 	// request body may have in the router beyond its worker's credit
@@ -79,13 +79,10 @@ const (
 type Server struct {
 	srv     *conn.Server
 	methods map[string]bool
-	// TLSInfo encodes a connection's TLS section for its REQUEST frames
-	// (wire.AppendTLSInfo); nil: built from the connection's state here.
-	TLSInfo func(nc net.Conn) []byte
 	// Misdirected reports whether hostname (a stream's :authority or Host, its port
 	// dropped) has another certificate entry than the one nc's handshake used on port:
 	// the stream is answered 421 and the connection serves on (RFC 9110 15.5.20, issue
-	// 23 item 2; src/hub/hub.js route). nil: no check (the TLS side sets it).
+	// 23 item 2). nil: no check (the TLS side sets it).
 	Misdirected func(nc net.Conn, port int, hostname string) bool
 }
 
@@ -134,39 +131,18 @@ func (h *Server) serve(nc net.Conn, port int, dual bool, done func(), sec *conn.
 	c.start()
 }
 
-// tlsSection is the TLS section of a connection's REQUEST frames.
+// tlsSection is the TLS section of a connection's REQUEST frames, from its handshake:
+// the client's certificate is authorized when Go verified it.
 func (h *Server) tlsSection(nc net.Conn) []byte {
-	if h.TLSInfo != nil {
-		return h.TLSInfo(nc)
-	}
 	tc, ok := nc.(*tls.Conn)
 	if !ok {
 		return nil
 	}
 	cs := tc.ConnectionState()
-	name := tls.CipherSuiteName(cs.CipherSuite)
-	info := wire.TLSInfo{
-		Protocol: versionName(cs.Version), CipherName: name, CipherStandardName: name,
-		CipherVersion: versionName(cs.Version), ALPNProtocol: cs.NegotiatedProtocol, ServerName: cs.ServerName,
-	}
+	v := tlsstore.Verdict{Authorized: len(cs.VerifiedChains) > 0}
 	if len(cs.PeerCertificates) > 0 {
-		info.Certificate = cs.PeerCertificates[0].Raw
-		info.Authorized = len(cs.VerifiedChains) > 0
+		v.Peer = cs.PeerCertificates[0]
 	}
+	info := tlsstore.Info(&cs, v)
 	return wire.AppendTLSInfo(nil, &info)
-}
-
-// versionName is a TLS version as node's getProtocol() names it.
-func versionName(v uint16) string {
-	switch v {
-	case tls.VersionTLS13:
-		return "TLSv1.3"
-	case tls.VersionTLS12:
-		return "TLSv1.2"
-	case tls.VersionTLS11:
-		return "TLSv1.1"
-	case tls.VersionTLS10:
-		return "TLSv1"
-	}
-	return ""
 }

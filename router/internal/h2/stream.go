@@ -31,7 +31,7 @@ const (
 	continueSent
 )
 
-// Stream is one h2 stream as a queue request (src/hub/h2-request.js): the way in is
+// Stream is one h2 stream as a queue request: the way in is
 // HTTP/1.1's (routing, queue, the worker's body credit, with the stream's receive
 // window instead of a paused socket), the way out HEADERS and DATA. Its fields are its
 // connection's lock's, but Entry (its queue's) and Link (its worker's).
@@ -195,7 +195,7 @@ func (s *Stream) returnWindow() {
 	}
 }
 
-// bodyTooLarge: 413 and the upload is stopped (src/hub/h2-connection.js bodyTooLarge).
+// bodyTooLarge: 413 and the upload is stopped.
 func (s *Stream) bodyTooLarge() {
 	if s.headSent {
 		s.c.resetStream(s, http2.ErrCodeCancel)
@@ -349,7 +349,7 @@ func (s *Stream) OnResponse(w *attach.Worker, p []byte) {
 	}
 	fields, ok := headersOf(p[bs:bodyStart], status, string(c.h.srv.Clock.Date()))
 	if !ok {
-		// a head node's http2 would refuse: the stream is reset (the hub's answer)
+		// a head node's http2 would refuse: the stream is reset (the JS router's answer)
 		c.h.srv.Log.Debug("an h2 response head was refused; the stream is reset", "status", status)
 		w.SendAbort(s)
 		s.finish()

@@ -33,10 +33,10 @@ type bindQueueCmd struct {
 	URLs     []string   `json:"urls"`
 	IP       string     `json:"ip"`
 	Settings conn.Owned `json:"settings"`
-	// an https server's key material and node's default CAs (standalone_tls.go)
+	// an https server's key material and node's default CAs (adopt.go)
 	TLS       json.RawMessage `json:"tls"`
 	DefaultCA string          `json:"defaultCA"`
-	// a listen(prefix): the port is shared by URL, not the server's own (shared.go)
+	// a listen(prefix): the port is shared by URL, not the server's own (adopt.go)
 	Shared bool `json:"shared"`
 }
 
@@ -99,7 +99,7 @@ func (h *Hub) registerBind(ch *control.Channel) {
 		if err := control.Decode(line, &a); err != nil {
 			return nil, err
 		}
-		return h.ReserveQueue(a.Name, QueueOptions{URLs: a.URLs, Token: a.Token})
+		return h.AdoptQueue(a.Name, QueueOptions{URLs: a.URLs, Token: a.Token}, Adoption{})
 	})
 	ch.Handle("setOwnTLS", func(line []byte) (any, error) {
 		var a ownTLSCmd
@@ -175,9 +175,9 @@ func (h *Hub) keepBound(name string, ln net.Listener) {
 }
 
 // BindQueue makes queue name on the socket BindPort or BindPath bound for it, and
-// accepts there from now on: a listen(path)'s (AdoptPathQueue), a listen(prefix)'s
-// (AdoptSharedQueue), an https server's (AdoptTLSQueue) or a plain one's (AdoptQueue),
-// as the socket node hands over is made on Unix (cmd/httpsys-router standalone.go).
+// accepts there from now on: a listen(path)'s (AdoptPathQueue), or a listen(prefix)'s,
+// an https server's or a plain one's (AdoptQueue), as the socket node hands over is
+// made on Unix (cmd/httpsys-router standalone.go).
 func (h *Hub) BindQueue(a bindQueueCmd) (QueueInfo, error) {
 	h.mu.Lock()
 	ln, ok := h.bound[a.Name]
@@ -191,12 +191,10 @@ func (h *Hub) BindQueue(a bindQueueCmd) (QueueInfo, error) {
 		return h.AdoptPathQueue(ln, a.Name, a.Token, a.Settings)
 	}
 	if a.Shared {
-		return h.AdoptSharedQueue(ln, a.IP, a.Name, o)
+		return h.AdoptQueue(a.Name, o, Adoption{Listener: ln, IP: a.IP})
 	}
-	if len(a.URLs) == 1 && strings.HasPrefix(strings.ToLower(a.URLs[0]), "https:") {
-		return h.AdoptTLSQueue(ln, a.IP, a.Name, o, a.Settings, a.TLS, a.DefaultCA)
-	}
-	return h.AdoptQueue(ln, a.IP, a.Name, o, a.Settings)
+	https := len(a.URLs) == 1 && strings.HasPrefix(strings.ToLower(a.URLs[0]), "https:")
+	return h.AdoptQueue(a.Name, o, Adoption{Listener: ln, IP: a.IP, Own: &a.Settings, HTTPS: https, Material: a.TLS, DefaultCA: a.DefaultCA})
 }
 
 // dropBound closes the port bound for name if its queue was not made (the server

@@ -87,7 +87,7 @@ func TestBindPathBindsNowAPathInUseIsPortInUseAndBindQueueServesIt(t *testing.T)
 	if err := h.BindPath("~1.listen1", file, false); err != nil {
 		t.Fatalf("BindPath: %v", err)
 	}
-	// node's listen(path) on a name in use: EADDRINUSE (the hub's ERR_HTTPSYS_PORT_IN_USE)
+	// node's listen(path) on a name in use: EADDRINUSE (ERR_HTTPSYS_PORT_IN_USE)
 	err := h.BindPath("~1.listen2", file, false)
 	var ce *coded.Error
 	if !errors.As(err, &ce) || ce.Code != coded.PortInUse {

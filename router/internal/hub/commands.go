@@ -4,8 +4,8 @@ import (
 	"httpsys/router/internal/control"
 )
 
-// The control channel's commands (docs/router-control.md), as the supervisor calls
-// the JS hub (src/supervisor/hub-router.js).
+// The control channel's commands (docs/router-control.md), as the supervisor sends
+// them (src/supervisor/native-router.js).
 
 type startCmd struct {
 	control.Command

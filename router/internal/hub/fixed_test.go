@@ -15,24 +15,11 @@ import (
 )
 
 // A standalone server's listen(path) (issue 25 "Standalone"): every request on its
-// Unix socket goes to its queue, whatever its Host and path (hub.js onPathSocket), as a
+// Unix socket goes to its queue, whatever its Host and path, as a
 // connection of a port it owns; its close() stops the socket and leaves the file to
 // the app's side (node's close() unlinks it there).
 func TestAPathQueueServesEveryRequestOnItsSocketAndUnbindClosesIt(t *testing.T) {
-	h, _ := startHub(t, false, nil)
-	file := filepath.Join(t.TempDir(), "app.sock")
-	ln, err := net.Listen("unix", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln.(*net.UnixListener).SetUnlinkOnClose(false)
-	if _, err := h.AdoptPathQueue(ln, "~1.listen1", "tok", conn.Owned{KeepAliveTimeout: 5000, HeadersTimeout: 60000}); err != nil {
-		t.Fatal(err)
-	}
-	fw, first := attachWorker(t, h, map[string]any{"queue": "~1.listen1", "token": "tok"})
-	if first.Type != wire.TypeHelloOK {
-		t.Fatalf("HELLO answered %v", first.Type)
-	}
+	h, fw, file := pathQueue(t)
 	c, err := net.Dial("unix", file)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +49,28 @@ func TestAPathQueueServesEveryRequestOnItsSocketAndUnbindClosesIt(t *testing.T) 
 	}
 }
 
+// pathQueue is a router with a standalone server's listen(path) queue, ~1.listen1, on
+// the Unix socket file (left in place when it closes, as node's side unlinks it), and
+// the server's worker attached.
+func pathQueue(t *testing.T) (*Hub, *fakeWorker, string) {
+	t.Helper()
+	h, _ := startHub(t, false, nil)
+	file := filepath.Join(t.TempDir(), "app.sock")
+	ln, err := net.Listen("unix", file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	if _, err := h.AdoptPathQueue(ln, "~1.listen1", "tok", conn.Owned{KeepAliveTimeout: 5000, HeadersTimeout: 60000}); err != nil {
+		t.Fatal(err)
+	}
+	fw, first := attachWorker(t, h, map[string]any{"queue": "~1.listen1", "token": "tok"})
+	if first.Type != wire.TypeHelloOK {
+		t.Fatalf("HELLO answered %v", first.Type)
+	}
+	return h, fw, file
+}
+
 func TestAPathQueueTakesOnlyAUnixListener(t *testing.T) {
 	h, _ := startHub(t, false, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,7 +85,7 @@ func TestAPathQueueTakesOnlyAUnixListener(t *testing.T) {
 	}
 }
 
-// listen(prefix) (shared.go): the first server of a port hands its socket over, the
+// listen(prefix) (adopt.go): the first server of a port hands its socket over, the
 // next one finds the port listening; the table routes between them.
 func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 	h, _ := startHub(t, false, nil)
@@ -86,10 +95,10 @@ func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	base := "http://127.0.0.1:" + strconv.Itoa(port)
-	if _, err := h.AdoptSharedQueue(ln, "127.0.0.1", "a", QueueOptions{URLs: []string{base + "/a/"}, Token: "ta"}); err != nil {
+	if _, err := h.AdoptQueue("a", QueueOptions{URLs: []string{base + "/a/"}, Token: "ta"}, Adoption{Listener: ln, IP: "127.0.0.1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.ReserveQueue("b", QueueOptions{URLs: []string{base + "/b/"}, Token: "tb"}); err != nil {
+	if _, err := h.AdoptQueue("b", QueueOptions{URLs: []string{base + "/b/"}, Token: "tb"}, Adoption{}); err != nil {
 		t.Fatal(err)
 	}
 	fa, _ := attachWorker(t, h, map[string]any{"queue": "a", "token": "ta"})
@@ -116,7 +125,7 @@ func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 		t.Fatalf("a path no server registered: %q", res)
 	}
 	// (the second queue's own prefix binds nothing: the port is the first one's socket)
-	if _, err := h.ReserveQueue("c", QueueOptions{URLs: []string{base + "/a/"}, Token: "tc"}); err == nil {
+	if _, err := h.AdoptQueue("c", QueueOptions{URLs: []string{base + "/a/"}, Token: "tc"}, Adoption{}); err == nil {
 		t.Fatal("a prefix taken was reserved again")
 	}
 }

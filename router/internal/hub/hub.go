@@ -1,4 +1,4 @@
-// Package hub is the router's core (src/hub/hub.js): the named queues and the URL
+// Package hub is the router's core: the named queues and the URL
 // prefixes they registered, the listeners their ports need, the worker socket, and
 // the admission of workers. The client side is internal/conn, the worker side
 // internal/attach; the supervisor drives a Hub through the control channel
@@ -29,9 +29,9 @@ import (
 	"httpsys/router/internal/route"
 )
 
-// Limits are the router's limits and timeouts, in bytes and ms, with the JS hub's
-// option names and defaults (src/hub/hub.js; the supervisor maps the config's limits
-// to them as for the hub: src/supervisor/hub-router.js hubLimits).
+// Limits are the router's limits and timeouts, in bytes and ms (the start command's
+// `limits`, docs/router-control.md; the supervisor maps the config's limits to them:
+// src/supervisor/router-config.js configLimits).
 type Limits struct {
 	MaxHeaderSize    int   `json:"maxHeaderSize"`
 	MaxBodySize      int64 `json:"maxBodySize"` // 0: no limit
@@ -50,7 +50,8 @@ type Limits struct {
 	CacheMaxResponse int64 `json:"cacheMaxResponse"`
 }
 
-// DefaultLimits are the JS hub's defaults.
+// DefaultLimits are the limits where start sets none (kept from the JS router; a test
+// holds them to the config schema's).
 func DefaultLimits() Limits {
 	return Limits{
 		MaxHeaderSize: 16384, MaxBodySize: 100 << 20, QueueLength: 1000, QueueTimeout: 120000,
@@ -108,7 +109,7 @@ type entry struct {
 	claim  string // the prefixes the first worker asked for, when the queue had none
 	cache  bool
 	unbind bool
-	// a standalone app's listen() (standalone.go): its first worker owns it
+	// a standalone app's listen() (adopt.go): its first worker owns it
 	reserved bool
 	fixed    *fixed // a standalone server served by no port of ours (fixed.go)
 }
@@ -342,7 +343,7 @@ func (h *Hub) registerURLs(e *entry, urls []string) error {
 		}
 		routed = append(routed, p)
 	}
-	// in the order given, as the hub keeps them (a caller reads ports[0] as the first
+	// in the order given (a caller reads ports[0] as the first
 	// prefix's): fixed ports are bound first, port 0 after, each in its own place
 	done := make([]bound, len(parsed))
 	for i, p := range parsed {
@@ -476,7 +477,7 @@ func (h *Hub) SetQueueAvailable(name string, available bool) error {
 // WorkerStats is a worker's line in QueueStats.
 type WorkerStats = attach.Stats
 
-// QueueStats is queueStats's answer (src/hub/request-queue.js stats()).
+// QueueStats is queueStats's answer (docs/router-control.md).
 type QueueStats struct {
 	Name     string        `json:"name"`
 	URLs     []string      `json:"urls"`
@@ -569,7 +570,7 @@ func (h *Hub) sweep(now int64) {
 
 // ---- workers (attach.Hub) ---------------------------------------------------------
 
-// Hello admits a worker (src/hub/hub.js onHello), so that a process that reaches the
+// Hello admits a worker, so that a process that reaches the
 // worker socket cannot take another app's requests or URL space: a queue made with a
 // token admits only a worker presenting it (the app's workers get it at spawn); a
 // worker registers prefixes only on a queue that has none (an app without urls: its
@@ -757,7 +758,7 @@ func (h *Hub) Close() {
 
 // invalidateCache empties a queue's output cache entries: an instance attached or left
 // (a start, restart, reload or crash), or the queue went. Responses on their way to
-// the cache are not stored (src/hub/hub.js invalidateCache).
+// the cache are not stored.
 func (h *Hub) invalidateCache(q *queue.Queue) {
 	if h.cache != nil && q.Cache != nil {
 		h.cache.Invalidate(q.Cache)

@@ -178,13 +178,20 @@ func exchange(t *testing.T, port int, raw string) (string, *bufio.Reader, net.Co
 
 func readResponse(t *testing.T, c net.Conn, br *bufio.Reader) string {
 	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	head, body := readHeadAndBody(t, c, br, 5*time.Second)
+	return head + string(body)
+}
+
+// readHeadAndBody reads one response's head, then its Content-Length body.
+func readHeadAndBody(t *testing.T, c net.Conn, br *bufio.Reader, within time.Duration) (string, []byte) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(within))
 	var head strings.Builder
 	n := 0
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
-			t.Fatalf("reading a response: %v (so far %q)", err, head.String())
+			t.Fatalf("reading a head: %v (so far %q)", err, head.String())
 		}
 		head.WriteString(line)
 		if strings.HasPrefix(strings.ToLower(line), "content-length:") {
@@ -196,9 +203,9 @@ func readResponse(t *testing.T, c net.Conn, br *bufio.Reader) string {
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(br, body); err != nil {
-		t.Fatal(err)
+		t.Fatalf("reading a body of %d: %v", n, err)
 	}
-	return head.String() + string(body)
+	return head.String(), body
 }
 
 func TestARequestReachesTheWorkerOfItsQueueAndItsAnswerTheClient(t *testing.T) {

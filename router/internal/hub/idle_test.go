@@ -5,12 +5,10 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"httpsys/router/internal/conn"
 	"httpsys/router/internal/wire"
 )
 
@@ -32,19 +30,7 @@ func (fw *fakeWorker) sendConnIdle(connID uint32, answered byte) {
 // and one client connection of it that has been answered once.
 func ownedPathServer(t *testing.T) (*fakeWorker, net.Conn, *bufio.Reader, uint32) {
 	t.Helper()
-	h, _ := startHub(t, false, nil)
-	file := filepath.Join(t.TempDir(), "app.sock")
-	ln, err := net.Listen("unix", file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.AdoptPathQueue(ln, "~1.listen1", "tok", conn.Owned{KeepAliveTimeout: 5000, HeadersTimeout: 60000}); err != nil {
-		t.Fatal(err)
-	}
-	fw, first := attachWorker(t, h, map[string]any{"queue": "~1.listen1", "token": "tok"})
-	if first.Type != wire.TypeHelloOK {
-		t.Fatalf("HELLO answered %v", first.Type)
-	}
+	_, fw, file := pathQueue(t)
 	c, err := net.Dial("unix", file)
 	if err != nil {
 		t.Fatal(err)

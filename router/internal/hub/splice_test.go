@@ -30,32 +30,6 @@ func pattern(n, seed int) []byte {
 
 func sized(n int) []byte { return []byte("Content-Length: " + strconv.Itoa(n) + "\r\n") }
 
-// readHeadAndBody reads one response's head, then its Content-Length body.
-func readHeadAndBody(t *testing.T, c net.Conn, br *bufio.Reader, within time.Duration) (string, []byte) {
-	t.Helper()
-	_ = c.SetReadDeadline(time.Now().Add(within))
-	var head strings.Builder
-	n := 0
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("reading a head: %v (so far %q)", err, head.String())
-		}
-		head.WriteString(line)
-		if strings.HasPrefix(strings.ToLower(line), "content-length:") {
-			n, _ = strconv.Atoi(strings.TrimSpace(line[15:]))
-		}
-		if line == "\r\n" {
-			break
-		}
-	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(br, body); err != nil {
-		t.Fatalf("reading a body of %d: %v", n, err)
-	}
-	return head.String(), body
-}
-
 // bothWays runs a test with bodies spliced (where the system can) and copied.
 func bothWays(t *testing.T, test func(*testing.T, *Hub)) {
 	for _, on := range []bool{true, false} {

@@ -4,52 +4,14 @@ import (
 	"net"
 
 	"httpsys/router/internal/attach"
-	"httpsys/router/internal/wire"
-
 	"httpsys/router/internal/coded"
 	"httpsys/router/internal/conn"
+	"httpsys/router/internal/wire"
 )
-
-// A standalone app (`node --require httpsys-cli/register app.js`, no supervisor) runs
-// this router as its own child (issue 25 "Standalone"; src/preload/standalone-native.js).
-// Its listen() binds in node, before listen() returns, as node's does (address() right
-// after listen(0), node's own EADDRINUSE), and hands the listening socket over
-// (internal/nodeipc); AdoptQueue makes the server's queue on it. The queue is reserved
-// as the JS hub's reserveQueue makes it: the first worker presenting its token owns
-// it, and it goes when that worker's connection does.
 
 // WaitStarted blocks until Start has run: the parent may hand a socket over before
 // its start command is read (they travel on different channels).
 func (h *Hub) WaitStarted() { <-h.startedCh }
-
-// AdoptQueue creates queue name with prefixes o.URLs, one of them on the port ln
-// listens on (ip: that prefix's address, "" for every address). ln accepts once the
-// queue routes; on an error it is closed.
-// Its port's connections follow own, the server's settings (conn/owned.go).
-func (h *Hub) AdoptQueue(ln net.Listener, ip, name string, o QueueOptions, own conn.Owned) (QueueInfo, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if err := h.usable(); err != nil {
-		_ = ln.Close()
-		return QueueInfo{}, err
-	}
-	port, serve, abandon, err := h.listeners.Adopt(ln, ip)
-	if err != nil {
-		_ = ln.Close()
-		return QueueInfo{}, err
-	}
-	// (abandon closes ln unless a prefix of the queue uses it)
-	defer abandon()
-	e, err := h.makeQueue(name, o, nil)
-	if err != nil {
-		return QueueInfo{}, err
-	}
-	e.reserved = true
-	h.conns.SetOwned(port, own, e.q)
-	serve()
-	h.log.Debug("queue created on a handed-over socket", "queue", name, "urls", e.urls)
-	return e.info(), nil
-}
 
 // UnbindQueue is a standalone server's close(): its prefixes stop routing and its
 // ports close now, as node's close() frees the port at once; the queue stays for the

@@ -21,7 +21,7 @@ import (
 	"httpsys/router/internal/wire"
 )
 
-// The router's TLS (src/hub/hub.js, tls-server.js; README "HTTPS and HTTP/2"): the
+// The router's TLS (README "HTTPS and HTTP/2"): the
 // certificates (internal/tlsstore), the handshakes and their counts, the verdict on a
 // client's certificate, the hand-over to HTTP/1.1 or h2 by ALPN, and redirect_http.
 
@@ -100,7 +100,7 @@ func (h *Hub) tlsFailed(port int, reason string) {
 	h.log.Debug("TLS handshake failed", "port", port, "reason", reason)
 }
 
-// TLSStats is tlsStats's answer (hub.js tlsStats), and the last failure (the hub's
+// TLSStats is tlsStats's answer (docs/router-control.md), and the last failure (the
 // tlsError event: the supervisor's record names it).
 type TLSStats struct {
 	Handshakes uint64            `json:"handshakes"`
@@ -168,7 +168,7 @@ func (h *Hub) SetDefaultCA(pemText string) error {
 
 // applyAppTLS: each https prefix of e needs a certificate, from the config, else from
 // the key material the attaching worker's https server was given (HELLO `tls`, never
-// logged), which then serves e's hosts where the config does not (hub.js applyAppTls).
+// logged), which then serves e's hosts where the config does not.
 // Under the lock.
 func (h *Hub) applyAppTLS(e *entry, material []byte) error {
 	type place struct {
@@ -223,7 +223,7 @@ func (h *Hub) applyAppTLS(e *entry, material []byte) error {
 			d["host"] = w.where.Host
 		}
 		// a standalone server's own port listens as node's does without a certificate
-		// (every handshake then fails; hub.js applyAppTls): its process says so once
+		// (every handshake then fails): its process says so once
 		// (src/preload/standalone-tls.js), where node says nothing
 		if e.reserved {
 			h.log.Debug("a standalone https server has no certificate", "queue", e.q.Name, "port", w.where.Port)
@@ -235,7 +235,7 @@ func (h *Hub) applyAppTLS(e *entry, material []byte) error {
 }
 
 // AddRedirect is an app's redirect_http: plain http requests on port for the hosts and
-// paths of its https prefixes get a 308 to the same URL over https (hub.js addRedirect).
+// paths of its https prefixes get a 308 to the same URL over https (RFC 9110 15.4.9).
 // It returns the http prefixes that redirect.
 func (h *Hub) AddRedirect(name string, port int, urls []string) ([]string, error) {
 	h.mu.Lock()

@@ -9,8 +9,8 @@ import (
 )
 
 // A config edit applied live (issue 28, `httpsys reload`; src/supervisor/reconfigure.js):
-// an app's prefixes and its redirect_http change while its workers keep serving, as the
-// JS hub's addUrls, removeUrls and unbindQueue do for src/supervisor/hub-router.js.
+// an app's prefixes and its redirect_http change while its workers keep serving
+// (setUrls and unroute, docs/router-control.md).
 
 // URLChange is setUrls's arguments besides the name.
 type URLChange struct {
@@ -91,7 +91,7 @@ func (h *Hub) SetURLs(name string, c URLChange) (URLsSet, error) {
 	if len(c.Add) == 0 && dropped == 0 && !c.RedirectChanged {
 		return out, nil
 	}
-	// the redirects follow the https prefixes (hub-router.js setUrls)
+	// the redirects follow the https prefixes
 	h.removeRedirects(name)
 	out.Redirects = []string{}
 	if c.RedirectHTTP == nil {
@@ -136,7 +136,7 @@ func (h *Hub) boundFor(urls []string, fresh []string) []string {
 }
 
 // Unroute: the app leaves the config; its prefixes and redirects go first, so no new
-// request reaches it while its workers answer what waits (hub.js unbindQueue).
+// request reaches it while its workers answer what waits.
 func (h *Hub) Unroute(name string) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -15,7 +15,8 @@ func (l *Listeners) AdoptTLS(ln net.Listener, ip string) (port int, serve func()
 	defer l.mu.Unlock()
 	e := l.byPort[port]
 	// a port whose other address serves plain prefixes stays plain: the queue's https
-	// prefix then conflicts with them (Acquire), as two such servers do on the hub
+	// prefix then conflicts with them (Acquire), as two such servers do under the
+	// supervisor
 	if len(e.uses) == 0 && l.tls != nil {
 		e.secure = true
 		e.slots[keyOf(ip)].tls = l.tls.Config(port)

@@ -1,4 +1,4 @@
-// Package listen is the router's TCP listeners (src/hub/listeners.js). A port is
+// Package listen is the router's TCP listeners. A port is
 // bound where its prefixes ask: every address (dual-stack where IPv6 is there, node's
 // own choice) while any prefix of the port is not IP-bound (`+`, `*`, a host name),
 // else only the addresses of its IP-bound prefixes (`http://127.0.0.1:8080/` listens
@@ -9,8 +9,8 @@
 //
 // A port is plain or TLS, never both: what a connection speaks is decided before its
 // first byte is read (HTTP.SYS too serves a port with a certificate binding as TLS
-// only). A TLS port's connections are handed over once their handshake is done
-// (src/hub/tls-server.js); one that fails never reaches an app.
+// only). A TLS port's connections are handed over once their handshake is done; one
+// that fails never reaches an app.
 package listen
 
 import (
@@ -53,7 +53,7 @@ type Listeners struct {
 type TLS struct {
 	// Config is port's configuration (its certificates by SNI, its session keys).
 	Config func(port int) *tls.Config
-	// HandshakeTimeout bounds a handshake (the hub's is its headersTimeout).
+	// HandshakeTimeout bounds a handshake (the router gives it its headersTimeout).
 	HandshakeTimeout time.Duration
 	// OnSecure takes a connection whose handshake is done, as OnConn a plain one.
 	OnSecure func(c *tls.Conn, port int, dual bool, done func())

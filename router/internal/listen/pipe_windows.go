@@ -21,12 +21,12 @@ import (
 const pipePrefix = `\\.\pipe\`
 
 // pipeBuffer is each instance's buffer size each way, libuv's (uv_pipe_bind), so a
-// worker's writes block where they block on the JS hub's pipe.
+// worker's writes block where they block on a pipe node listens on.
 const pipeBuffer = 65536
 
 // Private listens where the supervisor's workers attach on Windows: the named pipe
-// `\\.\pipe\httpsys-<user>-<pid>` (src/local-socket.js), as the JS hub's net.Server
-// does. A connected instance's reads and writes are go-winio's (overlapped I/O on its
+// `\\.\pipe\httpsys-<user>-<pid>` (src/local-socket.js), as node's net.Server makes
+// one. A connected instance's reads and writes are go-winio's (overlapped I/O on its
 // completion port, deadlines, cancellation on close: docs/architecture.md 11); making
 // and connecting instances is here, as libuv does it, for two reasons:
 //
@@ -113,7 +113,7 @@ type pipeListener struct {
 	closeEv windows.Handle // set by Close: ends a wait for a client
 
 	closeOnce sync.Once
-	// mu is held by Accept while it waits (one accept at a time, as the hub accepts),
+	// mu is held by Accept while it waits (one accept at a time, as libuv accepts),
 	// and by Close once that wait has ended
 	mu     sync.Mutex
 	closed bool

@@ -289,7 +289,7 @@ func TestCloseEndsAWaitingAcceptAndKeepsAttachedWorkers(t *testing.T) {
 // A client's reset reaches the router as Winsock's WSAECONNRESET, wrapped as Go's
 // net package wraps it (a read on a TCP connection: wsarecv), which Go's
 // syscall.ECONNRESET does not match on Windows: IsConnReset does (a TLS handshake cut by
-// a reset counts as ECONNRESET in tlsStats, as on the hub). Built rather than provoked:
+// a reset counts as ECONNRESET in tlsStats, as node names it). Built rather than provoked:
 // Wine reports most resets as an EOF.
 func TestAClientResetIsConnReset(t *testing.T) {
 	err := &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("wsarecv", windows.WSAECONNRESET)}

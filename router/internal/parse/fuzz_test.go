@@ -175,7 +175,7 @@ func eventsJSON(e []parsetest.Event) string {
 }
 
 // checkMessages holds every accepted head to the rules, computed from its raw headers
-// as test/fuzz/hub-driver.js checkHead does, and bodies to their framing.
+// as test/fuzz/rules.js checkHead does, and bodies to their framing.
 func checkMessages(t *testing.T, o parse.Options, events []parsetest.Event) {
 	t.Helper()
 	var head *parsetest.Head

@@ -8,9 +8,9 @@ import (
 	"httpsys/router/internal/parse"
 )
 
-// The cases of test/unit/hub/http-parser-fuzz.test.js "parser bugs found by fuzzing"
-// (bugs of src/hub/http-parser.js), held against this parser too so they outlive
-// src/hub (issue 25).
+// The cases of the JS router's parser test "parser bugs found by fuzzing" (bugs the
+// fuzzer found in the JS parser; the test went with the JS router, issue 25), held against
+// this parser too.
 
 // statusOfPieces is the error status the pieces get, each a read of its own, or 200.
 func statusOfPieces(t *testing.T, o parse.Options, pieces ...string) int {

@@ -1,7 +1,7 @@
 package parse
 
-// Head is a request head as the parser read it: what src/hub/http-parser.js's onHead
-// receives. Names and values are kept as sent (case, order, repeats: node's
+// Head is a request head as the parser read it. Names and values are kept as sent
+// (case, order, repeats: node's
 // rawHeaders), with their leading and trailing whitespace trimmed. Its byte slices
 // point into the parser's own buffer: they stay valid until the parser starts the
 // next request (the next Parse after Complete); copy what must live longer.

@@ -3,10 +3,10 @@ package parse
 import "strings"
 
 // methods is node's http.METHODS (llhttp's list) for the node this project runs on:
-// the JS parser accepts exactly those and answers any other token 400, as node does
-// (src/hub/http-parser.js header comment, "Methods"). Methods are case-sensitive (RFC
-// 9110 9.1). test/unit/router/parse-differential.test.js fails when node's list and
-// this one part.
+// the parser accepts exactly those and answers any other token 400, as node does
+// (README "The router's rules"). Methods are case-sensitive (RFC 9110 9.1). The
+// fuzzer's checks (test/fuzz/rules.js) read node's list, so they fail when node's
+// list and this one part.
 const methods = "ACL BIND CHECKOUT CONNECT COPY DELETE GET HEAD LINK LOCK M-SEARCH MERGE MKACTIVITY " +
 	"MKCALENDAR MKCOL MOVE NOTIFY OPTIONS PATCH POST PROPFIND PROPPATCH PURGE PUT QUERY REBIND REPORT " +
 	"SEARCH SOURCE SUBSCRIBE TRACE UNBIND UNLINK UNLOCK UNSUBSCRIBE"

@@ -1,20 +1,21 @@
-// Package parse is the router's HTTP/1.1 request parser (RFC 9112): a port of the
-// decisions of src/hub/http-parser.js, whose header comment lists every one of them
-// against the RFC. Not Go's net/http: that canonicalises and reorders header names,
-// and the app must see them as sent (node's rawHeaders).
+// Package parse is the router's HTTP/1.1 request parser (RFC 9112), with the decisions
+// of README "The router's rules (HTTP.SYS semantics)", and where the README says
+// nothing, those of the JS router's parser it was ported from (each stated where it
+// is made). Not Go's net/http: that canonicalises and reorders header names, and the
+// app must see them as sent (node's rawHeaders).
 //
 // Shape: a line-oriented state machine, pull style. Parse(buf) reads until the next
 // event and returns how many bytes it took and the event; the caller calls again
-// with the rest. Stopping between calls is the JS parser's pause(): a caller that
-// switches protocols stops after the head and takes the rest as opaque bytes. Lines
+// with the rest. Stopping between calls is a pause: a caller that switches protocols
+// stops after the head and takes the rest as opaque bytes. Lines
 // are parsed in place from the caller's buffer; only a line cut by the end of a buffer
 // is kept in the parser, and finished when the next buffer brings its LF. The head is
 // copied into the parser's reused buffers, body bytes are handed out as slices of
 // the input: an ordinary request costs no allocation.
 //
-// Where this file and the JS parser decide differently, the JS one is the reference
-// until src/hub is gone: test/unit/router/parse-differential.test.js runs both on the
-// JS fuzzer's inputs (test/fuzz) and fails on any difference in events.
+// The fuzzer (test/fuzz, test/unit/router/parse-fuzz.test.js) holds it to its contract
+// under every way of cutting the input, to the README's rules on every accepted head,
+// and to llhttp's verdicts where the two may not differ (test/fuzz/categories.js).
 package parse
 
 import (
@@ -39,7 +40,7 @@ const (
 	Failed
 )
 
-// Options are the parser's limits and checks (src/hub/http-parser.js constructor).
+// Options are the parser's limits and checks.
 type Options struct {
 	// MaxHeaderSize bounds the request line, the header lines and the empty line,
 	// CRLFs included (exactly this many pass; 431 beyond), and separately the
@@ -58,8 +59,7 @@ type Options struct {
 	// Off: every CONNECT is refused (400).
 	Connect bool
 	// Lenient is node's insecureHTTPParser, on a port a standalone server owns: a
-	// header value may hold any byte but CR and LF, as llhttp's lenient flags take it
-	// (src/hub/http-parser.js `lenient`).
+	// header value may hold any byte but CR and LF, as llhttp's lenient flags take it.
 	Lenient bool
 }
 
@@ -572,7 +572,7 @@ func (p *Parser) known(buf []byte, a, n, vs, ve int, value span) bool {
 				}
 			}
 			// RFC 3986 3.2.3: HTTP.SYS refuses a port that is not digits, and the app
-			// and the output cache see the port (src/hub/request-target.js)
+			// and the output cache see the port (route.IsValidHostPort, issue 23)
 			if !validHostPort(buf[vs:ve]) {
 				return p.failed(400, "invalid port in Host header")
 			}
@@ -965,8 +965,8 @@ func authorityOf(t []byte) []byte {
 	return t[a:e]
 }
 
-// validHostPort is src/hub/request-target.js isValidHostPort (RFC 3986 3.2.3, port =
-// *DIGIT): no port, or a port of digits; an IP literal's port follows its "]".
+// validHostPort is route.IsValidHostPort on bytes (RFC 3986 3.2.3, port = *DIGIT): no
+// port, or a port of digits; an IP literal's port follows its "]".
 func validHostPort(h []byte) bool {
 	var i int
 	if len(h) > 0 && h[0] == '[' {

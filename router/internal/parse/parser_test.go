@@ -543,7 +543,7 @@ func drain(p *parse.Parser, text string) string {
 
 // On a port a standalone server owns (Options.Connect) CONNECT is node's: any target,
 // no body whatever the headers say, an upgrade whose following bytes are the tunnel's
-// (src/hub/http-parser.js `connect`).
+// (llhttp's, as node's server takes CONNECT).
 func TestConnectIsServedWhereTheServerOwnsThePort(t *testing.T) {
 	o := parse.DefaultOptions()
 	o.Connect, o.StrictHost = true, false

@@ -9,9 +9,9 @@ import (
 	"httpsys/router/internal/parse"
 )
 
-// test/unit/hub/http-parser-fuzz.test.js "time grows linearly with the input" (the
-// shapes of test/fuzz/scaling.js), held against this parser too so it outlives src/hub
-// (issue 25): where an incremental line parser can go quadratic (pending-line copies,
+// The JS router's parser test "time grows linearly with the input" (the shapes of
+// test/fuzz/scaling.js; the test went with the JS router, issue 25): where an incremental
+// line parser can go quadratic (pending-line copies,
 // LF searches, early request-line checks), each shape is timed at n and 4n bytes, best
 // of a few runs. Linear time gives a ratio near 4, quadratic near 16.
 

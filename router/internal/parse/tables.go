@@ -1,9 +1,8 @@
 package parse
 
 // Byte classes, one bit each (RFC 9110 5.6.2 tchar, 5.5 field-vchar, 5.6.4 qdtext;
-// RFC 3986 host and scheme characters), the tables of src/hub/http-parser.js. A
-// constant, so nothing at package level can change; tables_test.go checks every byte
-// against the definitions.
+// RFC 3986 host and scheme characters). A constant, so nothing at package level can
+// change; tables_test.go checks every byte against the definitions.
 const (
 	cTchar  = 1 << iota // token characters: methods, header names, chunk extensions
 	cTarget             // request-target bytes: VCHAR

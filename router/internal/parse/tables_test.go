@@ -5,7 +5,8 @@ import (
 	"testing"
 )
 
-// The class table against the definitions it encodes (src/hub/http-parser.js's tables).
+// The class table against the definitions it encodes (RFC 9110 5.6.2, 5.5, 5.6.4; RFC
+// 3986).
 func TestByteClassesAreTheRFCs(t *testing.T) {
 	alnum := func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 	in := func(set string) func(byte) bool { return func(c byte) bool { return strings.IndexByte(set, c) >= 0 } }

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The cases of test/unit/hub/request-queue.test.js (src/hub/request-queue.js) the
-// tests beside this one did not hold, so they outlive src/hub (issue 25).
+// The cases of the JS router's request-queue tests (removed with it, issue 25) that
+// the tests beside this one did not hold.
 
 // loaded is a worker whose load the test sets: what it holds in flight, and its credit
 // (its receive window).
@@ -32,7 +32,7 @@ func (w *loaded) TryDispatch(r Request) bool {
 	return true
 }
 
-// the hub's clock tick (src/hub/clock.js TICK); the router's clock ticks as often
+// the clock's tick (internal/clock: once a second)
 const tick = 1000
 
 func TestExpireNeverEarlySkippingDepartedOnes(t *testing.T) {

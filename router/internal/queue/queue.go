@@ -1,4 +1,4 @@
-// Package queue is a named request queue (src/hub/request-queue.js): the requests
+// Package queue is a named request queue: the requests
 // waiting for a worker, and the workers attached. As with HTTP.SYS, requests wait here
 // while no worker can receive (none attached, or all out of receive credit) and a queue
 // with no worker still queues: that is how a restarting app loses nothing. Only a full
@@ -345,7 +345,7 @@ func (q *Queue) String() string { return q.Name }
 // Served counts a request whose response completed.
 func (q *Queue) Served() { q.served.Add(1) }
 
-// Stats is what queueStats answers of a queue (src/hub/request-queue.js stats()).
+// Stats is what queueStats answers of a queue (docs/router-control.md).
 type Stats struct {
 	Waiting int    `json:"waiting"`
 	Served  uint64 `json:"served"`

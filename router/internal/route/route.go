@@ -1,9 +1,9 @@
 // Package route is the router's URL space: the HTTP.SYS UrlPrefix grammar (Parse), the
 // routing decision (Table), and the request target an app sees (CanonicalizeTarget).
-// A port of src/urlprefix.js and src/hub/request-target.js, which stay the reference
-// until src/hub is gone (issue 25): test/unit/router/route-differential.test.js runs
-// both on the same generated prefixes, hosts, addresses and targets and fails on any
-// difference in verdict, reason, normal form, route or canonical target.
+// Held to src/urlprefix.js, which stays the reference (prefixes are validated for
+// HTTP.SYS too): test/unit/router/route-differential.test.js runs both on the same
+// generated prefixes, hosts, addresses and targets and fails on any difference in
+// verdict, reason, normal form, route or canonical target.
 //
 // Grammar and routing: https://learn.microsoft.com/windows/win32/http/urlprefix-strings
 // URL canonicalisation (backslash -> slash, dot segments): Microsoft KB 896287.

@@ -267,7 +267,8 @@ func hostnameSpan(host string) string {
 // parser (Host, and an absolute-form target's authority) and of h2 (:authority): a Host
 // value (or authority) has no port, or a port of digits only; an IP literal's port
 // follows its "]", nothing else may. HTTP.SYS refuses any other Host, and the app and
-// the output cache see the Host's port (issue 23; docs/output-cache.md "Keys").
+// the output cache see the Host's port (issue 23; docs/output-cache.md "Keys, memory
+// and invalidation").
 func IsValidHostPort(host string) bool {
 	var i int
 	if host != "" && host[0] == '[' {

@@ -6,7 +6,8 @@ import (
 	"httpsys/router/internal/route"
 )
 
-// The cases of test/unit/urlprefix-target.test.js and test/unit/hub/request-target.test.js.
+// The cases of test/unit/urlprefix-target.test.js and of the JS router's request-target
+// tests (removed with it, issue 25).
 
 func TestCanonicalizeTargetOriginForm(t *testing.T) {
 	for _, c := range [][2]string{

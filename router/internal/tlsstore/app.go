@@ -54,7 +54,7 @@ func AppMaterial(raw json.RawMessage, now time.Time) (e Entry, ok bool, err erro
 		}
 		return fail("the certificate has no private key (key)")
 	}
-	// each piece on its own first, as the hub does (src/tls-material.js loadMaterial)
+	// each piece on its own first, as src/tls-material.js loadMaterial does
 	if len(certs) > 0 {
 		if _, err := firstCertificate(certs[0].data); err != nil {
 			return fail("it holds no PEM certificate (" + err.Error() + ")")

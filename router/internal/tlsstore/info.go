@@ -6,9 +6,9 @@ import (
 	"httpsys/router/internal/wire"
 )
 
-// Info is a connection's TlsInfo (src/wire/contract.js) as the worker gets it
-// (tls-server.js tlsInfoOf): the session as node's TLSSocket reports it, and the
-// router's verdict on the client's certificate.
+// Info is a connection's TlsInfo (src/wire/contract.js) as the worker gets it: the
+// session as node's TLSSocket reports it, and the router's verdict on the client's
+// certificate.
 func Info(cs *tls.ConnectionState, v Verdict) wire.TLSInfo {
 	t := wire.TLSInfo{
 		Authorized:         v.Authorized,

@@ -13,8 +13,8 @@ import (
 	pkcs12 "software.sslmate.com/src/go-pkcs12"
 )
 
-// The reasons node's tls.createSecureContext({ pfx, passphrase }) gives, in the hub's
-// words (src/tls-material.js explain): OpenSSL's own message where the hub passes it on.
+// The reasons node's tls.createSecureContext({ pfx, passphrase }) gives, in the words
+// of src/tls-material.js explain: OpenSSL's own message where it passes it on.
 const (
 	reasonPassphrase  = "the passphrase is wrong (or missing)"
 	reasonUnsupported = "it is not a PEM certificate and key, or not the one it claims (Unsupported PKCS12 PFX data)"
@@ -25,8 +25,9 @@ const (
 // RC2 (RFC 7292 appendix C, pbeWithSHAAnd128BitRC2-CBC and pbeWithSHAAnd40BitRC2-CBC):
 // `openssl pkcs12 -export -legacy` encrypts the certificates with it, and node's
 // OpenSSL 3 has it only in the legacy provider, which node does not load by default.
-// The hub (and the supervisor, which checks the config's files with node) refuses such
-// a file, so the router does too, with the hub's words, although go-pkcs12 reads it.
+// Node (and so the supervisor, which checks the config's files with it) refuses such a
+// file, so the router does too, in src/tls-material.js's words, although go-pkcs12
+// reads it.
 var (
 	oidRC2With128 = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 1, 5}
 	oidRC2With40  = asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 12, 1, 6}
@@ -88,7 +89,7 @@ func usesRC2(der []byte) bool {
 // loadPFX reads a PKCS#12 file (DER) as node's context takes it: the certificate that
 // belongs to the key, the file's other certificates as its chain (and, for a client
 // certificate's verification, as trusted CAs: node adds them to the context's store).
-// The error is a *MaterialError in the hub's words.
+// The error is a *MaterialError in src/tls-material.js's words.
 func loadPFX(der []byte, passphrase string) (tls.Certificate, []*x509.Certificate, error) {
 	fail := func(reason string) (tls.Certificate, []*x509.Certificate, error) {
 		return tls.Certificate{}, nil, &MaterialError{Reason: reason}

@@ -39,8 +39,8 @@ func reasonOf(err error) string {
 }
 
 // The forms `openssl pkcs12 -export` writes: OpenSSL 3's default (PBES2, AES-256-CBC,
-// PBKDF2) and the legacy ones node's default OpenSSL reads (3DES), with the hub's
-// words for what node refuses.
+// PBKDF2) and the legacy ones node's default OpenSSL reads (3DES), with
+// src/tls-material.js's words for what node refuses.
 func TestPFXForms(t *testing.T) {
 	f := newFixture(t)
 	for _, c := range []struct {
@@ -114,7 +114,7 @@ func helloTLS(t *testing.T, m map[string]any) json.RawMessage {
 }
 
 // An app's pfx in node's forms (a Buffer, { buf, passphrase }, a list), served by SNI
-// as its PEM pair would be; the wrong passphrase in the hub's words.
+// as its PEM pair would be; the wrong passphrase in src/tls-material.js's words.
 func TestAppMaterialPFX(t *testing.T) {
 	f := newFixture(t)
 	der := pfxOf(t, pkcs12.Modern2023, f.server, nil, "secret")
@@ -196,7 +196,7 @@ func TestAppMaterialKeyArrays(t *testing.T) {
 	if _, isRSA := e.certs[0].PrivateKey.(*rsa.PrivateKey); !isRSA || e.certs[1].Leaf.Subject.CommonName != "localhost" {
 		t.Errorf("pairs: %T %v", e.certs[0].PrivateKey, e.certs[1].Leaf.Subject)
 	}
-	// a key with another certificate of its type: the hub's words
+	// a key with another certificate of its type: src/tls-material.js's words
 	_, _, err = AppMaterial(helloTLS(t, map[string]any{"cert": []string{f.a.pem}, "key": []string{f.b.kpem}}), time.Now())
 	if reasonOf(err) != "the private key does not belong to the certificate" {
 		t.Errorf("mismatch: %q", reasonOf(err))

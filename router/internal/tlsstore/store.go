@@ -1,13 +1,14 @@
 // Package tlsstore is which certificate the router serves on a TLS port, and its
-// verdict on a client's certificate (src/hub/tls-store.js): a certificate per port and
+// verdict on a client's certificate (as src/tls-store.js): a certificate per port and
 // SNI host name (RFC 6066 3) from the config's `tls` entries (by host, exact then a
 // *.wildcard, then the port's entry without a host), then from the apps' own key
 // material (HELLO `tls`) for the hosts of their https prefixes, so an operator's
 // certificate always wins over what an app ships.
 //
 // The supervisor reads, decrypts and checks the config's files (src/tls-material.js,
-// the same messages as on the hub) and sends PEM text, or a .pfx as it is (node cannot
-// export a PKCS#12 file's key; go-pkcs12 opens it here, pfx.go); a reload sends them again.
+// whose messages an app's material gets here too) and sends PEM text, or a .pfx as it
+// is (node cannot export a PKCS#12 file's key; go-pkcs12 opens it here, pfx.go); a
+// reload sends them again.
 // Entries are swapped, never mutated: a handshake already made keeps its certificate.
 //
 // Sessions (RFC 8446 2.2, RFC 5077) resume on the port that issued them, across a

@@ -2,8 +2,8 @@
 // and h2's (internal/h2) alike: sent within the worker's READ credit, the rest held in
 // order until credit comes, and what the worker may not have seen (it has not
 // acknowledged the request yet) kept, so that a requeue after the worker died replays
-// the whole body to the next one (docs/wire-protocol.md "Flow control", "Requeue";
-// src/hub/hub-request.js). What a protocol does around it (pausing the socket,
+// the whole body to the next one (docs/wire-protocol.md "Flow control", "Requeue").
+// What a protocol does around it (pausing the socket,
 // returning a stream's receive window) stays with the protocol.
 package upload
 

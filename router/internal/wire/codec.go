@@ -238,7 +238,7 @@ func (f Frame) Trailers() (l FieldList, ok bool, err error) {
 }
 
 // Response decodes a RESPONSE or INFO payload after checking that every length stays
-// inside it (CheckResponse and CheckInfo add the hub's rules on top).
+// inside it (CheckResponse and CheckInfo add the router's rules on top).
 func (f Frame) Response() (Response, error) {
 	b := f.Payload
 	if err := checkLengths(f.Type, b); err != nil {
@@ -293,7 +293,7 @@ func checkLengths(t Type, b []byte) error {
 	return nil
 }
 
-// CheckResponse is the hub's check of a RESPONSE before it reads it in place
+// CheckResponse is the router's check of a RESPONSE before it reads it in place
 // (src/wire/protocol.js checkResponse; docs/wire-protocol.md): every length inside
 // the frame, status 101 or 200-999 (other 1xx only through CONTINUE and INFO), a
 // reason without control characters, and a header block that is empty or ends in
@@ -340,8 +340,8 @@ func checkResponse(t Type, b []byte, info bool) error {
 	return nil
 }
 
-// CheckFromWorker is what the hub checks of a frame a worker sent before acting on it
-// (src/hub/attachment-connection.js onFrame): a RESPONSE or INFO that passes
+// CheckFromWorker is what the router checks of a frame a worker sent before acting on
+// it: a RESPONSE or INFO that passes
 // CheckResponse or CheckInfo, ACK and READ with their u32, RES_BODY with its flags
 // byte, HELLO with a version byte and valid JSON, and no type a worker never sends.
 // What needs the connection's state (a second HELLO, an ACK beyond what was sent:

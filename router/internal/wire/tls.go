@@ -18,7 +18,7 @@ type TLSInfo struct {
 
 // AppendTLSInfo appends the TLS section (src/wire/protocol.js encodeTlsInfo): u8
 // flags (1 authorized, 2 a certificate follows), seven strings, then with flag 2 the
-// u32-length certificate. The hub encodes it once per connection (the session does not
+// u32-length certificate. The router encodes it once per connection (the session does not
 // change: no renegotiation) and every REQUEST of that connection carries a copy.
 // A string is cut at 65535 bytes, as the JS encoder cuts it.
 func AppendTLSInfo(dst []byte, t *TLSInfo) []byte {

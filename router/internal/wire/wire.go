@@ -1,4 +1,4 @@
-// Package wire is the hub <-> worker frame codec, protocol version 6, as
+// Package wire is the router <-> worker frame codec, protocol version 6, as
 // docs/wire-protocol.md defines it. Its JS twin is src/wire/protocol.js (the worker's
 // side stays there); test/unit/router/wire-cross.test.js keeps the two byte for byte
 // in step.
@@ -28,7 +28,7 @@ const (
 	// RefThreshold: bodies of this many bytes or more are queued by reference (a
 	// writev part of their own), smaller ones are copied into the batch.
 	RefThreshold = 4096
-	// MaxString is the longest REQUEST string (u16 length; the hub caps
+	// MaxString is the longest REQUEST string (u16 length; the router caps
 	// maxHeaderSize at 65535 so that no header can be longer).
 	MaxString = 65535
 )
@@ -38,40 +38,40 @@ type Type uint8
 
 // The frame types, docs/wire-protocol.md "Types".
 const (
-	TypeHello      Type = 1  // worker -> hub: u8 version, JSON
-	TypeHelloOK    Type = 2  // hub -> worker: u8 version, JSON
-	TypeHelloErr   Type = 3  // hub -> worker: JSON
-	TypeRequest    Type = 4  // hub -> worker
-	TypeBody       Type = 5  // hub -> worker: request body bytes
-	TypeBodyEnd    Type = 6  // hub -> worker: trailers or nothing
-	TypeAbort      Type = 7  // hub -> worker
-	TypeAck        Type = 8  // worker -> hub: u32 REQUEST frames received (cumulative)
-	TypeRead       Type = 9  // worker -> hub: u32 request body credit
-	TypeResponse   Type = 10 // worker -> hub
-	TypeResBody    Type = 11 // worker -> hub: u8 flags, body bytes
-	TypeWindow     Type = 12 // hub -> worker: u32 response bytes the client accepted
-	TypeContinue   Type = 13 // worker -> hub
-	TypeCancel     Type = 14 // worker -> hub
-	TypeDetach     Type = 15 // worker -> hub
-	TypeDetachOK   Type = 16 // hub -> worker
-	TypeClose      Type = 17 // hub -> worker: JSON
-	TypeInfo       Type = 18 // worker -> hub: RESPONSE's layout, status 102-199, no body
-	TypeConnClosed Type = 19 // hub -> worker
-	TypeConnEnd    Type = 20 // worker -> hub
-	TypeConnFin    Type = 21 // hub -> worker: the client sent its FIN (a port a standalone server owns); worker -> hub: what was unanswered is aborted
+	TypeHello      Type = 1  // worker -> router: u8 version, JSON
+	TypeHelloOK    Type = 2  // router -> worker: u8 version, JSON
+	TypeHelloErr   Type = 3  // router -> worker: JSON
+	TypeRequest    Type = 4  // router -> worker
+	TypeBody       Type = 5  // router -> worker: request body bytes
+	TypeBodyEnd    Type = 6  // router -> worker: trailers or nothing
+	TypeAbort      Type = 7  // router -> worker
+	TypeAck        Type = 8  // worker -> router: u32 REQUEST frames received (cumulative)
+	TypeRead       Type = 9  // worker -> router: u32 request body credit
+	TypeResponse   Type = 10 // worker -> router
+	TypeResBody    Type = 11 // worker -> router: u8 flags, body bytes
+	TypeWindow     Type = 12 // router -> worker: u32 response bytes the client accepted
+	TypeContinue   Type = 13 // worker -> router
+	TypeCancel     Type = 14 // worker -> router
+	TypeDetach     Type = 15 // worker -> router
+	TypeDetachOK   Type = 16 // router -> worker
+	TypeClose      Type = 17 // router -> worker: JSON
+	TypeInfo       Type = 18 // worker -> router: RESPONSE's layout, status 102-199, no body
+	TypeConnClosed Type = 19 // router -> worker
+	TypeConnEnd    Type = 20 // worker -> router
+	TypeConnFin    Type = 21 // router -> worker: the client sent its FIN (a port a standalone server owns); worker -> router: what was unanswered is aborted
 	// a port a standalone server owns (version 6, connframes.go)
-	TypeConnOpen    Type = 22 // hub -> worker: a connection was accepted
-	TypeConnError   Type = 23 // hub -> worker: u16 status, str reason, the bytes read (node's 'clientError')
-	TypeConnTimeout Type = 24 // hub -> worker: the keep-alive wait ran out (node's socket 'timeout')
-	TypeConnWrite   Type = 25 // worker -> hub: bytes for the client as they are
-	TypeConnDestroy Type = 26 // worker -> hub: close the connection at once
-	TypeConnIdle    Type = 27 // worker -> hub: u8 answered; end it if idle (closeIdleConnections)
-	// hub -> worker: its responses are all answered but wait for the client, its next
+	TypeConnOpen    Type = 22 // router -> worker: a connection was accepted
+	TypeConnError   Type = 23 // router -> worker: u16 status, str reason, the bytes read (node's 'clientError')
+	TypeConnTimeout Type = 24 // router -> worker: the keep-alive wait ran out (node's socket 'timeout')
+	TypeConnWrite   Type = 25 // worker -> router: bytes for the client as they are
+	TypeConnDestroy Type = 26 // worker -> router: close the connection at once
+	TypeConnIdle    Type = 27 // worker -> router: u8 answered; end it if idle (closeIdleConnections)
+	// router -> worker: its responses are all answered but wait for the client, its next
 	// request unread behind them: not its keep-alive wait (node's socket timeout runs)
 	TypeConnHeld Type = 28
-	// hub -> worker: a CONN_IDLE answered 1 found the connection reading a request
+	// router -> worker: a CONN_IDLE answered 1 found the connection reading a request
 	// (or one on its way to the worker): kept; what the worker got of it before this
-	// frame was dispatched before the hub learnt of the close (issue 25 "idle race")
+	// frame was dispatched before the router learnt of the close (issue 25 "idle race")
 	TypeConnKept Type = 29
 )
 
@@ -83,7 +83,7 @@ const (
 	ReqExpectContinue = 8
 	ReqUpgrade        = 16
 	ReqExpectOther    = 32 // an Expect other than 100-continue (HTTP/1.1)
-	// ReqGrantedWindow: the hub grants this request's response window (an h2
+	// ReqGrantedWindow: the router grants this request's response window (an h2
 	// stream's), starting at GrantedWindowStart.
 	ReqGrantedWindow = 64
 	// ReqHead: an upgrade's (or CONNECT's) bytes read after its head follow the pairs

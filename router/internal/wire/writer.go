@@ -9,7 +9,7 @@ import (
 
 // Writer batches frames: small ones are appended to one buffer, bodies of
 // RefThreshold bytes or more are queued by reference, and WriteTo writes the lot as
-// one net.Buffers (writev on a socket). The hub appends everything a batch of client
+// one net.Buffers (writev on a socket). The router appends everything a batch of client
 // reads produced and writes once (docs/wire-protocol.md "Frames": a read of 50 client
 // requests becomes one write to the worker).
 //

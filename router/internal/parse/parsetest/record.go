@@ -1,7 +1,8 @@
 // Package parsetest runs a parse.Parser over input cut into pieces and records its
-// events in the shape test/fuzz/hub-driver.js records the JS parser's, so the two can
-// be compared (router/cmd/parse-driver) and split runs compared with each other (the
-// parser's fuzz target). It checks the parser's contract on every call.
+// events in the shape the fuzzer reads (test/fuzz rules.js checkEvents, differential.js
+// against llhttp), so that split runs can be compared with each other and with node's
+// parser (the parser's fuzz target, router/cmd/fuzz-driver). It checks the parser's
+// contract on every call.
 package parsetest
 
 import (
@@ -24,7 +25,8 @@ type Event struct {
 	Reason   string
 }
 
-// Head is a snapshot of parse.Head with hub-driver.js's snapshotHead fields.
+// Head is a snapshot of parse.Head with the fields the fuzzer's checks read (rules.js
+// checkHead).
 type Head struct {
 	Method         string   `json:"method"`
 	URL            string   `json:"url"`
@@ -64,7 +66,7 @@ func Snapshot(h *parse.Head) *Head {
 	return s
 }
 
-// MarshalJSON writes the event as hub-driver.js records it: ["head", {...}],
+// MarshalJSON writes the event as the fuzzer reads it: ["head", {...}],
 // ["body", text], ["complete", trailers|null], ["error", status, reason],
 // ["finish", status|null].
 func (e Event) MarshalJSON() ([]byte, error) {
