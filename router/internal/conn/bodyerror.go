@@ -21,6 +21,14 @@ import "httpsys/router/internal/attach"
 // An error after the ACK is answered at once (onParseError), as node's in a later read:
 // a response that ended is detached from node's socket then, and the 400 follows it.
 //
+// A request still waiting for a worker has reached no app. On a shared port it gets
+// the 400 at once and never reaches one (README "The router's rules"). On a port a
+// standalone server owns it waits only because the server is still attaching (its
+// listen() returned, a client connected): node's server would have emitted 'request'
+// for it, so its error waits for the dispatch and then the ACK, as a dispatched one's
+// (test-http-chunked-smuggling.js connects in the listen callback: its request always
+// comes before the server's worker).
+//
 // The wait is bounded by the connection's body timeout (EntityBody, the timer the
 // request's body ran under, re-armed when the wait begins): a live worker ACKs within a
 // round trip, one that dies is Lost (below) at once, so only a worker whose process
@@ -31,13 +39,27 @@ import "httpsys/router/internal/attach"
 // bodyErrWaits: r's body error (status) waits for the worker's ACK of r's REQUEST;
 // false when the caller answers it now. Under the connection's lock, reading stopped.
 func (c *Conn) bodyErrWaits(r *Request, status int) bool {
-	if r.tunneled || r.link.Seen() || r.link.Worker() == nil {
+	if r.tunneled || r.link.Seen() {
+		return false
+	}
+	queued := r.link.Worker() == nil && c.own != nil && r.q != nil && r.q.Holds(r)
+	if !queued && r.link.Worker() == nil {
+		// (a shared port's: no app saw it, none will: the 400 now)
 		return false
 	}
 	r.bodyErr = status
 	c.deadline.Store(c.srv.Clock.After(c.lim.BodyTimeout))
-	r.awaitSeen()
+	if !queued {
+		r.awaitSeen()
+	}
 	return true
+}
+
+// bodyErrDispatched: r, its body error waiting, reached its worker (Dispatched).
+func (r *Request) bodyErrDispatched() {
+	if r.bodyErr != 0 {
+		r.awaitSeen()
+	}
 }
 
 // awaitSeen asks for OnSeen, or settles the waiting error when the ACK came already.

@@ -376,3 +376,21 @@ func TestABodyErrorOfARequestNoWorkerHasIsA400AtOnceOnASharedPort(t *testing.T) 
 	w := r.attach(t)
 	w.noRequest(300 * time.Millisecond)
 }
+
+// On a port a standalone server owns, a request waits for a worker only while the
+// server attaches: node's server would have emitted 'request' for it. Its body error
+// waits for the dispatch and the ACK: the app's answer in its handler goes out, no 400.
+func TestABodyErrorOfARequestWaitingForItsStandaloneServerWaitsForTheServersAnswer(t *testing.T) {
+	r := newRig(t, true, 30000)
+	c := dialClient(t, r.port, smuggle)
+	silent(t, c, 300*time.Millisecond)
+	w := r.attach(t)
+	f := firstRequest(t, w)
+	silent(t, c, 200*time.Millisecond)
+	w.ack(helloWorld(f.ID))
+	got := readToClose(t, c, 10*time.Second)
+	if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\nhello world") {
+		t.Fatalf("the client got %q", got)
+	}
+	w.noRequest(200 * time.Millisecond)
+}

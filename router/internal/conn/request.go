@@ -218,6 +218,7 @@ func (r *Request) Dispatched(w *attach.Worker) {
 		return
 	}
 	r.onDispatched(w)
+	r.bodyErrDispatched()
 }
 
 func (r *Request) onDispatched(w *attach.Worker) {
