@@ -87,7 +87,8 @@ func (c *Conn) bodyErrSettle(r *Request) {
 		return
 	}
 	r.bodyErr = 0
-	if r.resDone {
+	if r.resDone || r.aborted.Load() {
+		// (aborted: the line ended before it, the client's FIN or an earlier answer's close)
 		return
 	}
 	if r.headSent {
