@@ -2,7 +2,8 @@ package conn
 
 import "httpsys/router/internal/attach"
 
-// A request whose body turns out malformed (a bad chunk line) before its worker
+// A request whose body turns out malformed (a bad chunk line, or cut short by the
+// client's FIN: node's socketOnEnd hands that to socketOnError too) before its worker
 // acknowledged its REQUEST. node's parser emits 'request' for a valid head as it reads
 // it, in the same execute() as the body bytes that came with it, so the app's handler
 // has run, and a synchronous answer was written to the socket, when the error reaches

@@ -394,3 +394,22 @@ func TestABodyErrorOfARequestWaitingForItsStandaloneServerWaitsForTheServersAnsw
 	}
 	w.noRequest(200 * time.Millisecond)
 }
+
+// A body the client's FIN cuts short is the same error to node (socketOnEnd hands the
+// parser's finish() error to socketOnError): an answer the app gave in its handler goes
+// out, no 400.
+func TestABodyCutShortByTheFinBeforeTheWorkersAckLetsTheAppsAnswerOut(t *testing.T) {
+	r := newRig(t, false, 30000)
+	w := r.attach(t)
+	c := dialClient(t, r.port, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
+	f := firstRequest(t, w)
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	silent(t, c, 200*time.Millisecond)
+	w.ack(helloWorld(f.ID))
+	got := readToClose(t, c, 10*time.Second)
+	if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\nhello world") {
+		t.Fatalf("the client got %q", got)
+	}
+}
