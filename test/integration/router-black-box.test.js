@@ -161,6 +161,53 @@ describe.each(ROUTERS)('%s', (name, start) => {
       expect(w.aborted).toEqual([w.requests[0].id])
     })
 
+    // node's test-http-chunked-smuggling.js: the head and a malformed chunk line in one
+    // read, a request smuggled behind. node emits 'request' for the head before it
+    // parses the body; its socketOnError then writes 400 only if the response in
+    // flight has not sent its headers, and destroys the socket. The router waits for the
+    // worker's ACK of the head (its handlers ran) to know.
+    const SMUGGLE = 'GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2;\nxx\r\n4c\r\n0\r\n\r\n' +
+      'GET /admin HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'
+
+    test('a malformed chunk in the head\'s read, the app answering at once: its answer goes out, no 400, the connection closes, as node\'s', async () => {
+      const r = await router()
+      const port = (await r.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+      const w = await worker(r, { queue: 'q', onRequest: (req, x) => reply(x, req, 200, 'hello world') })
+      await request(port, { path: '/ready' }) // the worker's first ACK is in: it takes requests
+      const c = await client(port)
+      c.write(SMUGGLE)
+      await c.waitClosed()
+      expect(c.responses.map((x) => x.status)).toEqual([200])
+      expect(c.responses[0].body.toString()).toBe('hello world')
+      expect(w.requests.map((x) => x.url)).toEqual(['/ready', '/'])
+    })
+
+    test('a malformed chunk in the head\'s read, the app not answering: the worker gets the request and its abort, the client 400', async () => {
+      const r = await router()
+      const port = (await r.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+      const w = await worker(r, { queue: 'q', onRequest: (req, x) => { if (req.url === '/ready') reply(x, req, 200, 'ok') } })
+      await request(port, { path: '/ready' })
+      const c = await client(port)
+      c.write(SMUGGLE)
+      await c.waitClosed()
+      expect(c.responses.map((x) => x.status)).toEqual([400])
+      await until(() => w.aborted.length === 1, 2000, 'abort at the worker')
+      expect(w.requests.map((x) => x.url)).toEqual(['/ready', '/'])
+      expect(w.aborted).toEqual([w.requests[1].id])
+    })
+
+    test('a malformed chunk of a request no worker has taken yet: 400 at once, and no app ever sees it', async () => {
+      const r = await router()
+      const port = (await r.createQueue('q', { urls: ['http://+:0/'] })).ports[0]
+      const c = await client(port)
+      c.write(SMUGGLE)
+      await c.waitClosed()
+      expect(c.responses.map((x) => x.status)).toEqual([400])
+      const w = await worker(r, { queue: 'q', onRequest: (req, x) => reply(x, req, 200, 'late') })
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(w.requests).toEqual([])
+    })
+
     test('a chunked body that grows past the limit: the app\'s request is aborted, the client gets 413', async () => {
       const r = await router()
       const port = (await r.createQueue('q', { urls: ['http://+:0/'], maxBodySize: 8 })).ports[0]

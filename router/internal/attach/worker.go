@@ -47,6 +47,7 @@ const (
 type Link struct {
 	worker     atomic.Pointer[Worker]
 	seen       atomic.Bool // the worker acknowledged its REQUEST (its body replay can go)
+	tellSeen   atomic.Bool // the request's OnSeen runs at that ACK (TellSeen)
 	id         uint32
 	seq        uint64
 	ackPending int
@@ -54,6 +55,19 @@ type Link struct {
 
 // Worker is the worker the request is dispatched to, or nil.
 func (l *Link) Worker() *Worker { return l.worker.Load() }
+
+// TellSeen asks for the request's OnSeen (SeenWaiter) when its worker acknowledges its
+// REQUEST. Only a request with a body hears of it (the ACK is tracked for those, whose
+// replay is kept), and not once its worker released it. The caller checks Seen()
+// after it: the ACK may have come just before.
+func (l *Link) TellSeen() { l.tellSeen.Store(true) }
+
+// SeenWaiter is a request that hears of its REQUEST's ACK (TellSeen). The worker ACKs
+// a read after its handlers ran (docs/wire-protocol.md "Flow control"), so what its
+// app wrote then came before the ACK and was handled already.
+type SeenWaiter interface {
+	OnSeen(w *Worker)
+}
 
 // Seen is whether the worker acknowledged the request's REQUEST frame.
 func (l *Link) Seen() bool { return l.seen.Load() }
@@ -344,6 +358,7 @@ func (w *Worker) onAck(n uint32) error {
 		return w.fail(err)
 	}
 	say := false
+	var told []Request
 	if !w.ready {
 		w.ready = w.attached
 		say = w.ready && !w.readySaid
@@ -353,7 +368,11 @@ func (w *Worker) onAck(n uint32) error {
 		acked := w.seqSent - w.acks.InFlight()
 		k := 0
 		for k < len(w.unacked) && w.unacked[k].Link().seq <= acked {
-			w.unacked[k].Link().seen.Store(true)
+			l := w.unacked[k].Link()
+			l.seen.Store(true)
+			if l.tellSeen.CompareAndSwap(true, false) {
+				told = append(told, w.unacked[k])
+			}
 			w.unacked[k] = nil
 			k++
 		}
@@ -364,6 +383,11 @@ func (w *Worker) onAck(n uint32) error {
 	}
 	q := w.queue.Load()
 	w.mu.Unlock()
+	for _, r := range told {
+		if s, ok := r.(SeenWaiter); ok {
+			s.OnSeen(w)
+		}
+	}
 	if say {
 		w.hub.Attached(w)
 	}

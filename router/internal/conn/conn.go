@@ -467,7 +467,11 @@ func (c *Conn) onParseError(err *parse.Error) {
 		return
 	}
 	if r != nil && !r.resDone && !r.aborted.Load() {
-		// the body of a routed request turned out malformed
+		// the body of a routed request turned out malformed: its worker may not have
+		// run its handlers yet (bodyerror.go)
+		if c.bodyErrWaits(r, status) {
+			return
+		}
 		if r.headSent {
 			c.destroyLocked()
 			return
@@ -796,6 +800,7 @@ func (c *Conn) done(r *Request) {
 	if c.dead {
 		return
 	}
+	r.bodyErrAnswered()
 	if r != c.first {
 		// finished behind the first: charged what it holds now, not a window
 		if r.charge != 0 {
@@ -1015,6 +1020,9 @@ func (c *Conn) idle() bool {
 func (c *Conn) timeout() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.bodyErrTimeout() {
+		return
+	}
 	if c.own != nil && c.ownTimeout() {
 		return
 	}

@@ -325,8 +325,8 @@ func (c *Conn) writeWhatIsQueued() {
 	}
 }
 
-// keepForApp: a request withdrawn (its client gone, its body malformed) while it
-// waits for a worker stays queued on a port a standalone server owns, and goes to its
+// keepForApp: a request withdrawn (its client gone, its body error's wait over:
+// bodyerror.go) while it waits for a worker stays queued on a port a standalone server owns, and goes to its
 // worker as REQUEST and ABORT (docs/wire-protocol.md "Failure rules"). Under the
 // connection's lock.
 func (r *Request) keepForApp() bool {

@@ -36,6 +36,8 @@ type Request struct {
 	// still reaches its app (node emitted 'request' when it read the head) and is
 	// aborted there (owned_conn.go)
 	abortOnDispatch atomic.Bool
+	// its body's error (a status), waiting for its worker's ACK (bodyerror.go)
+	bodyErr int
 
 	conn *Conn
 	next *Request // the next request on the connection (responses go out in order)
@@ -216,6 +218,7 @@ func (r *Request) Dispatched(w *attach.Worker) {
 		return
 	}
 	r.onDispatched(w)
+	r.bodyErrDispatched()
 }
 
 func (r *Request) onDispatched(w *attach.Worker) {
@@ -420,7 +423,7 @@ func (r *Request) Lost(w *attach.Worker, unseen, requeue bool) bool {
 	c := r.conn
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if r.resDone || r.aborted.Load() {
+	if r.resDone || r.aborted.Load() || c.bodyErrLost(r) {
 		return false
 	}
 	if unseen && requeue && !r.headSent {
