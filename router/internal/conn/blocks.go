@@ -6,9 +6,12 @@ import (
 )
 
 // blockHold: a body chunk of at least this many bytes, read into a block, is held for
-// credit in that block; a smaller one is copied into the request's ring (held.go), so
-// that what the router keeps for a request's held bytes stays within a few times
-// bodyHold however the client's reads fall (a block is bigRead bytes).
+// credit in that block; a smaller one is copied into the request's ring (held.go). The
+// held bytes are counted and capped as before (bodyHold: reading pauses once they reach
+// it); what this adds is the rest of the blocks they are in. A block is read into only
+// after a read filled readSize, and a read into it that comes back shorter than readSize
+// goes back to the small buffer, whose full reads are held in the ring: so a request's
+// held bytes keep about two blocks at most beyond themselves.
 const blockHold = readSize / 2
 
 // heldBlock is a run of a request's held bytes that are a view of blk: n of them are
@@ -20,10 +23,12 @@ type heldBlock struct {
 
 // blockOf is the block chunk (a view of the connection's current read) may go to the
 // worker in, by reference: once the worker saw the request, as nothing is then kept for
-// a replay (before that a requeue may replay the bytes after the block was read over).
+// a replay (before that a requeue may replay the bytes after the block was read over),
+// and when it is large enough to be worth a writev part of its own (a chunked body's
+// small pieces are copied into the batch, as any small frame is).
 func (r *Request) blockOf(chunk []byte) *wire.Block {
 	blk := r.conn.readBlk
-	if blk == nil || !(r.link.Seen() || r.tunneled) || !blk.Holds(chunk) {
+	if blk == nil || len(chunk) < wire.RefThreshold || !(r.link.Seen() || r.tunneled) || !blk.Holds(chunk) {
 		return nil
 	}
 	return blk
