@@ -2,9 +2,9 @@ package attach
 
 import "httpsys/router/internal/wire"
 
-// copyChunk: the size of the pooled buffers upload chunks are copied into
-// (wire.CopyPool): internal/conn's readSize; a larger read (its bigRead) goes as a BODY
-// frame per copyChunk.
+// copyChunk: the size of the pooled buffers upload chunks from a connection's small read
+// buffer are copied into (wire.CopyPool): internal/conn's readSize. (Its larger reads go
+// into blocks the BODY frames reference, SendBodyBlock.)
 const copyChunk = 32 << 10
 
 // sendBuffer: the send buffer asked for on a worker's socket (SO_SNDBUF; Linux doubles
