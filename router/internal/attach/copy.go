@@ -1,8 +1,10 @@
 package attach
 
-// copyChunk: the size of the pooled buffers upload chunks are copied into
-// (wire.CopyPool): internal/conn's readSize; a larger read (its bigRead) goes as a BODY
-// frame per copyChunk.
+import "httpsys/router/internal/wire"
+
+// copyChunk: the size of the pooled buffers upload chunks from a connection's small read
+// buffer are copied into (wire.CopyPool): internal/conn's readSize. (Its larger reads go
+// into blocks the BODY frames reference, SendBodyBlock.)
 const copyChunk = 32 << 10
 
 // sendBuffer: the send buffer asked for on a worker's socket (SO_SNDBUF; Linux doubles
@@ -42,3 +44,15 @@ func (w *Worker) SendBodyHeld(r Request, chunk []byte) uint64 {
 
 // Written is the last batch written to the worker's socket, or given up on.
 func (w *Worker) Written() uint64 { return w.written.Load() }
+
+// SendBodyBlock appends a BODY frame that references chunk, a view of blk, until the
+// batch it joined is written (the batch holds blk until then).
+func (w *Worker) SendBodyBlock(r Request, chunk []byte, blk *wire.Block) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed || !w.holds(r) {
+		return
+	}
+	_ = w.out.BodyBlock(r.Link().id, chunk, blk)
+	w.schedule()
+}

@@ -1,5 +1,7 @@
 package conn
 
+import "httpsys/router/internal/wire"
+
 // bigRead: a connection whose read fills its readSize buffer (a request body streaming
 // in, a burst of pipelined requests) reads into a buffer of this size, from a second pool,
 // until a read comes back shorter than readSize. A 1 MB upload is then 8 reads of the
@@ -8,23 +10,23 @@ package conn
 // keep-alive ones above all, keeps only its readSize buffer.
 const bigRead = 128 << 10
 
-func (s *Server) bigBuffer() *[]byte {
-	if bp, ok := s.bigBuffers.Get().(*[]byte); ok {
-		return bp
-	}
-	b := make([]byte, bigRead)
-	return &b
-}
-
-// nextBuffer is the buffer for a connection's next read, after one of n bytes into cur;
-// small is its own readSize buffer. Nothing holds a read's bytes once onData returned.
-func (s *Server) nextBuffer(small, cur *[]byte, n int) *[]byte {
+// nextBlock is the block for a connection's next read, after one of n bytes into cur
+// (nil: its own readSize buffer). A block a request still references (a body chunk held
+// for credit, or in a batch not yet written to the worker) is let go, and the next read
+// goes into another: the bytes read into a block are never copied in user space
+// (wire.Block), so it is never written over while anything references it.
+func (s *Server) nextBlock(cur *wire.Block, n int) *wire.Block {
 	switch {
-	case cur == small && n == len(*small):
-		return s.bigBuffer()
-	case cur != small && n < len(*small):
-		s.bigBuffers.Put(cur)
-		return small
+	case cur == nil && n == readSize:
+		return s.blocks.Get(bigRead)
+	case cur == nil:
+		return nil
+	case n < readSize:
+		cur.Release()
+		return nil
+	case cur.Shared():
+		cur.Release()
+		return s.blocks.Get(bigRead)
 	}
 	return cur
 }

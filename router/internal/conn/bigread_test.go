@@ -3,27 +3,31 @@ package conn
 import "testing"
 
 // A read that fills the connection's buffer (a body streaming in) makes the next reads
-// use a large one; a read shorter than the small buffer gives the large one back, so a
-// connection that sends little keeps only its small buffer.
+// use a large block; a read shorter than the small buffer gives the block back, so a
+// connection that sends little keeps only its small buffer; a block a request still
+// references is never read into again.
 func TestReadsGrowWhileTheyFillTheBufferAndShrinkAfter(t *testing.T) {
 	s := &Server{}
-	small := s.readBuffer()
-	bp := s.nextBuffer(small, small, 100)
-	if bp != small {
+	if blk := s.nextBlock(nil, 100); blk != nil {
 		t.Fatal("a short read took a large buffer")
 	}
-	bp = s.nextBuffer(small, small, readSize)
-	if bp == small || len(*bp) != bigRead {
-		t.Fatalf("a full read of %d bytes: next buffer %d bytes, want %d", readSize, len(*bp), bigRead)
+	blk := s.nextBlock(nil, readSize)
+	if blk == nil || len(blk.B) != bigRead {
+		t.Fatalf("a full read of %d bytes: no block of %d bytes next", readSize, bigRead)
 	}
-	big := bp
-	if bp = s.nextBuffer(small, big, bigRead); bp != big {
-		t.Fatal("a full large read gave the large buffer back")
+	if b := s.nextBlock(blk, bigRead); b != blk {
+		t.Fatal("a full large read gave the block back")
 	}
-	if bp = s.nextBuffer(small, big, readSize); bp != big {
-		t.Fatal("a read of readSize bytes into the large buffer gave it back")
+	if b := s.nextBlock(blk, readSize); b != blk {
+		t.Fatal("a read of readSize bytes into the block gave it back")
 	}
-	if bp = s.nextBuffer(small, big, readSize-1); bp != small {
-		t.Fatal("a short read kept the large buffer")
+	blk.Hold() // a held chunk of it
+	next := s.nextBlock(blk, bigRead)
+	if next == blk || next == nil {
+		t.Fatal("the next read goes into a block a request still references")
+	}
+	blk.Release()
+	if b := s.nextBlock(next, readSize-1); b != nil {
+		t.Fatal("a short read kept the block")
 	}
 }

@@ -122,8 +122,9 @@ type Conn struct {
 	spareAcks []ackEntry
 	writing   int // bytes the writer is writing now
 
-	writerUp  bool     // its writer goroutine runs (writer.go)
-	spareHeld heldRing // a finished request's ring of held body bytes, for the next (held.go)
+	writerUp  bool        // its writer goroutine runs (writer.go)
+	spareHeld heldRing    // a finished request's ring of held body bytes, for the next (held.go)
+	readBlk   *wire.Block // the block onData's bytes are in, if any (blocks.go)
 }
 
 func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func(), fixed *ownedPort) *Conn {
@@ -168,17 +169,20 @@ func addrText(ip net.IP, dual bool) string {
 
 func (c *Conn) serve() {
 	small := c.srv.readBuffer()
-	bp := small
+	var blk *wire.Block
 	defer func() {
 		c.srv.buffers.Put(small)
-		if bp != small {
-			c.srv.bigBuffers.Put(bp)
+		if blk != nil {
+			blk.Release()
 		}
 	}()
 	for {
-		buf := *bp
+		buf := *small
+		if blk != nil {
+			buf = blk.B
+		}
 		n, err := c.nc.Read(buf)
-		if n > 0 && !c.onData(buf[:n]) {
+		if n > 0 && !c.onData(buf[:n], blk) {
 			return
 		}
 		if err != nil {
@@ -189,14 +193,16 @@ func (c *Conn) serve() {
 			}
 			return
 		}
-		bp = c.srv.nextBuffer(small, bp, n)
+		blk = c.srv.nextBlock(blk, n)
 	}
 }
 
-// onData parses what arrived; false when the connection is dead.
-func (c *Conn) onData(data []byte) bool {
+// onData parses what arrived (in blk, when not nil); false when the connection is dead.
+func (c *Conn) onData(data []byte, blk *wire.Block) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.readBlk = blk
+	defer func() { c.readBlk = nil }()
 	if c.dead {
 		return false
 	}

@@ -70,10 +70,11 @@ type Request struct {
 	noBody   bool
 	resDone  bool
 	close    bool
-	out      []byte   // held while an earlier response is still going out
-	heldAck  int      // body bytes in out to acknowledge once written
-	charge   int      // what this request counts against the connection's held budget
-	held     heldRing // held body bytes once its worker saw it (held.go)
+	out      []byte      // held while an earlier response is still going out
+	heldAck  int         // body bytes in out to acknowledge once written
+	charge   int         // what this request counts against the connection's held budget
+	held     heldRing    // held body bytes, and those kept for a replay (held.go)
+	blocks   []heldBlock // held body bytes that are views of read blocks (blocks.go)
 	// the worker's body frame arriving in pieces (stream.go) has MORE: its bytes are acknowledged
 	pieceMore bool
 
@@ -129,11 +130,19 @@ func (r *Request) onBodyChunk(chunk []byte) {
 		return
 	}
 	w := r.link.Worker()
+	blk := r.blockOf(chunk)
 	if w != nil && r.body.Take(len(chunk)) {
+		if blk != nil {
+			r.body.Sending(chunk, false)
+			w.SendBodyBlock(r, chunk, blk)
+			return
+		}
 		r.sendBody(w, chunk, false)
 		return
 	}
-	r.body.Hold(r.keep(chunk))
+	if blk == nil || !r.holdInBlock(chunk, blk) {
+		r.body.Hold(r.keep(chunk))
+	}
 	if w != nil {
 		r.pumpBody(w)
 	}
@@ -149,6 +158,12 @@ func (r *Request) sendBody(w *attach.Worker, chunk []byte, owned bool) {
 	if !owned && (r.link.Seen() || r.tunneled) {
 		r.body.Sending(chunk, false) // seen: what was kept for a replay goes
 		w.SendBodyCopy(r, chunk)
+		return
+	}
+	// kept for a replay (the worker has not acknowledged the request): copied into the
+	// request's ring, not a slice of its own (held.go)
+	if !owned && r.ringWorthy(len(chunk)) {
+		r.sendHeld(w, r.keep(chunk))
 		return
 	}
 	// a BODY of RefThreshold bytes or more is written from the chunk itself, after the
@@ -172,16 +187,13 @@ func (r *Request) onBodyComplete() {
 		r.body.EndSent = true
 		w.SendBodyEnd(r)
 	}
+	r.heldDone()
 }
 
 // pumpBody sends held body bytes within the worker's credit.
 func (r *Request) pumpBody(w *attach.Worker) {
 	for chunk, ok := r.body.Next(); ok; chunk, ok = r.body.Next() {
-		if r.link.Seen() || r.tunneled {
-			r.sendHeld(w, chunk) // (it may be a view of the request's store: held.go)
-		} else {
-			r.sendBody(w, chunk, true)
-		}
+		r.sendHeld(w, chunk) // (it may be a view of the request's ring: held.go)
 	}
 	r.heldDone()
 	if r.body.HeldBytes < bodyHold {
@@ -445,6 +457,7 @@ func (r *Request) Lost(w *attach.Worker, unseen, requeue bool) bool {
 // next worker, with the body bytes already sent kept for replay.
 func (r *Request) resetForRequeue() {
 	r.body.Requeue()
+	r.dropRing()
 }
 
 // ---- the end of a request; under the connection's lock ----
@@ -475,6 +488,7 @@ func (r *Request) finish() {
 	if w := r.link.Worker(); w != nil {
 		w.Release(r, true)
 	}
+	r.heldDone()
 	if !r.bodyDone {
 		r.startDiscard()
 	}
@@ -483,6 +497,7 @@ func (r *Request) finish() {
 func (r *Request) startDiscard() {
 	r.discard = true
 	r.body.Drop()
+	r.dropBlocks()
 	r.conn.resumeForBody(r)
 }
 
@@ -536,6 +551,7 @@ func (r *Request) withdraw() {
 		w.SendAbort(r)
 	}
 	r.body.Drop()
+	r.dropBlocks()
 }
 
 func clone(b []byte) []byte {

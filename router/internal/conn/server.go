@@ -23,6 +23,7 @@ import (
 	"httpsys/router/internal/cache"
 	"httpsys/router/internal/clock"
 	"httpsys/router/internal/route"
+	"httpsys/router/internal/wire"
 )
 
 // Limits are the connection rules (src/hub/hub.js's options), in bytes and ms.
@@ -49,15 +50,15 @@ type Server struct {
 	ServeH2 func(tc *tls.Conn, port int, dual bool, done func(), sec *Secure)
 	Cache   *cache.Cache // the output cache; nil when it is off
 
-	peers      peers     // connections served by other packages (h2)
-	buffers    sync.Pool // *[]byte of readSize: the connections' read buffers (writer.go)
-	bigBuffers sync.Pool // *[]byte of bigRead: for reads that fill readSize (bigread.go)
-	closing    atomic.Bool
-	nextID     atomic.Uint32
-	count      atomic.Int64
-	gone       chan struct{} // signalled when the last connection closes during Shutdown
-	waiting    atomic.Bool
-	owned      sync.Map // port -> *ownedPort: a standalone server's own (owned.go)
+	peers   peers          // connections served by other packages (h2)
+	buffers sync.Pool      // *[]byte of readSize: the connections' read buffers (writer.go)
+	blocks  wire.BlockPool // of bigRead bytes: for reads that fill readSize (bigread.go)
+	closing atomic.Bool
+	nextID  atomic.Uint32
+	count   atomic.Int64
+	gone    chan struct{} // signalled when the last connection closes during Shutdown
+	waiting atomic.Bool
+	owned   sync.Map // port -> *ownedPort: a standalone server's own (owned.go)
 
 	shard [shards]struct {
 		mu sync.Mutex

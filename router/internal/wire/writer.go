@@ -33,6 +33,7 @@ type Writer struct {
 	// Copies: BodyCopy's pooled buffers (copy.go); copied: those of this batch
 	Copies *CopyPool
 	copied []*[]byte
+	blocks []*Block // referenced by this batch's BODY frames (BodyBlock)
 }
 
 type part struct {
@@ -75,6 +76,9 @@ func (w *Writer) WriteTo(dst io.Writer) (int64, error) {
 	}
 	if len(w.copied) > 0 {
 		w.release()
+	}
+	if len(w.blocks) > 0 {
+		w.releaseBlocks()
 	}
 	clear(w.parts) // the bodies are the caller's again
 	w.parts = w.parts[:0]
