@@ -14,10 +14,9 @@
 // already listens on for this process binds nothing here ({"httpsys": "reservePrefix"}:
 // the router adds the prefix, and binds what an address of its own needs).
 
-const crypto = require('node:crypto')
 const net = require('node:net')
 const urlprefix = require('../urlprefix')
-const { ask } = require('./standalone-own')
+const { hold, unhold, newQueue, ask, forward, reservationOf, bindError } = require('./standalone-own')
 
 const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
 const held = new Map() // port -> { count, ready }: this process's prefix servers on it, and when the router has its socket
@@ -41,40 +40,27 @@ function takes (options) {
  */
 function reservePrefix (options, own) {
   const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
-  const name = `~${process.pid}.listen${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own)
   // (a port 0 prefix is placed once node has its port; nothing can conflict before)
   if (p.port !== 0) table.add(p.prefix, { name })
   const r = own.ensureRouter()
   options.queue = name
   options.token = token
-  const reservation = {
-    bound: false,
-    known: false,
-    urls: [],
-    ports: [],
-    ready: null,
-    released: false,
-    refed: true,
-    release () {
-      if (reservation.released) return
-      reservation.released = true
+  // (an https server's: server.setSecureContext())
+  const reservation = reservationOf(r, name, {
+    options,
+    onRelease (done) {
       const port = reservation.ports[0]
       for (const u of reservation.urls) table.remove(u)
       if (reservation.urls.length === 0 && p.port !== 0) table.remove(p.prefix)
-      const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
       if (port === undefined || !held.has(port)) return
       if (--held.get(port).count > 0) return
       if (held.get(port).server !== undefined) held.get(port).server.close()
       held.delete(port)
       releasing.set(port, done)
       done.then(() => { if (releasing.get(port) === done) releasing.delete(port) })
-    },
-    // server.setSecureContext() (an https server's)
-    setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
-    ref () { reservation.refed = true },
-    unref () { reservation.refed = false }
-  }
+    }
+  })
   // an https server's key material, as it is when its prefix reaches the router
   const tlsOf = (prefix, port) => require('./standalone-tls').listenTls(options, prefix, port)
   const place = (port) => {
@@ -92,7 +78,7 @@ function reservePrefix (options, own) {
   // the port's socket reaches the router before another prefix of it (node sends the
   // listen's socket a tick later; the router would bind the port itself otherwise)
   let handedOver = null
-  own.hold()
+  hold()
   let ready
   if (p.port !== 0 && held.has(p.port)) {
     // the router listens there for this process already: nothing to bind
@@ -102,13 +88,7 @@ function reservePrefix (options, own) {
   } else {
     const host = p.ip || undefined
     const server = net.createServer({ pauseOnConnect: true })
-    server.on('connection', (socket) => {
-      try {
-        r.child.send({ httpsys: 'conn', queue: name, dual: socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:') }, socket, () => {})
-      } catch {
-        socket.destroy()
-      }
-    })
+    server.on('connection', (socket) => forward(r, socket, name))
     // a port a server of this process gave back a moment ago is the router's until
     // its unbindQueue is answered
     const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
@@ -134,7 +114,7 @@ function reservePrefix (options, own) {
     } else {
       ready = new Promise((resolve, reject) => {
         server.once('listening', () => resolve(handOver()))
-        server.once('error', (err) => reject(own.mapError(err, p.port, host)))
+        server.once('error', (err) => reject(bindError(err, p.port, host)))
       })
     }
   }
@@ -147,7 +127,7 @@ function reservePrefix (options, own) {
       reservation.released = true
     }
     throw err
-  }).finally(own.unhold)
+  }).finally(unhold)
   reservation.ready.catch(() => {})
   return reservation
 }
