@@ -13,7 +13,7 @@
 
 const net = require('node:net')
 const urlprefix = require('../urlprefix')
-const { hold, unhold, newQueue, ownSettings, ask, forward, resendSettings, reservationOf, bindError } = require('./standalone-own')
+const { hold, unhold, newQueue, ownSettings, ask, forward, resendSettings, reservationOf, nodeBinds, whenListening, bindError } = require('./standalone-own')
 
 /**
  * A cluster worker's listen(port) (contract.js reserve()).
@@ -26,29 +26,23 @@ function reserve (options, own) {
   const { name, token } = newQueue(own)
   options.queue = name
   options.token = token
-  const host = p.ip || undefined
-  const server = net.createServer({ pauseOnConnect: true })
-  // (sent after listenConns: the router reads the channel in order)
-  server.on('connection', (socket) => forward(r, socket, name))
-  server.listen({ port: p.port, host })
+  // (its connections are sent after listenConns: the router reads the channel in order)
+  const server = nodeBinds(r, name, p)
   const reservation = reservationOf(r, name, { options, server })
   hold()
   let settings = null
-  const ready = new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(bindError(err, p.port, host)))
-    server.once('listening', () => {
-      const port = server.address().port
-      const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
-      reservation.bound = true
-      reservation.known = true
-      reservation.urls = [prefix]
-      reservation.ports = [port]
-      // in the next tick, as standalone-native.js's: settings set after listen() go too
-      process.nextTick(() => {
-        const tls = require('./standalone-tls').listenTls(options, prefix, port)
-        settings = ownSettings(options.settings)
-        ask(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings, ...tls }).then(resolve, reject)
-      })
+  const ready = whenListening(server, p, () => {
+    const port = server.address().port
+    const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+    reservation.bound = true
+    reservation.known = true
+    reservation.urls = [prefix]
+    reservation.ports = [port]
+    // in the next tick, as standalone-native.js's: settings set after listen() go too
+    return new Promise((resolve) => process.nextTick(resolve)).then(() => {
+      const tls = require('./standalone-tls').listenTls(options, prefix, port)
+      settings = ownSettings(options.settings)
+      return ask(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings, ...tls })
     })
   })
   reservation.ready = ready.then(() => resendSettings(r, name, options, settings), (err) => {

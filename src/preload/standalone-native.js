@@ -21,19 +21,17 @@
 // node cannot hand a descriptor over this way, has the router bind
 // (standalone-native-win.js, standalone-native-win-paths.js).
 
-const net = require('node:net')
 const urlprefix = require('../urlprefix')
 const hubClient = require('../queue/hub-client')
 const { codes, fromAnswer } = require('../errors')
 
 const {
-  ownSocketPath, quietLogger, hold, unhold, takesOwnPort, newQueue, unserved, ownSettings, bindError,
-  forward, resendSettings, reservationOf
+  ownSocketPath, quietLogger, hold, unhold, takesOwnPort, newQueue, unserved, ownSettings,
+  nodeBinds, whenListening, givenBack, resendSettings, reservationOf
 } = require('./standalone-own')
 
 let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
-const releasing = new Map() // port -> settles once the router has closed it (close())
 
 /**
  * Checks HTTPSYS_ROUTER as `httpsys start` does (unset or native; the JS hub that hub
@@ -148,26 +146,10 @@ const backend = {
     const { name, token } = newQueue(own)
     options.queue = name
     options.token = token
-    const host = p.ip || undefined
-    const server = net.createServer({ pauseOnConnect: true })
-    // (a connection node accepted while the socket waited its turn on the IPC
-    // channel: see handOver)
-    server.on('connection', (socket) => forward(r, socket, name))
-    // node's own bind: synchronous for an address (a host name is looked up first).
-    // A port a server of this process closed a moment ago is still the router's until
-    // its unbindQueue is answered (node's close() frees it at once): bound after that.
-    const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
-    if (freeing === undefined) server.listen({ port: p.port, host })
-    else freeing.then(() => server.listen({ port: p.port, host }))
-    const reservation = reservationOf(r, name, {
-      options,
-      onRelease (done) {
-        for (const port of reservation.ports) releasing.set(port, done)
-        done.then(() => {
-          for (const port of reservation.ports) if (releasing.get(port) === done) releasing.delete(port)
-        })
-      }
-    })
+    // (what node accepts there while the socket waits its turn on the IPC channel
+    // follows it: see handOver)
+    const server = nodeBinds(r, name, p)
+    const reservation = reservationOf(r, name, { options, onRelease: (done) => givenBack(reservation.ports, done) })
     const place = () => {
       const port = server.address().port
       const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
@@ -189,15 +171,7 @@ const backend = {
       })
     }
     hold()
-    let ready
-    if (server.listening) {
-      ready = place()
-    } else {
-      ready = new Promise((resolve, reject) => {
-        server.once('listening', () => resolve(place()))
-        server.once('error', (err) => reject(bindError(err, p.port, host)))
-      })
-    }
+    const ready = whenListening(server, p, place)
     reservation.ready = ready.then(() => {}).finally(unhold)
     reservation.ready.catch(() => {})
     return reservation

@@ -6,6 +6,7 @@
 
 const crypto = require('node:crypto')
 const fs = require('node:fs')
+const net = require('node:net')
 const path = require('node:path')
 const localSocket = require('../local-socket')
 const { codes } = require('../errors')
@@ -172,6 +173,45 @@ function forward (r, socket, queue) {
   }
 }
 
+// port -> settles once the router has let it go: a port a server of this process
+// closed a moment ago is still the router's until its unbindQueue is answered (node's
+// close() frees it at once)
+const releasing = new Map()
+
+/** A server of this process gave `ports` back: they are the router's until `unbound` settles. */
+function givenBack (ports, unbound) {
+  for (const port of ports) releasing.set(port, unbound)
+  unbound.then(() => {
+    for (const port of ports) if (releasing.get(port) === unbound) releasing.delete(port)
+  })
+}
+
+/**
+ * node's bind of a listen()'s port (`p`, urlprefix.parse's) for the router: synchronous
+ * for an address (a host name is looked up first), or once the router gave the port
+ * back (givenBack). What node accepts on it goes to the router's queue `name` (forward):
+ * the connections a cluster's primary gives this worker, and those accepted before the
+ * socket itself went over.
+ */
+function nodeBinds (r, name, p) {
+  const host = p.ip || undefined
+  const server = net.createServer({ pauseOnConnect: true })
+  server.on('connection', (socket) => forward(r, socket, name))
+  const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
+  if (freeing === undefined) server.listen({ port: p.port, host })
+  else freeing.then(() => server.listen({ port: p.port, host }))
+  return server
+}
+
+/** `then`'s answer once node's server of `p` listens, or its bind error (bindError). */
+function whenListening (server, p, then) {
+  if (server.listening) return then()
+  return new Promise((resolve, reject) => {
+    server.once('listening', () => resolve(then()))
+    server.once('error', (err) => reject(bindError(err, p.port, p.ip || undefined)))
+  })
+}
+
 /**
  * After the router answered a listen: the settings an app set right after listen()
  * (server.keepAliveTimeout = ..., httpAllowHalfOpen) go too, where they changed from
@@ -224,6 +264,4 @@ function reservationOf (r, name, { options, server, onRelease } = {}) {
   return reservation
 }
 
-module.exports = {
-  OWN_SOCKET, ownSocketPath, quietLogger, hold, unhold, takesOwnPort, newQueue, unserved, ownSettings, bindError, ask, forward, resendSettings, reservationOf
-}
+module.exports = { OWN_SOCKET, ownSocketPath, quietLogger, hold, unhold, takesOwnPort, newQueue, unserved, ownSettings, bindError, ask, givenBack, nodeBinds, whenListening, forward, resendSettings, reservationOf }

@@ -14,13 +14,11 @@
 // already listens on for this process binds nothing here ({"httpsys": "reservePrefix"}:
 // the router adds the prefix, and binds what an address of its own needs).
 
-const net = require('node:net')
 const urlprefix = require('../urlprefix')
-const { hold, unhold, newQueue, ask, forward, reservationOf, bindError } = require('./standalone-own')
+const { hold, unhold, newQueue, ask, reservationOf, givenBack, nodeBinds, whenListening } = require('./standalone-own')
 
 const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
 const held = new Map() // port -> { count, ready }: this process's prefix servers on it, and when the router has its socket
-const releasing = new Map() // port -> settles once the router has let it go (its last prefix left)
 
 /**
  * Whether this is a listen(prefix) this file serves: one prefix, the port not the
@@ -57,8 +55,8 @@ function reservePrefix (options, own) {
       if (--held.get(port).count > 0) return
       if (held.get(port).server !== undefined) held.get(port).server.close()
       held.delete(port)
-      releasing.set(port, done)
-      done.then(() => { if (releasing.get(port) === done) releasing.delete(port) })
+      // (its last prefix left)
+      givenBack([port], done)
     }
   })
   // an https server's key material, as it is when its prefix reaches the router
@@ -86,14 +84,7 @@ function reservePrefix (options, own) {
     const prefix = place(p.port)
     ready = first.then(() => {}, () => {}).then(() => ask(r, { httpsys: 'reservePrefix', queue: name, token, urls: [prefix], ...tlsOf(prefix, p.port) }))
   } else {
-    const host = p.ip || undefined
-    const server = net.createServer({ pauseOnConnect: true })
-    server.on('connection', (socket) => forward(r, socket, name))
-    // a port a server of this process gave back a moment ago is the router's until
-    // its unbindQueue is answered
-    const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
-    if (freeing === undefined) server.listen({ port: p.port, host })
-    else freeing.then(() => server.listen({ port: p.port, host }))
+    const server = nodeBinds(r, name, p)
     const handOver = () => {
       const port = server.address().port
       const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
@@ -109,14 +100,7 @@ function reservePrefix (options, own) {
       if (clustered) held.get(port).server = server
       return handedOver
     }
-    if (server.listening) {
-      ready = handOver()
-    } else {
-      ready = new Promise((resolve, reject) => {
-        server.once('listening', () => resolve(handOver()))
-        server.once('error', (err) => reject(bindError(err, p.port, host)))
-      })
-    }
+    ready = whenListening(server, p, handOver)
   }
   reservation.ready = ready.then(() => {}, (err) => {
     if (!reservation.released) {
