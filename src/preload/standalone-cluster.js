@@ -9,7 +9,7 @@
 // this process's router ({"httpsys": "conn"}), on a queue made for the port without a
 // socket ({"httpsys": "listenConns"}: router/cmd/httpsys-router/cluster.go), served
 // with the server's settings and key material as a listen()'s port. The workers share
-// the port as node's do, each with its router, as each had its hub in its process.
+// the port as node's do, each with its router.
 
 const net = require('node:net')
 const urlprefix = require('../urlprefix')

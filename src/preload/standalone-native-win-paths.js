@@ -7,10 +7,10 @@
 // - listen(path): the router binds it (bindPath, while listen() waits, as bindPort):
 //   a Unix socket file, on Windows a named pipe `\\.\pipe\...` made as libuv makes
 //   one (its first instance: a name in use fails as node's EADDRINUSE). The router
-//   serves every connection there on the server's queue, nothing routed (the hub's
-//   listen(path)); the app's close() removes a socket file, as node's does.
+//   serves every connection there on the server's queue, nothing routed; the
+//   app's close() removes a socket file, as node's does.
 // - listen(prefix): the first server of a port binds it (bindPort, then bindQueue
-//   with `shared`: the port routes by URL, as the hub's table does); the next ones of
+//   with `shared`: the port routes by URL, as any shared port does); the next ones of
 //   that port reserve their prefix on it (reservePrefix). A prefix another server of
 //   this process holds is ERR_HTTPSYS_URL_CONFLICT at once, from this process's table.
 // - streams handed to a server (server.emit('connection', socket)): a queue of the

@@ -15,7 +15,7 @@
 // control channel, and listen() posts it bindPort and blocks in Atomics.wait on a
 // SharedArrayBuffer until the answer is there. The port is known when listen()
 // returns (address() after listen(0)), and a port in use or refused fails that
-// listen() at once (the server's 'error', ERR_HTTPSYS_PORT_IN_USE as the hub's).
+// listen() at once (the server's 'error', ERR_HTTPSYS_PORT_IN_USE as where node binds).
 //
 // The router accepts nothing on the port until the server's queue is made on it
 // (bindQueue), in the tick after listen(): the settings an app sets right after
@@ -30,8 +30,8 @@
 // milliseconds); the next ones wait for one control round trip.
 //
 // The same path runs off Windows with HTTPSYS_STANDALONE_BIND=router, so that the
-// Linux tests hold it to the hub's behaviour (test/integration/router-standalone.test.js
-// runs it as a third router); test/windows/standalone-tests.js runs it under Wine and
+// Linux tests hold it to the behaviour of the path where node binds
+// (test/integration/router-standalone.test.js runs both); test/windows/standalone-tests.js runs it under Wine and
 // test/windows-host/native-router.js on Windows.
 
 const path = require('node:path')

@@ -130,7 +130,7 @@ const backend = {
   listensOnPaths: true,
 
   reserve (options) {
-    // (an https server's listen(path) too: served as plain HTTP, as the hub serves it)
+    // (an https server's listen(path) too: served as plain HTTP, as the JS hub served it)
     if (options.path !== undefined) {
       // (a cluster worker's path is its primary's: standalone-cluster.js)
       if (require('node:cluster').isWorker) return require('./standalone-cluster').reservePath(options, own)

@@ -7,7 +7,7 @@
 // - listen(path): node binds the Unix socket (so address() and node's errors are
 //   node's, at once), and the listening socket goes to the router as a TCP one does
 //   ({"httpsys": "listenPath"}), which serves every connection there on the server's
-//   queue, nothing routed (the hub's listen(path): hub.js onPathSocket). node's copy
+//   queue, nothing routed (as the JS hub's listen(path) did). node's copy
 //   must be closed then, and libuv unlinks the file it bound when it closes a pipe
 //   (uv__pipe_close), which would take the socket away from the router. So node binds
 //   it through a name whose directory is a symbolic link, in a private folder of this

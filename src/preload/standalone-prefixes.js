@@ -6,9 +6,9 @@
 // connections follow the router's rules and its table routes them (a path no server
 // registered is the router's 404).
 //
-// listen() stays synchronous, as the hub's: a prefix another server of this process
+// listen() stays synchronous, as node's: a prefix another server of this process
 // registered is ERR_HTTPSYS_URL_CONFLICT at once (a table of this process's prefixes,
-// src/urlprefix.js's, the one the hub routes with, says so before anything is sent);
+// src/urlprefix.js's, whose rules the router's table ports, says so before anything is sent);
 // the first prefix of a port is bound by node, address() known and node's own bind
 // errors, and its socket handed over ({"httpsys": "listenShared"}); a port the router
 // already listens on for this process binds nothing here ({"httpsys": "reservePrefix"}:
@@ -23,8 +23,8 @@ const held = new Map() // port -> { count, ready }: this process's prefix server
 /**
  * Whether this is a listen(prefix) this file serves: one prefix, the port not the
  * server's own. An https one goes with its server's key material (standalone-tls.js),
- * which serves its host on the port, by SNI beside the other servers' (hub.js
- * applyAppTls).
+ * which serves its host on the port, by SNI beside the other servers'
+ * (router/internal/hub/shared_tls.go).
  */
 function takes (options) {
   return options.path === undefined && Array.isArray(options.urls) && options.urls.length === 1 &&
