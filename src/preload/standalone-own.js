@@ -163,13 +163,21 @@ function ask (r, msg) {
  * Sends a connection node accepted (or a cluster's primary gave this worker) to the
  * router, which serves it on `queue` ({"httpsys": "conn"}); an IPv4 one accepted on a
  * dual-stack socket is marked so, as the router names its addresses then.
+ * @param {() => void} [unsent] called, once, where it could not be sent (destroyed then)
  */
-function forward (r, socket, queue) {
+function forward (r, socket, queue, unsent) {
   const dual = typeof socket.localAddress === 'string' && socket.localAddress.startsWith('::ffff:')
-  try {
-    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
-  } catch {
+  let failed = false
+  const fail = () => {
+    if (failed) return
+    failed = true
     socket.destroy()
+    if (unsent !== undefined) unsent()
+  }
+  try {
+    r.child.send({ httpsys: 'conn', queue, dual }, socket, (err) => { if (err) fail() })
+  } catch {
+    fail()
   }
 }
 

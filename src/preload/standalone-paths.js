@@ -318,8 +318,20 @@ function adopt ({ handlers, settings }, own) {
       aside(stream, sent)
       // node drops what its handle reads between here and the write (child.send)
       stream._handle.readStop()
-      // after the queue's socket: the router makes the queue then
-      made.ready.then(() => forward(r, stream, name), () => stream.destroy())
+      // once the server's worker has attached: the router tells it of the connection
+      // as it takes it (CONN_OPEN), so that its close is heard too, whenever it comes
+      // (one that closed before an attach would never be told of: counted forever)
+      const unsent = () => {
+        coming--
+        const key = `${stream.remoteAddress}|${stream.remotePort}`
+        const list = sent.get(key)
+        if (list !== undefined && list.includes(stream)) list.splice(list.indexOf(stream), 1)
+        if (list !== undefined && list.length === 0) sent.delete(key)
+        keep()
+        // (its server counts it out as node's does, on destroy)
+        stream.destroy()
+      }
+      attaching.then(() => forward(r, stream, name, unsent), unsent)
       return true
     }
     pipeThrough(stream, made, file, () => attachment, pipes)

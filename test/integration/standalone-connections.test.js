@@ -69,3 +69,33 @@ test.each([['a process', SINGLE], ['a cluster worker', CLUSTER]])('%s: getConnec
     expect({ name, err: r.err, code: r.code, lines: r.lines }).toEqual({ name, err: '', code: 0, lines: node.lines })
   }
 }, 60000)
+
+// The front server hands a connection on at once (as a sticky-session balancer does);
+// its client leaves before sending anything, before the server's router has its
+// worker: once both servers close, nothing holds the process, as on node.
+const HANDED = `
+  const http = require('http')
+  const net = require('net')
+  const s = http.createServer((req, res) => res.end('ok'))
+  const front = net.createServer((socket) => s.emit('connection', socket))
+  front.on('connection', () => setTimeout(() => {
+    front.close()
+    s.getConnections((e, n) => {
+      console.log(JSON.stringify({ connections: n }))
+      s.close(() => console.log(JSON.stringify('closed')))
+    })
+  }, 300))
+  front.listen(0, '127.0.0.1', () => {
+    const c = net.connect(front.address().port, '127.0.0.1', () => c.destroy())
+  })
+`
+
+test('a connection handed to a server that closes before its router attached is counted out: the process exits after close(), as node\'s', async () => {
+  const node = await runPreloaded(HANDED, { preload: false })
+  expect(node.lines).toEqual([{ connections: 0 }, 'closed'])
+  expect(node.code).toBe(0)
+  for (const [name, envOf] of ROUTERS) {
+    const r = await runPreloaded(HANDED, { env: { TMPDIR: dir, ...envOf() }, timeoutMs: 8000 })
+    expect({ name, err: r.err, code: r.code, signal: r.signal, lines: r.lines }).toEqual({ name, err: '', code: 0, signal: null, lines: node.lines })
+  }
+}, 30000)
