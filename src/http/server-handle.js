@@ -70,8 +70,8 @@ class ServerHandle {
       onClose: (err) => this.onClose(err),
       onConnectionClose: (id) => this.onConnectionClose(id),
       onConnectionFin: (id) => this.onConnectionFin(id),
-      // a router that holds this server's own port for it (the native one): what the
-      // in-process hub calls directly (routerSettings) comes as frames
+      // the router that holds this server's own port for it (a standalone process's)
+      // tells of its connections in frames
       onConnectionOpen: (conn) => this.accepted(conn),
       onConnectionError: (id, e) => this.connectionError(id, e),
       onConnectionTimeout: (id) => this.connectionTimeout(id),
@@ -445,9 +445,9 @@ class ServerHandle {
   }
 
   /**
-   * A client connection was accepted (the standalone hub, in this process, says so as it
-   * happens): node's 'connection', with the socket object its requests will share.
-   * @param {object} conn the hub's connection (id, addresses, family, tls)
+   * A client connection was accepted (the router of this server's own port says so as it
+   * happens, CONN_OPEN): node's 'connection', with the socket object its requests will share.
+   * @param {object} conn the router's connection (id, addresses, family, tls)
    */
   accepted (conn) {
     if (this.own === null) this.own = new Map()
@@ -479,7 +479,7 @@ class ServerHandle {
     return true
   }
 
-  /** A standalone server's own client connection (the hub's, in this process), or undefined. */
+  /** A standalone server's own client connection (its router's, remote-connection.js), or undefined. */
   ownConn (connectionId) {
     return this.own !== null ? this.own.get(connectionId) : undefined
   }
@@ -541,8 +541,8 @@ class ServerHandle {
 
   /**
    * What the router of this server's own port could not parse on a connection (or a
-   * head that did not come in time): 'clientError' as the hub in this process makes it
-   * (clientError), else node's own answer, and the connection ends.
+   * head that did not come in time): 'clientError' as node makes it (clientError), else
+   * node's own answer, and the connection ends.
    * @param {{status: number, reason: string, raw: Buffer}} e CONN_ERROR's content
    * @returns {boolean} false: no such connection here (the router closes it)
    */
