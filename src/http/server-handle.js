@@ -453,8 +453,9 @@ class ServerHandle {
     if (this.own === null) this.own = new Map()
     this.own.set(conn.id, conn)
     // node counts a connection from its accept, one that sends nothing too
-    // (getConnections()); the router reports its close (onConnectionClose)
-    if (this.keepsSockets) this.connections.add(conn.id)
+    // (getConnections()); a router that tells of it reports its close too
+    // (onConnectionClose), and may tell of it before attach() has answered
+    this.connections.add(conn.id)
     if (this.closing || this.sockets.has(conn.id)) return
     // node's server timeout runs from the accept: a connection that sends nothing times out too
     if (this.server.timeout > 0) this.connectionSocket(conn).setTimeout(this.server.timeout)
