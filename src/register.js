@@ -104,7 +104,7 @@ function isSupervisorChild (worker) {
 }
 
 // Every server of the app attaches through this: the router the environment names
-// (src/queue), else a hub of this process's own. Chosen on the first listen(), so
+// (src/queue), else a router of this process's own (its child). Chosen on the first listen(), so
 // loading the preload loads no backend. With `sayReady`, the first attach that
 // succeeds says so (MSG.READY to the supervisor, or CLUSTER_READY to the app's
 // primary). Servers given their own `queueBackend` are not the app's and do not count.
@@ -125,8 +125,7 @@ function defaultBackend (sayReady, supervised) {
     // streams the app hands a server (server.emit('connection', socket)) are this
     // process's to serve, whatever router its listen() uses (a stream cannot reach a
     // supervisor's router): a native router of its own, as a standalone process's
-    // (started at the first stream, under a supervisor too, issue 25), unless
-    // HTTPSYS_ROUTER=hub (or Windows) asks for the hub, in this process
+    // (started at the first stream, under a supervisor too, issue 25)
     adopt (options) {
       const native = require('./preload/standalone-native')
       native.wanted() // HTTPSYS_ROUTER=hub (the removed JS hub) is an error

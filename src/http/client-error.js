@@ -2,8 +2,7 @@
 
 // node's 'clientError' for what the router of a server's own port could not parse
 // (wire CONN_ERROR: the router's status and its parser's words), and node's own answer
-// when no listener takes it (lib/_http_server.js socketOnError). The in-process hub
-// names its errors the same way (src/hub/client-connection.js parseErrorOf).
+// when no listener takes it (lib/_http_server.js socketOnError).
 
 // llhttp's code for the router parser's reason (the closest one where the two parsers
 // name things differently)

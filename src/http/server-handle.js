@@ -70,8 +70,8 @@ class ServerHandle {
       onClose: (err) => this.onClose(err),
       onConnectionClose: (id) => this.onConnectionClose(id),
       onConnectionFin: (id) => this.onConnectionFin(id),
-      // a router that holds this server's own port for it (the native one): what the
-      // in-process hub calls directly (routerSettings) comes as frames
+      // the router that holds this server's own port for it (a standalone process's)
+      // tells of its connections in frames
       onConnectionOpen: (conn) => this.accepted(conn),
       onConnectionError: (id, e) => this.connectionError(id, e),
       onConnectionTimeout: (id) => this.connectionTimeout(id),
@@ -445,13 +445,17 @@ class ServerHandle {
   }
 
   /**
-   * A client connection was accepted (the standalone hub, in this process, says so as it
-   * happens): node's 'connection', with the socket object its requests will share.
-   * @param {object} conn the hub's connection (id, addresses, family, tls)
+   * A client connection was accepted (the router of this server's own port says so as it
+   * happens, CONN_OPEN): node's 'connection', with the socket object its requests will share.
+   * @param {object} conn the router's connection (id, addresses, family, tls)
    */
   accepted (conn) {
     if (this.own === null) this.own = new Map()
     this.own.set(conn.id, conn)
+    // node counts a connection from its accept, one that sends nothing too
+    // (getConnections()); a router that tells of it reports its close too
+    // (onConnectionClose), and may tell of it before attach() has answered
+    this.connections.add(conn.id)
     if (this.closing || this.sockets.has(conn.id)) return
     // node's server timeout runs from the accept: a connection that sends nothing times out too
     if (this.server.timeout > 0) this.connectionSocket(conn).setTimeout(this.server.timeout)
@@ -476,7 +480,7 @@ class ServerHandle {
     return true
   }
 
-  /** A standalone server's own client connection (the hub's, in this process), or undefined. */
+  /** A standalone server's own client connection (its router's, remote-connection.js), or undefined. */
   ownConn (connectionId) {
     return this.own !== null ? this.own.get(connectionId) : undefined
   }
@@ -538,8 +542,8 @@ class ServerHandle {
 
   /**
    * What the router of this server's own port could not parse on a connection (or a
-   * head that did not come in time): 'clientError' as the hub in this process makes it
-   * (clientError), else node's own answer, and the connection ends.
+   * head that did not come in time): 'clientError' as node makes it (clientError), else
+   * node's own answer, and the connection ends.
    * @param {{status: number, reason: string, raw: Buffer}} e CONN_ERROR's content
    * @returns {boolean} false: no such connection here (the router closes it)
    */

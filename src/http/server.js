@@ -137,7 +137,7 @@ class ServerMembers extends EventEmitter {
     const target = targetFor(args, process.env, this[kScheme] || 'http')
     const backend = backendOf(this)
     // a socket path: the app's queue under the supervisor, else a backend that can
-    // listen on one (the process's own hub)
+    // listen on one (the process's own router)
     if (target.path !== undefined && target.queue === undefined && backend.listensOnPaths !== true) {
       throw new codes.ERR_HTTPSYS_LISTEN_PATH({ path: target.path })
     }
@@ -376,7 +376,7 @@ function handlesOf (server) {
 /**
  * A stream handed to the server ('connection'): served as a connection of a port the
  * server owns (node's parser rules, 'clientError', its timeouts), on a queue of its own
- * in this process's hub, through a handle that is not the listening one (listen() and
+ * of this process's own router, through a handle that is not the listening one (listen() and
  * close() leave it alone, as node's close() leaves such a socket alone).
  */
 function adopt (server, socket) {

@@ -9,13 +9,11 @@
 // this process's router ({"httpsys": "conn"}), on a queue made for the port without a
 // socket ({"httpsys": "listenConns"}: router/cmd/httpsys-router/cluster.go), served
 // with the server's settings and key material as a listen()'s port. The workers share
-// the port as node's do, each with its router, as each had its hub in its process.
+// the port as node's do, each with its router.
 
-const crypto = require('node:crypto')
 const net = require('node:net')
 const urlprefix = require('../urlprefix')
-const { codes } = require('../errors')
-const { ask } = require('./standalone-own')
+const { hold, unhold, newQueue, ownSettings, ask, forward, resendSettings, reservationOf, nodeBinds, whenListening, bindError } = require('./standalone-own')
 
 /**
  * A cluster worker's listen(port) (contract.js reserve()).
@@ -25,75 +23,34 @@ const { ask } = require('./standalone-own')
 function reserve (options, own) {
   const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
   const r = own.ensureRouter()
-  const name = `~${process.pid}.listen${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own)
   options.queue = name
   options.token = token
-  const host = p.ip || undefined
-  const server = net.createServer({ pauseOnConnect: true })
-  // (sent after listenConns: the router reads the channel in order)
-  server.on('connection', (socket) => forward(r, socket, name))
-  server.listen({ port: p.port, host })
-  const reservation = {
-    bound: false,
-    known: false,
-    urls: [],
-    ports: [],
-    ready: null,
-    released: false,
-    refed: true,
-    release () {
-      if (reservation.released) return
-      reservation.released = true
-      server.close()
-      reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
-    },
-    setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
-    ref () {
-      reservation.refed = true
-      server.ref()
-    },
-    unref () {
-      reservation.refed = false
-      server.unref()
-    }
-  }
-  own.hold()
-  const ready = new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(own.mapError(err, p.port, host)))
-    server.once('listening', () => {
-      const port = server.address().port
-      const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
-      reservation.bound = true
-      reservation.known = true
-      reservation.urls = [prefix]
-      reservation.ports = [port]
-      // in the next tick, as standalone-native.js's: settings set after listen() go too
-      process.nextTick(() => {
-        const tls = require('./standalone-tls').listenTls(options, prefix, port)
-        ask(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings: own.ownSettings(options.settings), ...tls }).then(resolve, reject)
-      })
+  // (its connections are sent after listenConns: the router reads the channel in order)
+  const server = nodeBinds(r, name, p)
+  const reservation = reservationOf(r, name, { options, server })
+  hold()
+  let settings = null
+  const ready = whenListening(server, p, () => {
+    const port = server.address().port
+    const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
+    reservation.bound = true
+    reservation.known = true
+    reservation.urls = [prefix]
+    reservation.ports = [port]
+    // in the next tick, as standalone-native.js's: settings set after listen() go too
+    return new Promise((resolve) => process.nextTick(resolve)).then(() => {
+      const tls = require('./standalone-tls').listenTls(options, prefix, port)
+      settings = ownSettings(options.settings)
+      return ask(r, { httpsys: 'listenConns', queue: name, token, urls: [prefix], ip: p.ip || '', port, settings, ...tls })
     })
   })
-  reservation.ready = ready.then(() => {
-    const now = own.ownSettings(options.settings)
-    r.child.send({ httpsys: 'settings', queue: name, settings: now }, () => {})
-  }, (err) => {
+  reservation.ready = ready.then(() => resendSettings(r, name, options, settings), (err) => {
     server.close()
     throw err
-  }).finally(own.unhold)
+  }).finally(unhold)
   reservation.ready.catch(() => {})
   return reservation
-}
-
-/** Sends a connection node's cluster gave this worker to its router, on `queue`. */
-function forward (r, socket, queue) {
-  const dual = socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:')
-  try {
-    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
-  } catch {
-    socket.destroy()
-  }
 }
 
 /**
@@ -104,52 +61,32 @@ function forward (r, socket, queue) {
  */
 function reservePath (options, own) {
   const r = own.ensureRouter()
-  const name = `~${process.pid}.listen${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own)
   options.queue = name
   options.token = token
   const server = net.createServer({ pauseOnConnect: true })
   server.on('connection', (socket) => forward(r, socket, name))
   server.listen(options.path)
-  own.hold()
+  hold()
+  let settings = null
   const ready = new Promise((resolve, reject) => {
-    server.once('error', (err) => reject(err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: options.path, cause: err }) : err))
+    server.once('error', (err) => reject(bindError(err, options.path)))
     server.once('listening', () => process.nextTick(() => {
-      ask(r, { httpsys: 'listenConns', kind: 'path', queue: name, token, settings: own.ownSettings(options.settings) }).then(resolve, reject)
+      settings = ownSettings(options.settings)
+      ask(r, { httpsys: 'listenConns', kind: 'path', queue: name, token, settings }).then(resolve, reject)
     }))
   })
-  const reservation = {
-    bound: false,
-    known: false,
-    urls: [],
-    ports: [],
-    ready: ready.then(() => {
-      reservation.bound = true
-      reservation.known = true
-      r.child.send({ httpsys: 'settings', queue: name, settings: own.ownSettings(options.settings) }, () => {})
-    }, (err) => {
-      server.close()
-      throw err
-    }).finally(own.unhold),
-    released: false,
-    refed: true,
-    release () {
-      if (reservation.released) return
-      reservation.released = true
-      server.close()
-      reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
-    },
-    ref () {
-      reservation.refed = true
-      server.ref()
-    },
-    unref () {
-      reservation.refed = false
-      server.unref()
-    }
-  }
+  const reservation = reservationOf(r, name, { server })
+  reservation.ready = ready.then(() => {
+    reservation.bound = true
+    reservation.known = true
+    resendSettings(r, name, options, settings)
+  }, (err) => {
+    server.close()
+    throw err
+  }).finally(unhold)
   reservation.ready.catch(() => {})
   return reservation
 }
 
-module.exports = { reserve, reservePath, forward }
+module.exports = { reserve, reservePath }

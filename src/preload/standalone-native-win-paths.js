@@ -7,10 +7,10 @@
 // - listen(path): the router binds it (bindPath, while listen() waits, as bindPort):
 //   a Unix socket file, on Windows a named pipe `\\.\pipe\...` made as libuv makes
 //   one (its first instance: a name in use fails as node's EADDRINUSE). The router
-//   serves every connection there on the server's queue, nothing routed (the hub's
-//   listen(path)); the app's close() removes a socket file, as node's does.
+//   serves every connection there on the server's queue, nothing routed; the
+//   app's close() removes a socket file, as node's does.
 // - listen(prefix): the first server of a port binds it (bindPort, then bindQueue
-//   with `shared`: the port routes by URL, as the hub's table does); the next ones of
+//   with `shared`: the port routes by URL, as any shared port does); the next ones of
 //   that port reserve their prefix on it (reservePrefix). A prefix another server of
 //   this process holds is ERR_HTTPSYS_URL_CONFLICT at once, from this process's table.
 // - streams handed to a server (server.emit('connection', socket)): a queue of the
@@ -26,6 +26,7 @@ const os = require('node:os')
 const path = require('node:path')
 const urlprefix = require('../urlprefix')
 const { codes } = require('../errors')
+const { hold, unhold, newQueue, ownSettings, bindError } = require('./standalone-own')
 
 const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
 const held = new Map() // port -> { count, ready }: this process's prefix servers on it
@@ -46,14 +47,6 @@ function bindable (file) {
 
 const isPipe = (file) => process.platform === 'win32' && /^[\\/][\\/][.?][\\/]pipe[\\/]/i.test(file)
 
-/** The router's refusal of a listen(path), as node's error for `file` (the hub's: ERR_HTTPSYS_PORT_IN_USE naming the path). */
-function pathError (err, file) {
-  const cause = (code, what) => Object.assign(new Error(`listen ${code}: ${what} ${file}`), { code, errno: code, syscall: 'listen', address: file, port: -1 })
-  if (err.code === 'ERR_HTTPSYS_PORT_IN_USE') return new codes.ERR_HTTPSYS_PORT_IN_USE({ port: file, cause: cause('EADDRINUSE', 'address already in use') })
-  if (err.code === 'ERR_HTTPSYS_ACCESS_DENIED') return cause('EACCES', 'permission denied')
-  return err
-}
-
 /**
  * A listen(path)'s reservation (contract.js reserve()).
  * @param {object} options reserve()'s: path, settings; queue and token are set here
@@ -63,17 +56,17 @@ function reservePath (options, own) {
   const file = options.path
   if (listening.has(file)) throw new codes.ERR_HTTPSYS_URL_CONFLICT({ prefix: file, owner: 'another server of this process' })
   const r = own.ensureRouter()
-  const name = `~${process.pid}.listen${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own)
   try {
     own.callSync(r, 'bindPath', { name, path: bindable(file) })
   } catch (err) {
-    throw pathError(err, file)
+    // (as node's error for `file`: ERR_HTTPSYS_PORT_IN_USE naming the path)
+    throw bindError(err, file)
   }
   options.queue = name
   options.token = token
   listening.add(file)
-  const reservation = own.placed(r, name, options, () => ({ name, token, urls: [], settings: own.ownSettings(options.settings) }))
+  const reservation = own.placed(r, name, options, () => ({ name, token, urls: [], settings: ownSettings(options.settings) }))
   reservation.urls = []
   reservation.ports = []
   const release = reservation.release
@@ -96,8 +89,7 @@ function reservePath (options, own) {
  */
 function reservePrefix (options, own) {
   const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
-  const name = `~${process.pid}.listen${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own)
   // (a port 0 prefix is placed once the router has its port; nothing can conflict before)
   if (p.port !== 0) table.add(p.prefix, { name })
   const r = own.ensureRouter()
@@ -111,7 +103,7 @@ function reservePrefix (options, own) {
       port = own.callSync(r, 'bindPort', { name, ip, port: p.port }).port
     } catch (err) {
       if (p.port !== 0) table.remove(p.prefix)
-      throw own.bindError(err, p.port, p.ip || undefined)
+      throw bindError(err, p.port, p.ip || undefined)
     }
   }
   const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
@@ -160,8 +152,7 @@ function privateName () {
  */
 function adopt ({ handlers, settings }, own) {
   const r = own.ensureRouter()
-  const name = `~${process.pid}.adopt${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own, 'adopt')
   const file = privateName()
   own.callSync(r, 'bindPath', { name, path: file, private: true })
   if (process.platform !== 'win32') {
@@ -169,8 +160,8 @@ function adopt ({ handlers, settings }, own) {
       try { fs.unlinkSync(file) } catch {}
     })
   }
-  own.hold()
-  const made = own.call(r, 'bindQueue', { name, token, urls: [], settings: own.ownSettings(settings) })
+  hold()
+  const made = own.call(r, 'bindQueue', { name, token, urls: [], settings: ownSettings(settings) })
   made.catch(() => {})
   let attachment = null
   const { pipeThrough, piped } = require('./standalone-paths')
@@ -185,7 +176,7 @@ function adopt ({ handlers, settings }, own) {
       attachment = a
       return a
     })
-    .finally(() => own.unhold())
+    .finally(() => unhold())
   attaching.catch(() => {})
   const take = (stream) => {
     pipeThrough(stream, { ready: made }, file, () => attachment, pipes)

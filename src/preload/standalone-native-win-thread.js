@@ -9,22 +9,11 @@
 
 const { parentPort, workerData } = require('node:worker_threads')
 const { RouterProcess } = require('../supervisor/router-process')
+const { quietLogger } = require('./standalone-own')
 
 // [0]: 0 while a synchronous call runs, 1 once answered; [1]: the answer's length
 const state = new Int32Array(workerData.shared, 0, 2)
 const answer = new Uint8Array(workerData.shared, 8)
-
-// The router's records: errors only, on stderr (an app's own output is its own).
-const quietLogger = {
-  level: 'error',
-  child () { return this },
-  trace () {},
-  debug () {},
-  info () {},
-  warn () {},
-  error (fields, msg) { process.stderr.write(`httpsys router: ${msg}\n`) },
-  fatal (fields, msg) { process.stderr.write(`httpsys router: ${msg}\n`) }
-}
 
 // An answer's error crosses to the main thread as the router wrote it (code, message,
 // details), so that thread builds the coded error: errors.js's classes do not cross

@@ -15,7 +15,7 @@
 // control channel, and listen() posts it bindPort and blocks in Atomics.wait on a
 // SharedArrayBuffer until the answer is there. The port is known when listen()
 // returns (address() after listen(0)), and a port in use or refused fails that
-// listen() at once (the server's 'error', ERR_HTTPSYS_PORT_IN_USE as the hub's).
+// listen() at once (the server's 'error', ERR_HTTPSYS_PORT_IN_USE as where node binds).
 //
 // The router accepts nothing on the port until the server's queue is made on it
 // (bindQueue), in the tick after listen(): the settings an app sets right after
@@ -30,19 +30,16 @@
 // milliseconds); the next ones wait for one control round trip.
 //
 // The same path runs off Windows with HTTPSYS_STANDALONE_BIND=router, so that the
-// Linux tests hold it to the hub's behaviour (test/integration/router-standalone.test.js
-// runs it as a third router); test/windows/standalone-tests.js runs it under Wine and
+// Linux tests hold it to the behaviour of the path where node binds
+// (test/integration/router-standalone.test.js runs both); test/windows/standalone-tests.js runs it under Wine and
 // test/windows-host/native-router.js on Windows.
 
-const crypto = require('node:crypto')
-const fs = require('node:fs')
 const path = require('node:path')
 const { Worker } = require('node:worker_threads')
-const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
 const { codes, fromAnswer } = require('../errors')
 
-const { OWN_SOCKET, unserved, ownSettings } = require('./standalone-own')
+const { ownSocketPath, hold, unhold, takesOwnPort, newQueue, unserved, ownSettings, bindError } = require('./standalone-own')
 
 // how long listen() waits for the router: its start, or one bind
 const SYNC_MS = 15000
@@ -74,24 +71,13 @@ function ensureRouter () {
   worker.unref()
   router = r
   // named OWN_SOCKET (standalone-own.js)
-  r.socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
+  r.socketPath = ownSocketPath()
   try {
     callSync(r, 'boot', { binary, workerSocket: r.socketPath })
   } catch (err) {
     gone(r, err.message)
     worker.terminate()
     throw err
-  }
-  if (process.platform !== 'win32') {
-    const file = r.socketPath
-    process.once('exit', () => {
-      try { fs.unlinkSync(file) } catch {}
-    })
-    setImmediate(() => {
-      try {
-        localSocket.removeDeadSockets(path.dirname(file), OWN_SOCKET)
-      } catch {}
-    }).unref()
   }
   return r
 }
@@ -133,25 +119,7 @@ function call (r, cmd, args) {
   })
 }
 
-// While a listen() is on its way to the router, the process stays up (node's
-// listening handle would keep it up); nothing of the router's keeps it up otherwise.
-let inFlight = 0
-let keepAlive = null
-function hold () {
-  if (inFlight++ === 0) keepAlive = setInterval(() => {}, 1 << 30)
-}
-function unhold () {
-  if (--inFlight === 0) {
-    clearInterval(keepAlive)
-    keepAlive = null
-  }
-}
-
-/** Whether the native router takes this listen() on a port of the server's own (http or https). */
-function takes (options) {
-  if (options.path !== undefined || !Array.isArray(options.urls) || options.urls.length !== 1) return false
-  return options.settings !== null && options.settings !== undefined && options.settings.ownsPort === true
-}
+const takes = takesOwnPort
 
 const winPaths = () => require('./standalone-native-win-paths')
 
@@ -221,8 +189,7 @@ const backend = {
     if (!takes(options)) throw unserved(options)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
-    const name = `~${process.pid}.listen${++seq}`
-    const token = crypto.randomBytes(18).toString('base64url')
+    const { name, token } = newQueue(own)
     options.queue = name
     options.token = token
     const ip = p.ip || ''
@@ -255,21 +222,8 @@ const backend = {
   }
 }
 
-// A bind the router refused, named as on the other platforms: the port's
-// owner looked up here, and node's system error as its cause.
-function bindError (err, port, host) {
-  const cause = (code, what) => Object.assign(new Error(`listen ${code}: ${what} ${host || '::'}:${port}`), { code, errno: code, syscall: 'listen', address: host || '::', port })
-  if (err.code === 'ERR_HTTPSYS_PORT_IN_USE') {
-    const { findPortOwner } = require('../port-owner')
-    return new codes.ERR_HTTPSYS_PORT_IN_USE({ port, host, owner: findPortOwner(port), cause: cause('EADDRINUSE', 'address already in use') })
-  }
-  if (err.code === 'ERR_HTTPSYS_ACCESS_DENIED') return new codes.ERR_HTTPSYS_ACCESS_DENIED({ port, host, cause: cause('EACCES', 'permission denied') })
-  if (err.code === 'ERR_HTTPSYS_ADDRESS_UNAVAILABLE') return new codes.ERR_HTTPSYS_ADDRESS_UNAVAILABLE({ port, host, cause: cause('EADDRNOTAVAIL', 'address not available') })
-  return err
-}
-
 // for standalone-native-win-paths.js (listen(path), listen(prefix), handed streams)
-const own = { ensureRouter, callSync, call, hold, unhold, ownSettings, bindError, placed, next: () => ++seq }
+const own = { ensureRouter, callSync, call, placed, next: () => ++seq }
 
 /** Streams handed to a server (register.js adopt), served by this process's router. */
 const adopt = (options) => winPaths().adopt(options, own)

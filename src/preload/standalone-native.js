@@ -21,21 +21,17 @@
 // node cannot hand a descriptor over this way, has the router bind
 // (standalone-native-win.js, standalone-native-win-paths.js).
 
-const crypto = require('node:crypto')
-const net = require('node:net')
-const fs = require('node:fs')
-const path = require('node:path')
-const localSocket = require('../local-socket')
 const urlprefix = require('../urlprefix')
 const hubClient = require('../queue/hub-client')
 const { codes, fromAnswer } = require('../errors')
-const { findPortOwner } = require('../port-owner')
 
-const { OWN_SOCKET, unserved, ownSettings } = require('./standalone-own')
+const {
+  ownSocketPath, quietLogger, hold, unhold, takesOwnPort, newQueue, unserved, ownSettings,
+  nodeBinds, whenListening, givenBack, resendSettings, reservationOf
+} = require('./standalone-own')
 
 let router = null // { proc, started: Promise<string>, pending: Map, seq }
 let seq = 0
-const releasing = new Map() // port -> settles once the router has closed it (close())
 
 /**
  * Checks HTTPSYS_ROUTER as `httpsys start` does (unset or native; the JS hub that hub
@@ -47,18 +43,6 @@ function wanted (env = process.env, platform = process.platform) {
   return wantsNativeRouter(env, platform)
 }
 
-// The router's records: errors only, on stderr (an app's own output is its own).
-const quietLogger = {
-  level: 'error',
-  child () { return this },
-  trace () {},
-  debug () {},
-  info () {},
-  warn () {},
-  error (fields, msg) { process.stderr.write(`httpsys router: ${msg}\n`) },
-  fatal (fields, msg) { process.stderr.write(`httpsys router: ${msg}\n`) }
-}
-
 /** This process's router, spawned once (synchronously: a listen() hands it a socket at once). */
 function ensureRouter () {
   if (router !== null) return router
@@ -67,7 +51,7 @@ function ensureRouter () {
   const proc = new RouterProcess({ logger: quietLogger, logLevel: 'error' })
   // named OWN_SOCKET: the router removes it when the app goes, however it goes (its
   // stdin closes), and what a killed router left is removed by the next standalone app
-  const socketPath = localSocket.socketPath(`httpsys-${process.pid}-${crypto.randomBytes(4).toString('hex')}`)
+  const socketPath = ownSocketPath()
   const spawned = proc.spawn({ ipc: true })
   const child = proc.child
   const pending = new Map() // seq -> { resolve, reject }
@@ -96,30 +80,8 @@ function ensureRouter () {
     .then(() => proc.call('start', { workerSocket: socketPath, workersMayCreate: false, limits: routerLimits(null) }))
     .then(() => socketPath)
   started.catch(() => {})
-  process.once('exit', () => {
-    try { fs.unlinkSync(socketPath) } catch {}
-  })
-  setImmediate(() => {
-    try {
-      localSocket.removeDeadSockets(path.dirname(socketPath), OWN_SOCKET)
-    } catch {}
-  }).unref()
   router = { proc, child, started, pending, seq: 0 }
   return router
-}
-
-// While a listen() is on its way to the router, the process stays up (node's
-// listening handle would keep it up); nothing of the router's keeps it up otherwise.
-let inFlight = 0
-let keepAlive = null
-function hold () {
-  if (inFlight++ === 0) keepAlive = setInterval(() => {}, 1 << 30)
-}
-function unhold () {
-  if (--inFlight === 0) {
-    clearInterval(keepAlive)
-    keepAlive = null
-  }
 }
 
 /**
@@ -158,29 +120,17 @@ function handOver (r, server, msg) {
   })
 }
 
-/** A connection node accepted before its listening socket was handed over: the router serves it on that queue's port. */
-function forward (r, socket, queue) {
-  const dual = socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:')
-  try {
-    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
-  } catch {
-    socket.destroy()
-  }
-}
-
-/** Whether the native router takes this listen() (else listen() is ERR_HTTPSYS_LISTEN_UNSERVED). */
-function takes (options) {
-  if (options.path !== undefined || !Array.isArray(options.urls) || options.urls.length !== 1) return false
-  // (an https server's port goes over with its key material: standalone-tls.js)
-  return options.settings !== null && options.settings !== undefined && options.settings.ownsPort === true
-}
+// Whether the native router takes this listen() (else listen() is
+// ERR_HTTPSYS_LISTEN_UNSERVED): an https server's port goes over with its key material
+// (standalone-tls.js)
+const takes = takesOwnPort
 
 /** The queue backend of a standalone process on the native router (src/wire/contract.js). */
 const backend = {
   listensOnPaths: true,
 
   reserve (options) {
-    // (an https server's listen(path) too: served as plain HTTP, as the hub serves it)
+    // (an https server's listen(path) too: served as plain HTTP, as the JS hub served it)
     if (options.path !== undefined) {
       // (a cluster worker's path is its primary's: standalone-cluster.js)
       if (require('node:cluster').isWorker) return require('./standalone-cluster').reservePath(options, own)
@@ -193,41 +143,13 @@ const backend = {
     if (require('node:cluster').isWorker) return require('./standalone-cluster').reserve(options, own)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
-    const name = `~${process.pid}.listen${++seq}`
-    const token = crypto.randomBytes(18).toString('base64url')
+    const { name, token } = newQueue(own)
     options.queue = name
     options.token = token
-    const host = p.ip || undefined
-    const server = net.createServer({ pauseOnConnect: true })
-    // (only while the socket waits its turn on the IPC channel: see handOver)
-    server.on('connection', (socket) => forward(r, socket, name))
-    // node's own bind: synchronous for an address (a host name is looked up first).
-    // A port a server of this process closed a moment ago is still the router's until
-    // its unbindQueue is answered (node's close() frees it at once): bound after that.
-    const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
-    if (freeing === undefined) server.listen({ port: p.port, host })
-    else freeing.then(() => server.listen({ port: p.port, host }))
-    const reservation = {
-      bound: false,
-      known: false,
-      urls: [],
-      ports: [],
-      ready: null,
-      released: false,
-      refed: true,
-      release () {
-        if (reservation.released) return
-        reservation.released = true
-        const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
-        for (const port of reservation.ports) releasing.set(port, done)
-        done.then(() => {
-          for (const port of reservation.ports) if (releasing.get(port) === done) releasing.delete(port)
-        })
-      },
-      setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
-      ref () { reservation.refed = true },
-      unref () { reservation.refed = false }
-    }
+    // (what node accepts there while the socket waits its turn on the IPC channel
+    // follows it: see handOver)
+    const server = nodeBinds(r, name, p)
+    const reservation = reservationOf(r, name, { options, onRelease: (done) => givenBack(reservation.ports, done) })
     const place = () => {
       const port = server.address().port
       const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
@@ -244,23 +166,12 @@ const backend = {
       const settings = ownSettings(options.settings)
       const tls = require('./standalone-tls').listenTls(options, prefix, server.address().port)
       return handOver(r, server, { httpsys: 'listen', queue: name, token, urls: [prefix], ip: p.ip || '', settings, ...tls }).then((answer) => {
-        // an app often sets them right after listen() (server.keepAliveTimeout = ...,
-        // httpAllowHalfOpen): what changed by the time the router answered goes too
-        const now = ownSettings(options.settings)
-        if (JSON.stringify(now) !== JSON.stringify(settings) && r.child.connected) r.child.send({ httpsys: 'settings', queue: name, settings: now }, () => {})
+        resendSettings(r, name, options, settings)
         return answer
       })
     }
     hold()
-    let ready
-    if (server.listening) {
-      ready = place()
-    } else {
-      ready = new Promise((resolve, reject) => {
-        server.once('listening', () => resolve(place()))
-        server.once('error', (err) => reject(mapError(err, p.port, host)))
-      })
-    }
+    const ready = whenListening(server, p, place)
     reservation.ready = ready.then(() => {}).finally(unhold)
     reservation.ready.catch(() => {})
     return reservation
@@ -281,20 +192,12 @@ const backend = {
   }
 }
 
-function mapError (err, port, host) {
-  if (err.code === 'EADDRINUSE') return new codes.ERR_HTTPSYS_PORT_IN_USE({ port, host, owner: findPortOwner(port), cause: err })
-  if (err.code === 'EACCES' || err.code === 'EPERM') return new codes.ERR_HTTPSYS_ACCESS_DENIED({ port, host, cause: err })
-  if (err.code === 'EADDRNOTAVAIL') return new codes.ERR_HTTPSYS_ADDRESS_UNAVAILABLE({ port, host, cause: err })
-  return err
-}
-
 // the router and its hand-over, for standalone-paths.js (listen(path), the streams
 // handed to a server) and standalone-prefixes.js (listen(prefix))
 const paths = () => require('./standalone-paths')
 const prefixes = () => require('./standalone-prefixes')
-// (queue names: ~pid.listenN and ~pid.adoptN, one N for
-// both, which a URL_CONFLICT names)
-const own = { ensureRouter, handOver, hold, unhold, ownSettings, mapError, next: () => ++seq }
+// (queue names: standalone-own.js newQueue)
+const own = { ensureRouter, handOver, next: () => ++seq }
 
 /** Streams handed to a server (register.js adopt), served by this process's router. */
 const adopt = (options) => paths().adopt(options, own)

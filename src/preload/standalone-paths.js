@@ -7,7 +7,7 @@
 // - listen(path): node binds the Unix socket (so address() and node's errors are
 //   node's, at once), and the listening socket goes to the router as a TCP one does
 //   ({"httpsys": "listenPath"}), which serves every connection there on the server's
-//   queue, nothing routed (the hub's listen(path): hub.js onPathSocket). node's copy
+//   queue, nothing routed (as the JS hub's listen(path) did). node's copy
 //   must be closed then, and libuv unlinks the file it bound when it closes a pipe
 //   (uv__pipe_close), which would take the socket away from the router. So node binds
 //   it through a name whose directory is a symbolic link, in a private folder of this
@@ -33,6 +33,7 @@ const path = require('node:path')
 const hubClient = require('../queue/hub-client')
 const { pidAlive } = require('../local-socket')
 const { codes } = require('../errors')
+const { hold, unhold, newQueue, ownSettings, forward, resendSettings, reservationOf, bindError } = require('./standalone-own')
 
 // sockaddr_un's sun_path: 108 bytes on Linux, 104 on macOS and the BSDs (with the NUL)
 const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103
@@ -155,7 +156,7 @@ function bindAndHandOver (own, file, msg, onError) {
   const r = own.ensureRouter()
   const b = bindName(file)
   const server = net.createServer({ pauseOnConnect: true })
-  server.on('connection', (socket) => sendConn(r, socket, msg.queue))
+  server.on('connection', (socket) => forward(r, socket, msg.queue))
   try {
     server.listen(b.name)
   } finally {
@@ -165,7 +166,7 @@ function bindAndHandOver (own, file, msg, onError) {
   }
   // (bound under a short name: the app's name now, before listen() returns)
   const named = b.temp !== undefined && server.listening ? giveName(b, file) : null
-  own.hold()
+  hold()
   const ready = new Promise((resolve, reject) => {
     const handOver = () => process.nextTick(() => {
       own.handOver(r, server, msg).then(resolve, reject)
@@ -178,16 +179,8 @@ function bindAndHandOver (own, file, msg, onError) {
     server.once('listening', handOver)
     server.once('error', (err) => reject(onError(asBound(err, b.name, file))))
   })
-  ready.then(() => {}, () => {}).then(() => own.unhold())
+  ready.then(() => {}, () => {}).then(() => unhold())
   return { server, ready }
-}
-
-function sendConn (r, socket, queue, dual = false) {
-  try {
-    r.child.send({ httpsys: 'conn', queue, dual }, socket, () => {})
-  } catch {
-    socket.destroy()
-  }
 }
 
 /**
@@ -200,45 +193,29 @@ function sendConn (r, socket, queue, dual = false) {
 function reservePath (options, own) {
   const file = options.path
   if (listening.has(file)) throw new codes.ERR_HTTPSYS_URL_CONFLICT({ prefix: file, owner: 'another server of this process' })
-  const name = `~${process.pid}.listen${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
-  const settings = own.ownSettings(options.settings)
-  const bound = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings }, (err) =>
-    err.code === 'EADDRINUSE' ? new codes.ERR_HTTPSYS_PORT_IN_USE({ port: file, cause: err }) : err)
+  const { name, token } = newQueue(own)
+  const settings = ownSettings(options.settings)
+  const bound = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings }, (err) => bindError(err, file))
   options.queue = name
   options.token = token
   const { server, ready } = bound
   listening.add(file)
-  const reservation = {
-    bound: server.listening,
-    known: server.listening,
-    urls: [],
-    ports: [],
-    ready: ready.then(() => {
-      // the settings an app set after listen() (keepAliveTimeout...) go too
-      const now = own.ownSettings(options.settings)
-      const r = own.ensureRouter()
-      if (JSON.stringify(now) !== JSON.stringify(settings) && r.child.connected) r.child.send({ httpsys: 'settings', queue: name, settings: now }, () => {})
-    }, (err) => {
-      listening.delete(file)
-      throw err
-    }),
-    released: false,
-    refed: true,
-    release () {
-      if (reservation.released) return
-      reservation.released = true
+  const r = own.ensureRouter()
+  const reservation = reservationOf(r, name, {
+    onRelease () {
       listening.delete(file)
       // node's close() removes the socket file, at once (libuv, uv__pipe_close)
       if (reservation.bound && !file.startsWith('\0')) {
         try { fs.unlinkSync(path.resolve(file)) } catch {}
       }
-      const r = own.ensureRouter()
-      reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
-    },
-    ref () { reservation.refed = true },
-    unref () { reservation.refed = false }
-  }
+    }
+  })
+  reservation.bound = server.listening
+  reservation.known = server.listening
+  reservation.ready = ready.then(() => resendSettings(r, name, options, settings), (err) => {
+    listening.delete(file)
+    throw err
+  })
   reservation.ready.catch(() => {})
   return reservation
 }
@@ -261,8 +238,7 @@ function hasDescriptor (stream) {
  */
 function adopt ({ handlers, settings }, own) {
   const r = own.ensureRouter()
-  const name = `~${process.pid}.adopt${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own, 'adopt')
   // What keeps the process alive, as on node: a TCP socket handed over, while it is
   // open (node's socket would hold a handle), from its send to the router's CONN_CLOSED;
   // a piped stream holds none on node, so its connection to the router holds the
@@ -318,13 +294,13 @@ function adopt ({ handlers, settings }, own) {
   let made
   try {
     if (file === null) throw new codes.ERR_HTTPSYS_LISTEN_PATH_BIND({ path: '(the streams handed to a server)', tmp: os.tmpdir() })
-    made = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: own.ownSettings(settings) }, (err) => err)
+    made = bindAndHandOver(own, file, { httpsys: 'listenPath', queue: name, token, settings: ownSettings(settings) }, (err) => err)
   } catch (err) {
     const attaching = Promise.reject(err)
     attaching.catch(() => {})
     return { attaching, take: (stream) => { stream.destroy(); return true } }
   }
-  own.hold()
+  hold()
   const attaching = r.started
     .then((socketPath) => made.ready.then(() => hubClient.attach({ queue: name, token, handlers: counted, socketPath })))
     .then((a) => {
@@ -332,7 +308,7 @@ function adopt ({ handlers, settings }, own) {
       keep()
       return a
     })
-    .finally(() => own.unhold())
+    .finally(() => unhold())
   attaching.catch(() => {})
   const take = (stream) => {
     // (bytes node read already would not go with the descriptor: such a socket is piped)
@@ -342,9 +318,20 @@ function adopt ({ handlers, settings }, own) {
       aside(stream, sent)
       // node drops what its handle reads between here and the write (child.send)
       stream._handle.readStop()
-      const dual = typeof stream.localAddress === 'string' && stream.localAddress.startsWith('::ffff:')
-      // after the queue's socket: the router makes the queue then
-      made.ready.then(() => sendConn(r, stream, name, dual), () => stream.destroy())
+      // once the server's worker has attached: the router tells it of the connection
+      // as it takes it (CONN_OPEN), so that its close is heard too, whenever it comes
+      // (one that closed before an attach would never be told of: counted forever)
+      const unsent = () => {
+        coming--
+        const key = `${stream.remoteAddress}|${stream.remotePort}`
+        const list = sent.get(key)
+        if (list !== undefined && list.includes(stream)) list.splice(list.indexOf(stream), 1)
+        if (list !== undefined && list.length === 0) sent.delete(key)
+        keep()
+        // (its server counts it out as node's does, on destroy)
+        stream.destroy()
+      }
+      attaching.then(() => forward(r, stream, name, unsent), unsent)
       return true
     }
     pipeThrough(stream, made, file, () => attachment, pipes)

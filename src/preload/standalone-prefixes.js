@@ -6,28 +6,25 @@
 // connections follow the router's rules and its table routes them (a path no server
 // registered is the router's 404).
 //
-// listen() stays synchronous, as the hub's: a prefix another server of this process
+// listen() stays synchronous, as node's: a prefix another server of this process
 // registered is ERR_HTTPSYS_URL_CONFLICT at once (a table of this process's prefixes,
-// src/urlprefix.js's, the one the hub routes with, says so before anything is sent);
+// src/urlprefix.js's, whose rules the router's table ports, says so before anything is sent);
 // the first prefix of a port is bound by node, address() known and node's own bind
 // errors, and its socket handed over ({"httpsys": "listenShared"}); a port the router
 // already listens on for this process binds nothing here ({"httpsys": "reservePrefix"}:
 // the router adds the prefix, and binds what an address of its own needs).
 
-const crypto = require('node:crypto')
-const net = require('node:net')
 const urlprefix = require('../urlprefix')
-const { ask } = require('./standalone-own')
+const { hold, unhold, newQueue, ask, reservationOf, givenBack, nodeBinds, whenListening } = require('./standalone-own')
 
 const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
 const held = new Map() // port -> { count, ready }: this process's prefix servers on it, and when the router has its socket
-const releasing = new Map() // port -> settles once the router has let it go (its last prefix left)
 
 /**
  * Whether this is a listen(prefix) this file serves: one prefix, the port not the
  * server's own. An https one goes with its server's key material (standalone-tls.js),
- * which serves its host on the port, by SNI beside the other servers' (hub.js
- * applyAppTls).
+ * which serves its host on the port, by SNI beside the other servers'
+ * (router/internal/hub/shared_tls.go).
  */
 function takes (options) {
   return options.path === undefined && Array.isArray(options.urls) && options.urls.length === 1 &&
@@ -41,40 +38,27 @@ function takes (options) {
  */
 function reservePrefix (options, own) {
   const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
-  const name = `~${process.pid}.listen${own.next()}`
-  const token = crypto.randomBytes(18).toString('base64url')
+  const { name, token } = newQueue(own)
   // (a port 0 prefix is placed once node has its port; nothing can conflict before)
   if (p.port !== 0) table.add(p.prefix, { name })
   const r = own.ensureRouter()
   options.queue = name
   options.token = token
-  const reservation = {
-    bound: false,
-    known: false,
-    urls: [],
-    ports: [],
-    ready: null,
-    released: false,
-    refed: true,
-    release () {
-      if (reservation.released) return
-      reservation.released = true
+  // (an https server's: server.setSecureContext())
+  const reservation = reservationOf(r, name, {
+    options,
+    onRelease (done) {
       const port = reservation.ports[0]
       for (const u of reservation.urls) table.remove(u)
       if (reservation.urls.length === 0 && p.port !== 0) table.remove(p.prefix)
-      const done = reservation.ready.then(() => r.proc.call('unbindQueue', { name }), () => {}).catch(() => {})
       if (port === undefined || !held.has(port)) return
       if (--held.get(port).count > 0) return
       if (held.get(port).server !== undefined) held.get(port).server.close()
       held.delete(port)
-      releasing.set(port, done)
-      done.then(() => { if (releasing.get(port) === done) releasing.delete(port) })
-    },
-    // server.setSecureContext() (an https server's)
-    setTls (tls) { require('./standalone-tls').setTls(r, name, options, reservation, tls) },
-    ref () { reservation.refed = true },
-    unref () { reservation.refed = false }
-  }
+      // (its last prefix left)
+      givenBack([port], done)
+    }
+  })
   // an https server's key material, as it is when its prefix reaches the router
   const tlsOf = (prefix, port) => require('./standalone-tls').listenTls(options, prefix, port)
   const place = (port) => {
@@ -92,7 +76,7 @@ function reservePrefix (options, own) {
   // the port's socket reaches the router before another prefix of it (node sends the
   // listen's socket a tick later; the router would bind the port itself otherwise)
   let handedOver = null
-  own.hold()
+  hold()
   let ready
   if (p.port !== 0 && held.has(p.port)) {
     // the router listens there for this process already: nothing to bind
@@ -100,20 +84,7 @@ function reservePrefix (options, own) {
     const prefix = place(p.port)
     ready = first.then(() => {}, () => {}).then(() => ask(r, { httpsys: 'reservePrefix', queue: name, token, urls: [prefix], ...tlsOf(prefix, p.port) }))
   } else {
-    const host = p.ip || undefined
-    const server = net.createServer({ pauseOnConnect: true })
-    server.on('connection', (socket) => {
-      try {
-        r.child.send({ httpsys: 'conn', queue: name, dual: socket.localAddress !== undefined && socket.localAddress.startsWith('::ffff:') }, socket, () => {})
-      } catch {
-        socket.destroy()
-      }
-    })
-    // a port a server of this process gave back a moment ago is the router's until
-    // its unbindQueue is answered
-    const freeing = p.port !== 0 ? releasing.get(p.port) : undefined
-    if (freeing === undefined) server.listen({ port: p.port, host })
-    else freeing.then(() => server.listen({ port: p.port, host }))
+    const server = nodeBinds(r, name, p)
     const handOver = () => {
       const port = server.address().port
       const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
@@ -129,14 +100,7 @@ function reservePrefix (options, own) {
       if (clustered) held.get(port).server = server
       return handedOver
     }
-    if (server.listening) {
-      ready = handOver()
-    } else {
-      ready = new Promise((resolve, reject) => {
-        server.once('listening', () => resolve(handOver()))
-        server.once('error', (err) => reject(own.mapError(err, p.port, host)))
-      })
-    }
+    ready = whenListening(server, p, handOver)
   }
   reservation.ready = ready.then(() => {}, (err) => {
     if (!reservation.released) {
@@ -147,7 +111,7 @@ function reservePrefix (options, own) {
       reservation.released = true
     }
     throw err
-  }).finally(own.unhold)
+  }).finally(unhold)
   reservation.ready.catch(() => {})
   return reservation
 }

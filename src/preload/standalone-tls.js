@@ -7,13 +7,13 @@
 // node's crypto), so its certificate serves from the first connection on, as node's
 // does. The router makes the port a TLS
 // one (router/internal/hub/adopt.go); the worker's HELLO brings the material
-// again, and one that cannot serve is refused there with the hub's reason
+// again, and one that cannot serve is refused there with the router's reason
 // (ERR_HTTPSYS_TLS_CERT), which the server emits as 'error'.
 //
-// What the hub serves of node's options, this router serves: key, cert, pfx,
-// passphrase, ca, requestCert, rejectUnauthorized (src/http/https-server.js TLS_KEYS).
-// A server given no certificate listens, and every handshake fails, as node's; the hub
-// warns once then, and so does this process.
+// Of node's options, the router serves key, cert, pfx, passphrase, ca, requestCert,
+// rejectUnauthorized (src/http/https-server.js TLS_KEYS). A server given no certificate
+// listens, and every handshake fails, as node's; the process warns once then
+// (ERR_HTTPSYS_TLS_NO_CERT).
 
 const { encodeTlsOptions } = require('../wire/protocol')
 const { defaultCaPem } = require('../tls-default-ca')
@@ -56,7 +56,7 @@ function setTls (r, queue, options, reservation, tls) {
   }, () => {})
 }
 
-// the hub's record (hub.js applyAppTls), on stderr as its logger writes it
+// ERR_HTTPSYS_TLS_NO_CERT's record, on stderr as the logger writes it
 function warnNoCert (prefix, port) {
   const err = new codes.ERR_HTTPSYS_TLS_NO_CERT({ prefix, port })
   require('../logger').child({ component: 'router' }).warn({ code: err.code, port }, err.message)

@@ -8,8 +8,8 @@
 //   with ERR_HTTPSYS_NATIVE_UNAVAILABLE, which is what was asked.
 // - HTTPSYS_HUB set: the hub client, to the supervisor's hub.
 // - Otherwise (auto) on Windows, when the addon loads: HTTP.SYS.
-// - Otherwise there is no router to attach to: null. The preload then starts its own
-//   hub in the process (src/preload/standalone-hub.js).
+// - Otherwise there is no router to attach to: null. The preload then starts a router
+//   of the process's own, its child (src/preload/standalone-native.js).
 
 const hubClient = require('./hub-client')
 const { readWorkerEnv } = require('../worker-interface')

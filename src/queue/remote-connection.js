@@ -2,8 +2,9 @@
 
 // A client connection of a port a standalone server owns, held by the native router
 // (docs/wire-protocol.md "Connections of a port a standalone server owns", version 6):
-// what the server's handle (src/http/server-handle.js) uses of the in-process hub's
-// ClientConnection, carried out by the router as frames. node's server decides what
+// what the server's handle (src/http/server-handle.js) uses of a client connection
+// (the removed JS hub's ClientConnection had it in process), carried out by the router
+// as frames. node's server decides what
 // becomes of its sockets; here the worker decides, and the router does it.
 
 const P = require('../wire/protocol')

@@ -183,13 +183,14 @@ function removeStale (state, dir = runtimeDir()) {
 }
 
 /**
- * Removes the hub sockets (hub-<pid>.sock) that crashed supervisors left in the runtime
- * directory: only sockets of this user whose pid no longer runs.
+ * Removes the routers' worker sockets that crashed supervisors left in the runtime
+ * directory (hub-<pid>.sock: supervisor.js workerSocketPath, the name the JS hub's had):
+ * only sockets of this user whose pid no longer runs.
  * @returns {string[]} the files removed
  */
-function removeStaleHubSockets (dir = runtimeDir(), alive) {
+function removeDeadWorkerSockets (dir = runtimeDir(), alive) {
   if (IS_WINDOWS || existingRuntimeDir(dir) === null) return []
   return removeDeadSockets(dir, /^hub-(\d+)\.sock$/, alive ? { alive } : {})
 }
 
-module.exports = { folderStates, lastRunPath, readLastRuns, removeStaleHubSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }
+module.exports = { folderStates, lastRunPath, readLastRuns, removeDeadWorkerSockets, runtimeDir, ensureRuntimeDir, existingRuntimeDir, identity, identityOfConfigFile, endpoint, statePath, writeState, readStates, removeStale }

@@ -4,7 +4,7 @@
 
 const { start } = require('./start')
 const { runForeground } = require('./foreground')
-const { Supervisor, hubSocketPath } = require('./supervisor')
+const { Supervisor, workerSocketPath } = require('./supervisor')
 const { createLogger } = require('./output')
 
-module.exports = { start, runForeground, Supervisor, hubSocketPath, createLogger }
+module.exports = { start, runForeground, Supervisor, workerSocketPath, createLogger }

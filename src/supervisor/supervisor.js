@@ -21,7 +21,7 @@ const { collectApps, publicView } = require('./app-stats')
 const { chooseBackend } = require('./backend-choice')
 const { defaultSocketPath: tmpSocketPath } = require('./router-config')
 const { NativeRouter, wantsNativeRouter } = require('./native-router')
-const { ensureRuntimeDir, removeStaleHubSockets, runtimeDir } = require('./control-path')
+const { ensureRuntimeDir, removeDeadWorkerSockets, runtimeDir } = require('./control-path')
 const { HttpsysRouter } = require('./httpsys-router')
 const { containProcessTree } = require('./job')
 const { checkRouter: checkAuthRouter } = require('../windows-auth')
@@ -60,7 +60,7 @@ class Supervisor extends EventEmitter {
     // every record passes here (log files, `httpsys logs`) on its way out
     this.logs = new LogDispatcher(logger[pino.symbols.streamSym])
     this.logger = pino({ level: logger.level, base: null }, this.logs)
-    this.socketPath = socketPath || hubSocketPath(process.pid, controlDir)
+    this.socketPath = socketPath || workerSocketPath(process.pid, controlDir)
     this.routerOptions = { Router, native, backendChoice }
     this.backend = null // { backend, reason } once started
     this.routerKind = null // 'native' or 'httpsys', once started
@@ -208,8 +208,8 @@ class Supervisor extends EventEmitter {
     // what earlier supervisors that crashed left next to ours
     if (path.dirname(this.socketPath) === path.resolve(this.controlDir || runtimeDir())) {
       try {
-        const removed = removeStaleHubSockets(path.dirname(this.socketPath))
-        if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale hub socket(s)`)
+        const removed = removeDeadWorkerSockets(path.dirname(this.socketPath))
+        if (removed.length > 0) this.logger.debug({ event: 'cleanup', files: removed }, `removed ${removed.length} stale worker socket(s)`)
       } catch {}
     }
     // the Go router in its own process (issue 25); an injected Router is a test's.
@@ -573,7 +573,7 @@ class Supervisor extends EventEmitter {
  * @param {number} [pid=process.pid]
  * @param {string} [dir] the runtime directory (default: control-path.js runtimeDir())
  */
-function hubSocketPath (pid = process.pid, dir) {
+function workerSocketPath (pid = process.pid, dir) {
   if (process.platform === 'win32') return tmpSocketPath(pid)
   try {
     const file = localSocket.socketPath(`hub-${pid}`, { dir: ensureRuntimeDir(dir) })
@@ -611,4 +611,4 @@ function withTimeout (promise, ms) {
   ]).finally(() => clearTimeout(timer))
 }
 
-module.exports = { Supervisor, hubSocketPath }
+module.exports = { Supervisor, workerSocketPath }

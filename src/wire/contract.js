@@ -54,7 +54,7 @@
 //   onConnectionOpen(conn)              optional, where the router holds a standalone server's
 //                                       own port for it (the native router, wire version 6):
 //                                       a connection was accepted; conn is the object the
-//                                       server uses as the in-process hub's connection
+//                                       server uses as its connection
 //                                       (src/queue/remote-connection.js)
 //   onConnectionError(connectionId, e)  optional, same: what it could not parse on that
 //                                       connection ({ status, reason, raw }; status 408: the

@@ -1,13 +1,13 @@
 'use strict'
 
-// The differential run: the parser's verdicts on an input (the router's Go parser;
-// "hub" below is it, a name kept from the JS hub's parser, removed with src/hub) against llhttp's
+// The differential run: the parser's verdicts on an input (the router's Go parser,
+// router/internal/parse) against llhttp's
 // (node's own parser, llhttp-driver.js), request by request.
 //
 // Both read the whole input as one buffer. Message k is compared field by field
 // (method, url, version, rawHeaders, body, trailers, keepAlive, upgrade) when both
 // accept it; the comparison stops after a message that ends the stream for both a
-// server and llhttp: one that does not keep the connection alive (the hub's
+// server and llhttp: one that does not keep the connection alive (the router's
 // connection stops reading there; llhttp rejects data after it) or an upgrade (the
 // bytes after it are opaque to both). The first difference is the disagreement of
 // the input; it is put in the first category of categories.js that explains it, or
@@ -17,8 +17,8 @@ const { available, runLlhttp, llMethodName } = require('./llhttp-driver')
 const { CATEGORIES } = require('./categories')
 const { trimOws } = require('./rules')
 
-/** The hub's events as messages and a terminal verdict. */
-function hubVerdicts (events) {
+/** The parser's events as messages and a terminal verdict. */
+function parserVerdicts (events) {
   const messages = []
   let current = null
   let terminal = { kind: 'clean' }
@@ -93,13 +93,13 @@ function roughHead (text) {
  *   kind null: full agreement; otherwise the first disagreement and its category (null:
  *   unexplained).
  */
-function compare (input, hubEvents, boundaries, reparse) {
-  const hub = hubVerdicts(hubEvents)
+function compare (input, parserEvents, boundaries, reparse) {
+  const parsed = parserVerdicts(parserEvents)
   const ll = runLlhttp(input)
-  const hubOn = (buf) => hubVerdicts((reparse || defaultReparse)(buf))
-  const n = Math.max(hub.messages.length, ll.messages.length)
+  const parserOn = (buf) => parserVerdicts((reparse || defaultReparse)(buf))
+  const n = Math.max(parsed.messages.length, ll.messages.length)
   for (let k = 0; k <= n; k++) {
-    const h = hub.messages[k]
+    const h = parsed.messages[k]
     const l = ll.messages[k]
     const start = k === 0 ? 0 : boundaries[k - 1]
     for (const m of [l, k === ll.messages.length ? ll.terminal.head : null]) {
@@ -114,16 +114,16 @@ function compare (input, hubEvents, boundaries, reparse) {
     if (h && l) {
       diffs = fieldDiffs(h, l)
       if (diffs.length) kind = 'mismatch'
-      else if (!h.keepAlive || h.upgrade) return agreed(hub, ll, k, 'stream-end')
+      else if (!h.keepAlive || h.upgrade) return agreed(parsed, ll, k, 'stream-end')
       else continue
     } else if (h) {
-      kind = 'hub-accepts'
+      kind = 'parser-accepts'
     } else if (l) {
-      kind = 'hub-rejects'
+      kind = 'parser-rejects'
     } else {
-      const a = hub.terminal.kind
+      const a = parsed.terminal.kind
       const b = ll.terminal.kind
-      if (a === b) return agreed(hub, ll, k, a)
+      if (a === b) return agreed(parsed, ll, k, a)
       kind = `eof-${a}-vs-${b}`
     }
     const text = input.latin1Slice(start, input.length)
@@ -133,20 +133,20 @@ function compare (input, hubEvents, boundaries, reparse) {
       start,
       text,
       view: roughHead(text),
-      hubMsg: h || null,
+      parserMsg: h || null,
       llMsg: l || null,
-      prevHubMsg: k > 0 ? hub.messages[k - 1] : null,
-      hubTerminal: hub.terminal,
+      prevParserMsg: k > 0 ? parsed.messages[k - 1] : null,
+      parserTerminal: parsed.terminal,
       llTerminal: ll.terminal,
       diffs,
-      hubOn,
+      parserOn,
       llOn: (buf) => runLlhttp(buf)
     }
     const cat = CATEGORIES.find((c) => c.kinds.includes(kind) && c.test(ctx))
     const detail = describe(ctx)
-    return { kind, category: cat ? cat.id : null, detail, info: { k, diffs, hub: h ? pick(h, diffs) : hub.terminal, llhttp: l ? pick(l, diffs) : ll.terminal } }
+    return { kind, category: cat ? cat.id : null, detail, info: { k, diffs, parser: h ? pick(h, diffs) : parsed.terminal, llhttp: l ? pick(l, diffs) : ll.terminal } }
   }
-  return agreed(hub, ll, n, 'none')
+  return agreed(parsed, ll, n, 'none')
 }
 
 function defaultReparse (buf) {
@@ -154,12 +154,12 @@ function defaultReparse (buf) {
   return require('./fuzz').defaultTarget().oneBuffer(buf)
 }
 
-function agreed (hub, ll, k, how) {
+function agreed (parsed, ll, k, how) {
   return {
     kind: null,
     category: null,
-    statusPair: how === 'error' && hub.messages.length === ll.messages.length
-      ? `${hub.terminal.status} ${ll.terminal.code}`
+    statusPair: how === 'error' && parsed.messages.length === ll.messages.length
+      ? `${parsed.terminal.status} ${ll.terminal.code}`
       : null,
     how
   }
@@ -173,9 +173,9 @@ function pick (o, fields) {
 }
 
 function describe (ctx) {
-  const h = ctx.hubMsg ? 'accepted' : `${ctx.hubTerminal.kind}${ctx.hubTerminal.status ? ` ${ctx.hubTerminal.status} "${ctx.hubTerminal.reason || ''}"` : ''}`
+  const h = ctx.parserMsg ? 'accepted' : `${ctx.parserTerminal.kind}${ctx.parserTerminal.status ? ` ${ctx.parserTerminal.status} "${ctx.parserTerminal.reason || ''}"` : ''}`
   const l = ctx.llMsg ? 'accepted' : `${ctx.llTerminal.kind}${ctx.llTerminal.code ? ` ${ctx.llTerminal.code} "${ctx.llTerminal.reason}"` : ''}`
-  return `request ${ctx.k}: hub ${h}, llhttp ${l}${ctx.diffs.length ? `; fields ${ctx.diffs.join(',')}` : ''}`
+  return `request ${ctx.k}: parser ${h}, llhttp ${l}${ctx.diffs.length ? `; fields ${ctx.diffs.join(',')}` : ''}`
 }
 
 function emptySummary () {
@@ -196,4 +196,4 @@ function record (s, d, input, index) {
   if (!s.examples[key] || s.examples[key].bytes > input.length) s.examples[key] = { index, bytes: input.length }
 }
 
-module.exports = { available, compare, record, emptySummary, hubVerdicts, roughHead }
+module.exports = { available, compare, record, emptySummary, parserVerdicts, roughHead }

@@ -4,6 +4,7 @@
 // or on node's own stack, so a test can compare what it prints with what node does.
 
 const { spawn } = require('node:child_process')
+const fs = require('node:fs')
 const { REGISTER, standaloneEnv } = require('./standalone')
 
 /**
@@ -13,14 +14,21 @@ const { REGISTER, standaloneEnv } = require('./standalone')
  * @param {boolean} [opts.preload=true] false: node's own http server
  * @param {string[]} [opts.flags=[]] node options before the code
  * @param {string} [opts.cwd]
- * @param {object} [opts.env] HTTPSYS_* variables for the run (the others are cleared)
- * @returns {Promise<{code: number|null, signal: string|null, out: string, err: string, ms: number}>}
+ * @param {object} [opts.env] HTTPSYS_* variables for the run (the others are cleared;
+ *   one given as undefined is unset)
+ * @param {string} [opts.file] the code is written there and run as a script (a
+ *   cluster.fork() runs its script again, which `-e` code has not)
+ * @returns {Promise<{code: number|null, signal: string|null, out: string, err: string, ms: number, lines: object[]}>}
+ *   `lines`: each line of out as JSON
  */
-function runPreloaded (code, { timeoutMs = 10000, preload = true, flags = [], cwd, env } = {}) {
+function runPreloaded (code, { timeoutMs = 10000, preload = true, flags = [], cwd, env, file } = {}) {
   return new Promise((resolve) => {
-    const args = [...flags, ...(preload ? ['--require', REGISTER] : []), '-e', code]
+    if (file !== undefined) fs.writeFileSync(file, code)
+    const args = [...flags, ...(preload ? ['--require', REGISTER] : []), ...(file !== undefined ? [file] : ['-e', code])]
+    const e = standaloneEnv(env)
+    for (const k of Object.keys(e)) if (e[k] === undefined) delete e[k]
     const started = Date.now()
-    const child = spawn(process.execPath, args, { env: standaloneEnv(env), cwd, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, args, { env: e, cwd, stdio: ['ignore', 'pipe', 'pipe'] })
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => { out += d })
@@ -28,7 +36,7 @@ function runPreloaded (code, { timeoutMs = 10000, preload = true, flags = [], cw
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
     child.on('close', (exitCode, signal) => {
       clearTimeout(timer)
-      resolve({ code: exitCode, signal, out, err, ms: Date.now() - started })
+      resolve({ code: exitCode, signal, out, err, ms: Date.now() - started, get lines () { return lines(out) } })
     })
   })
 }

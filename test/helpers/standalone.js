@@ -1,8 +1,7 @@
 'use strict'
 
 // For tests that run an app as a standalone process (`node -r src/register.js app.js`:
-// no router given, the preload runs its own: the native router as the app's child off
-// Windows, the in-process hub under HTTPSYS_ROUTER=hub and on Windows).
+// no router given, the preload runs its own: the native router as the app's child).
 
 const path = require('node:path')
 

@@ -9,30 +9,8 @@
 
 const path = require('node:path')
 const net = require('node:net')
-const { spawn } = require('node:child_process')
-const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { routerBin } = require('../helpers/native-router')
-
-/** Runs `code` with the preload; resolves { code, out, err, ms } (killed after timeoutMs). */
-function runPreloaded (code, { timeoutMs = 10000, preload = true, env: extra = {} } = {}) {
-  return new Promise((resolve) => {
-    const env = standaloneEnv(extra)
-    const args = preload ? ['--require', REGISTER, '-e', code] : ['-e', code]
-    const started = Date.now()
-    const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { err += d })
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('close', (exitCode, signal) => {
-      clearTimeout(timer)
-      resolve({ code: exitCode, signal, out, err, ms: Date.now() - started })
-    })
-  })
-}
-
-const lines = (out) => out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l))
+const { runPreloaded, lines } = require('../helpers/run-preloaded')
 
 const hasIPv6Loopback = new Promise((resolve) => {
   const s = net.createServer()

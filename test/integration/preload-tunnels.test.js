@@ -95,7 +95,7 @@ describe('the upgrade head (standalone)', () => {
   })
 })
 
-// both routers (issue 25): the JS hub and the native one
+// the routers of helpers/routers.js: the native one (issue 25)
 describe.each(ROUTERS)('under a shared router: %s', (_, startRouter) => {
   let hub
   const servers = []

@@ -5,8 +5,8 @@
 // queue (receiving its requests, Authorization headers included), register a longer
 // prefix inside another app's URL space, or open a new port. Now: an app's queue admits
 // only workers with its token, a supervisor's hub lets no worker create a queue, and
-// only an app without urls lets its first instance choose the prefix. On both routers,
-// the JS hub (src/hub, since removed) and the native one (router/, issue 25).
+// only an app without urls lets its first instance choose the prefix. On the native
+// router (router/, issue 25; the JS hub, src/hub, ran it too until it was removed).
 
 const { startWorker, reply, request } = require('../helpers/hub-harness')
 const { ROUTERS, queueNames } = require('../helpers/routers')

@@ -1,12 +1,11 @@
 'use strict'
 
-// The same black-box tests against both routers: the JS hub (src/hub, since removed) and the native
-// router (router/, issue 25), each started with the same options, workers attached
+// Black-box tests of the native router (router/, issue 25), which the JS hub (src/hub)
+// passed too until it was removed: started with the options the hub had, workers attached
 // through the same hub client, and clients on raw sockets. Ported from hub-routing,
 // hub-bad-input, hub-queueing and hub-timeouts: routing by prefix, the router's own
 // answers (400, 404, 413, 431, 505), queueing and 503, the timeouts, pipelining order
-// (RFC 9112 9.3.2), and what a worker's death does to its requests. Until src/hub is gone, whatever one router
-// does here the other must do too.
+// (RFC 9112 9.3.2), and what a worker's death does to its requests.
 
 const path = require('node:path')
 const { fork } = require('node:child_process')

@@ -9,8 +9,8 @@ const { ROUTERS } = require('../helpers/routers')
 const sha = (buf) => crypto.createHash('sha256').update(buf).digest('hex')
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
-// Request and response bodies on both routers, the JS hub (src/hub, since removed) and the native one
-// (router/, issue 25): flow control both ways, chunked uploads, 100-continue, large
+// Request and response bodies on the native router (router/, issue 25; the JS hub,
+// src/hub, ran them too until it was removed): flow control both ways, chunked uploads, 100-continue, large
 // bodies held behind a slower response, a client that leaves, a worker that cancels.
 
 jest.setTimeout(30000)

@@ -1,8 +1,8 @@
 'use strict'
 
-// The hub's output cache (docs/output-cache.md) where start-cache.test.js does not go:
+// The router's output cache (docs/output-cache.md) where start-cache.test.js does not go:
 // HTTP/2 over TLS (GET, HEAD, Range, conditional, and one entry shared by HTTP/1.1 and
-// h2 clients), a standalone app (`node -r src/register.js app.js`, the in-process hub)
+// h2 clients), a standalone app (`node -r src/register.js app.js`, its router its child)
 // with and without HTTPSYS_CACHE=off, the parts of the key a client chooses (Host case
 // and port, dot segments, percent-encoding, absolute-form), a Host whose port is not
 // digits (400, never an app's page), client certificates (issue 23), and pipelined
@@ -24,8 +24,8 @@ const { httpsRequest, h2connect, closeSession, h2 } = require('../helpers/tls-cl
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { routerBin } = require('../helpers/native-router')
 
-// a standalone app's router: the in-process JS hub (the default), or the native router
-// the preload runs as the app's child under HTTPSYS_ROUTER=native (issue 25)
+// a standalone app's router: the native router the preload runs as the app's child
+// (issue 25)
 const ROUTERS = [
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ]
@@ -103,7 +103,7 @@ afterAll(async () => {
  * https port serves TLS from then on, as node's does (router-standalone-tls.test.js).
  */
 function startStandalone (extraEnv = {}) {
-  // TMPDIR: the in-process hub's worker socket is made there, and a killed app leaves it
+  // TMPDIR: the router's worker socket is made there, and a killed app leaves it
   const env = standaloneEnv({ KEY_FILE: certs.localhost.key, CERT_FILE: certs.localhost.cert, TMPDIR: dir, ...extraEnv })
   const child = spawn(process.execPath, ['-r', REGISTER, appFile], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] })
   children.add(child)

@@ -2,8 +2,7 @@
 
 // A WebSocket endpoint on a URL whose page the output cache holds: the upgrade request
 // reaches the app and switches protocols, it is never answered with the stored page. A
-// standalone app on either router: the in-process JS hub (the default) and the native
-// router the preload runs under HTTPSYS_ROUTER=native (issue 25).
+// standalone app on the native router, the app's child (issue 25).
 
 const { spawn } = require('node:child_process')
 const path = require('node:path')

@@ -1,7 +1,7 @@
 'use strict'
 
-// The output cache (docs/output-cache.md) against both routers: the JS hub (src/hub, since removed)
-// and the native router (router/, issue 25), each started with the same options and
+// The output cache (docs/output-cache.md) against the native router (router/, issue 25;
+// the JS hub, src/hub, ran it too until it was removed), started with the options and
 // the same unmodified app attached to a queue the test made, as a supervisor's worker
 // (HTTPSYS_HUB, HTTPSYS_QUEUE, HTTPSYS_CACHE). Ported from hub-cache.test.js (its
 // HTTP/1.1 parts: the key a client chooses, the Host port rule, pipelining, a 200 KB

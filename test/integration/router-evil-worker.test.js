@@ -2,8 +2,8 @@
 
 // A worker that sends malformed frames is dropped as if it had died, and nothing it
 // sent reaches a client: the client gets the hub's own 502 (or its request goes to
-// another worker), and the router logs ERR_HTTPSYS_PROTOCOL. On both routers, the JS hub
-// (src/hub, since removed) and the native one (router/, issue 25).
+// another worker), and the router logs ERR_HTTPSYS_PROTOCOL. On the native router
+// (router/, issue 25; the JS hub, src/hub, ran it too until it was removed).
 
 const pino = require('pino')
 const { T } = require('../../src/wire/protocol')

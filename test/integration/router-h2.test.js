@@ -1,7 +1,7 @@
 'use strict'
 
-// HTTP/2 on both routers, the JS hub (src/hub, since removed) and the native one (router/internal/h2,
-// issue 25), as router-black-box.test.js holds them to each other. Ported from
+// HTTP/2 on the native router (router/internal/h2, issue 25; the JS hub, src/hub, ran it
+// too until it was removed), as router-black-box.test.js holds it. Ported from
 // hub-tls-rules.test.js's h2 part (the router answers each stream itself: 400, 431,
 // 413, 503, 400 Invalid Hostname, 404; no app sees it and the session serves on) and
 // hub-tls.test.js's h2 cases (what the app sees of a stream, the body timeout, a

@@ -7,8 +7,8 @@ const { RESPONSE_OPAQUE } = require('../../src/wire/contract')
 const { startWorker, reply, request, RawClient, until, socketPath } = require('../helpers/hub-harness')
 const { ROUTERS, queueNames } = require('../helpers/routers')
 
-// A router's life with its clients and workers, on both routers, the JS hub (src/hub, since removed) and
-// the native one (router/, issue 25); and, below, what the hub client does against a
+// A router's life with its clients and workers, on the native router (router/, issue
+// 25; the JS hub, src/hub, ran it too until it was removed); and, below, what the hub client does against a
 // peer that is no router of ours (it stays when src/hub goes).
 
 // Reads frames from a raw socket (a hand-made worker or a fake hub).

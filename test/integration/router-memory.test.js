@@ -5,9 +5,9 @@
 // holds (client-connection.js) and stops reading that connection's requests past it,
 // so the worker's response window does the waiting. The hub runs in a process of its
 // own so that its resident memory is measured alone; the app is a real node process
-// with the preload, streaming 10 MB per request with backpressure. On both routers, the
-// JS hub (src/hub, since removed) and the native one (router/, issue 25: the same budget in
-// router/internal/conn, heldBudget), the native router's resident set read from /proc.
+// with the preload, streaming 10 MB per request with backpressure. On the native router
+// (router/, issue 25: the JS hub's budget, in router/internal/conn, heldBudget; src/hub
+// ran it too until it was removed), its resident set read from /proc.
 // The same for upgraded connections one side of which never reads (a response window
 // or a body window each).
 

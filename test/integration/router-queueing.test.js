@@ -1,8 +1,8 @@
 'use strict'
 
-// Queues and workers on both routers, the JS hub (src/hub, since removed) and the native one (router/,
-// issue 25): what hub-queueing.test.js held beyond what router-black-box.test.js already
-// asks of both (who attaches to what, an anonymous queue's life, attach and detach, a
+// Queues and workers on the native router (router/, issue 25; the JS hub, src/hub,
+// was held to them too until it was removed): what hub-queueing.test.js held beyond
+// what router-black-box.test.js already asks (who attaches to what, an anonymous queue's life, attach and detach, a
 // deleted queue, limits.max_connections).
 
 const net = require('node:net')

@@ -1,9 +1,9 @@
 'use strict'
 
 // A config edit that changes an app's urls or redirect_http, applied by `httpsys reload`
-// without a restart (issue 28), on both routers the supervisor drives: the JS hub
-// (hub-router.js setUrls) and the native router (native-router.js, the router's setUrls
-// command, issue 25). New prefixes are bound before the dropped ones go; a conflict or
+// without a restart (issue 28), on the router the supervisor drives: the native router
+// (native-router.js, the router's setUrls command, issue 25; the JS hub's hub-router.js
+// setUrls was held to it too until src/hub was removed). New prefixes are bound before the dropped ones go; a conflict or
 // a port in use refuses the edit with the hub's error, and the app keeps its old URLs.
 
 const fs = require('node:fs')

@@ -1,8 +1,8 @@
 'use strict'
 
-// Routing by prefix on both routers, the JS hub (src/hub, since removed) and the native one (router/,
-// issue 25): what hub-routing.test.js held beyond what router-black-box.test.js already
-// asks of both (the percent escapes that are 400 Invalid URL, a conflict that binds
+// Routing by prefix on the native router (router/, issue 25; the JS hub, src/hub, was
+// held to it too until it was removed): what hub-routing.test.js held beyond what
+// router-black-box.test.js already asks (the percent escapes that are 400 Invalid URL, a conflict that binds
 // nothing, a port another process holds, the errors of createQueue).
 
 const net = require('node:net')

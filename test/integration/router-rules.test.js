@@ -3,8 +3,8 @@
 // The router's rules an app relies on without knowing it (README "The router's rules"),
 // attacked through raw sockets: the hub must hand an app only methods node knows, the
 // path it routed on, and the Host it routed by; and it must answer a client that
-// half-closes after its requests. On both routers, the JS hub (src/hub, since removed) and the native
-// one (router/, issue 25).
+// half-closes after its requests. On the native router (router/, issue
+// 25; the JS hub, src/hub, ran it too until it was removed).
 
 const { startWorker, reply, RawClient, until } = require('../helpers/hub-harness')
 const { ROUTERS } = require('../helpers/routers')

@@ -1,14 +1,13 @@
 'use strict'
 
-// Issue 25 ended with src/hub deleted: each case here was served by a hub in the
+// Issue 25 ended with src/hub deleted: each case here was served by a JS hub in the
 // process until the native router took it; each app prints what it saw, then whether
-// src/hub was loaded (never: it is gone). The hub printed the same; its half went with it.
+// anything of src/hub was loaded (never: it is gone).
 
-const { spawn } = require('node:child_process')
 const fs = require('node:fs')
 const os = require('node:os')
 const path = require('node:path')
-const { REGISTER, standaloneEnv } = require('../helpers/standalone')
+const { runPreloaded } = require('../helpers/run-preloaded')
 const { routerBin } = require('../helpers/native-router')
 const { makeCerts } = require('../helpers/tls-certs')
 
@@ -28,28 +27,10 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 const HUB_LOADED = 'Object.keys(require.cache).some((k) => /[\\\\/]src[\\\\/]hub[\\\\/]/.test(k))'
 
 // (a file: cluster.fork() runs the script again)
-function run (source, env, timeoutMs = 15000) {
-  const e = standaloneEnv({ TMPDIR: dir, ...env })
-  for (const k of Object.keys(e)) if (e[k] === undefined) delete e[k]
-  const app = path.join(dir, 'httpsys-app.js')
-  fs.writeFileSync(app, source)
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', REGISTER, app], { env: e, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { err += d })
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      resolve({ lines: out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)), code, signal, err })
-    })
-  })
-}
+const run = (source, env, timeoutMs = 15000) =>
+  runPreloaded(source, { file: path.join(dir, 'httpsys-app.js'), env: { TMPDIR: dir, ...env }, timeoutMs })
 
-describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, envOf) => {
-  const nativeRouter = name !== 'hub'
-
+describe.each(ROUTERS)('the cases the JS hub served, on the native router with no src/hub (%s)', (name, envOf) => {
   test('a worker given a router (HTTPSYS_HUB) serves the streams handed to its server (a socket it accepted, a duplex stream) on a router of its own, and exits once they are done', async () => {
     const r = await run(`
       const http = require('http')
@@ -81,7 +62,7 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
       })
     `, { ...envOf(), HTTPSYS_HUB: path.join(dir, 'supervisor-router.sock'), HTTPSYS_QUEUE: 'app' })
     expect(r.err).toBe('')
-    expect(r.lines).toEqual([['200 via /handed', '200 via /duplex'], !nativeRouter])
+    expect(r.lines).toEqual([['200 via /handed', '200 via /duplex'], false])
     expect(r.code).toBe(0)
   })
   test('listen(path) with a name too long to bind through the private folder: address() is the path, requests are served, a taken name is EADDRINUSE, close() removes the file', async () => {
@@ -118,7 +99,7 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     `, envOf())
     expect(Buffer.byteLength(sock)).toBeLessThanOrEqual(107)
     expect(r.err).toBe('')
-    expect(r.lines).toEqual([[true, true, 2, ['EADDRINUSE', 'ERR_HTTPSYS_PORT_IN_USE', true, true], '200 path /x', false, 1], !nativeRouter])
+    expect(r.lines).toEqual([[true, true, 2, ['EADDRINUSE', 'ERR_HTTPSYS_PORT_IN_USE', true, true], '200 path /x', false, 1], false])
     expect(r.code).toBe(0)
   })
   test('listen(path) where even a short name does not fit under the private folder (a long TMPDIR): bound in the path\'s own folder, served, close() removes the file and nothing else is left', async () => {
@@ -148,7 +129,7 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
       })
     `, { ...envOf(), TMPDIR: tmp })
     expect(r.err).toBe('')
-    expect(r.lines).toEqual([[true, true, '200 path /y', []], !nativeRouter])
+    expect(r.lines).toEqual([[true, true, '200 path /y', []], false])
     expect(r.code).toBe(0)
   })
 
@@ -189,7 +170,7 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     expect(r.lines).toEqual([[
       '200 localhost a /a/x true', '200 localhost b /b/y true', '200 a.localhost c /c/z true', '404 localhost ',
       '404 localhost ', '200 localhost b /b/w true'
-    ], !nativeRouter])
+    ], false])
     expect(r.code).toBe(0)
   })
 
@@ -216,7 +197,7 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
       })
     `, envOf())
     expect(r.err).toBe('')
-    expect(r.lines).toEqual([[true, 'HTTP/1.1 200 OK', '/p false', false], !nativeRouter])
+    expect(r.lines).toEqual([[true, 'HTTP/1.1 200 OK', '/p false', false], false])
     expect(r.code).toBe(0)
   })
   test('cluster workers listen() on one port (http and https) as node\'s do: the primary accepts, each worker serves what it is given, with the port\'s address and the server\'s certificate', async () => {
@@ -261,7 +242,7 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     expect(r.err).toBe('')
     expect(r.lines).toEqual([
       ['200 plain /h0 P false', '200 localhost /s0 Q true', '200 plain /h1 P false', '200 localhost /s1 Q true', '200 plain /h2 P false', '200 localhost /s2 Q true'],
-      [!nativeRouter, !nativeRouter]
+      [false, false]
     ])
     expect(r.code).toBe(0)
   })
@@ -329,9 +310,9 @@ describe.each(ROUTERS)('no src/hub off Windows unless asked for (%s)', (name, en
     expect(r.err).toBe('')
     expect(r.lines).toEqual([
       ['200 /p0', '200 /api/x0', '404 ', '200 /p1', '200 /api/x1', '404 '],
-      // (node's address() is the path; the hub's was null in a cluster worker)
-      nativeRouter ? ['the path', 'the path'] : [null, null],
-      [false, !nativeRouter, !nativeRouter]
+      // (node's address() is the path; the JS hub's was null in a cluster worker)
+      ['the path', 'the path'],
+      [false, false, false]
     ])
     expect(r.code).toBe(0)
   })

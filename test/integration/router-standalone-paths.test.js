@@ -1,11 +1,12 @@
 'use strict'
 
-// A standalone app's servers that do not own a TCP port, on either router (issue 25
+// A standalone app's servers that do not own a TCP port, on the native router (issue 25
 // "Standalone"): listen(path), listen(prefix) (servers of one process sharing a port by
-// URL) and the streams handed to a server (server.emit('connection', socket)). The
-// in-process hub served them alone; under HTTPSYS_ROUTER=native the Go router does
-// (src/preload/standalone-paths.js, standalone-prefixes.js), and nothing of src/hub is
-// loaded then. Each app prints what it saw; both routers must print the same.
+// URL) and the streams handed to a server (server.emit('connection', socket)), both
+// ways the router gets them: node binds and hands the socket over
+// (src/preload/standalone-paths.js, standalone-prefixes.js), or the router binds, as on
+// Windows (standalone-native-win-paths.js). Each app prints what it saw, then whether
+// anything of the removed src/hub was loaded (never); both ways must print the same.
 
 const { spawn } = require('node:child_process')
 const fs = require('node:fs')
@@ -13,6 +14,7 @@ const os = require('node:os')
 const path = require('node:path')
 const { REGISTER, standaloneEnv } = require('../helpers/standalone')
 const { routerBin } = require('../helpers/native-router')
+const { runPreloaded } = require('../helpers/run-preloaded')
 
 const ROUTERS = [
   ['native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })],
@@ -24,28 +26,13 @@ let dir
 beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-sp-')) })
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-// what the app prints last: whether the in-process hub was loaded to serve it
+// what the app prints last: whether anything of the removed src/hub was loaded
 const HUB_LOADED = 'Object.keys(require.cache).some((k) => /[\\\\/]src[\\\\/]hub[\\\\/]hub\\.js$/.test(k))'
 
 /** Runs an app through the preload; its stdout lines as JSON, its exit code, its stderr. */
-function run (source, env, timeoutMs = 15000) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', REGISTER, '-e', source], { env: standaloneEnv({ TMPDIR: dir, ...env }), stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { err += d })
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      resolve({ lines: out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)), code, signal, err })
-    })
-  })
-}
+const run = (source, env, timeoutMs = 15000) => runPreloaded(source, { env: { TMPDIR: dir, ...env }, timeoutMs })
 
 describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (name, envOf) => {
-  const nativeRouter = name !== 'hub'
-
   test('listen(path): address() is the path, keep-alive requests are served, getConnections() counts, close() removes the file', async () => {
     const sock = path.join(dir, 'app.sock')
     const r = await run(`
@@ -72,7 +59,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     `, envOf())
     expect(r.err).toBe('')
     // (the agent's second request may open a second connection before the first is free)
-    expect(r.lines).toEqual([{ address: sock, listening: true, file: true, bodies: ['/a  0', '/b  0'], connections: expect.any(Number), fileLeft: false }, !nativeRouter])
+    expect(r.lines).toEqual([{ address: sock, listening: true, file: true, bodies: ['/a  0', '/b  0'], connections: expect.any(Number), fileLeft: false }, false])
     expect(r.lines[0].connections).toBeGreaterThanOrEqual(1)
     expect(r.code).toBe(0)
   })
@@ -109,7 +96,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     expect(r.lines).toEqual([[
       ['EADDRINUSE', 'ERR_HTTPSYS_PORT_IN_USE', true, `listen EADDRINUSE: address already in use ${taken}`, taken],
       ['ERR_HTTPSYS_URL_CONFLICT', `The URL prefix ${sock} is already registered by another server of this process. Stop the other owner or choose another prefix (another path, or another port).`]
-    ], !nativeRouter])
+    ], false])
     expect(r.code).toBe(0)
     expect(fs.statSync(sock).isSocket()).toBe(true)
   })
@@ -147,7 +134,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
       [true, true],
       ['c', 'ERR_HTTPSYS_URL_CONFLICT', 'The URL prefix http://+:PORT/a/ is already registered by ~pid.listen1. Stop the other owner or choose another prefix (another path, or another port).'],
       '200 a /a/x', '200 b /b/y', '404 ', '404 ', '200 b /b/z', '200 d'
-    ], !nativeRouter])
+    ], false])
     expect(r.code).toBe(0)
   })
 
@@ -192,7 +179,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
       })
     `, envOf())
     expect(r.err).toBe('')
-    expect(r.lines).toEqual([['200 via /handed', 'connections 1', 'agent destroyed', 'front closed', 'socket close', '200 via /duplex'], !nativeRouter])
+    expect(r.lines).toEqual([['200 via /handed', 'connections 1', 'agent destroyed', 'front closed', 'socket close', '200 via /duplex'], false])
     expect(r.code).toBe(0)
   })
 
@@ -209,7 +196,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     `, envOf(), 8000)
     expect(r.err).toBe('')
     expect(r.signal).toBe(null)
-    expect(r.lines).toEqual(['clientError HPE_INVALID_HEADER_TOKEN', !nativeRouter])
+    expect(r.lines).toEqual(['clientError HPE_INVALID_HEADER_TOKEN', false])
     expect(r.code).toBe(0)
   })
 })

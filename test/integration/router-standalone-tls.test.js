@@ -2,9 +2,9 @@
 
 // A standalone https server (node -r register, the process's own router) serves TLS
 // from the moment listen() reports it listening, as node does: its certificate goes to
-// the router with the port's bind, not later with the worker's attach. On either router
-// (issue 25): the in-process JS hub (the default) and the native router the preload
-// runs under HTTPSYS_ROUTER=native.
+// the router with the port's bind, not later with the worker's attach. On the native
+// router (issue 25), both ways it gets the port: node binds and hands the socket over,
+// or the router binds, as on Windows (HTTPSYS_STANDALONE_BIND=router).
 
 const { spawnSync, execFileSync } = require('node:child_process')
 const fs = require('node:fs')
@@ -50,11 +50,11 @@ server.listen(0, () => {
 })
 
 // ---- an https server's own key material and client certificates, as node serves them ----
-// Each app runs three ways: on node alone (the reference), and with the preload on each
-// router; what its clients saw must be node's. `router` says which served it: the
-// native router is the app's child process (Linux: /proc), the hub is not.
+// Each app runs three ways: on node alone (the reference), and with the preload each
+// way of ROUTERS; what its clients saw must be node's. routerKids() says the router
+// served it: the app's child process (Linux: /proc), none on node alone.
 
-const { spawn } = require('node:child_process')
+const { runPreloaded } = require('../helpers/run-preloaded')
 
 const KIDS = `function routerKids () {
   // (every thread's: where the router binds, a worker thread spawns it)
@@ -64,23 +64,13 @@ const KIDS = `function routerKids () {
 `
 
 /** Runs source as an app (with the preload unless env is null); resolves { lines, err, code }. */
-function runApp (source, env) {
-  const file = path.join(certs.dir, `app-${process.hrtime.bigint()}.js`)
-  fs.writeFileSync(file, KIDS + source)
-  const args = env === null ? [file] : ['-r', REGISTER, file]
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: certs.dir, env: standaloneEnv(env || {}), stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { err += d })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20000)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ lines: out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)), err, code })
-    })
-  })
-}
+const runApp = (source, env) => runPreloaded(KIDS + source, {
+  file: path.join(certs.dir, `app-${process.hrtime.bigint()}.js`),
+  cwd: certs.dir,
+  preload: env !== null,
+  env: env || {},
+  timeoutMs: 20000
+})
 
 /** node's result, then each router's, each with the children the app had (the routers'). */
 async function everyWay (source, extraEnv = {}) {
@@ -96,8 +86,8 @@ const expectServedLikeNode = ({ node, ways }) => {
   for (const [name, r] of Object.entries(ways)) {
     const [kids, ...rest] = r.lines
     expect({ name, err: r.err, code: r.code, lines: rest }).toEqual({ name, err: '', code: 0, lines: node.lines.slice(1) })
-    // the native router runs as the app's child; the hub inside it
-    if (kids.kids !== null) expect({ name, kids: kids.kids }).toEqual({ name, kids: name.startsWith('the native router') ? 1 : 0 })
+    // the router runs as the app's child
+    if (kids.kids !== null) expect({ name, kids: kids.kids }).toEqual({ name, kids: 1 })
   }
 }
 

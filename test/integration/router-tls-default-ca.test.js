@@ -2,9 +2,9 @@
 
 // Client certificates asked for without a `ca` (requestCert alone) are checked against
 // node's default CAs, as node's own server checks them (its bundled roots and
-// NODE_EXTRA_CA_CERTS): by the hub, whose OpenSSL context has them, and by the native
-// router, which has no bundle of its own and is sent node's (`setDefaultCa`,
-// src/tls-default-ca.js; issue 25). Under `httpsys start` on both routers: an app's own
+// NODE_EXTRA_CA_CERTS): by the native router, which has no bundle of its own and is sent
+// node's (`setDefaultCa`, src/tls-default-ca.js; issue 25), as the JS hub's OpenSSL
+// context had them. Under `httpsys start`: an app's own
 // https.createServer({ requestCert: true }) and a config `tls` entry with requestCert.
 // The test's CA stands for a public one: it is the file NODE_EXTRA_CA_CERTS names.
 // (The standalone half: router-standalone-tls.test.js.)

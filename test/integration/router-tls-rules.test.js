@@ -11,9 +11,9 @@
 // plain port first, as the reference, then over TLS, with raw bytes (tls.connect, no
 // client library in between).
 //
-// On both routers (issue 25), the JS hub and the native one: in-process workers
-// (hub-harness.js) first; then the same rules under `httpsys start` with the config's
-// `limits` and a real https app counting what it sees (HTTPSYS_ROUTER=hub / native).
+// On the native router (issue 25; the JS hub ran it too until it was removed):
+// in-process workers (hub-harness.js) first; then the same rules under `httpsys start`
+// with the config's `limits` and a real https app counting what it sees.
 // The h2 half of the in-process rules is router-h2.test.js ("h2: the router answers each
 // stream").
 
@@ -266,7 +266,7 @@ describe.each(ROUTERS)('%s', (name, startRouter) => {
   })
 })
 
-// under both routers: the hub, and HTTPSYS_ROUTER=native (router/, issue 25)
+// under the native router (router/, issue 25)
 describe.each([
   ['the native router', () => ({ HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin() })]
 ])('under httpsys start with %s: the config\'s limits on a TLS port, and what a real https app counted', (_, routerEnv) => {

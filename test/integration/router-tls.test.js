@@ -1,7 +1,7 @@
 'use strict'
 
-// TLS on both routers, the JS hub (src/hub, since removed) and the native one (router/, issue 25), as
-// router-black-box.test.js holds them to each other: certificates from the config by SNI
+// TLS on the native router (router/, issue 25; the JS hub, src/hub, ran it too until it
+// was removed), as router-black-box.test.js holds it: certificates from the config by SNI
 // host or from the app at attach, ALPN, the session on the wire, client certificates
 // (the router's verdict, never a resumed session's), per-port session keys, the 421 for
 // a Host of another certificate entry (RFC 9110 15.5.20), a certificate reload, and

@@ -1,7 +1,7 @@
 'use strict'
 
-// Upgrades (101 Switching Protocols) through both routers, the JS hub (src/hub, since removed) and the
-// native one (router/, issue 25): an unmodified http.Server of src/http attached to a
+// Upgrades (101 Switching Protocols) through the native router (router/, issue 25; the
+// JS hub, src/hub, ran them too until it was removed): an unmodified http.Server of src/http attached to a
 // router queue, its 'upgrade' listener, and clients on real sockets. Ported from
 // hub-upgrade.test.js (and the upgrade part of hub-cache-upgrade.test.js) without the
 // hub's internals: what a user of ws or socket.io would notice. The bytes go both ways

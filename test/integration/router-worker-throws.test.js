@@ -3,9 +3,9 @@
 // An app whose request listener throws while it has an 'uncaughtException' listener
 // keeps running under node, and so must it under the hub: the throw may cost that one
 // request, never the requests that arrived in the same read, the read's ACK (the
-// receive window) or the frame the read ended in the middle of. On both routers, the JS
-// hub (src/hub, since removed) and the native one (router/, issue 25); the read boundaries, below, with
-// a hand-written peer.
+// receive window) or the frame the read ended in the middle of. On the native router
+// (router/, issue 25; the JS hub, src/hub, ran it too until it was removed); the read
+// boundaries, below, with a hand-written peer.
 
 const net = require('node:net')
 const path = require('node:path')

@@ -5,8 +5,7 @@
 // HTTPSYS_ROUTER other than native (hub, the removed JS hub, included) is the same
 // coded error `httpsys start` gives, at the first listen().
 
-const { spawn } = require('node:child_process')
-const { REGISTER, standaloneEnv } = require('../helpers/standalone')
+const { runPreloaded } = require('../helpers/run-preloaded')
 const { routerBin } = require('../helpers/native-router')
 
 const APP = `
@@ -29,22 +28,8 @@ const APP = `
   })
 `
 
-function run (extra) {
-  const env = standaloneEnv({ HTTPSYS_ROUTER_PATH: routerBin(), ...extra })
-  if (extra.HTTPSYS_ROUTER === undefined) delete env.HTTPSYS_ROUTER
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--require', REGISTER, '-e', APP], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => { out += d })
-    child.stderr.on('data', (d) => { err += d })
-    const timer = setTimeout(() => child.kill('SIGKILL'), 15000)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, err, lines: out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) })
-    })
-  })
-}
+// (HTTPSYS_ROUTER unset unless `extra` sets it)
+const run = (extra) => runPreloaded(APP, { env: { HTTPSYS_ROUTER: undefined, HTTPSYS_ROUTER_PATH: routerBin(), ...extra }, timeoutMs: 15000 })
 
 const offWindows = process.platform === 'win32' ? test.skip : test
 

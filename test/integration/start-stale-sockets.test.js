@@ -1,6 +1,6 @@
 'use strict'
 
-// A supervisor killed outright leaves its hub socket (hub-<pid>.sock) in the runtime
+// A supervisor killed outright leaves its router's worker socket (hub-<pid>.sock) in the runtime
 // directory; they used to pile up. The next start removes what is ours and dead, and
 // nothing else.
 
@@ -29,7 +29,7 @@ function leftover (file) {
   expect(fs.lstatSync(file).isSocket()).toBe(true)
 }
 
-test('the next start removes the dead supervisors\' hub sockets, and leaves live and foreign files alone', async () => {
+test('the next start removes the dead supervisors\' worker sockets, and leaves live and foreign files alone', async () => {
   const runtime = path.join(dir, 'run')
   fs.mkdirSync(runtime, { mode: 0o700 })
   const dead = [path.join(runtime, 'hub-999999991.sock'), path.join(runtime, 'hub-999999992.sock')]

@@ -11,7 +11,7 @@ const { EventEmitter } = require('node:events')
 const pino = require('pino')
 const { validate } = require('../../../src/config')
 const { codes } = require('../../../src/errors')
-const { Supervisor, hubSocketPath } = require('../../../src/supervisor/supervisor')
+const { Supervisor, workerSocketPath } = require('../../../src/supervisor/supervisor')
 const { workerAttachEnv, configLimits } = require('../../../src/supervisor/router-config')
 const { routerBin } = require('../../helpers/native-router')
 const { waitForRecords } = require('../../helpers/records')
@@ -305,11 +305,11 @@ test('stopping one app keeps the others; restart brings it back with fresh count
   expect(records.filter((r) => r.event === 'spawn' && r.app === 'api')).toHaveLength(2)
 })
 
-test('the hub socket is per run, in the user\'s private runtime directory; the socket is 0600', async () => {
+test('the router\'s worker socket is per run, in the user\'s private runtime directory; the socket is 0600', async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'httpsys-hubsock-'))
   try {
     const runtime = path.join(dir, 'run')
-    const p = hubSocketPath(4242, runtime)
+    const p = workerSocketPath(4242, runtime)
     if (process.platform === 'win32') {
       expect(p).toMatch(/^\\\\\.\\pipe\\httpsys-.+-4242$/)
       return
