@@ -100,6 +100,7 @@ type Conn struct {
 	readEnded    bool
 	ending       bool // end the socket once what is queued is written
 	finSent      bool
+	clientDone   bool // its last request said it sends nothing more (closeNow, writer.go)
 	dead         bool
 	phase        int
 	finTimer     *time.Timer
@@ -443,6 +444,7 @@ func (c *Conn) onComplete() {
 	if last := c.last; last != nil && last.upgrade && !last.resDone && !ending {
 		c.pause(pauseUpgrade)
 	} else if (c.last != nil && !c.last.keepAlive) || ending {
+		c.clientDone = c.last != nil && !c.last.keepAlive && !c.last.upgrade
 		c.stopReading()
 	} else {
 		c.checkHeld()
@@ -1081,6 +1083,10 @@ func (c *Conn) writeLoop() {
 		if len(c.out) == 0 {
 			// everything is out: the FIN
 			c.finSent = true
+			if c.closeNow() {
+				c.destroyLocked()
+				return
+			}
 			c.mu.Unlock()
 			err := closeWrite(c.nc)
 			c.mu.Lock()
