@@ -123,8 +123,9 @@ type Conn struct {
 	spareAcks []ackEntry
 	writing   int // bytes the writer is writing now
 
-	writerUp  bool     // its writer goroutine runs (writer.go)
-	spareHeld heldRing // a finished request's ring of held body bytes, for the next (held.go)
+	writerUp  bool       // its writer goroutine runs (writer.go)
+	raw       *rawWriter // its socket's non-blocking write (trywrite_unix.go)
+	spareHeld heldRing   // a finished request's ring of held body bytes, for the next (held.go)
 }
 
 func newConn(s *Server, nc net.Conn, id uint32, port int, dual bool, release func(), fixed *ownedPort) *Conn {
@@ -900,7 +901,7 @@ func (c *Conn) kick() {
 		}
 		return
 	}
-	n, err := tryWrite(c.nc, c.out)
+	n, err := c.tryWriteOut(c.out)
 	if err != nil {
 		c.destroyLocked()
 		return
@@ -958,6 +959,12 @@ func (c *Conn) endSocket() {
 	c.phase = phaseEnding
 	c.deadline.Store(c.srv.Clock.After(lingerMs))
 	c.ending = true
+	if len(c.out) > 0 && c.writing == 0 && !c.writerUp {
+		// the last answer goes first, written here or at the end of the worker's read
+		// (kick), and its sent() sends the FIN: no writer goroutine for it (writer.go)
+		c.kick()
+		return
+	}
 	c.wakeWriter()
 }
 

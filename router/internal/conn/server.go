@@ -58,6 +58,11 @@ type Server struct {
 	gone       chan struct{} // signalled when the last connection closes during Shutdown
 	waiting    atomic.Bool
 	owned      sync.Map // port -> *ownedPort: a standalone server's own (owned.go)
+	// reader goroutines waiting for a connection, and their count (reuse.go); quit is
+	// closed by Shutdown
+	idle        chan *Conn
+	idleReaders atomic.Int32
+	quit        chan struct{}
 
 	shard [shards]struct {
 		mu sync.Mutex
@@ -67,7 +72,7 @@ type Server struct {
 
 // NewServer returns a Server with no connection.
 func NewServer(t *route.Table, c *clock.Clock, log *slog.Logger, l Limits) *Server {
-	s := &Server{Table: t, Clock: c, Log: log, Limits: l, gone: make(chan struct{}, 1)}
+	s := &Server{Table: t, Clock: c, Log: log, Limits: l, gone: make(chan struct{}, 1), idle: make(chan *Conn), quit: make(chan struct{})}
 	for i := range s.shard {
 		s.shard[i].m = map[uint32]*Conn{}
 	}
@@ -102,7 +107,7 @@ func (s *Server) serveAs(nc net.Conn, port int, dual bool, done func(), sec *Sec
 	c.mu.Lock()
 	c.announce()
 	c.mu.Unlock()
-	go c.serve()
+	s.startReader(c)
 }
 
 func (s *Server) removed(c *Conn) {
@@ -183,7 +188,9 @@ func (s *Server) Closing() bool { return s.closing.Load() }
 // Shutdown: no new requests; in-flight ones are answered with Connection: close within
 // timeout, then what is left is closed.
 func (s *Server) Shutdown(timeout time.Duration) {
-	s.closing.Store(true)
+	if s.closing.CompareAndSwap(false, true) && s.quit != nil {
+		close(s.quit)
+	}
 	s.waiting.Store(true)
 	s.each(func(c *Conn) { c.shutdown() })
 	s.eachPeer(Peer.Shutdown)
