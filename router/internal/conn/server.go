@@ -1,9 +1,10 @@
 // Package conn is the router's client connections (docs/architecture.md 11): one
 // goroutine reads and parses a connection (internal/parse),
-// routes each request (internal/route) to its queue, and hands it to a worker; a
-// second goroutine writes what goes back, in request order (pipelining) even when the
-// requests went to different workers: a later response is held until every earlier
-// one is complete.
+// routes each request (internal/route) to its queue, and hands it to a worker; what
+// goes back is written in request order (pipelining) even when the requests went to
+// different workers: a later response is held until every earlier one is complete. It
+// is written from the goroutine that has it, a writer goroutine taking over only what
+// the socket does not take at once (writer.go).
 //
 // A connection's lock guards it and its requests (but their queue-side Entry and
 // worker-side Link, which their queue's and worker's locks guard). It is the outermost
