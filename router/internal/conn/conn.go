@@ -100,6 +100,7 @@ type Conn struct {
 	readEnded    bool
 	ending       bool // end the socket once what is queued is written
 	finSent      bool
+	clientDone   bool // its last request said it sends nothing more (closeNow, writer.go)
 	dead         bool
 	phase        int
 	finTimer     *time.Timer
@@ -123,6 +124,7 @@ type Conn struct {
 	writing   int // bytes the writer is writing now
 
 	writerUp  bool        // its writer goroutine runs (writer.go)
+	raw       *rawWriter  // its socket's non-blocking write (trywrite_unix.go)
 	spareHeld heldRing    // a finished request's ring of held body bytes, for the next (held.go)
 	readBlk   *wire.Block // the block onData's bytes are in, if any (blocks.go)
 }
@@ -449,6 +451,7 @@ func (c *Conn) onComplete() {
 	if last := c.last; last != nil && last.upgrade && !last.resDone && !ending {
 		c.pause(pauseUpgrade)
 	} else if (c.last != nil && !c.last.keepAlive) || ending {
+		c.clientDone = c.last != nil && !c.last.keepAlive && !c.last.upgrade
 		c.stopReading()
 	} else {
 		c.checkHeld()
@@ -904,7 +907,7 @@ func (c *Conn) kick() {
 		}
 		return
 	}
-	n, err := tryWrite(c.nc, c.out)
+	n, err := c.tryWriteOut(c.out)
 	if err != nil {
 		c.destroyLocked()
 		return
@@ -962,6 +965,12 @@ func (c *Conn) endSocket() {
 	c.phase = phaseEnding
 	c.deadline.Store(c.srv.Clock.After(lingerMs))
 	c.ending = true
+	if len(c.out) > 0 && c.writing == 0 && !c.writerUp {
+		// the last answer goes first, written here or at the end of the worker's read
+		// (kick), and its sent() sends the FIN: no writer goroutine for it (writer.go)
+		c.kick()
+		return
+	}
 	c.wakeWriter()
 }
 
@@ -1087,6 +1096,10 @@ func (c *Conn) writeLoop() {
 		if len(c.out) == 0 {
 			// everything is out: the FIN
 			c.finSent = true
+			if c.closeNow() {
+				c.destroyLocked()
+				return
+			}
 			c.mu.Unlock()
 			err := closeWrite(c.nc)
 			c.mu.Lock()

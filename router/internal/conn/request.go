@@ -2,6 +2,7 @@ package conn
 
 import (
 	"encoding/binary"
+	"slices"
 	"sync/atomic"
 
 	"httpsys/router/internal/attach"
@@ -374,6 +375,9 @@ func (r *Request) onResponse(w *attach.Worker, p []byte, rest int) {
 	}
 	dst := c.dst(r)
 	n := len(*dst)
+	// one allocation for the head and body, not append's growth from nothing on a
+	// connection's first response (the head adds at most 27 bytes to the payload's)
+	*dst = slices.Grow(*dst, len(p)+32)
 	*dst = appendFromFrame(*dst, p, bodyStart, add)
 	if !r.noBody {
 		*dst = append(*dst, body...)

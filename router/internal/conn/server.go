@@ -1,9 +1,10 @@
 // Package conn is the router's client connections (docs/architecture.md 11): one
 // goroutine reads and parses a connection (internal/parse),
-// routes each request (internal/route) to its queue, and hands it to a worker; a
-// second goroutine writes what goes back, in request order (pipelining) even when the
-// requests went to different workers: a later response is held until every earlier
-// one is complete.
+// routes each request (internal/route) to its queue, and hands it to a worker; what
+// goes back is written in request order (pipelining) even when the requests went to
+// different workers: a later response is held until every earlier one is complete. It
+// is written from the goroutine that has it, a writer goroutine taking over only what
+// the socket does not take at once (writer.go).
 //
 // A connection's lock guards it and its requests (but their queue-side Entry and
 // worker-side Link, which their queue's and worker's locks guard). It is the outermost
@@ -59,6 +60,11 @@ type Server struct {
 	gone    chan struct{} // signalled when the last connection closes during Shutdown
 	waiting atomic.Bool
 	owned   sync.Map // port -> *ownedPort: a standalone server's own (owned.go)
+	// reader goroutines waiting for a connection, and their count (reuse.go); quit is
+	// closed by Shutdown
+	idle        chan *Conn
+	idleReaders atomic.Int32
+	quit        chan struct{}
 
 	shard [shards]struct {
 		mu sync.Mutex
@@ -68,7 +74,7 @@ type Server struct {
 
 // NewServer returns a Server with no connection.
 func NewServer(t *route.Table, c *clock.Clock, log *slog.Logger, l Limits) *Server {
-	s := &Server{Table: t, Clock: c, Log: log, Limits: l, gone: make(chan struct{}, 1)}
+	s := &Server{Table: t, Clock: c, Log: log, Limits: l, gone: make(chan struct{}, 1), idle: make(chan *Conn), quit: make(chan struct{})}
 	for i := range s.shard {
 		s.shard[i].m = map[uint32]*Conn{}
 	}
@@ -103,7 +109,7 @@ func (s *Server) serveAs(nc net.Conn, port int, dual bool, done func(), sec *Sec
 	c.mu.Lock()
 	c.announce()
 	c.mu.Unlock()
-	go c.serve()
+	s.startReader(c)
 }
 
 func (s *Server) removed(c *Conn) {
@@ -184,7 +190,9 @@ func (s *Server) Closing() bool { return s.closing.Load() }
 // Shutdown: no new requests; in-flight ones are answered with Connection: close within
 // timeout, then what is left is closed.
 func (s *Server) Shutdown(timeout time.Duration) {
-	s.closing.Store(true)
+	if s.closing.CompareAndSwap(false, true) && s.quit != nil {
+		close(s.quit)
+	}
 	s.waiting.Store(true)
 	s.each(func(c *Conn) { c.shutdown() })
 	s.eachPeer(Peer.Shutdown)

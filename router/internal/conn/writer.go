@@ -31,6 +31,10 @@ func (c *Conn) wakeWriter() {
 			// as the writer would (writeLoop): the FIN, then the end if the client's
 			// came already or the router closes
 			c.finSent = true
+			if c.closeNow() {
+				c.destroyLocked()
+				return
+			}
 			if err := tc.CloseWrite(); err != nil || c.readEnded || c.srv.closing.Load() {
 				c.destroyLocked()
 			}
@@ -43,4 +47,24 @@ func (c *Conn) wakeWriter() {
 		return
 	}
 	c.wcond.Signal()
+}
+
+// closeNow: the FIN is due and the client will send nothing the router must read, so
+// the socket is closed at once instead of half-closed and read until the client's FIN
+// (RFC 9112 9.6's lingering close, which is for a client that may still send): close(2)
+// sends the FIN itself when nothing unread is left, and saves the shutdown, the read of
+// the client's FIN and its wake-up (issue 25: router CPU per connection). Either the
+// client's FIN was read already, or its last request said Connection: close (or was
+// HTTP/1.0 without keep-alive) and was read whole: RFC 9112 9.6, a client that sends
+// "close" must not send further requests on the connection (node's server, too, closes
+// right after its FIN, lingering for nothing). Plain TCP only: TLS sends close_notify
+// first. Under the lock.
+func (c *Conn) closeNow() bool {
+	if c.tunnel != nil || c.sec != nil {
+		return false
+	}
+	if _, ok := c.nc.(*net.TCPConn); !ok {
+		return false
+	}
+	return c.readEnded || (c.clientDone && c.current == nil)
 }
