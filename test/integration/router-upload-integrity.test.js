@@ -19,6 +19,8 @@
 const path = require('node:path')
 const crypto = require('node:crypto')
 const { spawn } = require('node:child_process')
+const { Writable } = require('node:stream')
+const pino = require('pino')
 const { RawClient } = require('../helpers/hub-harness')
 const { startNativeRouter } = require('../helpers/native-router')
 const { pattern } = require('../helpers/upload-pattern')
@@ -53,6 +55,7 @@ describe('the native router: upload bodies under load', () => {
   let port
   const apps = new Set()
   const seen = { bad: [], done: 0, aborted: 0 }
+  let requeued = 0
 
   function startApp () {
     const app = spawn(process.execPath, ['--require', REGISTER, APP], {
@@ -78,7 +81,15 @@ describe('the native router: upload bodies under load', () => {
   }
 
   beforeAll(async () => {
-    router = await startNativeRouter()
+    // the router's warnings: how many requests a killed app's leaving requeued
+    const logs = new Writable({
+      write (line, enc, cb) {
+        const m = /"requeued":(\d+)/.exec(line.toString())
+        if (m) requeued += Number(m[1])
+        cb()
+      }
+    })
+    router = await startNativeRouter({ logger: pino({ level: 'warn' }, logs) })
     port = (await router.createQueue('up', { urls: ['http://+:0/'] })).ports[0]
     startApp()
     startApp()
@@ -195,9 +206,13 @@ describe('the native router: upload bodies under load', () => {
 
     async function killer () {
       for (let k = 0; k < KILLS; k++) {
-        await sleep(pick(300, 1500))
+        await sleep(pick(200, 800))
         const [victim] = apps
         kills.push(Date.now())
+        // stopped first: the requests the router hands it meanwhile are never
+        // acknowledged, and the kill requeues them with their bodies replayed
+        victim.kill('SIGSTOP')
+        await sleep(pick(100, 400))
         victim.kill('SIGKILL')
         await new Promise((resolve) => victim.once('exit', resolve))
         kills.push(Date.now())
@@ -214,7 +229,7 @@ describe('the native router: upload bodies under load', () => {
 
     // the apps' reports of the last requests arrive after their answers
     await sleep(200)
-    const summary = { seed: SEED, ms, ...results, appDone: seen.done, appAborted: seen.aborted, kills: KILLS }
+    const summary = { seed: SEED, ms, ...results, appDone: seen.done, appAborted: seen.aborted, kills: KILLS, requeued }
     if (process.env.UPLOAD_STRESS_REPORT) process.stderr.write(`upload stress: ${JSON.stringify(summary)}\n`)
     expect({ seed: SEED, wrong, bad: seen.bad }).toEqual({ seed: SEED, wrong: [], bad: [] })
     expect(results.ok).toBeGreaterThan((results.requests - results.failedAtKill) * 0.99)
