@@ -23,6 +23,7 @@ type Block struct {
 // BlockPool hands out Blocks; all of one pool have the size the first Get asked for.
 type BlockPool struct {
 	pool sync.Pool
+	out  atomic.Int64 // handed out and not given back (Out)
 }
 
 // Get returns a Block with one reference, the caller's.
@@ -32,8 +33,14 @@ func (p *BlockPool) Get(size int) *Block {
 		b = &Block{B: make([]byte, size), pool: p}
 	}
 	b.refs.Store(1)
+	p.out.Add(1)
 	return b
 }
+
+// Out is how many Blocks are handed out and not given back yet: none once every
+// connection closed and every batch was written, unless a reference was never let go
+// (the Block then goes to the collector, not back to the pool).
+func (p *BlockPool) Out() int64 { return p.out.Load() }
 
 // Hold takes another reference.
 func (b *Block) Hold() { b.refs.Add(1) }
@@ -42,6 +49,7 @@ func (b *Block) Hold() { b.refs.Add(1) }
 func (b *Block) Release() {
 	switch n := b.refs.Add(-1); {
 	case n == 0:
+		b.pool.out.Add(-1)
 		b.pool.pool.Put(b)
 	case n < 0:
 		panic("wire: a Block released more often than held")
