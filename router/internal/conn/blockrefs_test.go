@@ -52,6 +52,11 @@ type blockWorker struct {
 
 // newBlockRig: a router with one queue on a shared plain port, and its worker attached.
 func newBlockRig(t *testing.T) (*conn.Server, int, *blockWorker) {
+	return newBlockRigBuffering(t, 1024)
+}
+
+// newBlockRigBuffering: its worker's reader stops once frames frames wait unread.
+func newBlockRigBuffering(t *testing.T, frames int) (*conn.Server, int, *blockWorker) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	clk := clock.New()
@@ -105,7 +110,7 @@ func newBlockRig(t *testing.T) (*conn.Server, int, *blockWorker) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = nc.Close() })
-	w := &blockWorker{t: t, nc: nc, frames: make(chan wire.Frame, 1024)}
+	w := &blockWorker{t: t, nc: nc, frames: make(chan wire.Frame, frames)}
 	go func() {
 		defer close(w.frames)
 		rd := wire.NewReader(nc, 1<<20)
@@ -260,5 +265,46 @@ func TestABodyHeldInBlocksSentOnCreditGivesThemBackOnceWritten(t *testing.T) {
 	if err != nil || res.StatusCode != 200 {
 		t.Fatalf("the client got %v, %v", res, err)
 	}
+	noBlocksOut(t, srv)
+}
+
+// A worker that stops reading its socket while body bytes go to it from blocks, and
+// then leaves: the batches its writer had not written yet are dropped, and the blocks
+// they referenced go back to the pool.
+func TestAWorkerThatLeavesWithBlocksInUnwrittenBatchesGivesThemBack(t *testing.T) {
+	srv, port, w := newBlockRigBuffering(t, 2)
+	c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	const size = 16 << 20
+	fmt.Fprintf(c, "POST /up HTTP/1.1\r\nHost: a\r\nContent-Length: %d\r\n\r\n", size)
+	id := w.next(wire.TypeRequest).ID
+	w.send(func(ww *wire.Writer) {
+		ww.U32(wire.TypeAck, 0, 1)
+		ww.U32(wire.TypeRead, id, size)
+	})
+	time.Sleep(50 * time.Millisecond) // the ACK reached the request
+	go func() { _, _ = c.Write(make([]byte, size)) }()
+	// the worker reads no more: its socket fills, and batches wait in the router
+	deadline := time.Now().Add(5 * time.Second)
+	for last := int64(-1); ; {
+		time.Sleep(100 * time.Millisecond)
+		n := srv.BlocksOut()
+		if n > 1 && n == last {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d blocks out: the body did not wait in batches", n)
+		}
+		last = n
+	}
+	_ = w.nc.Close()
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil || res.StatusCode != 502 {
+		t.Fatalf("the client got %v, %v", res, err)
+	}
+	_ = c.Close()
 	noBlocksOut(t, srv)
 }

@@ -91,3 +91,22 @@ func (w *Writer) releaseBlocks() {
 	}
 	w.blocks = w.blocks[:0]
 }
+
+// Discard drops the batch unwritten (its connection is gone): the pooled buffers and
+// the blocks it references are let go.
+func (w *Writer) Discard() {
+	if w.open >= 0 {
+		w.open = -1
+	}
+	if len(w.copied) > 0 {
+		w.release()
+	}
+	if len(w.blocks) > 0 {
+		w.releaseBlocks()
+	}
+	clear(w.parts)
+	w.parts = w.parts[:0]
+	w.slab = w.slab[:0]
+	w.cut = 0
+	w.refBytes = 0
+}
