@@ -95,9 +95,7 @@ func (w *Writer) releaseBlocks() {
 // Discard drops the batch unwritten (its connection is gone): the pooled buffers and
 // the blocks it references are let go.
 func (w *Writer) Discard() {
-	if w.open >= 0 {
-		w.open = -1
-	}
+	w.open = -1
 	if len(w.copied) > 0 {
 		w.release()
 	}
