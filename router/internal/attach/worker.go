@@ -725,6 +725,13 @@ func (w *Worker) flushLoop() {
 	for {
 		select {
 		case <-w.done:
+			// the worker is gone: the batch no write will take lets go of the blocks
+			// and pooled buffers its BODY frames reference, and of the bytes they
+			// reference (Written: given up on). Nothing appends to a closed worker's.
+			w.mu.Lock()
+			w.out.Discard()
+			w.written.Store(w.batches.Add(1))
+			w.mu.Unlock()
 			return
 		case <-w.wake:
 		}

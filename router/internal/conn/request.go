@@ -495,6 +495,11 @@ func (r *Request) finish() {
 	r.heldDone()
 	if !r.bodyDone {
 		r.startDiscard()
+	} else if r.body.Held != nil {
+		// the app answered without reading all of the body: what is held goes, and the
+		// blocks it was in go back to their pool (blocks.go)
+		r.body.Drop()
+		r.dropBlocks()
 	}
 }
 

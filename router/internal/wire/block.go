@@ -23,6 +23,7 @@ type Block struct {
 // BlockPool hands out Blocks; all of one pool have the size the first Get asked for.
 type BlockPool struct {
 	pool sync.Pool
+	out  atomic.Int64 // handed out and not given back (Out)
 }
 
 // Get returns a Block with one reference, the caller's.
@@ -32,8 +33,14 @@ func (p *BlockPool) Get(size int) *Block {
 		b = &Block{B: make([]byte, size), pool: p}
 	}
 	b.refs.Store(1)
+	p.out.Add(1)
 	return b
 }
+
+// Out is how many Blocks are handed out and not given back yet: none once every
+// connection closed and every batch was written, unless a reference was never let go
+// (the Block then goes to the collector, not back to the pool).
+func (p *BlockPool) Out() int64 { return p.out.Load() }
 
 // Hold takes another reference.
 func (b *Block) Hold() { b.refs.Add(1) }
@@ -42,6 +49,7 @@ func (b *Block) Hold() { b.refs.Add(1) }
 func (b *Block) Release() {
 	switch n := b.refs.Add(-1); {
 	case n == 0:
+		b.pool.out.Add(-1)
 		b.pool.pool.Put(b)
 	case n < 0:
 		panic("wire: a Block released more often than held")
@@ -82,4 +90,21 @@ func (w *Writer) releaseBlocks() {
 		w.blocks[i] = nil
 	}
 	w.blocks = w.blocks[:0]
+}
+
+// Discard drops the batch unwritten (its connection is gone): the pooled buffers and
+// the blocks it references are let go.
+func (w *Writer) Discard() {
+	w.open = -1
+	if len(w.copied) > 0 {
+		w.release()
+	}
+	if len(w.blocks) > 0 {
+		w.releaseBlocks()
+	}
+	clear(w.parts)
+	w.parts = w.parts[:0]
+	w.slab = w.slab[:0]
+	w.cut = 0
+	w.refBytes = 0
 }
