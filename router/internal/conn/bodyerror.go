@@ -58,7 +58,7 @@ func (c *Conn) bodyErrWaits(r *Request, status int) bool {
 
 // bodyErrDispatched: r, its body error waiting, reached its worker (Dispatched).
 func (r *Request) bodyErrDispatched() {
-	if r.bodyErr != 0 {
+	if r.bodyErr != 0 && !r.conn.ownBodyErrDispatched(r) {
 		r.awaitSeen()
 	}
 }
