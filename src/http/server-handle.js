@@ -553,9 +553,23 @@ class ServerHandle {
     if (conn.ended) return true
     const err = clientErrorOf(e)
     if (this.clientError(conn, err)) return true
-    conn.direct.write(nodeClientError(err.code))
-    conn.end()
+    // a body's error: node's socketOnError writes its 400 only while the response in
+    // flight has not sent its head (its handler may have answered already), then
+    // destroys the socket, and the request with it
+    const res = this.responseOn(connectionId)
+    if (res === null || !res[kState].sent) conn.direct.write(nodeClientError(err.code))
+    if (res === null) conn.end()
+    else conn.destroy()
     return true
+  }
+
+  /** The response in flight on a connection (node's socket._httpMessage), or null. */
+  responseOn (connectionId) {
+    let res = null
+    for (const req of this.inflight.values()) {
+      if (req[kQueueRequest].connectionId === connectionId) res = req[kResponse]
+    }
+    return res
   }
 
   /**

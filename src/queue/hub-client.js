@@ -372,16 +372,21 @@ class HubAttachment extends AttachmentBase {
         this.connectionClosed(id)
         return
       case T.CONN_FIN:
-        // node reads a FIN in an I/O callback of its own, after the microtasks of the
+        // node reads a FIN in an I/O callback of its own: after the microtasks of the
         // requests read before it (an app that answers in a promise's then() has ended
-        // them by then): the same here, when the REQUEST frames came in this read too
-        setImmediate(() => {
+        // them by then), and before the callbacks of what other sockets read later in
+        // the same turn of the loop (a proxy's upstream answer that came after the FIN
+        // finds its response closed, no 'finish': test-http-writable-true-after-close.js).
+        // So not setImmediate: once this read's microtasks are drained, a tick of the
+        // same callback (node's processTicksAndRejections runs the ticks queued in
+        // microtasks before it returns to the loop)
+        queueMicrotask(() => process.nextTick(() => {
           this.connectionFin(id)
           this.endBatch()
           // its app dropped what it had not answered: the router ends the connection
           // after the answered ones, without a timer of its own
           this.connFrame(T.CONN_FIN, id, null)
-        })
+        }))
         return
       case T.CONN_OPEN: {
         const info = P.decodeConnOpen(b, start, end)

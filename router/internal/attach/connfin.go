@@ -12,5 +12,12 @@ func (w *Worker) SendConnFin(connID uint32) {
 		return
 	}
 	w.out.Empty(wire.TypeConnFin, connID)
+	// written at once, not after the yields that let a burst of REQUEST frames join
+	// (flushLoop): node reads a client's FIN as its kernel delivers it, before what its
+	// other sockets receive later, and the worker hears of this one only through this
+	// connection: each yield lets a later event of another socket overtake it (a
+	// proxy's upstream answer, test-http-writable-true-after-close.js). A FIN with
+	// requests unanswered is a client giving up: no burst is broken where it counts.
+	w.finQueued = true
 	w.schedule()
 }

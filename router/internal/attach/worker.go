@@ -167,6 +167,7 @@ type Worker struct {
 	out, spare  *wire.Writer
 	copies      wire.CopyPool // upload chunks copied for out and spare (wire.BodyCopy)
 	flushQueued bool
+	finQueued   bool // a CONN_FIN waits in out: written without waiting for more frames (connfin.go)
 	endAfter    bool // end the socket once what is queued is written
 	slots       []Request
 	gens        []uint16
@@ -702,11 +703,12 @@ func (w *Worker) Stats() Stats {
 
 // ---- writing ------------------------------------------------------------------
 
-// queued is how many bytes wait to be written.
-func (w *Worker) queued() int {
+// queued: the bytes waiting to be written, and whether a CONN_FIN is among them
+// (finQueued: it is written without waiting for more).
+func (w *Worker) queued() (int, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.out.Len()
+	return w.out.Len(), w.finQueued
 }
 
 // schedule wakes the writer; under the lock.
@@ -739,13 +741,15 @@ func (w *Worker) flushLoop() {
 		// as long as more keep coming: a burst of requests goes to the worker in one
 		// write, and the worker's process handles it in one read (docs/wire-protocol.md
 		// "Frames": one write per batch; the hub's per-tick batch)
-		for n, tries := w.queued(), 0; tries < 4; tries++ {
+		// (not behind a CONN_FIN: connfin.go)
+		n, fin := w.queued()
+		for tries := 0; !fin && tries < 4; tries++ {
 			runtime.Gosched()
-			m := w.queued()
+			m, f := w.queued()
 			if m == n {
 				break
 			}
-			n = m
+			n, fin = m, f
 		}
 		w.mu.Lock()
 		if w.flushHolds > 0 {
@@ -757,6 +761,7 @@ func (w *Worker) flushLoop() {
 		out := w.out
 		w.out, w.spare = w.spare, out
 		w.flushQueued = false
+		w.finQueued = false
 		end := w.endAfter
 		batch := w.batches.Add(1)
 		w.mu.Unlock()

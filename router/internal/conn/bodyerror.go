@@ -26,9 +26,11 @@ import "httpsys/router/internal/attach"
 // the 400 at once and never reaches one (README "The router's rules"). On a port a
 // standalone server owns it waits only because the server is still attaching (its
 // listen() returned, a client connected): node's server would have emitted 'request'
-// for it, so its error waits for the dispatch and then the ACK, as a dispatched one's
-// (test-http-chunked-smuggling.js connects in the listen callback: its request always
-// comes before the server's worker).
+// for it, so its error waits for the dispatch (test-http-chunked-smuggling.js connects
+// in the listen callback: its request always comes before the server's worker). On
+// such a port the error is then the worker's, as a dispatched request's is there: its
+// 'clientError' (ownbodyerror.go); the wait for the ACK below is a shared port's, and
+// an owned port's whose request is at another worker than the connection's.
 //
 // The wait is bounded by the connection's body timeout (EntityBody, the timer the
 // request's body ran under, re-armed when the wait begins): a live worker ACKs within a
@@ -58,7 +60,7 @@ func (c *Conn) bodyErrWaits(r *Request, status int) bool {
 
 // bodyErrDispatched: r, its body error waiting, reached its worker (Dispatched).
 func (r *Request) bodyErrDispatched() {
-	if r.bodyErr != 0 {
+	if r.bodyErr != 0 && !r.conn.ownBodyErrDispatched(r) {
 		r.awaitSeen()
 	}
 }

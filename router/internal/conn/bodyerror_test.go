@@ -46,6 +46,12 @@ func (oneQueue) Detached(*attach.Worker, string)      {}
 func (oneQueue) Closed(*attach.Worker)                {}
 func (oneQueue) EndConnection(*attach.Worker, uint32) {}
 
+// ConnectionFrame: a worker's verdict on a connection of the owned port (CONN_WRITE,
+// CONN_DESTROY), as the router's hub passes it on.
+func (h oneQueue) ConnectionFrame(w *attach.Worker, t wire.Type, id uint32, p []byte) {
+	h.srv.ConnectionFrame(w, t, id, p)
+}
+
 type rig struct {
 	port     int
 	sock     string
@@ -277,22 +283,19 @@ func firstRequest(t *testing.T, w *fakeWorker) wire.Frame {
 // An app that answers in its 'request' listener: node writes the answer, then its
 // socketOnError finds the response's headers sent and destroys the socket without a
 // 400. The smuggled request never reaches the app.
+// (an owned port's: its worker decides, ownbodyerror_test.go)
 func TestABodyErrorBeforeTheWorkersAckLetsTheAppsAnswerOutAndClosesWithoutA400(t *testing.T) {
-	for _, owned := range []bool{false, true} {
-		t.Run(map[bool]string{false: "shared port", true: "owned port"}[owned], func(t *testing.T) {
-			r := newRig(t, owned, 30000)
-			w := r.attach(t)
-			c := dialClient(t, r.port, smuggle)
-			f := firstRequest(t, w)
-			silent(t, c, 200*time.Millisecond)
-			w.ack(helloWorld(f.ID))
-			got := readToClose(t, c, 10*time.Second)
-			if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\nhello world") {
-				t.Fatalf("the client got %q", got)
-			}
-			w.noRequest(200 * time.Millisecond)
-		})
+	r := newRig(t, false, 30000)
+	w := r.attach(t)
+	c := dialClient(t, r.port, smuggle)
+	f := firstRequest(t, w)
+	silent(t, c, 200*time.Millisecond)
+	w.ack(helloWorld(f.ID))
+	got := readToClose(t, c, 10*time.Second)
+	if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\nhello world") {
+		t.Fatalf("the client got %q", got)
 	}
+	w.noRequest(200 * time.Millisecond)
 }
 
 // An app that has not answered when its handler returns: node's 400, then the close;
@@ -375,24 +378,6 @@ func TestABodyErrorOfARequestNoWorkerHasIsA400AtOnceOnASharedPort(t *testing.T) 
 	}
 	w := r.attach(t)
 	w.noRequest(300 * time.Millisecond)
-}
-
-// On a port a standalone server owns, a request waits for a worker only while the
-// server attaches: node's server would have emitted 'request' for it. Its body error
-// waits for the dispatch and the ACK: the app's answer in its handler goes out, no 400.
-func TestABodyErrorOfARequestWaitingForItsStandaloneServerWaitsForTheServersAnswer(t *testing.T) {
-	r := newRig(t, true, 30000)
-	c := dialClient(t, r.port, smuggle)
-	silent(t, c, 300*time.Millisecond)
-	w := r.attach(t)
-	f := firstRequest(t, w)
-	silent(t, c, 200*time.Millisecond)
-	w.ack(helloWorld(f.ID))
-	got := readToClose(t, c, 10*time.Second)
-	if !strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n") || !strings.HasSuffix(got, "\r\n\r\nhello world") {
-		t.Fatalf("the client got %q", got)
-	}
-	w.noRequest(200 * time.Millisecond)
 }
 
 // A body the client's FIN cuts short is the same error to node (socketOnEnd hands the

@@ -475,6 +475,9 @@ func (c *Conn) onParseError(err *parse.Error) {
 		c.ownClientError(status, reason, c.feeding)
 		return
 	}
+	if r != nil && c.ownBodyError(r, status, reason) {
+		return
+	}
 	if r != nil && !r.resDone && !r.aborted.Load() {
 		// the body of a routed request turned out malformed: its worker may not have
 		// run its handlers yet (bodyerror.go)
