@@ -17,7 +17,6 @@ const { ENV } = require('../worker-interface')
 const { reserveFromEnv } = require('./reserve')
 const { hubGate, gatedHandlers } = require('./auth-gate')
 const { RemoteConnection } = require('./remote-connection')
-const { ReadSlabs, own } = require('./read-slabs')
 const { RESPONSE_MORE, RESPONSE_CLOSE, EXPECT_CONTINUE } = require('../wire/contract')
 const {
   AttachmentBase, RequestState, kReadBody, kRespond, kSendBody, kContinue, kInfo, kEndConnection, kCancel, kDetach,
@@ -61,7 +60,6 @@ class HubAttachment extends AttachmentBase {
     this.reader = new P.FrameReader((type, id, b, start, end) => this.onFrame(type, id, b, start, end),
       (type, id, pieces) => this.onPieces(type, id, pieces))
     this.memo = P.decodeMemo() // the strings of the last REQUEST (decodeRequest)
-    this.inSlabs = false // reads go into read-slabs.js's slabs: body chunks go through own()
     this.flushQueued = false
     this.flushBound = () => this.flush()
     this.receivedCount = 0 // REQUEST frames received (the ACK value)
@@ -318,7 +316,7 @@ class HubAttachment extends AttachmentBase {
   /** A large frame still in the pieces it arrived in (FrameReader): BODY is taken as is. */
   onPieces (type, id, pieces) {
     if (type !== T.BODY) return false
-    for (const piece of P.payloadPieces(pieces, P.HEADER_SIZE)) this.body(id, this.inSlabs ? own(piece) : piece)
+    for (const piece of P.payloadPieces(pieces, P.HEADER_SIZE)) this.body(id, piece)
     return true
   }
 
@@ -344,7 +342,7 @@ class HubAttachment extends AttachmentBase {
         return
       }
       case T.BODY:
-        this.body(id, this.inSlabs ? own(b.subarray(start, end)) : b.subarray(start, end))
+        this.body(id, b.subarray(start, end))
         return
       case T.BODY_END:
         this.bodyEnd(id, P.decodeTrailers(b, start, end))
@@ -507,20 +505,8 @@ function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], tok
     return Promise.reject(err)
   }
   return new Promise((resolve, reject) => {
-    // a Unix socket's reads go into slabs of ours, a few large ones per upload
-    // (read-slabs.js); a named pipe (Windows) keeps node's reads: not measured there
-    const inSlabs = stream === null && process.platform !== 'win32'
-    let a = null
-    let socket = stream
-    if (inSlabs) {
-      const slabs = new ReadSlabs()
-      socket = net.connect({ path: socketPath, onread: { buffer: () => slabs.next(), callback: (n, buf) => a.onData(slabs.take(n, buf)) } })
-    } else {
-      if (socket === null) socket = net.connect(socketPath)
-      socket.on('data', (chunk) => a.onData(chunk))
-    }
-    a = new HubAttachment(socket, handlers, stream === null ? socketPath : '(in-process)')
-    a.inSlabs = inSlabs
+    const socket = stream || net.connect(socketPath)
+    const a = new HubAttachment(socket, handlers, stream === null ? socketPath : '(in-process)')
     a.pendingAttach = { resolve, reject }
     const hello = () => {
       const material = P.encodeTlsOptions(tls)
@@ -529,6 +515,7 @@ function attach ({ queue, urls, handlers, socketPath = process.env[ENV.HUB], tok
     }
     if (stream !== null) process.nextTick(hello)
     else socket.on('connect', hello)
+    socket.on('data', (chunk) => a.onData(chunk))
     socket.on('error', (err) => { if (!a.attached) a.connectError = err })
     socket.on('close', () => a.onSocketClose())
   })
