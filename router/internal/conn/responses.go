@@ -1,7 +1,7 @@
 package conn
 
-// The bytes the router writes to clients (the same bytes the JS router wrote): the head
-// of a worker's response (status line + the worker's header block + connection management)
+// The bytes the router writes to clients (ported from the JS router): the head of a
+// worker's response (status line + the worker's header block + connection management)
 // and the small pages the router answers itself, worded like HTTP.SYS's ("Bad Request -
 // Invalid Hostname", ...).
 // https://learn.microsoft.com/troubleshoot/developer/webapps/iis/iisadmin-service-inetinfo/httpsys-registry-windows
@@ -169,7 +169,7 @@ func page(status int, v variant) (reason, body string) {
 }
 
 // appendLocal appends a response the router answers itself (README "The router's
-// rules"): its page, and on a 503 a Retry-After (RFC 9110 10.2.3) HTTP.SYS does not send.
+// rules"): its page, and on a 503 a Retry-After (RFC 9110 10.2.3).
 func appendLocal(dst []byte, status int, v variant, head bool, add int, date []byte, extra string) []byte {
 	reason, body := page(status, v)
 	dst = append(dst, "HTTP/1.1 "...)
