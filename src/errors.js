@@ -140,10 +140,10 @@ define('ERR_HTTPSYS_QUEUE_NOT_FOUND', (d) =>
   `No request queue named ${str(d.queue)} exists on the router. ` +
   'Start the app through `httpsys start` (which creates its queue) or give the server a URL prefix to listen on.')
 define('ERR_HTTPSYS_HUB_UNREACHABLE', (d) =>
-  `Cannot reach the httpsys hub at ${d.path}${d.cause ? ` (${d.cause.code || d.cause.message})` : ''}. ` +
+  `Cannot reach the httpsys router at ${d.path}${d.cause ? ` (${d.cause.code || d.cause.message})` : ''}. ` +
   'The supervisor that started this process has stopped; start the app again with `httpsys start`.')
 define('ERR_HTTPSYS_PROTOCOL', (d) =>
-  `The httpsys hub and a worker could not understand each other: ${d.reason}. ` +
+  `The httpsys router and a worker could not understand each other: ${d.reason}. ` +
   'A version mismatch: run workers with the same httpsys install as the supervisor (`npm install`). ' +
   'A malformed frame: the worker was dropped; report it as a bug with this message.')
 define('ERR_HTTPSYS_QUEUE_CLOSED', (d) =>
@@ -152,7 +152,7 @@ define('ERR_HTTPSYS_HTTP_PARSE', (d) =>
   `A client sent a request the router cannot accept (${d.status}: ${d.reason}); the router answers ${d.status} and closes the connection. ` +
   'Fix the client, or raise the router\'s header/body size limits in the config if the request was legitimate.')
 define('ERR_HTTPSYS_ATTACH_DENIED', (d) =>
-  `The hub refused a worker${d.pid ? ` (pid ${d.pid})` : ''} for the queue ${str(d.queue)}: ${d.reason}. ` +
+  `The router refused a worker${d.pid ? ` (pid ${d.pid})` : ''} for the queue ${str(d.queue)}: ${d.reason}. ` +
   'Workers attach through `httpsys start`, which gives each app\'s workers their queue and token; every instance of an app must listen on the same prefix.')
 define('ERR_HTTPSYS_QUEUE_EXISTS', (d) =>
   `A request queue named ${str(d.queue)} already exists on the router. Choose another name, or attach to it instead of creating it.`)
@@ -193,7 +193,7 @@ define('ERR_HTTPSYS_CLIENT_CERT_BINDING', (d) =>
 // Windows authentication (README "Windows authentication", src/windows-auth.js)
 define('ERR_HTTPSYS_AUTH_UNAVAILABLE', (d) =>
   `App ${str(d.app)} asks for Windows authentication (auth: ${(d.schemes || []).join(', ')}), which only HTTP.SYS does, ` +
-  `and it would run on ${d.router || 'the hub'}${d.reason ? ` (${d.reason})` : ''}: there is no Windows logon there, so no request could be authenticated. ` +
+  `and it would run on ${d.router || 'the native router'}${d.reason ? ` (${d.reason})` : ''}: there is no Windows logon there, so no request could be authenticated. ` +
   (d.fix ||
     'Run it on Windows with HTTP.SYS; or, to develop on this machine, give it a development identity: auth.dev_identity: { user: \'DEV\\\\alice\' } ' +
     '(or HTTPSYS_DEV_IDENTITY=DEV\\alice): every request then carries that identity, which is not authentication.'))

@@ -127,7 +127,7 @@ function loadMaterial (entry, { fromApp = false, port, host, now = new Date() } 
     try { x509 = new crypto.X509Certificate(options.cert) } catch {}
   }
   const certLabel = fromApp ? appLabel : (typeof entry.pfx === 'string' && !PEM.test(entry.pfx) ? entry.pfx : labelOf(entry))
-  if (x509 === null) fail(certLabel, 'it holds no certificate the hub can read')
+  if (x509 === null) fail(certLabel, 'it holds no certificate the router can read')
   const validFrom = new Date(x509.validFrom)
   const validTo = new Date(x509.validTo)
   if (validTo < now) fail(certLabel, `the certificate (${subjectOf(x509)}) expired on ${validTo.toISOString()}`)

@@ -187,14 +187,14 @@ function checkRouter (apps, choice, env = process.env) {
       throw new codes.ERR_HTTPSYS_AUTH_UNAVAILABLE({
         app: app.name,
         schemes,
-        router: 'the hub',
+        router: 'the native router',
         reason: `HTTP.SYS could not be used: ${choice.reason}`,
         fix: `Fix that to run on HTTP.SYS: ${choice.fix || '`httpsys doctor` says how'}. ` +
-          (dev ? 'The development identity is handed out only on a hub asked for with --backend hub, never on this fallback.' : '')
+          (dev ? 'The development identity is handed out only when --backend hub asks for the native router, never on this fallback.' : '')
       })
     }
-    if (!dev) throw new codes.ERR_HTTPSYS_AUTH_UNAVAILABLE({ app: app.name, schemes, router: 'the hub', reason: choice.reason })
-    warnings.push(`app ${JSON.stringify(app.name)}: every request carries the development identity ${dev.user} (${fromEnv ? DEV_ENV : 'auth.dev_identity'}): the hub authenticates nobody`)
+    if (!dev) throw new codes.ERR_HTTPSYS_AUTH_UNAVAILABLE({ app: app.name, schemes, router: 'the native router', reason: choice.reason })
+    warnings.push(`app ${JSON.stringify(app.name)}: every request carries the development identity ${dev.user} (${fromEnv ? DEV_ENV : 'auth.dev_identity'}): the native router authenticates nobody`)
   }
   return warnings
 }

@@ -41,7 +41,7 @@ function createProgram (deps) {
   const program = new Command('httpsys')
   program
     .description('Run unmodified node.js apps behind a request queue: several apps on one port by URL prefix, ' +
-      'several instances of each, restarted when they crash (HTTP.SYS on Windows, the httpsys hub elsewhere).')
+      'several instances of each, restarted when they crash (HTTP.SYS on Windows, httpsys\'s native router elsewhere).')
     .version(pkg.version, '-v, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
     .helpCommand('help [command]', 'show the help of a command')

@@ -27,7 +27,7 @@ function setupDeps (deps = {}) {
 
 /** Why a Windows-only command has nothing to do here (the hub needs none of it). */
 function notHere (what) {
-  return `${what} is HTTP.SYS configuration, which exists on Windows only. The router here is the httpsys hub, ` +
+  return `${what} is HTTP.SYS configuration, which exists on Windows only. The router here is httpsys's native router, ` +
     'which needs no URL reservation or certificate binding: nothing to do.\n'
 }
 

@@ -32,7 +32,7 @@ async function action (app, options) {
       out.push(JSON.stringify({ supervisor: { id: s.id, pid: s.pid, label: s.label }, ...r, config }, null, 2))
       continue
     }
-    out.push(`${r.name} [${s.label}]: ${r.state}, ${r.backend === 'httpsys' ? 'HTTP.SYS' : r.routerKind === 'native' ? 'the native router' : 'the hub'}, ${r.urls.join(' ') || 'no URL yet'}` +
+    out.push(`${r.name} [${s.label}]: ${r.state}, ${r.backend === 'httpsys' ? 'HTTP.SYS' : 'the native router'}, ${r.urls.join(' ') || 'no URL yet'}` +
       (r.waiting === null || r.waiting === undefined ? '' : `, ${r.waiting} waiting`))
     const rows = [['inst', 'pid', 'state', 'uptime', 'restarts', 'cpu', 'memory', 'req/s', 'p99', 'served', 'last exit']]
     for (const i of r.instances) {

@@ -104,7 +104,7 @@ async function action (d, script, args, options, command) {
  */
 function setup (d, config) {
   if (!d.windows) {
-    d.out('--setup: the router here is the httpsys hub, which needs no URL reservation or certificate binding\n')
+    d.out('--setup: the router here is httpsys\'s native router, which needs no URL reservation or certificate binding\n')
     return
   }
   const { planSetup } = require('../setup/start-setup')

@@ -116,7 +116,7 @@ function hubGate (env = process.env) {
     const dev = fromEnv || decoded.auth.devIdentity
     if (!dev) {
       const worker = readWorkerEnv(env)
-      throw new codes.ERR_HTTPSYS_AUTH_UNAVAILABLE({ app: worker.app || 'this app', schemes: decoded.auth.schemes, router: 'the hub' })
+      throw new codes.ERR_HTTPSYS_AUTH_UNAVAILABLE({ app: worker.app || 'this app', schemes: decoded.auth.schemes, router: 'the native router' })
     }
     return new AuthGate({ auth: decoded.auth, promote: decoded.promote, development: developmentIdentity(dev, DEV_SCHEME) })
   }

@@ -429,7 +429,7 @@ class HubAttachment extends AttachmentBase {
   onHelloOk (b, start, end) {
     const { version, value } = P.decodeJson(b, start, end, true)
     if (version !== P.VERSION) {
-      return this.fail(new codes.ERR_HTTPSYS_PROTOCOL({ reason: `the hub speaks protocol version ${version}, this worker version ${P.VERSION}` }))
+      return this.fail(new codes.ERR_HTTPSYS_PROTOCOL({ reason: `the router speaks protocol version ${version}, this worker version ${P.VERSION}` }))
     }
     this.info = { queue: value.queue, urls: value.urls, ports: value.ports }
     this.attached = true

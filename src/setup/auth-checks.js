@@ -30,10 +30,10 @@ function checkAuth (config, platform, add, { env = process.env, hostname = os.ho
     }
     if (platform !== 'win32') {
       if (dev) {
-        add('warn', 'auth', `${app.name}: the hub hands every request the development identity ${dev.user} (${schemes} on HTTP.SYS): this authenticates nobody`,
+        add('warn', 'auth', `${app.name}: the native router hands every request the development identity ${dev.user} (${schemes} on HTTP.SYS): this authenticates nobody`,
           'run it on Windows (HTTP.SYS) wherever it must know who its users are')
       } else {
-        add('error', 'auth', `${app.name} asks for Windows authentication (${schemes}), which the hub cannot do: \`httpsys start\` fails with ERR_HTTPSYS_AUTH_UNAVAILABLE`,
+        add('error', 'auth', `${app.name} asks for Windows authentication (${schemes}), which the native router cannot do: \`httpsys start\` fails with ERR_HTTPSYS_AUTH_UNAVAILABLE`,
           `run it on Windows, or give it a development identity to work on it here: auth.dev_identity: { user: 'DEV\\\\alice' } (or ${DEV_ENV}=DEV\\alice)`)
       }
       continue

@@ -227,7 +227,7 @@ function checkBindings (cert, config, prefixes, elevated, add) {
 async function hubChecks ({ config, hub }) {
   const findings = []
   const add = (level, area, message, fix) => findings.push(fix ? { level, area, message, fix } : { level, area, message })
-  add('info', 'router', 'the router here is the httpsys hub: URL reservations (`httpsys urlacl`) and certificate bindings (`httpsys cert`) are HTTP.SYS\'s, on Windows; the hub needs neither')
+  add('info', 'router', 'the router here is httpsys\'s native router: URL reservations (`httpsys urlacl`) and certificate bindings (`httpsys cert`) are HTTP.SYS\'s, on Windows; the native router needs neither')
   checkRuntimeDir(hub, add)
   const ports = new Map()
   for (const { app, prefix } of prefixesOf(config)) {

@@ -209,7 +209,7 @@ class MetricsServer {
         this.snapshot && this.snapshot.router ? [{ labels: {}, value: this.snapshot.router.cpuMicros / 1e6 }] : []),
       metric('httpsys_router_resident_memory_bytes', 'gauge', 'Resident memory of the router\'s process (native router only)', () =>
         this.snapshot && this.snapshot.router && this.snapshot.router.memory ? [{ labels: {}, value: this.snapshot.router.memory }] : []),
-      metric('httpsys_router_connections', 'gauge', 'Client connections open on the router (the hub, the native router; HTTP.SYS does not say)', () =>
+      metric('httpsys_router_connections', 'gauge', 'Client connections open on the native router (HTTP.SYS does not say)', () =>
         this.snapshot && typeof this.snapshot.connections === 'number' ? [{ labels: {}, value: this.snapshot.connections }] : [])
     ]
   }

@@ -53,7 +53,7 @@ test('pm2\'s ecosystem file, started in the background: warnings only, and every
   expect(reload.stdout).toMatch(/^api-app \[ecosystem\.config\.js\]: reloaded in \d+ ms/)
   const show = await run('show', 'web')
   expect(show.code).toBe(0)
-  const router = process.platform !== 'win32' && process.env.HTTPSYS_ROUTER !== 'hub' ? 'the native router' : 'the hub'
+  const router = process.platform !== 'win32' ? 'the native router' : '(HTTP\\.SYS|the native router)'
   expect(show.stdout).toMatch(new RegExp(`^web \\[ecosystem\\.config\\.js\\]: ready, ${router}, http://\\+:\\d+/`))
   // its hint at --show-secrets is an option show has
   expect(show.stdout).toContain('"API_TOKEN":"*** (--show-secrets prints it)"')

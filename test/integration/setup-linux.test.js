@@ -16,7 +16,7 @@ const env = { HTTPSYS_RUNTIME_DIR: path.join(dir, 'run') }
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 test.each([
-  [['cert', 'list'], /certificate binding is HTTP\.SYS configuration, which exists on Windows only.*the httpsys hub.*nothing to do/s],
+  [['cert', 'list'], /certificate binding is HTTP\.SYS configuration, which exists on Windows only.*httpsys's native router.*nothing to do/s],
   [['cert', 'add', '--port', '443', '--thumbprint', 'aa'.repeat(20)], /exists on Windows only.*nothing to do/s],
   [['urlacl', 'list'], /exists on Windows only.*needs no URL reservation/s],
   [['urlacl', 'delete', 'http://+:8080/'], /exists on Windows only.*needs no URL reservation/s]

@@ -56,7 +56,7 @@ test('with auth.dev_identity every request carries that identity, and promote_se
   })
   run = start(['-c', config], { env: env() })
   const warning = await run.waitFor((r) => r.event === 'auth')
-  expect(warning.msg).toMatch(/every request carries the development identity DEV\\alice \(auth\.dev_identity\): the hub authenticates nobody/)
+  expect(warning.msg).toMatch(/every request carries the development identity DEV\\alice \(auth\.dev_identity\): the native router authenticates nobody/)
   await run.waitFor((r) => r.event === 'ready')
   const res = await get(port, '/', { headers: { 'X-IISNode-Logon_User': 'CONTOSO\\ceo' } })
   expect(res.status).toBe(200)

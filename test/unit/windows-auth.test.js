@@ -17,7 +17,7 @@ describe('checkRouter: the supervisor, before anything starts', () => {
     expect(() => checkRouter(apps({ schemes: ['negotiate'] }), { backend: 'hub', reason: 'not Windows' }, {}))
       .toThrow(expect.objectContaining({
         code: 'ERR_HTTPSYS_AUTH_UNAVAILABLE',
-        message: expect.stringMatching(/^App "intranet" asks for Windows authentication \(auth: negotiate\), which only HTTP\.SYS does, and it would run on the hub \(not Windows\): .*auth\.dev_identity: \{ user: 'DEV\\\\alice' \}.*HTTPSYS_DEV_IDENTITY=DEV\\alice.*not authentication/)
+        message: expect.stringMatching(/^App "intranet" asks for Windows authentication \(auth: negotiate\), which only HTTP\.SYS does, and it would run on the native router \(not Windows\): .*auth\.dev_identity: \{ user: 'DEV\\\\alice' \}.*HTTPSYS_DEV_IDENTITY=DEV\\alice.*not authentication/)
       }))
   })
 
@@ -31,7 +31,7 @@ describe('checkRouter: the supervisor, before anything starts', () => {
   test('Windows\' fallback to the hub (the addon did not load) never hands out the development identity', () => {
     const fallback = { backend: 'hub', fallback: true, reason: 'the HTTP.SYS addon did not load', fix: 'reinstall httpsys-cli' }
     expect(() => checkRouter(apps({ schemes: ['ntlm'], dev_identity: 'DEV\\a' }), fallback, {}))
-      .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_AUTH_UNAVAILABLE', message: expect.stringMatching(/HTTP\.SYS could not be used: the HTTP\.SYS addon did not load\).*reinstall httpsys-cli.*only on a hub asked for with --backend hub/) }))
+      .toThrow(expect.objectContaining({ code: 'ERR_HTTPSYS_AUTH_UNAVAILABLE', message: expect.stringMatching(/HTTP\.SYS could not be used: the HTTP\.SYS addon did not load\).*reinstall httpsys-cli.*only when --backend hub asks for the native router/) }))
   })
 
   test('HTTP.SYS: served; a development identity is said to be ignored', () => {

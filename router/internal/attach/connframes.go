@@ -63,10 +63,11 @@ func (w *Worker) SendConnHeld(connID uint32) {
 
 // SendConnKept: a CONN_IDLE answered 1 (closeIdleConnections(), close()) did not end
 // the connection, its next request begun. The worker took it to be idle when it asked:
-// a REQUEST of it that comes before this frame was read before the hub heard of the
+// a REQUEST of it that comes before this frame was read before the router heard of the
 // close, its bytes unread by node at close() (served: the race of issue 25's
 // preload-fidelity "close() soon after end()"), and the worker drops it; one after it
-// was begun when the hub heard, as node's parser would have been in it, and is served.
+// was begun when the router heard, as node's parser would have been in it, and is
+// served (docs/wire-protocol.md "The idle race").
 func (w *Worker) SendConnKept(connID uint32) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

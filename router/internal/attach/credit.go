@@ -4,8 +4,8 @@ import "httpsys/router/internal/wire"
 
 // SendCredit grants n bytes of r's response window now, in one WINDOW frame: the
 // window of a request sent with wire.ReqGrantedWindow (an h2 stream) is the router's
-// to grant, and each grant is already a step (src/hub/attachment-connection.js
-// sendCredit), unlike SendWindow's returns.
+// to grant, and each grant is already a step (docs/wire-protocol.md "Flow control":
+// granted window), unlike SendWindow's returns.
 func (w *Worker) SendCredit(r Request, n int) {
 	if n <= 0 {
 		return

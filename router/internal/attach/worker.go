@@ -129,7 +129,8 @@ type CodedError interface {
 
 // Hub is what a Worker needs from the router.
 type Hub interface {
-	// Hello admits the worker to a queue (src/hub/hub.js onHello) or refuses it.
+	// Hello admits the worker to a queue (docs/wire-protocol.md "Lifecycle": the queue
+	// rules) or refuses it.
 	Hello(w *Worker, h *Hello) (*queue.Queue, Welcome, error)
 	// Attached: the worker's first ACK came (HELLO_OK reached it, its attach() resolved):
 	// requests are dispatched to it from now on.
@@ -411,7 +412,7 @@ func (w *Worker) onHello(f wire.Frame) error {
 	_ = json.Unmarshal(js, &h)
 	w.pid.Store(int64(h.PID))
 	if version != wire.Version {
-		reason := "the worker speaks protocol version " + strconv.Itoa(version) + ", the hub version " + strconv.Itoa(wire.Version)
+		reason := "the worker speaks protocol version " + strconv.Itoa(version) + ", the router version " + strconv.Itoa(wire.Version)
 		w.log.Warn("worker protocol mismatch", "pid", h.PID, "reason", reason)
 		w.refuse(wire.Code, "", map[string]any{"reason": reason})
 		return errDropped
@@ -471,7 +472,7 @@ func (w *Worker) fail(err error) error {
 	if q != nil {
 		name = q.Name
 	}
-	w.log.Warn("worker broke the hub protocol; dropping it", "err", err, "code", wire.Code, "workerId", w.ID, "pid", w.PID(), "queue", name)
+	w.log.Warn("worker broke the router protocol; dropping it", "err", err, "code", wire.Code, "workerId", w.ID, "pid", w.PID(), "queue", name)
 	w.mu.Lock()
 	w.closeReason = "protocol"
 	w.ready = false
@@ -625,7 +626,8 @@ func (w *Worker) SendAbort(r Request) {
 }
 
 // SendWindow returns n bytes of r's response window: the client took them. In steps
-// of ackStep (src/hub/attachment-connection.js sendWindow).
+// of ackStep (docs/wire-protocol.md "Flow control": a stream of small writes costs no
+// WINDOW frame each).
 func (w *Worker) SendWindow(r Request, n int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -740,7 +742,7 @@ func (w *Worker) flushLoop() {
 		// the client goroutines woken with this one append their REQUEST frames first,
 		// as long as more keep coming: a burst of requests goes to the worker in one
 		// write, and the worker's process handles it in one read (docs/wire-protocol.md
-		// "Frames": one write per batch; the hub's per-tick batch)
+		// "Frames": one write per batch, as the worker writes one per tick)
 		// (not behind a CONN_FIN: connfin.go)
 		n, fin := w.queued()
 		for tries := 0; !fin && tries < 4; tries++ {

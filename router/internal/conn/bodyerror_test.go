@@ -28,7 +28,7 @@ const smuggle = "GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n
 	"GET /admin HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
 
 // oneQueue is a hub of one queue; the connections of an owned port are told of a
-// worker when it attaches, as the router's hub does.
+// worker when it attaches, as internal/hub does.
 type oneQueue struct {
 	q        *queue.Queue
 	srv      *conn.Server
@@ -47,7 +47,7 @@ func (oneQueue) Closed(*attach.Worker)                {}
 func (oneQueue) EndConnection(*attach.Worker, uint32) {}
 
 // ConnectionFrame: a worker's verdict on a connection of the owned port (CONN_WRITE,
-// CONN_DESTROY), as the router's hub passes it on.
+// CONN_DESTROY), as internal/hub passes it on.
 func (h oneQueue) ConnectionFrame(w *attach.Worker, t wire.Type, id uint32, p []byte) {
 	h.srv.ConnectionFrame(w, t, id, p)
 }

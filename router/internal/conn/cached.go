@@ -68,8 +68,9 @@ func (r *Request) cacheQuery(q *cache.Query) bool {
 	q.Target = r.url
 	if c.own != nil {
 		// a standalone server's own port: its app gets the target as sent, and the key
-		// is the target the app sees (the hub's OutputCache.keyOf: head.url), so a
-		// dotted target is an entry of its own, as the app may answer it otherwise
+		// is the target the app sees (docs/output-cache.md "Keys, memory and
+		// invalidation"), so a dotted target is an entry of its own, as the app may
+		// answer it otherwise
 		u, ok := payloadURL(r.payload)
 		if !ok {
 			return false

@@ -28,7 +28,7 @@ const (
 	// line is charged a window (or what it holds, when more) from the moment it is
 	// parsed, a finished one what it holds, and the bytes queued for the socket count
 	// too. Past the budget no further request head is read until the client takes
-	// bytes (src/hub/client-connection.js HELD_BUDGET).
+	// bytes (README "The router's rules": 1 MiB, a waiting response counts a window).
 	heldBudget = 4 * wire.ResponseWindow
 	readSize   = 32 << 10
 	lingerMs   = 5000
@@ -359,7 +359,8 @@ func (c *Conn) newRequest(h *parse.Head) *Request {
 	sent := url
 	if c.own != nil {
 		// a standalone server's own port: node's server gets the target as sent, and
-		// the port's one queue takes any path (src/hub/client-connection.js routingPath)
+		// the port's one queue takes any path, as node's server serves any path
+		// (docs/wire-protocol.md "Connections of a port a standalone server owns")
 		if !ok {
 			url = "/"
 		}
@@ -585,7 +586,8 @@ func (c *Conn) resumeForBody(r *Request) {
 
 // onEnd: the client's FIN. It sends nothing more but may still read (a half-close:
 // RFC 9293 3.6). Every complete request it sent is answered, in order, the last with
-// Connection: close, and then the connection ends (src/hub/client-connection.js onEnd).
+// Connection: close, and then the connection ends (README "The router's rules": a
+// client's FIN).
 func (c *Conn) onEnd() {
 	c.mu.Lock()
 	defer c.mu.Unlock()

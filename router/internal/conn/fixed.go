@@ -9,9 +9,9 @@ import (
 
 // A standalone server's connections that no port of the router names (issue 25
 // "Standalone"): those of its listen(path), a Unix socket, and the sockets its app
-// handed it (server.emit('connection', socket)). As in the hub (hub.js onPathSocket,
-// adoptSocket) each is a connection of a port the server owns: its settings, its one
-// queue, nothing routed; its local port is 0, as the hub reports it.
+// handed it (server.emit('connection', socket)). As in the JS router, each is a
+// connection of a port the server owns: its settings, its one queue, nothing routed;
+// its local port is 0, as the JS router reported it.
 
 // Fixed is one such server's: the settings its next connections follow, and its queue.
 type Fixed struct {

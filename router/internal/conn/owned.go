@@ -8,7 +8,7 @@ import (
 
 // A port a standalone server owns (`node -r register app.js` on the native router,
 // issue 25 "Standalone"): its connections follow that server's settings, as node's own
-// would (src/http/server.js routerSettings, src/hub/client-connection.js ownsPort),
+// would (src/http/server.js routerSettings, its ownsPort),
 // not the shared router's rules: the server's timeouts and header limit, any Host
 // value taken (the port alone routes), the target as sent, KEEP_OPEN honoured
 // (node's last response under maxRequestsPerSocket), and a client's FIN told to the

@@ -299,7 +299,7 @@ func (c *Conn) sawWorker(w *attach.Worker) bool {
 }
 
 // nodeClientError is what node writes for a 'clientError' no listener took (its
-// socketOnError), by the error (src/hub/responses.js nodeClientError).
+// socketOnError), by the error (the worker's twin: src/http/client-error.js).
 func nodeClientError(status int, reason string) []byte {
 	switch {
 	case status == 431:
@@ -315,7 +315,8 @@ func nodeClientError(status int, reason string) []byte {
 // writeWhatIsQueued hands the socket what the worker's frames of this read queued for
 // it (a batch is written at the read's end), as far as it takes it now: node's
 // socket.destroy() after res.write() loses nothing node had written to the kernel
-// already, and the in-process hub writes each frame's bytes as it reads it.
+// already, and the JS router, in the app's own process, wrote each frame's bytes as
+// it read it.
 func (c *Conn) writeWhatIsQueued() {
 	if c.dead || c.writing != 0 || len(c.out) == 0 {
 		return

@@ -1,13 +1,14 @@
 package conn
 
 // What the router's other protocols (internal/h2) share of this package's answers:
-// the same statuses and pages as HTTP/1.1 (src/hub/h2-request.js respondLocal uses
-// responses.js page), not a copy of them.
+// the same statuses and pages as HTTP/1.1 (an h2 stream's local answer is the same
+// page an HTTP/1.1 request gets, as in the JS router), not a copy of them.
 
 // Variant is a page's variant: a status with a title and text of its own.
 type Variant = variant
 
-// The page variants (src/hub/responses.js).
+// The page variants: the statuses whose page says more than the status's name
+// (HTTP.SYS's "Bad Request - Invalid Hostname", the queue's 503s, ...).
 const (
 	Plain           = plain
 	InvalidHostname = invalidHostname

@@ -105,8 +105,8 @@ func (s *Server) endPeer(w *attach.Worker, id uint32) {
 	}
 }
 
-// QueueAnswerer is a queued request of a Peer: the hub's QueueTimeout, QueueGone and
-// AppDown answer it through this (503 with the variant's page).
+// QueueAnswerer is a queued request of a Peer: QueueTimeout, QueueGone and AppDown
+// (called by internal/hub) answer it through this (503 with the variant's page).
 type QueueAnswerer interface {
 	AnswerFromQueue(v Variant, closing bool)
 }

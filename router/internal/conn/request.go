@@ -25,10 +25,10 @@ const (
 	continueSent
 )
 
-// Request is one request from its head until its response is complete (src/hub/
-// hub-request.js): which queue and worker hold it, its body's flow control (the
-// worker's credit), and its response bytes. Its fields are its connection's lock's,
-// except Entry (its queue's lock) and Link (its worker's lock).
+// Request is one request from its head until its response is complete
+// (docs/wire-protocol.md "Lifecycle"): which queue and worker hold it, its body's flow
+// control (the worker's credit), and its response bytes. Its fields are its
+// connection's lock's, except Entry (its queue's lock) and Link (its worker's lock).
 type Request struct {
 	entry   queue.Entry
 	link    attach.Link

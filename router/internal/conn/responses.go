@@ -1,6 +1,6 @@
 package conn
 
-// The bytes the router writes to clients, as src/hub/responses.js: the head of a
+// The bytes the router writes to clients (ported from the JS router): the head of a
 // worker's response (status line + the worker's header block + connection management)
 // and the small pages the router answers itself, worded like HTTP.SYS's ("Bad Request -
 // Invalid Hostname", ...).
@@ -29,8 +29,8 @@ var continueBytes = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 // appendFromFrame appends the head the client gets for a RESPONSE payload p (checked
 // by wire.CheckResponse): status line, the worker's header block, the router's
-// Connection header and the blank line (src/hub/responses.js fromFrame). bodyStart
-// is where the body begins in p.
+// Connection header and the blank line (docs/wire-protocol.md "Types": RESPONSE).
+// bodyStart is where the body begins in p.
 func appendFromFrame(dst, p []byte, bodyStart int, add int) []byte {
 	status := binary.LittleEndian.Uint16(p)
 	rlen := int(binary.LittleEndian.Uint16(p[8:]))
@@ -168,7 +168,8 @@ func page(status int, v variant) (reason, body string) {
 	return reason, body
 }
 
-// appendLocal appends a response the router answers itself (src/hub/responses.js local).
+// appendLocal appends a response the router answers itself (README "The router's
+// rules"): its page, and on a 503 a Retry-After (RFC 9110 10.2.3).
 func appendLocal(dst []byte, status int, v variant, head bool, add int, date []byte, extra string) []byte {
 	reason, body := page(status, v)
 	dst = append(dst, "HTTP/1.1 "...)

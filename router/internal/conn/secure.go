@@ -8,7 +8,7 @@ import (
 	"httpsys/router/internal/route"
 )
 
-// Secure is what a TLS connection carries besides its bytes (src/hub/tls-server.js):
+// Secure is what a TLS connection carries besides its bytes (docs/architecture.md 10):
 // the session as the worker sees it, and which certificate entry its handshake used.
 type Secure struct {
 	// Info is the REQUEST's TLS section (wire.AppendTLSInfo), encoded once: the session
@@ -28,7 +28,7 @@ func (s *Server) ServeTLS(tc *tls.Conn, port int, dual bool, done func(), sec *S
 	s.serve(tc, port, dual, done, sec)
 }
 
-// Redirect is an app's redirect_http as a routing target (src/hub/redirect.js): plain
+// Redirect is an app's redirect_http as a routing target (README "HTTPS and HTTP/2"): plain
 // http requests for its hosts and paths get a 308 to the same URL over https. 308, not
 // 301: a 301 lets clients turn a POST into a GET (RFC 9110 15.4.2); 308 keeps the method
 // and body (RFC 9110 15.4.9).

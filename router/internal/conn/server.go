@@ -27,7 +27,8 @@ import (
 	"httpsys/router/internal/wire"
 )
 
-// Limits are the connection rules (src/hub/hub.js's options), in bytes and ms.
+// Limits are the connection rules, in bytes and ms: the router's options, the config's
+// limits among them (src/supervisor/router-config.js configLimits names them).
 type Limits struct {
 	MaxHeaderSize    int   // request line + headers (431 beyond)
 	MaxBodySize      int64 // request body (413 beyond); 0: no limit

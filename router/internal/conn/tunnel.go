@@ -1,7 +1,7 @@
 package conn
 
 // An upgraded client connection (101 Switching Protocols: WebSocket, and any other
-// protocol an app takes over with server.on('upgrade')), as src/hub/tunnel.js: after
+// protocol an app takes over with server.on('upgrade')), as the JS router did: after
 // the worker's 101 the router parses nothing more on the connection and relays its
 // bytes both ways, as HTTP.SYS does after a response sent with
 // HTTP_SEND_RESPONSE_FLAG_OPAQUE.

@@ -122,8 +122,8 @@ func TestMisdirected(t *testing.T) {
 }
 
 // A stream that waited past its queue's timeout is answered 503 with Retry-After and
-// the router's page (internal/hub's sweep calls conn.QueueTimeout for it, as for
-// HTTP/1.1).
+// the router's page (the queue sweep in internal/hub calls conn.QueueTimeout for it, as
+// for HTTP/1.1).
 func TestQueueTimeout(t *testing.T) {
 	r := newRig(t, func(_ *conn.Limits, s *queue.Settings) { s.TimeoutMs = 1 })
 	type answer struct{ status, body string }

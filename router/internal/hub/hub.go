@@ -623,7 +623,7 @@ func (h *Hub) Hello(w *attach.Worker, hello *attach.Hello) (*queue.Queue, attach
 		}
 	} else {
 		if !h.workersMayCreate {
-			return nil, attach.Welcome{}, h.denied("(none)", pid, "this hub serves only the queues its supervisor made")
+			return nil, attach.Welcome{}, h.denied("(none)", pid, "this router serves only the queues its supervisor made")
 		}
 		if len(urls) == 0 {
 			return nil, attach.Welcome{}, notFound("(none)")
@@ -738,7 +738,7 @@ func (h *Hub) Close() {
 	}
 	h.mu.Unlock()
 	for _, w := range workers {
-		w.CloseByHub("hub closing")
+		w.CloseByHub("router closing")
 	}
 	deadline := time.After(time.Second)
 	for _, w := range workers {

@@ -4,8 +4,8 @@ package listen
 
 import "net"
 
-// Private listens on a Unix socket file (Unix: internal/hub's listenPrivate, which
-// makes it 0600; Windows: pipe_windows.go).
+// Private listens on a Unix socket file (Unix: listenPrivate in
+// internal/hub/private_unix.go, which makes it 0600; Windows: pipe_windows.go).
 func Private(path string) (net.Listener, error) {
 	return net.Listen("unix", path)
 }

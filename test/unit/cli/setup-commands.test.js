@@ -101,7 +101,7 @@ describe('httpsys urlacl', () => {
   test('on Linux it says what it is for and that the hub needs none, exit 0', async () => {
     let text = ''
     await createProgram({ platform: 'linux', out: (t) => { text += t } }).parseAsync(['node', 'httpsys', 'urlacl', 'add', 'http://+:8080/'])
-    expect(text).toMatch(/exists on Windows only.*the httpsys hub.*needs no URL reservation/)
+    expect(text).toMatch(/exists on Windows only.*httpsys's native router.*needs no URL reservation/)
   })
 })
 

@@ -59,9 +59,9 @@ test('HTTP.SYS: no SPN talk for NTLM or Basic alone; a development identity is s
 test('the hub: an app with auth and no development identity is an error (start would fail); with one, a warning that it authenticates nobody', async () => {
   const hub = { runtimeDir: () => path.join(dir, 'run') }
   const without = await doctor({ config: config({ auth: { schemes: ['negotiate'] } }), platform: 'linux', hub, machine: { env: {} } })
-  expect(auth(without)).toEqual([expect.objectContaining({ level: 'error', message: expect.stringMatching(/^intranet asks for Windows authentication \(Negotiate\), which the hub cannot do: `httpsys start` fails with ERR_HTTPSYS_AUTH_UNAVAILABLE$/), fix: expect.stringMatching(/dev_identity/) })])
+  expect(auth(without)).toEqual([expect.objectContaining({ level: 'error', message: expect.stringMatching(/^intranet asks for Windows authentication \(Negotiate\), which the native router cannot do: `httpsys start` fails with ERR_HTTPSYS_AUTH_UNAVAILABLE$/), fix: expect.stringMatching(/dev_identity/) })])
   expect(without.ok).toBe(false)
   const withOne = await doctor({ config: config({ auth: { schemes: ['negotiate'] } }), platform: 'linux', hub, machine: { env: { HTTPSYS_DEV_IDENTITY: 'DEV\\alice' } } })
-  expect(auth(withOne)).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringMatching(/the hub hands every request the development identity DEV\\alice \(Negotiate on HTTP\.SYS\): this authenticates nobody/) })])
+  expect(auth(withOne)).toEqual([expect.objectContaining({ level: 'warn', message: expect.stringMatching(/the native router hands every request the development identity DEV\\alice \(Negotiate on HTTP\.SYS\): this authenticates nobody/) })])
   expect(withOne.ok).toBe(true)
 })
