@@ -76,4 +76,38 @@ describe.each(ROUTERS)('standalone: listen(port) and listen(prefix) on the same 
     ]])
     expect(r.code).toBe(0)
   })
+  test('the port server closing first: the prefix server keeps its path, the rest is 404, and a listen(port) there joins again', async () => {
+    const env = { TMPDIR: dir, HTTPSYS_ROUTER: 'native', HTTPSYS_ROUTER_PATH: routerBin(), ...bind }
+    const r = await runPreloaded(`
+      const http = require('http')
+      const net = require('net')
+      const out = []
+      const a = http.createServer((req, res) => res.end('port ' + req.url))
+      const b = http.createServer((req, res) => res.end('api ' + req.url))
+      const probe = net.createServer().listen(0, () => {
+        const port = probe.address().port
+        probe.close(() => {
+          a.listen(port)
+          b.listen('http://+:' + port + '/api/')
+          const get = (p) => new Promise((resolve) => http.get({ port, path: p, agent: false, host: '127.0.0.1' }, (r) => { let t = ''; r.on('data', (d) => { t += d }); r.on('end', () => resolve(r.statusCode + ' ' + (r.statusCode === 200 ? t : ''))) }))
+          const until = async (p, not) => { while ((await get(p)).startsWith(not)) await new Promise((resolve) => setTimeout(resolve, 10)) }
+          ;(async () => {
+            await until('/api/', '200 port')
+            await new Promise((resolve) => a.close(resolve))
+            out.push(await get('/api/y'), await get('/x'))
+            const c = http.createServer((req, res) => res.end('again ' + req.url))
+            c.listen(port)
+            await until('/x', '404')
+            out.push(await get('/x'), await get('/api/z'))
+            c.close()
+            b.close()
+            console.log(JSON.stringify(out))
+          })()
+        })
+      })
+    `, { env, timeoutMs: 15000 })
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([['200 api /api/y', '404 ', '200 again /x', '200 api /api/z']])
+    expect(r.code).toBe(0)
+  })
 })
