@@ -189,7 +189,7 @@ define('ERR_HTTPSYS_CLIENT_CERT_BINDING', (d) =>
   (d.commands && d.commands.length > 0
     ? `Make the binding ask (elevated, once): ${d.commands.map((c) => `\`${c}\``).join(', ')}. Every app served on that binding is then asked for a certificate. `
     : '') +
-  'Or serve it with the hub (backend: \'hub\'), or remove requestCert.')
+  'Or serve it with the native router (backend: \'hub\'), or remove requestCert.')
 // Windows authentication (README "Windows authentication", src/windows-auth.js)
 define('ERR_HTTPSYS_AUTH_UNAVAILABLE', (d) =>
   `App ${str(d.app)} asks for Windows authentication (auth: ${(d.schemes || []).join(', ')}), which only HTTP.SYS does, ` +

@@ -76,9 +76,9 @@ function nameRouterRow (line) {
   return ROUTER_NAME + line.slice(ROUTER_NAME.length)
 }
 
-/** A supervisor's router as ls and monit name it: its backend, or the native router where the hub backend runs it. */
+/** A supervisor's router as ls and monit name it: the native router, which the hub backend runs (issue 25), or HTTP.SYS's backend name. */
 function routerLabel (s) {
-  return s.routerKind === 'native' ? 'native router' : s.backend
+  return s.routerKind === 'native' || s.backend === 'hub' ? 'native router' : s.backend
 }
 
 /**

@@ -330,7 +330,7 @@ const appSchema = {
     check: (value, ctx) => integer(value, ctx, 0, '5')
   },
   redirect_http: {
-    doc: 'a plain http port (e.g. 80) on which requests for the app\'s https prefixes (same hosts and paths) get a 308 redirect to https; the hub only',
+    doc: 'a plain http port (e.g. 80) on which requests for the app\'s https prefixes (same hosts and paths) get a 308 redirect to https; the native router only (HTTP.SYS has no such redirect)',
     default: () => null,
     check (value, ctx) {
       if (value === false || value === null) return null
@@ -358,7 +358,7 @@ const appSchema = {
   },
   auth: {
     doc: 'Windows authentication by HTTP.SYS: { schemes: ["negotiate", "ntlm"] (also "kerberos", "basic", "digest"), anonymous?: true (false: 401 with the challenges, the app never sees the request), ' +
-      'realm?, domain?, basic_over_http?: false, kerberos_credential_caching?: false, dev_identity?: { user, sid?, groups? } (the hub\'s stand-in, not authentication) }; the user is req.windowsIdentity',
+      'realm?, domain?, basic_over_http?: false, kerberos_credential_caching?: false, dev_identity?: { user, sid?, groups? } (the native router\'s stand-in, not authentication) }; the user is req.windowsIdentity',
     default: () => null,
     check: (value, ctx) => require('./auth-keys').checkAuth(value, ctx)
   },
@@ -403,17 +403,17 @@ const BACKENDS = ['auto', 'httpsys', 'hub']
 // over the file.
 const topSchema = {
   backend: {
-    doc: 'the router: "auto" (HTTP.SYS on Windows when its addon loads and every app has urls, else the hub), "httpsys" or "hub"',
+    doc: 'the router: "auto" (HTTP.SYS on Windows when its addon loads and every app has urls, else the native router), "httpsys" (HTTP.SYS) or "hub" (the native router)',
     default: () => 'auto',
     check: (value, ctx) => oneOf(value, ctx, BACKENDS)
   },
   limits: {
-    doc: 'the router\'s limits, the same on the hub and on HTTP.SYS: queue_length, max_body_size, header_timeout, idle_timeout, body_timeout, queue_timeout, max_connections, cache_size, cache_max_response',
+    doc: 'the router\'s limits, the same on the native router and on HTTP.SYS: queue_length, max_body_size, header_timeout, idle_timeout, body_timeout, queue_timeout, max_connections, cache_size, cache_max_response',
     default: () => ({ ...LIMIT_DEFAULTS }),
     check: (value, ctx) => subObject(value, ctx, limitsSchema, LIMIT_DEFAULTS, '{ queue_length: 1000, max_body_size: "100M" }')
   },
   tls: {
-    doc: 'certificates for https prefixes: [{ port, host?, ip?, thumbprint? | pfx + passphrase? | cert + key, ca?, requestCert?, rejectUnauthorized?, store? }] (paths or PEM text); the hub serves them (and reloads a changed file), on Windows `httpsys start --setup` binds them',
+    doc: 'certificates for https prefixes: [{ port, host?, ip?, thumbprint? | pfx + passphrase? | cert + key, ca?, requestCert?, rejectUnauthorized?, store? }] (paths or PEM text); the native router serves them (and reloads a changed file), on Windows `httpsys start --setup` binds them',
     default: () => [],
     check (value, ctx) {
       if (!Array.isArray(value)) ctx.fail(`must be an array, got ${describe(value)}`, 'For example tls: [{ port: 443, pfx: "./site.pfx" }].')
@@ -452,7 +452,7 @@ Object.defineProperty(metricsSchema, 'after', {
 // HTTP.SYS keeps its timers in whole seconds in a USHORT (HTTP_TIMEOUT_LIMIT_INFO), where
 // 0 means "the default" and 65535 (MAXUSHORT) turns the timer off ("Configuring the
 // Application Specific Timeouts"): the longest length is 65534 s, and the same range
-// holds on the hub, so one config means the same on both routers.
+// holds on the native router, so one config means the same on both routers.
 // https://learn.microsoft.com/windows/win32/api/http/ns-http-http_timeout_limit_info
 const MAX_TIMER_S = 65534
 const LIMIT_DEFAULTS = Object.freeze({

@@ -526,7 +526,7 @@ class ServerHandle {
   }
 
   /**
-   * node's 'clientError': the router of this server's own port (the standalone hub)
+   * node's 'clientError': the router of this server's own port (a standalone process's own router)
    * could not parse a request on `conn`, or its head did not come in time. With
    * listeners, they get node's error and the connection's socket, whose writes go to
    * the client as they are (kDirect); without, the router answers as node does.

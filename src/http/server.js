@@ -37,7 +37,7 @@ const { kBackend, kHandle, kClosing, kResponseOptions, kIncomingClass, kResponse
 // false where the backend cannot take one
 const kAdopter = Symbol('httpsys.adopter')
 
-// how soon the hub hears a client's FIN on a port the server owns (routerSettings)
+// how soon the router hears a client's FIN on a port the server owns (routerSettings)
 const OWN_PORT_FIN_GRACE_MS = 10
 
 let defaultBackend = null
@@ -308,7 +308,7 @@ class ServerMembers extends EventEmitter {
 defineLegacyClass(Server, EventEmitter, ServerMembers)
 
 /**
- * What a router that serves this server alone (the standalone hub) takes from it, read
+ * What a router that serves this server alone (a standalone process's own) takes from it, read
  * live as node reads them per connection: the head timeout (headersTimeout, bounded by
  * requestTimeout), keepAliveTimeout, maxHeaderSize, insecureHTTPParser, node's 408 for a head that did not
  * come in time, each accepted connection ('connection') and 'clientError'. A missing
@@ -316,7 +316,7 @@ defineLegacyClass(Server, EventEmitter, ServerMembers)
  * after 'upgrade' took its requests, as node does (server-handle.js onRequest). A server
  * that listened on a port owns it as node's does (ownsPort): its requests keep the
  * target and Host as the client sent them, and a client's FIN is heard within 10 ms
- * (node: at once; the hub needs a turn of the local socket to hear whether the app
+ * (node: at once; the router needs a turn of the local socket to hear whether the app
  * answered). A shared router (the supervisor's hub, HTTP.SYS) keeps its own rules.
  */
 function routerSettings (server, handle, target) {
@@ -342,7 +342,7 @@ function routerSettings (server, handle, target) {
       return n > 0 ? Math.min(n, 65535) : 16384
     },
     // node's lenient parser (the option, else --insecure-http-parser), on the port the
-    // server owns: the hub's parser then takes any header value byte but CR and LF
+    // server owns: the router's parser then takes any header value byte but CR and LF
     get insecureHTTPParser () {
       return typeof server.insecureHTTPParser === 'boolean' ? server.insecureHTTPParser : insecureFlag()
     },

@@ -29,7 +29,9 @@ const { codes } = require('../errors')
 const { hold, unhold, newQueue, ownSettings, bindError } = require('./standalone-own')
 
 const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
-const held = new Map() // port -> { count, ready }: this process's prefix servers on it
+// port -> { count, ready, owners }: this process's servers on it (its prefix servers,
+// and a listen(port)'s: owners)
+const held = new Map()
 const listening = new Set() // the paths this process's servers listen on
 let adopted = 0
 
@@ -89,6 +91,8 @@ function reservePath (options, own) {
  */
 function reservePrefix (options, own) {
   const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+  // (a listen(port) joining its prefix servers: a second one is EADDRINUSE, as on node)
+  const owners = options.settings !== null && typeof options.settings === 'object' && options.settings.ownsPort === true ? 1 : 0
   const { name, token } = newQueue(own)
   // (a port 0 prefix is placed once the router has its port; nothing can conflict before)
   if (p.port !== 0) table.add(p.prefix, { name })
@@ -115,25 +119,61 @@ function reservePrefix (options, own) {
     : own.placed(r, name, options, () => ({ name, token, urls: [prefix] }), first.then(() => {}, () => {}), 'reservePrefix')
   reservation.urls = [prefix]
   reservation.ports = [port]
-  if (first === null) held.set(port, { count: 1, ready: reservation.ready })
-  else held.get(port).count++
+  if (first === null) held.set(port, { count: 1, ready: reservation.ready, owners })
+  else {
+    held.get(port).count++
+    held.get(port).owners += owners
+  }
   const release = reservation.release
   reservation.release = () => {
     if (reservation.released) return
-    table.remove(prefix)
-    const h = held.get(port)
-    if (h !== undefined && --h.count === 0) held.delete(port)
+    leave(port, prefix, owners)
     release()
   }
   // a prefix the router refused leaves this process's table (standalone-prefixes.js)
   reservation.ready.catch(() => {
     if (reservation.released) return
-    table.remove(prefix)
-    const h = held.get(port)
-    if (h !== undefined && --h.count === 0) held.delete(port)
+    leave(port, prefix, owners)
     reservation.released = true
   })
   return reservation
+}
+
+/** A server of this process left `port`: its prefix leaves the table. */
+function leave (port, prefix, owners) {
+  table.remove(prefix)
+  const h = held.get(port)
+  if (h === undefined) return
+  h.owners -= owners
+  if (--h.count === 0) held.delete(port)
+}
+
+/**
+ * Whether a plain listen(port) (standalone-native-win.js) goes to a port this
+ * process's prefix servers hold: it joins them as the prefix `http://+:port/`
+ * (standalone-prefixes.js joinsShared).
+ */
+function joinsShared (options) {
+  const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+  return p.scheme === 'http' && p.port !== 0 && held.has(p.port) && held.get(p.port).owners === 0
+}
+
+/**
+ * A listen(port) server of this process has `port` (its queue made once `ready`
+ * settled): a listen(prefix) there later joins it (reservePrefix).
+ * @returns {() => void} what its close() lets go
+ */
+function holdOwnPort (port, prefix, name, ready) {
+  table.add(prefix, { name })
+  held.set(port, { count: 1, ready, owners: 1 })
+  let gone = false
+  const release = () => {
+    if (gone) return
+    gone = true
+    leave(port, prefix, 1)
+  }
+  ready.catch(release)
+  return release
 }
 
 /** A private name for an adopted streams' queue: a named pipe on Windows, a Unix socket in the temp folder elsewhere. */
@@ -185,4 +225,4 @@ function adopt ({ handlers, settings }, own) {
   return { attaching, take }
 }
 
-module.exports = { takesPrefix, reservePath, reservePrefix, adopt }
+module.exports = { takesPrefix, reservePath, reservePrefix, joinsShared, holdOwnPort, adopt }

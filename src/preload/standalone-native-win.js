@@ -187,6 +187,8 @@ const backend = {
     if (options.path !== undefined && !options.tls) return winPaths().reservePath(options, own)
     if (winPaths().takesPrefix(options)) return winPaths().reservePrefix(options, own)
     if (!takes(options)) throw unserved(options)
+    // (a port this process's listen(prefix) servers share: this server's prefix joins them)
+    if (winPaths().joinsShared(options)) return winPaths().reservePrefix(options, own)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
     const { name, token } = newQueue(own)
@@ -205,6 +207,13 @@ const backend = {
     const reservation = placed(r, name, options, () => ({ name, token, urls: [prefix], ip, settings: ownSettings(options.settings), ...require('./standalone-tls').listenTls(options, prefix, port) }))
     reservation.urls = [prefix]
     reservation.ports = [port]
+    // (a listen(prefix) of this process may join the port)
+    const leave = winPaths().holdOwnPort(port, prefix, name, reservation.ready)
+    const release = reservation.release
+    reservation.release = () => {
+      leave()
+      release()
+    }
     return reservation
   },
 

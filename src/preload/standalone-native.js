@@ -141,6 +141,8 @@ const backend = {
     if (!takes(options)) throw unserved(options)
     // (a cluster worker's port is its primary's: its connections come to the worker)
     if (require('node:cluster').isWorker) return require('./standalone-cluster').reserve(options, own)
+    // (a port this process's listen(prefix) servers share: this server's prefix joins them)
+    if (prefixes().joinsShared(options)) return prefixes().reservePrefix(options, own)
     const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
     const r = ensureRouter()
     const { name, token } = newQueue(own)
@@ -149,7 +151,9 @@ const backend = {
     // (what node accepts there while the socket waits its turn on the IPC channel
     // follows it: see handOver)
     const server = nodeBinds(r, name, p)
-    const reservation = reservationOf(r, name, { options, onRelease: (done) => givenBack(reservation.ports, done) })
+    // (a listen(prefix) of this process may join the port: it goes back with the last)
+    let giveBack = (done) => givenBack(reservation.ports, done)
+    const reservation = reservationOf(r, name, { options, onRelease: (done) => giveBack(done) })
     const place = () => {
       const port = server.address().port
       const prefix = `${p.scheme}://${p.host}:${port}${p.path}`
@@ -160,7 +164,9 @@ const backend = {
       // handed over in the next tick, still before the event loop polls node's copy: the
       // settings an app sets right after listen() (server.httpAllowHalfOpen = true) go
       // with the socket, and apply to the first connection
-      return new Promise((resolve) => process.nextTick(resolve)).then(() => handOverNow(prefix))
+      const handedOver = new Promise((resolve) => process.nextTick(resolve)).then(() => handOverNow(prefix))
+      if (!reservation.released) giveBack = prefixes().holdOwnPort(port, prefix, name, handedOver)
+      return handedOver
     }
     const handOverNow = (prefix) => {
       const settings = ownSettings(options.settings)

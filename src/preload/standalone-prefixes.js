@@ -18,7 +18,9 @@ const urlprefix = require('../urlprefix')
 const { hold, unhold, newQueue, ask, reservationOf, givenBack, nodeBinds, whenListening } = require('./standalone-own')
 
 const table = new urlprefix.RoutingTable() // this process's prefix servers, for conflicts
-const held = new Map() // port -> { count, ready }: this process's prefix servers on it, and when the router has its socket
+// port -> { count, ready, owners }: this process's servers on it (its prefix servers,
+// and a listen(port)'s: owners), and when the router has its socket
+const held = new Map()
 
 /**
  * Whether this is a listen(prefix) this file serves: one prefix, the port not the
@@ -38,6 +40,7 @@ function takes (options) {
  */
 function reservePrefix (options, own) {
   const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+  const ownsPort = options.settings !== null && typeof options.settings === 'object' && options.settings.ownsPort === true
   const { name, token } = newQueue(own)
   // (a port 0 prefix is placed once node has its port; nothing can conflict before)
   if (p.port !== 0) table.add(p.prefix, { name })
@@ -52,6 +55,7 @@ function reservePrefix (options, own) {
       for (const u of reservation.urls) table.remove(u)
       if (reservation.urls.length === 0 && p.port !== 0) table.remove(p.prefix)
       if (port === undefined || !held.has(port)) return
+      if (ownsPort) held.get(port).owners--
       if (--held.get(port).count > 0) return
       if (held.get(port).server !== undefined) held.get(port).server.close()
       held.delete(port)
@@ -70,7 +74,9 @@ function reservePrefix (options, own) {
     reservation.ports = [port]
     const h = held.get(port)
     if (h !== undefined) h.count++
-    else held.set(port, { count: 1, ready: handedOver })
+    else held.set(port, { count: 1, ready: handedOver, owners: 0 })
+    // (a listen(port) joining its prefix servers: a second one is node's EADDRINUSE)
+    if (ownsPort) held.get(port).owners++
     return prefix
   }
   // the port's socket reaches the router before another prefix of it (node sends the
@@ -107,6 +113,7 @@ function reservePrefix (options, own) {
       for (const u of reservation.urls) table.remove(u)
       if (reservation.urls.length === 0 && p.port !== 0) table.remove(p.prefix)
       const port = reservation.ports[0]
+      if (port !== undefined && held.has(port) && ownsPort) held.get(port).owners--
       if (port !== undefined && held.has(port) && --held.get(port).count === 0) held.delete(port)
       reservation.released = true
     }
@@ -116,4 +123,41 @@ function reservePrefix (options, own) {
   return reservation
 }
 
-module.exports = { takes, reservePrefix }
+/**
+ * Whether a listen(port) (standalone-native.js) goes to a port this process's prefix
+ * servers hold: the router serves it as the prefix `http://+:port/` there (the table
+ * routes the port, as the removed JS hub did), no longer the server's own.
+ */
+function joinsShared (options) {
+  const p = urlprefix.parse(options.urls[0], { allowPortZero: true })
+  return p.port !== 0 && held.has(p.port) && held.get(p.port).owners === 0
+}
+
+/**
+ * A listen(port) server of this process bound `port` (standalone-native.js): a
+ * listen(prefix) there later joins it (reservePrefix once `handedOver` settled), and a
+ * prefix the same as the server's is a conflict at once.
+ * @returns {(unbound: Promise<void>) => void} its close(): the port goes back once
+ *   neither it nor a prefix server holds it
+ */
+function holdOwnPort (port, prefix, name, handedOver) {
+  table.add(prefix, { name })
+  held.set(port, { count: 1, ready: handedOver, owners: 1 })
+  let gone = false
+  const release = (unbound) => {
+    if (gone) return
+    gone = true
+    table.remove(prefix)
+    const h = held.get(port)
+    if (h === undefined) return
+    h.owners--
+    if (--h.count > 0) return
+    held.delete(port)
+    givenBack([port], unbound)
+  }
+  // (a hand-over that failed holds nothing)
+  handedOver.catch(() => release(Promise.resolve()))
+  return release
+}
+
+module.exports = { takes, reservePrefix, joinsShared, holdOwnPort }

@@ -85,7 +85,7 @@ async function applyEdit (sup, name, mode) {
   const t0 = Date.now()
   const diff = next !== null ? diffConfig(sup.config, next, { only }) : { added: [], removed: [], changed: [], notLive: [] }
   // HTTP.SYS authenticates by the queue's URL group, set up when the queue is made (the
-  // hub's stand-in reaches the workers with the reload)
+  // native router's stand-in, dev_identity, reaches the workers with the reload)
   if (sup.backend && sup.backend.backend === 'httpsys') {
     for (const c of diff.changed) if (c.keys.includes('auth')) c.notLive.push('auth')
   }

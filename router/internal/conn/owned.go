@@ -55,8 +55,15 @@ func (s *Server) newOwned(o Owned, q *queue.Queue) *ownedPort {
 	return op
 }
 
-// ClearOwned: port is no longer a standalone server's (its close()).
+// ClearOwned: port is no longer a standalone server's (its close(), or a
+// listen(prefix) of the same process joined it: the table routes it from then on).
 func (s *Server) ClearOwned(port int) { s.owned.Delete(port) }
+
+// OwnedBy: port is q's server's own (SetOwned, not cleared since).
+func (s *Server) OwnedBy(port int, q *queue.Queue) bool {
+	v, ok := s.owned.Load(port)
+	return ok && v.(*ownedPort).q == q
+}
 
 type ownedPort struct {
 	limits        Limits

@@ -91,6 +91,14 @@ func (h *Hub) AdoptQueue(name string, o QueueOptions, a Adoption) (QueueInfo, er
 	if a.Own != nil && a.Listener != nil {
 		h.conns.SetOwned(port, *a.Own, e.q)
 	}
+	if a.Listener == nil {
+		// a server of the app on a port a listen(port) of it owns: the port is shared
+		// by URL from now on, as the removed JS hub shared it (the prefix's server gets
+		// its path, the port's the rest); its connections follow the router's rules
+		for _, p := range e.ports {
+			h.conns.ClearOwned(p)
+		}
+	}
 	serve()
 	h.log.Debug("standalone queue created", "queue", name, "urls", e.urls, "handedOver", a.Listener != nil, "https", a.HTTPS)
 	return e.info(), nil

@@ -129,3 +129,47 @@ func TestSharedQueuesRouteOnePortByPrefix(t *testing.T) {
 		t.Fatal("a prefix taken was reserved again")
 	}
 }
+
+// A listen(port) and a listen(prefix) of one standalone app on one port (adopt.go):
+// the port stops being the first server's own when the prefix joins, and the table
+// routes it, the prefix's path to its server and the rest to the port's, as the
+// removed JS hub did; a settings change of the port's server after that (an app
+// sets them right after listen()) does not make the port its own again.
+func TestAPrefixJoiningAnOwnedPortSharesItByURL(t *testing.T) {
+	h, _ := startHub(t, false, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	base := "http://127.0.0.1:" + strconv.Itoa(port)
+	own := conn.Owned{KeepAliveTimeout: 5000, HeadersTimeout: 60000, RequireHost: true}
+	if _, err := h.AdoptQueue("a", QueueOptions{URLs: []string{base + "/"}, Token: "ta"}, Adoption{Listener: ln, IP: "127.0.0.1", Own: &own}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.AdoptQueue("b", QueueOptions{URLs: []string{base + "/api/"}, Token: "tb"}, Adoption{}); err != nil {
+		t.Fatal(err)
+	}
+	own.KeepAliveTimeout = 1000
+	h.SetOwnSettings("a", own)
+	fa, _ := attachWorker(t, h, map[string]any{"queue": "a", "token": "ta"})
+	fb, _ := attachWorker(t, h, map[string]any{"queue": "b", "token": "tb"})
+	for _, c := range []struct {
+		path string
+		w    *fakeWorker
+	}{{"/api/x", fb}, {"/x", fa}, {"/api/", fb}} {
+		done := make(chan string)
+		go func() {
+			res, _, _ := exchange(t, port, "GET "+c.path+" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+			done <- res
+		}()
+		id, r := c.w.nextRequest(true)
+		if string(r.URL) != c.path {
+			t.Fatalf("REQUEST %s, want %s", r.URL, c.path)
+		}
+		c.w.respond(id, 200, c.path)
+		if res := <-done; !strings.HasSuffix(res, c.path) {
+			t.Fatalf("client got %q", res)
+		}
+	}
+}

@@ -81,7 +81,10 @@ func (h *Hub) SetOwnSettings(name string, own conn.Owned) {
 		h.conns.SetFixed(e.fixed.f, own)
 	}
 	for _, port := range e.ports {
-		h.conns.SetOwned(port, own, e.q)
+		// (a port another server of the app joined is shared, adopt.go: it stays so)
+		if h.conns.OwnedBy(port, e.q) {
+			h.conns.SetOwned(port, own, e.q)
+		}
 	}
 }
 

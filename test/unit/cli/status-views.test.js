@@ -46,7 +46,7 @@ describe('httpsys ls', () => {
   test('one row per instance with cpu, memory, req/s, p99, in flight; queue depth and URLs on the app\'s first row', () => {
     const text = ls.render([supervisor()], plain)
     const lines = text.split('\n')
-    expect(lines[0]).toBe('supervisor abc123 (pid 99, hub): httpsys.config.js in /srv/shop')
+    expect(lines[0]).toBe('supervisor abc123 (pid 99, native router): httpsys.config.js in /srv/shop')
     expect(lines[1].split(/\s{2,}/)).toEqual(['app', 'inst', 'pid', 'state', 'uptime', 'restarts', 'cpu', 'memory', 'req/s', 'p99', 'in flight', 'queued', 'urls'])
     expect(lines[2].split(/\s{2,}/)).toEqual(['api', '0', '100', 'ready', '1m 5s', '1', '12.5%', '50M', '15', '7.5 ms', '2', '4', 'http://+:8080/api/'])
     // the second instance: no app name, queue or URLs; unknowns are "-"
@@ -80,7 +80,7 @@ describe('the native router\'s own process (issue 25)', () => {
     expect(narrow[5].indexOf('98')).toBe(narrow[1].indexOf('pid'))
     for (const line of narrow.slice(1, 6)) expect(line.length).toBeLessThanOrEqual(50)
     expect(ls.render([withRouter()], coloured)).toContain('\x1b[32mready\x1b[39m')
-    // the JS hub runs in the supervisor's process: no row
+    // no router process reported (none yet, or HTTP.SYS, the kernel's): no row
     expect(ls.render([supervisor()], plain)).not.toMatch(/^router/m)
   })
 
@@ -89,13 +89,15 @@ describe('the native router\'s own process (issue 25)', () => {
     expect(text).toMatch(/^router +98 +ready +1m 5s +- +3\.2% +9M +- +- +- +-$/m)
   })
 
-  test('ls and monit name it as the supervisor\'s router (the hub backend runs it), not the hub', () => {
+  test('ls and monit name the hub backend\'s router the native router (the only one it runs), HTTP.SYS by its backend', () => {
     const native = { ...withRouter(), routerKind: 'native' }
     expect(ls.render([native], plain).split('\n')[0]).toBe('supervisor abc123 (pid 99, native router): httpsys.config.js in /srv/shop')
     const text = monit.render({ supervisors: [native], logs: [], width: 80, height: 30, colors: plain, now: new Date(0) })
     expect(text).toContain('supervisor abc123 (pid 99, native router): ')
-    // the JS hub (HTTPSYS_ROUTER=hub) is still the hub
-    expect(ls.render([{ ...supervisor(), routerKind: 'hub' }], plain).split('\n')[0]).toBe('supervisor abc123 (pid 99, hub): httpsys.config.js in /srv/shop')
+    // whatever routerKind says (none: a supervisor that did not say), the hub backend runs the native router
+    expect(ls.render([{ ...supervisor(), routerKind: undefined }], plain).split('\n')[0]).toBe('supervisor abc123 (pid 99, native router): httpsys.config.js in /srv/shop')
+    const httpsys = { ...supervisor(), backend: 'httpsys', routerKind: 'httpsys' }
+    expect(ls.render([httpsys], plain).split('\n')[0]).toBe('supervisor abc123 (pid 99, httpsys): httpsys.config.js in /srv/shop')
   })
 })
 
