@@ -562,16 +562,16 @@ class ServerHandle {
       conn.destroy()
       return true
     }
-    conn.end()
-    // node's socketOnError ends with socket.destroy(err): the connection's socket
-    // object, where the app has one (its 'connection' listener), says 'error' with the
-    // error, then 'close' (test-http-server-destroy-socket-on-client-error.js). The
-    // answer is out first: the router ends the connection after it.
+    // node's socketOnError ends with socket.destroy(err), the answer written just
+    // before: the connection closes at once (not ended, to wait for the client's close:
+    // the router reads nothing more from it), and its socket object, where the app has
+    // one (its 'connection' listener), says 'error' with the error, then 'close'
+    // (test-http-server-destroy-socket-on-client-error.js)
     const s = this.sockets.get(connectionId)
     if (s !== undefined && !s.destroyed) {
       s[kDirect] = conn.direct
       s.destroy(err)
-    }
+    } else conn.destroy()
     return true
   }
 
