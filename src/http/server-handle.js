@@ -558,8 +558,20 @@ class ServerHandle {
     // destroys the socket, and the request with it
     const res = this.responseOn(connectionId)
     if (res === null || !res[kState].sent) conn.direct.write(nodeClientError(err.code))
-    if (res === null) conn.end()
-    else conn.destroy()
+    if (res !== null) {
+      conn.destroy()
+      return true
+    }
+    // node's socketOnError ends with socket.destroy(err), the answer written just
+    // before: the connection closes at once (not ended, to wait for the client's close:
+    // the router reads nothing more from it), and its socket object, where the app has
+    // one (its 'connection' listener), says 'error' with the error, then 'close'
+    // (test-http-server-destroy-socket-on-client-error.js)
+    const s = this.sockets.get(connectionId)
+    if (s !== undefined && !s.destroyed) {
+      s[kDirect] = conn.direct
+      s.destroy(err)
+    } else conn.destroy()
     return true
   }
 

@@ -117,7 +117,8 @@ const HEAD_FIELDS = ['method', 'url', 'versionMajor', 'versionMinor', 'rawHeader
 const sameHead = (h, l) => HEAD_FIELDS.every((f) => JSON.stringify(h[f]) === JSON.stringify(l[f]))
 // the parser's verdicts at the end of a head on its framing headers
 const FRAMING_REASONS = [
-  'both Content-Length and Transfer-Encoding', 'Transfer-Encoding whose final coding is not chunked',
+  'both Content-Length and Transfer-Encoding, Transfer-Encoding last',
+  'both Content-Length and Transfer-Encoding, Content-Length last', 'Transfer-Encoding whose final coding is not chunked',
   'Transfer-Encoding in an HTTP/1.0 request', 'invalid Content-Length', 'several different Content-Length values',
   'empty Content-Length', 'Content-Length above the body size limit'
 ]

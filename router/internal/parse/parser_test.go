@@ -489,10 +489,15 @@ func TestSizeLimits(t *testing.T) {
 	if got := js(t, run(t, ten, chunked+"5\r\n12345\r\n6\r\n")); !strings.HasSuffix(got, `["error",413,"chunked body above the body size limit"],["finish",null]]`) {
 		t.Fatalf("a chunked body growing above the limit is 413 before its data: %s", got)
 	}
-	// one message's chunk extensions: exactly maxHeaderSize bytes pass, one more is 413
+	// a chunk-size line of maxHeaderSize bytes (CRLF included) passes, one more is 413;
+	// the count starts again at each chunk, as node's does
+	// (test-http-chunk-extensions-limit.js)
 	ext := func(n int) string { return "1;" + strings.Repeat("e", n-1) + "\r\nx\r\n" }
-	if status(t, chunked+ext(50)+ext(50)+"0\r\n\r\n", small) != 200 || status(t, chunked+ext(50)+ext(51)+"0\r\n\r\n", small) != 413 {
-		t.Fatal("chunk extensions beyond maxHeaderSize in total are 413")
+	if status(t, chunked+ext(97)+"0\r\n\r\n", small) != 200 || status(t, chunked+ext(98)+"0\r\n\r\n", small) != 413 {
+		t.Fatal("one chunk's extensions beyond maxHeaderSize are 413")
+	}
+	if status(t, chunked+ext(97)+ext(97)+ext(97)+"0\r\n\r\n", small) != 200 {
+		t.Fatal("chunk extensions are counted per chunk, not per message")
 	}
 }
 
@@ -572,5 +577,20 @@ func TestLenientTakesAnyHeaderValueByteButCRAndLF(t *testing.T) {
 	}
 	if got := status(t, "GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", o); got != 400 {
 		t.Fatalf("lenient, a bare CR: %d, want 400", got)
+	}
+}
+
+// node's 'clientError' names the second of Content-Length and Transfer-Encoding
+// (test-http-invalid-te.js): the reason says which came last.
+func TestContentLengthAndTransferEncodingOrder(t *testing.T) {
+	for _, c := range []struct{ head, want string }{
+		{"Content-Length: 10\r\nTransfer-Encoding: eee, chunked\r\n", "Transfer-Encoding last"},
+		{"Transfer-Encoding: chunked\r\nContent-Length: 10\r\n", "Content-Length last"},
+		{"Transfer-Encoding: gzip\r\nContent-Length: 10\r\nTransfer-Encoding: chunked\r\n", "Content-Length last"},
+	} {
+		got := js(t, run(t, parse.DefaultOptions(), "POST / HTTP/1.1\r\nHost: a\r\n"+c.head+"\r\n"))
+		if !strings.Contains(got, `"both Content-Length and Transfer-Encoding, `+c.want+`"`) {
+			t.Errorf("%q: %s", c.head, got)
+		}
 	}
 }
