@@ -33,6 +33,7 @@ const path = require('node:path')
 const hubClient = require('../queue/hub-client')
 const { pidAlive } = require('../local-socket')
 const { codes } = require('../errors')
+const { RESPONSE_MORE, RESPONSE_CLOSE } = require('../wire/contract')
 const { hold, unhold, newQueue, ownSettings, forward, resendSettings, reservationOf, bindError } = require('./standalone-own')
 
 // sockaddr_un's sun_path: 108 bytes on Linux, 104 on macOS and the BSDs (with the NUL)
@@ -389,8 +390,7 @@ function pipeThrough (stream, made, file, attachment, pipes) {
   })
   c.on('drain', () => stream.resume())
   c.on('data', (d) => {
-    const a = attachment()
-    if (a === null || a.live.size === 0) c.unref()
+    if (idle(attachment())) c.unref()
     if (stream.write(d) === false) c.pause()
   })
   stream.on('drain', () => c.resume())
@@ -403,6 +403,22 @@ function pipeThrough (stream, made, file, attachment, pipes) {
   c.unref()
 }
 
+// the connections of a queue whose last answer closes them, until the router says
+// they closed (piped below)
+const kClosing = Symbol('httpsys.closing')
+
+/**
+ * Whether nothing of the queue needs its pipes: no request waits for its answer, and
+ * no answer that closes its connection waits for that close. node's server ends a
+ * stream at once after such an answer (socket.destroySoon()), and its peer hears the
+ * 'end' before the process can exit; here that end is the router's FIN on the pipe,
+ * which comes a moment after the answer's last bytes (test-http-generic-streams).
+ * @param {object|null} a the queue's attachment
+ */
+function idle (a) {
+  return a === null || (a.live.size === 0 && (a[kClosing] === undefined || a[kClosing].size === 0))
+}
+
 /**
  * The handlers of a queue of piped streams, which let its pipes go where node would hold
  * nothing: the router's verdict on a connection came without an answer (a parse error
@@ -410,29 +426,67 @@ function pipeThrough (stream, made, file, attachment, pipes) {
  * request of the queue waits for its answer: its pipes hold the process no more, as a
  * stream holds nothing on node (test-http-insecure-parser-per-stream). A connection the
  * listener ended stays held until the router closed it (its stream's 'close' comes then).
+ * A connection an answer closes holds its pipes until the router closed it too (idle).
  * @param {object} handlers attach()'s
  * @param {Set<net.Socket>} pipes the queue's pipes (pipeThrough)
  * @param {() => object|null} attachment the queue's attachment, once made
  */
 function piped (handlers, pipes, attachment) {
   const open = new Map() // connection id -> its RemoteConnection
+  const connectionOf = new Map() // request id -> its connection's id, until answered
+  const closing = new Set() // connection ids an answer closes, until CONN_CLOSED
   const answered = (fn) => function (id, e) {
     const r = typeof fn === 'function' ? fn.call(handlers, id, e) : undefined
     const conn = open.get(id)
-    const a = attachment()
-    if ((conn === undefined || !conn.ended) && (a === null || a.live.size === 0)) {
+    if ((conn === undefined || !conn.ended) && idle(attachment())) {
       for (const c of pipes) c.unref()
     }
     return r
   }
+  // the answers that close their connection, seen as they are sent
+  const watch = (a) => {
+    if (a === null || a[kClosing] !== undefined) return
+    a[kClosing] = closing
+    const sent = (id, flags) => {
+      if ((flags & RESPONSE_MORE) !== 0) return
+      const conn = connectionOf.get(id)
+      connectionOf.delete(id)
+      if (conn !== undefined && (flags & RESPONSE_CLOSE) !== 0) closing.add(conn)
+    }
+    const { respond, sendBody } = a
+    a.respond = function (id, statusCode, statusMessage, rawHeaders, body, flags = 0, cacheTtl = 0) {
+      sent(id, flags)
+      return respond.call(this, id, statusCode, statusMessage, rawHeaders, body, flags, cacheTtl)
+    }
+    a.sendBody = function (id, chunk, flags = 0) {
+      sent(id, flags)
+      return sendBody.call(this, id, chunk, flags)
+    }
+  }
   return {
     ...handlers,
+    onRequest (req) {
+      watch(attachment())
+      connectionOf.set(req.id, req.connectionId)
+      return handlers.onRequest.call(handlers, req)
+    },
+    onAbort (id) {
+      connectionOf.delete(id)
+      if (typeof handlers.onAbort === 'function') return handlers.onAbort.call(handlers, id)
+    },
     onConnectionOpen (conn) {
       open.set(conn.id, conn)
       if (typeof handlers.onConnectionOpen === 'function') return handlers.onConnectionOpen(conn)
     },
     onConnectionClose (id) {
       open.delete(id)
+      if (closing.delete(id) && idle(attachment())) {
+        // the router closed the pipe before it said so: a loop turn later its FIN
+        // (or a reset) has been read, and its stream ended
+        setImmediate(() => setImmediate(() => {
+          if (idle(attachment())) for (const c of pipes) c.unref()
+        }))
+      }
       if (typeof handlers.onConnectionClose === 'function') return handlers.onConnectionClose(id)
     },
     onConnectionError: answered(handlers.onConnectionError),

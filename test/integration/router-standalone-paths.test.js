@@ -199,6 +199,46 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     expect(r.lines).toEqual(['clientError HPE_INVALID_HEADER_TOKEN', false])
     expect(r.code).toBe(0)
   })
+
+  test('server.emit(\'connection\') of a duplex stream: a `Connection: close` answer ends the stream, and its peer hears the \'end\' before the process exits, as on node (test-http-generic-streams); a keep-alive stream beside it holds nothing', async () => {
+    const r = await run(`
+      const http = require('http')
+      const { duplexPair } = require('stream')
+      const seen = []
+      const server = http.createServer((req, res) => {
+        req.resume()
+        req.on('end', () => {
+          res.setHeader('Content-Length', 2)
+          res.end('ok')
+        })
+      })
+      // one kept alive: node exits with it open
+      const [keptClient, keptServer] = duplexPair()
+      server.emit('connection', keptServer)
+      http.request({ createConnection: () => keptClient, headers: { Connection: 'keep-alive' } }, (res) => {
+        res.resume()
+        res.on('end', () => seen.push('kept answered'))
+      }).end()
+      for (let i = 0; i < 3; i++) {
+        const [clientSide, serverSide] = duplexPair()
+        server.emit('connection', serverSide)
+        clientSide.on('end', () => seen.push(i + ' client end'))
+        serverSide.on('end', () => seen.push(i + ' server end'))
+        const req = http.request({ createConnection: () => clientSide, method: 'PUT', headers: { Connection: 'close', 'Content-Length': 5 } }, (res) => {
+          res.resume()
+          res.on('end', () => seen.push(i + ' answered'))
+        })
+        req.end('hello')
+      }
+      process.on('exit', () => console.log(JSON.stringify(seen.sort())))
+    `, envOf(), 8000)
+    expect(r.err).toBe('')
+    expect(r.signal).toBe(null)
+    expect(r.lines).toEqual([[0, 1, 2].flatMap((i) => [i + ' answered', i + ' client end', i + ' server end']).concat('kept answered')])
+    expect(r.code).toBe(0)
+    // (the router's linger of a connection the client never ends is 5 s and more)
+    expect(r.ms).toBeLessThan(4000)
+  })
 })
 
 test('native router: the private folder a killed app bound its paths through is removed by the next app, a live one\'s is kept', async () => {
