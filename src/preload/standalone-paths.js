@@ -385,12 +385,17 @@ function pipeThrough (stream, made, file, attachment, pipes) {
   // held while what the app wrote waits for an answer: an answer that came with no
   // request of the server's left in flight lets go (node would exit here too)
   stream.on('data', (d) => {
+    c[kOwed] = true
     c.ref()
     if (!c.write(d)) stream.pause()
   })
   c.on('drain', () => stream.resume())
   c.on('data', (d) => {
-    if (idle(attachment())) c.unref()
+    c[kOwed] = false
+    if (idle(attachment())) {
+      if (pipes !== undefined) letGo(pipes)
+      else c.unref()
+    }
     if (stream.write(d) === false) c.pause()
   })
   stream.on('drain', () => c.resume())
@@ -406,6 +411,19 @@ function pipeThrough (stream, made, file, attachment, pipes) {
 // the connections of a queue whose last answer closes them, until the router says
 // they closed (piped below)
 const kClosing = Symbol('httpsys.closing')
+
+// a pipe carries bytes the app wrote that nothing of the router's followed yet: a
+// request on its way, which no other pipe's answer lets go (letGo)
+const kOwed = Symbol('httpsys.owed')
+
+/**
+ * The queue's pipes hold the process no more, but those a request is on its way on:
+ * one held for another connection's close (piped) is let go as soon as nothing needs it.
+ * @param {Set<net.Socket>} pipes
+ */
+function letGo (pipes) {
+  for (const c of pipes) if (c[kOwed] !== true) c.unref()
+}
 
 /**
  * Whether nothing of the queue needs its pipes: no request waits for its answer, and
@@ -451,7 +469,11 @@ function piped (handlers, pipes, attachment) {
       if ((flags & RESPONSE_MORE) !== 0) return
       const conn = connectionOf.get(id)
       connectionOf.delete(id)
-      if (conn !== undefined && (flags & RESPONSE_CLOSE) !== 0) closing.add(conn)
+      if (conn === undefined || (flags & RESPONSE_CLOSE) === 0) return
+      closing.add(conn)
+      // its pipe may have been let go already (an answered() of another connection
+      // while its request was on the way)
+      for (const c of pipes) c.ref()
     }
     const { respond, sendBody } = a
     a.respond = function (id, statusCode, statusMessage, rawHeaders, body, flags = 0, cacheTtl = 0) {
@@ -468,11 +490,11 @@ function piped (handlers, pipes, attachment) {
     onRequest (req) {
       watch(attachment())
       connectionOf.set(req.id, req.connectionId)
-      return handlers.onRequest.call(handlers, req)
+      return handlers.onRequest(req)
     },
     onAbort (id) {
       connectionOf.delete(id)
-      if (typeof handlers.onAbort === 'function') return handlers.onAbort.call(handlers, id)
+      if (typeof handlers.onAbort === 'function') return handlers.onAbort(id)
     },
     onConnectionOpen (conn) {
       open.set(conn.id, conn)
@@ -484,7 +506,7 @@ function piped (handlers, pipes, attachment) {
         // the router closed the pipe before it said so: a loop turn later its FIN
         // (or a reset) has been read, and its stream ended
         setImmediate(() => setImmediate(() => {
-          if (idle(attachment())) for (const c of pipes) c.unref()
+          if (idle(attachment())) letGo(pipes)
         }))
       }
       if (typeof handlers.onConnectionClose === 'function') return handlers.onConnectionClose(id)

@@ -200,7 +200,7 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     expect(r.code).toBe(0)
   })
 
-  test('server.emit(\'connection\') of a duplex stream: a `Connection: close` answer ends the stream, and its peer hears the \'end\' before the process exits, as on node (test-http-generic-streams); a keep-alive stream beside it holds nothing', async () => {
+  test('server.emit(\'connection\') of a duplex stream: a `Connection: close` answer ends the stream, and its peer hears the \'end\' before the process exits, as on node (test-http-generic-streams); a keep-alive stream beside it holds nothing, nor does one the parser refused', async () => {
     const r = await run(`
       const http = require('http')
       const { duplexPair } = require('stream')
@@ -212,6 +212,11 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
           res.end('ok')
         })
       })
+      // one the parser refuses, answered by the router (its pipes let go: piped())
+      server.on('clientError', () => seen.push('clientError'))
+      const [badClient, badServer] = duplexPair()
+      server.emit('connection', badServer)
+      badClient.end('not HTTP\\r\\n\\r\\n')
       // one kept alive: node exits with it open
       const [keptClient, keptServer] = duplexPair()
       server.emit('connection', keptServer)
@@ -234,10 +239,32 @@ describe.each(ROUTERS)('standalone servers without a port of their own (%s)', (n
     `, envOf(), 8000)
     expect(r.err).toBe('')
     expect(r.signal).toBe(null)
-    expect(r.lines).toEqual([[0, 1, 2].flatMap((i) => [i + ' answered', i + ' client end', i + ' server end']).concat('kept answered')])
+    expect(r.lines).toEqual([[0, 1, 2].flatMap((i) => [i + ' answered', i + ' client end', i + ' server end']).concat('clientError', 'kept answered')])
     expect(r.code).toBe(0)
     // (the router's linger of a connection the client never ends is 5 s and more)
     expect(r.ms).toBeLessThan(4000)
+  })
+
+  test('server.emit(\'connection\') of keep-alive duplex streams, one answered while another waits: the process exits once both are answered, as node\'s (the router\'s keep-alive timeout does not hold it)', async () => {
+    const r = await run(`
+      const http = require('http')
+      const { duplexPair } = require('stream')
+      const seen = []
+      const server = http.createServer((req, res) => setTimeout(() => res.end('ok'), req.url === '/slow' ? 300 : 0))
+      for (const p of ['/fast', '/slow']) {
+        const [clientSide, serverSide] = duplexPair()
+        server.emit('connection', serverSide)
+        http.request({ createConnection: () => clientSide, path: p, headers: { Connection: 'keep-alive' } }, (res) => {
+          res.resume()
+          res.on('end', () => seen.push(p))
+        }).end()
+      }
+      process.on('exit', () => console.log(JSON.stringify(seen)))
+    `, envOf(), 15000)
+    expect(r.err).toBe('')
+    expect(r.lines).toEqual([['/fast', '/slow']])
+    expect(r.code).toBe(0)
+    expect(r.ms).toBeLessThan(3000)
   })
 })
 
