@@ -382,8 +382,9 @@ function pipeThrough (stream, made, file, attachment, pipes) {
     c.on('close', () => pipes.delete(c))
   }
   made.ready.catch((err) => c.destroy(err))
-  // held while what the app wrote waits for an answer: an answer that came with no
-  // request of the server's left in flight lets go (node would exit here too)
+  // held while what the app wrote waits for an answer: an answer that came with
+  // nothing of the queue's left in flight (idle) lets the pipes go (node would exit
+  // here too), but those another request is on its way on
   stream.on('data', (d) => {
     c[kOwed] = true
     c.ref()
