@@ -393,7 +393,7 @@ function pipeThrough (stream, made, file, attachment, pipes) {
   c.on('drain', () => stream.resume())
   c.on('data', (d) => {
     c[kOwed] = false
-    if (idle(attachment())) {
+    if (idle(attachment(), pipes)) {
       if (pipes !== undefined) letGo(pipes)
       else c.unref()
     }
@@ -409,9 +409,11 @@ function pipeThrough (stream, made, file, attachment, pipes) {
   c.unref()
 }
 
-// the connections of a queue whose last answer closes them, until the router says
-// they closed (piped below)
+// a queue's connections whose last answer closes them, and those the router's verdict
+// left unanswered (a 'clientError' listener that took it), until the router says they
+// closed (piped below)
 const kClosing = Symbol('httpsys.closing')
+const kAbandoned = Symbol('httpsys.abandoned')
 
 // a pipe carries bytes the app wrote that nothing of the router's followed yet: a
 // request on its way, which no other pipe's answer lets go (letGo)
@@ -420,10 +422,16 @@ const kOwed = Symbol('httpsys.owed')
 /**
  * The queue's pipes hold the process no more, but those a request is on its way on:
  * one held for another connection's close (piped) is let go as soon as nothing needs it.
+ * Which pipe carries a connection the router's verdict left unanswered is not known
+ * here (it is owed forever): while more pipes are owed than there are such
+ * connections, some request is still on its way, and the owed pipes stay held.
  * @param {Set<net.Socket>} pipes
  */
 function letGo (pipes) {
-  for (const c of pipes) if (c[kOwed] !== true) c.unref()
+  const abandoned = pipes[kAbandoned] !== undefined ? pipes[kAbandoned].size : 0
+  let owed = 0
+  for (const c of pipes) if (c[kOwed] === true) owed++
+  for (const c of pipes) if (c[kOwed] !== true || owed <= abandoned) c.unref()
 }
 
 /**
@@ -433,9 +441,11 @@ function letGo (pipes) {
  * 'end' before the process can exit; here that end is the router's FIN on the pipe,
  * which comes a moment after the answer's last bytes (test-http-generic-streams).
  * @param {object|null} a the queue's attachment
+ * @param {Set<net.Socket>} [pipes] the queue's pipes
  */
-function idle (a) {
-  return a === null || (a.live.size === 0 && (a[kClosing] === undefined || a[kClosing].size === 0))
+function idle (a, pipes) {
+  if (pipes !== undefined && pipes[kClosing] !== undefined && pipes[kClosing].size > 0) return false
+  return a === null || a.live.size === 0
 }
 
 /**
@@ -454,11 +464,17 @@ function piped (handlers, pipes, attachment) {
   const open = new Map() // connection id -> its RemoteConnection
   const connectionOf = new Map() // request id -> its connection's id, until answered
   const closing = new Set() // connection ids an answer closes, until CONN_CLOSED
+  const abandoned = new Set() // connection ids a verdict left unanswered, until CONN_CLOSED
+  pipes[kClosing] = closing
+  pipes[kAbandoned] = abandoned
   const answered = (fn) => function (id, e) {
     const r = typeof fn === 'function' ? fn.call(handlers, id, e) : undefined
     const conn = open.get(id)
-    if ((conn === undefined || !conn.ended) && idle(attachment())) {
-      for (const c of pipes) c.unref()
+    const a = attachment()
+    watch(a)
+    if (conn === undefined || !conn.ended) {
+      abandoned.add(id)
+      if (idle(a, pipes)) letGo(pipes)
     }
     return r
   }
@@ -503,11 +519,12 @@ function piped (handlers, pipes, attachment) {
     },
     onConnectionClose (id) {
       open.delete(id)
-      if (closing.delete(id) && idle(attachment())) {
+      abandoned.delete(id)
+      if (closing.delete(id) && idle(attachment(), pipes)) {
         // the router closed the pipe before it said so: a loop turn later its FIN
         // (or a reset) has been read, and its stream ended
         setImmediate(() => setImmediate(() => {
-          if (idle(attachment())) letGo(pipes)
+          if (idle(attachment(), pipes)) letGo(pipes)
         }))
       }
       if (typeof handlers.onConnectionClose === 'function') return handlers.onConnectionClose(id)
