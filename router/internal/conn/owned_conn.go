@@ -321,7 +321,7 @@ func (c *Conn) writeWhatIsQueued() {
 	if c.dead || c.writing != 0 || len(c.out) == 0 {
 		return
 	}
-	if n, err := tryWrite(c.nc, c.out); err == nil && n > 0 {
+	if n, err := c.tryWriteOut(c.out); err == nil && n > 0 {
 		c.out = c.out[:copy(c.out, c.out[n:])]
 	}
 }

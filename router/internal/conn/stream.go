@@ -80,7 +80,7 @@ func (r *Request) SpliceBody(w *attach.Worker, p *splice.Pipe, last bool) {
 		return
 	}
 	if len(c.out) > 0 {
-		n, err := tryWrite(c.nc, c.out)
+		n, err := c.tryWriteOut(c.out)
 		if err != nil {
 			c.destroyLocked()
 			return

@@ -96,15 +96,5 @@ func (w *Writer) releaseBlocks() {
 // the blocks it references are let go.
 func (w *Writer) Discard() {
 	w.open = -1
-	if len(w.copied) > 0 {
-		w.release()
-	}
-	if len(w.blocks) > 0 {
-		w.releaseBlocks()
-	}
-	clear(w.parts)
-	w.parts = w.parts[:0]
-	w.slab = w.slab[:0]
-	w.cut = 0
-	w.refBytes = 0
+	w.reset()
 }

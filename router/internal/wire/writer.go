@@ -74,19 +74,25 @@ func (w *Writer) WriteTo(dst io.Writer) (int64, error) {
 		w.out = out
 		n, err = w.out.WriteTo(dst)
 	}
+	w.out = out[:0]
+	w.reset()
+	return n, err
+}
+
+// reset empties the batch, written or given up on (Discard): the pooled buffers and the
+// blocks it references are let go, and the bodies are the caller's again.
+func (w *Writer) reset() {
 	if len(w.copied) > 0 {
 		w.release()
 	}
 	if len(w.blocks) > 0 {
 		w.releaseBlocks()
 	}
-	clear(w.parts) // the bodies are the caller's again
+	clear(w.parts)
 	w.parts = w.parts[:0]
-	w.out = out[:0]
 	w.slab = w.slab[:0]
 	w.cut = 0
 	w.refBytes = 0
-	return n, err
 }
 
 func (w *Writer) header(t Type, id uint32, payload int) {
