@@ -10,17 +10,17 @@ const http = require('node:http')
 // (router/internal/parse): what node's err.code and err.message say for the same bytes
 // (err.message is 'Parse Error: ' and the message). Where the two parsers cut the
 // cases differently, llhttp's words for the commonest of them.
-const URL = ['HPE_INVALID_URL', 'Invalid characters in url']
+const INVALID_URL = ['HPE_INVALID_URL', 'Invalid characters in url']
 const HEADER_TOKEN = ['HPE_INVALID_HEADER_TOKEN', 'Invalid header token']
 const LF_AFTER_VALUE = ['HPE_LF_EXPECTED', 'Missing expected LF after header value']
 const BAD_TE = ['HPE_INVALID_TRANSFER_ENCODING', 'Request has invalid `Transfer-Encoding`']
 const VERSION = ['HPE_INVALID_VERSION', 'Invalid HTTP version']
 const BY_REASON = new Map([
   ['invalid character in request-target', ['HPE_INVALID_URL', 'Invalid char in url path']],
-  ['request-target is neither origin-form nor absolute-form', URL],
-  ['asterisk-form request-target outside OPTIONS', URL],
-  ['empty request-target', URL],
-  ['invalid port in the request-target', URL],
+  ['request-target is neither origin-form nor absolute-form', INVALID_URL],
+  ['asterisk-form request-target outside OPTIONS', INVALID_URL],
+  ['empty request-target', INVALID_URL],
+  ['invalid port in the request-target', INVALID_URL],
   ['missing HTTP version', VERSION],
   ['invalid HTTP version', VERSION],
   ['HTTP version not supported', VERSION],

@@ -262,11 +262,7 @@ function adopt ({ handlers, settings }, own) {
       if (conn.localAddress !== '') {
         if (coming > 0) coming--
         open++
-        const key = `${conn.remoteAddress}|${conn.remotePort}`
-        const list = sent.get(key)
-        const socket = list !== undefined ? list.shift() : null
-        if (list !== undefined && list.length === 0) sent.delete(key)
-        tcp.set(conn.id, socket || null)
+        tcp.set(conn.id, unaside(sent, conn.remoteAddress, conn.remotePort))
         keep()
       }
       if (typeof handlers.onConnectionOpen === 'function') return handlers.onConnectionOpen(conn)
@@ -324,12 +320,10 @@ function adopt ({ handlers, settings }, own) {
       // (one that closed before an attach would never be told of: counted forever)
       const unsent = () => {
         coming--
-        const key = `${stream.remoteAddress}|${stream.remotePort}`
-        const list = sent.get(key)
-        if (list !== undefined && list.includes(stream)) list.splice(list.indexOf(stream), 1)
-        if (list !== undefined && list.length === 0) sent.delete(key)
+        unaside(sent, stream.remoteAddress, stream.remotePort, stream)
         keep()
-        // (its server counts it out as node's does, on destroy)
+        // (its server counts it out as node's does, on destroy; forward() may have
+        // destroyed it already, when its send failed)
         stream.destroy()
       }
       attaching.then(() => forward(r, stream, name, unsent), unsent)
@@ -358,6 +352,22 @@ function aside (socket, sent) {
 }
 
 /**
+ * Takes a socket sent aside (aside) off its address's list: `socket` itself when given,
+ * else the first sent from that address (the router's CONN_OPEN names only the address).
+ * @returns {net.Socket|null} the socket taken off, or null when none was there
+ */
+function unaside (sent, remoteAddress, remotePort, socket) {
+  const key = `${remoteAddress}|${remotePort}`
+  const list = sent.get(key)
+  if (list === undefined) return null
+  let taken = null
+  if (socket === undefined) taken = list.shift()
+  else if (list.includes(socket)) taken = list.splice(list.indexOf(socket), 1)[0]
+  if (list.length === 0) sent.delete(key)
+  return taken === undefined ? null : taken
+}
+
+/**
  * The router closed the connection of `socket`: its server's count, then its 'close',
  * in node's order (a socket's handle closes a loop turn after its server hears of it).
  */
@@ -373,14 +383,12 @@ function closed (socket) {
 
 /**
  * A stream with no descriptor, carried on a connection to its queue's Unix socket.
- * @param {Set<net.Socket>} [pipes] the queue's pipes, let go together by letGo()
+ * @param {Set<net.Socket>} pipes the queue's pipes, let go together by letGo()
  */
 function pipeThrough (stream, made, file, attachment, pipes) {
   const c = net.connect({ path: file, allowHalfOpen: true })
-  if (pipes !== undefined) {
-    pipes.add(c)
-    c.on('close', () => pipes.delete(c))
-  }
+  pipes.add(c)
+  c.on('close', () => pipes.delete(c))
   made.ready.catch((err) => c.destroy(err))
   // held while what the app wrote waits for an answer: an answer that came with
   // nothing of the queue's left in flight (idle) lets the pipes go (node would exit
@@ -393,10 +401,7 @@ function pipeThrough (stream, made, file, attachment, pipes) {
   c.on('drain', () => stream.resume())
   c.on('data', (d) => {
     c[kOwed] = false
-    if (idle(attachment(), pipes)) {
-      if (pipes !== undefined) letGo(pipes)
-      else c.unref()
-    }
+    if (idle(attachment(), pipes)) letGo(pipes)
     if (stream.write(d) === false) c.pause()
   })
   stream.on('drain', () => c.resume())
@@ -441,10 +446,10 @@ function letGo (pipes) {
  * 'end' before the process can exit; here that end is the router's FIN on the pipe,
  * which comes a moment after the answer's last bytes (test-http-generic-streams).
  * @param {object|null} a the queue's attachment
- * @param {Set<net.Socket>} [pipes] the queue's pipes
+ * @param {Set<net.Socket>} pipes the queue's pipes
  */
 function idle (a, pipes) {
-  if (pipes !== undefined && pipes[kClosing] !== undefined && pipes[kClosing].size > 0) return false
+  if (pipes[kClosing] !== undefined && pipes[kClosing].size > 0) return false
   return a === null || a.live.size === 0
 }
 
