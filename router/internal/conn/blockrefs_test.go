@@ -48,6 +48,7 @@ type blockWorker struct {
 	nc     net.Conn
 	frames chan wire.Frame
 	acked  uint32
+	offset int // how much of heldInBlocks' body bodyBytes checked
 }
 
 // newBlockRig: a router with one queue on a shared plain port, and its worker attached.
@@ -163,11 +164,20 @@ func (w *blockWorker) next(want wire.Type) wire.Frame {
 	}
 }
 
-// bodyBytes reads BODY frames until n bytes came.
+// bodyBytes reads BODY frames until n bytes came, each the byte heldInBlocks' body has
+// at its offset: a block given back while still in use would be written over by a
+// later read, and the bytes would differ.
 func (w *blockWorker) bodyBytes(n int) {
 	w.t.Helper()
 	for got := 0; got < n; {
-		got += len(w.next(wire.TypeBody).Payload)
+		p := w.next(wire.TypeBody).Payload
+		for i, b := range p {
+			if want := byte((w.offset + i) % 251); b != want {
+				w.t.Fatalf("body byte %d is %d, not %d", w.offset+i, b, want)
+			}
+		}
+		w.offset += len(p)
+		got += len(p)
 	}
 }
 

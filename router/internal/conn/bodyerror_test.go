@@ -208,7 +208,7 @@ func (w *fakeWorker) noRequest(d time.Duration) {
 		select {
 		case f, ok := <-w.frames:
 			if !ok {
-				return
+				w.t.Fatal("the worker's connection closed: whether a request would reach it is not known")
 			}
 			if f.Type == wire.TypeRequest {
 				r, _ := f.Request()
@@ -341,12 +341,16 @@ func TestABodyErrorBeforeTheWorkersAckCutsAnAnswerInProgressWithoutA400(t *testi
 func TestABodyErrorWhoseWorkerNeverAcksIsA400AfterTheBodyTimeout(t *testing.T) {
 	r := newRig(t, false, 1000)
 	w := r.attach(t)
+	start := time.Now()
 	c := dialClient(t, r.port, smuggle)
 	firstRequest(t, w)
 	silent(t, c, 500*time.Millisecond)
 	got := readToClose(t, c, 10*time.Second)
 	if !strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\n") {
 		t.Fatalf("the client got %q", got)
+	}
+	if waited := time.Since(start); waited < 900*time.Millisecond {
+		t.Fatalf("the 400 came after %v, before the 1 s body timeout", waited)
 	}
 }
 
@@ -372,7 +376,7 @@ func TestABodyErrorWhoseWorkerDiesBeforeItsAckIsA400AndNotRequeued(t *testing.T)
 func TestABodyErrorOfARequestNoWorkerHasIsA400AtOnceOnASharedPort(t *testing.T) {
 	r := newRig(t, false, 30000)
 	c := dialClient(t, r.port, smuggle)
-	got := readToClose(t, c, 10*time.Second)
+	got := readToClose(t, c, 2*time.Second) // at once: the body timeout is 30 s
 	if !strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\n") {
 		t.Fatalf("the client got %q", got)
 	}

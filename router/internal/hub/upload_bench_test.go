@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"httpsys/router/internal/clock"
@@ -71,14 +71,18 @@ func uploadRig(tb testing.TB) (upload func()) {
 		if _, err := cc.Write(req); err != nil {
 			tb.Fatal(err)
 		}
-		// "ok" with Content-Length: 2: the head, then the body
+		// "ok" with Content-Length: 2 when the worker got the whole body, "no" (a 500)
+		// when it did not: the head, then the body
 		answer = answer[:0]
-		for !strings.HasSuffix(string(answer), "\r\n\r\nok") {
+		for !bytes.HasSuffix(answer, []byte("\r\n\r\nok")) && !bytes.HasSuffix(answer, []byte("\r\n\r\nno")) {
 			c, err := br.ReadByte()
 			if err != nil {
 				tb.Fatal(err)
 			}
 			answer = append(answer, c)
+		}
+		if !bytes.HasPrefix(answer, []byte("HTTP/1.1 200")) {
+			tb.Fatalf("the worker did not get the whole body: %q", answer)
 		}
 	}
 }
@@ -124,6 +128,7 @@ func benchWorker(rd *wire.Reader, wc io.Writer, ww *wire.Writer) {
 	var acked uint32
 	var received, granted int
 	ok := &wire.Response{Status: 200, Reason: []byte("OK"), HeaderBlock: []byte("Content-Length: 2\r\n"), Body: []byte("ok")}
+	short := &wire.Response{Status: 500, Reason: []byte("Short"), HeaderBlock: []byte("Content-Length: 2\r\n"), Body: []byte("no")}
 	for {
 		f, err := rd.Next()
 		if err != nil {
@@ -143,7 +148,11 @@ func benchWorker(rd *wire.Reader, wc io.Writer, ww *wire.Writer) {
 				granted += g
 			}
 		case wire.TypeBodyEnd:
-			_ = ww.Response(f.ID, ok)
+			if received == 1<<20 {
+				_ = ww.Response(f.ID, ok)
+			} else {
+				_ = ww.Response(f.ID, short)
+			}
 		default:
 			continue
 		}
