@@ -64,7 +64,12 @@ test.each([
     if (e[0] === 'HPE_INVALID_METHOD') return e
     return body ? [e[0], e[1]] : [e[0], e[1], e[3]]
   }))
+  expect(r.code).toBe(0)
   expect(r.node.length).toBe(1)
+  // node's listener got one error per request, each an llhttp code: what ours must match
+  const errors = r.node[0].filter(Array.isArray)
+  expect(errors.length).toBe(requests.length)
+  for (const e of errors) expect(e[0]).toMatch(/^HPE_/)
   expect(view(r.ours)).toEqual(view(r.node))
 }, 30000)
 
